@@ -1,0 +1,69 @@
+/**
+ * Environment → one typed, frozen config object. Invalid values stop the process at start-up
+ * with a message naming the variable (decisions.md §1).
+ */
+import { availableParallelism } from "node:os";
+import { resolve } from "node:path";
+
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly bootstrapApiKey: string | undefined;
+  readonly utilityTimeoutMs: number;
+  readonly utilityInlineMaxBytes: number;
+  readonly utilityMaxPayloadBytes: number;
+  readonly utilityWorkers: number;
+  readonly utilityQueueLimit: number;
+  readonly purgeAfterMs: number;
+  readonly sweepIntervalMs: number;
+  readonly logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a whole number, got '${raw}'`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
+
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError("DATABASE_URL must be a postgres:// or postgresql:// URL");
+  }
+  const bootstrapApiKey = env.BOOTSTRAP_API_KEY || undefined;
+  if (bootstrapApiKey !== undefined && bootstrapApiKey.length < 16) {
+    throw new ConfigError("BOOTSTRAP_API_KEY must be at least 16 characters long");
+  }
+  const logLevel = (env.LOG_LEVEL || "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got '${env.LOG_LEVEL}'`);
+  }
+  return Object.freeze({
+    port: integer(env, "PORT", 3000, 0, 65535),
+    host: env.HOST || "0.0.0.0",
+    dataDir: resolve(env.DATA_DIR || "./data"),
+    databaseUrl,
+    bootstrapApiKey,
+    utilityTimeoutMs: integer(env, "UTILITY_TIMEOUT_MS", 30_000, 1),
+    utilityInlineMaxBytes: integer(env, "UTILITY_INLINE_MAX_BYTES", 2048, 0),
+    utilityMaxPayloadBytes: integer(env, "UTILITY_MAX_PAYLOAD_BYTES", 52_428_800, 1, 1 << 30),
+    utilityWorkers: integer(env, "UTILITY_WORKERS", Math.max(1, availableParallelism()), 1, 256),
+    utilityQueueLimit: integer(env, "UTILITY_QUEUE_LIMIT", 64, 0),
+    purgeAfterMs: integer(env, "PURGE_AFTER_MS", 2_592_000_000, 0),
+    sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 60_000, 100),
+    logLevel,
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * createDatabase(config): postgres.js to DATABASE_URL, or to an embedded PostgreSQL started in
+ * DATA_DIR/pg. Both go through the same Drizzle schema and migrations.
+ */
+import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
+import { migrate } from "drizzle-orm/postgres-js/migrator";
+import postgres, { type Sql } from "postgres";
+import { fileURLToPath } from "node:url";
+import * as schema from "./schema";
+import { startEmbeddedPostgres } from "./embedded";
+
+export type Db = PostgresJsDatabase<typeof schema>;
+
+export interface Database {
+  readonly db: Db;
+  readonly sql: Sql;
+  /** true when the database answers a trivial query within a second */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
+/** Any constant works; it keeps two Kiln processes from migrating one database at once. */
+const MIGRATION_LOCK_ID = 4_242_001;
+
+/** Applies the committed migrations under an advisory lock, so processes sharing a database take turns. */
+export async function runMigrations(url: string): Promise<void> {
+  const client = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    await client`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
+    await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
+    await client`select pg_advisory_unlock(${MIGRATION_LOCK_ID})`;
+  } finally {
+    await client.end();
+  }
+}
+
+export function connect(url: string, onClose: () => Promise<void> = async () => {}): Database {
+  const sql = postgres(url, { max: 20, onnotice: () => {}, connect_timeout: 10 });
+  return {
+    db: drizzle(sql, { schema }),
+    sql,
+    async ping() {
+      try {
+        await Promise.race([sql`select 1`, new Promise((_, reject) => setTimeout(reject, 1000))]);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await sql.end({ timeout: 5 });
+      await onClose();
+    },
+  };
+}
+
+export async function createDatabase(options: { databaseUrl?: string; dataDir: string }, log: (message: string) => void = () => {}): Promise<Database> {
+  if (options.databaseUrl) {
+    await runMigrations(options.databaseUrl);
+    return connect(options.databaseUrl);
+  }
+  const embedded = await startEmbeddedPostgres(options.dataDir, log);
+  try {
+    await runMigrations(embedded.url);
+  } catch (error) {
+    await embedded.stop();
+    throw error;
+  }
+  return connect(embedded.url, () => embedded.stop());
+}

@@ -1,0 +1,81 @@
+/**
+ * The one Drizzle schema, for the embedded and the external PostgreSQL alike.
+ * Times are epoch milliseconds (bigint, read as numbers) because the API speaks in them.
+ */
+import { sql } from "drizzle-orm";
+import { bigint, check, index, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+
+const epochMs = (name: string) => bigint(name, { mode: "number" });
+const bytes = (name: string) => bigint(name, { mode: "number" });
+
+export const accounts = pgTable("accounts", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  plan: text("plan").notNull(),
+  /** null = unlimited, for every limit below */
+  storageLimitBytes: bytes("storage_limit_bytes"),
+  storageUsedBytes: bytes("storage_used_bytes").notNull().default(0),
+  maxDocumentBytes: bytes("max_document_bytes"),
+  monthlyCredits: integer("monthly_credits"),
+  rateLimitPerMinute: integer("rate_limit_per_minute"),
+  createdAt: epochMs("created_at").notNull(),
+}, (table) => [
+  check("storage_used_not_negative", sql`${table.storageUsedBytes} >= 0`),
+]);
+
+export const apiKeys = pgTable("api_keys", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  name: text("name"),
+  /** hex SHA-256 of the whole key; the plaintext is never stored */
+  keyHash: text("key_hash").notNull(),
+  permissions: text("permissions").array().notNull(),
+  createdAt: epochMs("created_at").notNull(),
+  expiresAt: epochMs("expires_at"),
+  revokedAt: epochMs("revoked_at"),
+}, (table) => [
+  uniqueIndex("api_keys_key_hash_idx").on(table.keyHash),
+  index("api_keys_account_idx").on(table.accountId),
+]);
+
+export const folders = pgTable("folders", {
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  path: text("path").notNull(),
+  createdAt: epochMs("created_at").notNull(),
+}, (table) => [primaryKey({ columns: [table.accountId, table.path] })]);
+
+export const documents = pgTable("documents", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  description: text("description"),
+  tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
+  folder: text("folder"),
+  fileSize: bytes("file_size").notNull(),
+  /** hex SHA-256 of the stored bytes: the content ETag */
+  contentHash: text("content_hash").notNull(),
+  /** name of the content file in the content store; a new file for every content version */
+  contentKey: text("content_key").notNull(),
+  /** bumped on every change: the metadata ETag */
+  version: integer("version").notNull().default(1),
+  createdAt: epochMs("created_at").notNull(),
+  updatedAt: epochMs("updated_at").notNull(),
+  deletedAt: epochMs("deleted_at"),
+  purgeAt: epochMs("purge_at"),
+}, (table) => [
+  index("documents_account_list_idx").on(table.accountId, table.createdAt.desc(), table.id.desc()),
+  index("documents_account_folder_idx").on(table.accountId, table.folder),
+  index("documents_purge_idx").on(table.purgeAt),
+  uniqueIndex("documents_content_key_idx").on(table.contentKey),
+]);
+
+/** Successful utility runs per account and calendar month (UTC). */
+export const creditUsage = pgTable("credit_usage", {
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  periodStart: epochMs("period_start").notNull(),
+  used: integer("used").notNull().default(0),
+}, (table) => [primaryKey({ columns: [table.accountId, table.periodStart] })]);
+
+export type Account = typeof accounts.$inferSelect;
+export type ApiKey = typeof apiKeys.$inferSelect;
+export type DocumentRow = typeof documents.$inferSelect;

@@ -1,0 +1,123 @@
+/**
+ * Authentication and authorisation, decided before the body is looked at (401 → 403 → 404 → 400).
+ *
+ * The key comes from the Authorization header only. @elysiajs/bearer also falls back to
+ * `?access_token=`, which this API must not accept, so its value is used only when the header itself
+ * carries the Bearer scheme. Permissions go by API area (path prefix), so an unknown route inside an
+ * area still answers 401/403 before 404.
+ */
+import { Elysia } from "elysia";
+import { bearer } from "@elysiajs/bearer";
+import type { Db } from "../db/client";
+import { forbidden, HttpError, unauthorized } from "./errors";
+import { requestState } from "./context";
+import { settleBody } from "./body";
+import { RateLimiter, rateLimitHeaders } from "./rate-limit";
+import { keysRepository } from "../modules/admin/repository";
+import { hashApiKey } from "../modules/admin/keys";
+import type { Permission } from "../modules/admin/plans";
+
+export interface Principal {
+  keyId: string;
+  accountId: string;
+  permissions: ReadonlySet<Permission>;
+  rateLimitPerMinute: number | null;
+}
+
+const AREAS: readonly [prefix: string, permission: Permission][] = [
+  ["/api/v1/documents", "documents"],
+  ["/api/v1/folders", "documents"],
+  ["/api/v1/utilities", "utilities"],
+  ["/api/v1/admin", "admin"],
+];
+
+/** The permission a path needs: a Permission, `null` for "any valid key", `undefined` for public paths. */
+export function requiredPermission(path: string): Permission | null | undefined {
+  for (const [prefix, permission] of AREAS) {
+    if (path === prefix || path.startsWith(prefix + "/")) return permission;
+  }
+  return path.startsWith("/api/") ? null : undefined;
+}
+
+/** How long a key lookup may be reused: a revoked key answers 401 within this (well under one second). */
+const KEY_CACHE_MS = 500;
+const KEY_CACHE_MAX = 10_000;
+
+export class Authenticator {
+  private readonly cache = new Map<string, { principal: Principal | HttpError; until: number }>();
+  readonly rateLimiter: RateLimiter;
+
+  constructor(private readonly db: Db, private readonly now: () => number = Date.now) {
+    this.rateLimiter = new RateLimiter(now);
+  }
+
+  async principalFor(token: string): Promise<Principal> {
+    const keyHash = hashApiKey(token);
+    const now = this.now();
+    const cached = this.cache.get(keyHash);
+    const found = cached && cached.until > now ? cached.principal : await this.lookup(keyHash, now);
+    if (!cached || cached.until <= now) {
+      if (this.cache.size >= KEY_CACHE_MAX) this.cache.clear();
+      this.cache.set(keyHash, { principal: found, until: now + KEY_CACHE_MS });
+    }
+    if (found instanceof HttpError) throw found;
+    return found;
+  }
+
+  /** Forget cached lookups (after a revocation in this process, so it takes effect at once here). */
+  forget(): void {
+    this.cache.clear();
+  }
+
+  private async lookup(keyHash: string, now: number): Promise<Principal | HttpError> {
+    const key = await keysRepository(this.db).findByHash(keyHash);
+    if (!key) return unauthorized("The API key is not valid");
+    if (key.revokedAt !== null) return unauthorized("The API key has been revoked");
+    if (key.expiresAt !== null && key.expiresAt <= now) return unauthorized("The API key has expired");
+    return {
+      keyId: key.id,
+      accountId: key.accountId,
+      permissions: new Set(key.permissions as Permission[]),
+      rateLimitPerMinute: key.account.rateLimitPerMinute,
+    };
+  }
+
+  /** Authenticates, rate-limits and authorises one request; returns undefined for public paths. */
+  async authorize(request: Request, path: string, token: string | undefined): Promise<Principal | undefined> {
+    const permission = requiredPermission(path);
+    if (permission === undefined) return undefined;
+    const header = request.headers.get("authorization");
+    if (!header) throw unauthorized("An Authorization header with a Bearer API key is required");
+    if (!header.startsWith("Bearer ") || !token?.trim()) throw unauthorized("The Authorization header must use the Bearer scheme: 'Authorization: Bearer <API key>'");
+    const principal = await this.principalFor(token.trim());
+    const state = requestState(request);
+    state.accountId = principal.accountId;
+    if (principal.rateLimitPerMinute !== null) {
+      const decision = this.rateLimiter.take(principal.accountId, principal.rateLimitPerMinute);
+      Object.assign(state.headers, rateLimitHeaders(decision, this.now()));
+      if (!decision.allowed) throw new HttpError(429, "rate_limited", `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfterSeconds} s`);
+    }
+    if (permission !== null && !principal.permissions.has(permission)) {
+      throw forbidden(`This API key lacks the '${permission}' permission`);
+    }
+    return principal;
+  }
+}
+
+export const authentication = (authenticator: Authenticator) =>
+  new Elysia({ name: "kiln.auth" })
+    .use(bearer())
+    .derive({ as: "global" }, async ({ request, path, bearer, set }) => {
+      const principal = await authenticator.authorize(request, path, bearer);
+      Object.assign(set.headers, requestState(request).headers);
+      return { principal };
+    })
+    .onTransform({ as: "global" }, settleBody);
+
+/** For routes behind an area permission: the principal is always there. */
+export function requirePrincipal(principal: Principal | undefined): Principal {
+  if (!principal) throw unauthorized("An Authorization header with a Bearer API key is required");
+  return principal;
+}
+
+export type AuthPlugin = ReturnType<typeof authentication>;

@@ -1,0 +1,89 @@
+/**
+ * The one body parser. It reads the request stream itself, counting bytes, so an oversized body is
+ * refused by the app (problem+json) rather than by Bun, and never buffered past its limit. Parsing
+ * never throws: a bad body becomes a BodyProblem that is thrown only after authentication (401 comes
+ * before 400 and 413, decisions.md §2). The exact bytes stay reachable through rawBody(request), for
+ * lossless document content and for utility inputs that travel to workers unparsed.
+ */
+import { Elysia } from "elysia";
+import { HttpError, badRequest } from "./errors";
+import { parseJsonBytes } from "./json";
+
+export class BodyProblem {
+  constructor(readonly error: HttpError) {}
+}
+
+/** The body of a route that asked for raw bytes. */
+export class RawBody {
+  constructor(readonly bytes: Uint8Array) {}
+}
+
+/** Parsed JSON, boxed so that a body of `null` is not mistaken by Elysia for "no parser answered". */
+class ParsedBody {
+  constructor(readonly value: unknown) {}
+}
+
+const rawBodies = new WeakMap<Request, Uint8Array>();
+
+export function rawBody(request: Request): Uint8Array | undefined {
+  return rawBodies.get(request);
+}
+
+export interface BodyLimit {
+  bytes: number;
+  tooLarge: (limit: number) => HttpError;
+}
+
+export async function readLimited(request: Request, limit: number): Promise<Uint8Array | "too_large"> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) return "too_large";
+  if (!request.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => {});
+      return "too_large";
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0];
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+export interface BodyParserOptions {
+  /** the body limit of a route (its path pattern, as Elysia names it) */
+  limitFor(route: string): BodyLimit;
+  /** routes whose handlers take the raw bytes (a RawBody) instead of parsed JSON */
+  rawRoutes: ReadonlySet<string>;
+}
+
+export const bodyParser = (options: BodyParserOptions) =>
+  new Elysia({ name: "kiln.body" })
+    .onParse({ as: "global" }, async ({ request, route }) => {
+      const limit = options.limitFor(route);
+      const bytes = await readLimited(request, limit.bytes);
+      if (bytes === "too_large") return new BodyProblem(limit.tooLarge(limit.bytes));
+      rawBodies.set(request, bytes);
+      if (options.rawRoutes.has(route)) return new RawBody(bytes);
+      if (bytes.byteLength === 0) return new ParsedBody(undefined);
+      const parsed = parseJsonBytes(bytes);
+      return parsed.ok ? new ParsedBody(parsed.value) : new BodyProblem(badRequest("malformed_json", parsed.message));
+    });
+
+/** Called after authentication: throws a deferred body problem, or unwraps the parsed value. */
+export function settleBody(context: { body: unknown }): void {
+  const body = context.body;
+  if (body instanceof BodyProblem) throw body.error;
+  if (body instanceof ParsedBody) context.body = body.value;
+}

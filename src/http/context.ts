@@ -1,0 +1,72 @@
+/**
+ * Request id, timing and one JSON log line per request. Never logs a key or a body.
+ */
+import { Elysia } from "elysia";
+import type { LogLevel } from "../config";
+
+const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
+
+export interface Logger {
+  log(level: Exclude<LogLevel, "silent">, message: string, fields?: Record<string, unknown>): void;
+}
+
+export function createLogger(level: LogLevel, write: (line: string) => void = (line) => process.stdout.write(line + "\n")): Logger {
+  const threshold = LEVELS[level];
+  return {
+    log(lvl, message, fields = {}) {
+      if (LEVELS[lvl] < threshold) return;
+      write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: message, ...fields }));
+    },
+  };
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The caller's X-Request-Id when it is a sane token, else a fresh one. */
+export function requestIdFor(request: Request): string {
+  const given = request.headers.get("x-request-id");
+  return given && REQUEST_ID.test(given) ? given : Bun.randomUUIDv7();
+}
+
+export interface RequestState {
+  requestId: string;
+  startedAt: number;
+  accountId?: string;
+  /** set when an error response was rendered, for the log line */
+  status?: number;
+  /** headers that every response of this request carries (request id, rate limit) */
+  headers: Record<string, string>;
+}
+
+/** Per-request state lives beside the Request object, so any hook, from parse to error, can reach it. */
+const states = new WeakMap<Request, RequestState>();
+
+export function beginRequest(request: Request): RequestState {
+  const state: RequestState = { requestId: requestIdFor(request), startedAt: performance.now(), headers: {} };
+  state.headers["X-Request-Id"] = state.requestId;
+  states.set(request, state);
+  return state;
+}
+
+export function requestState(request: Request): RequestState {
+  return states.get(request) ?? beginRequest(request);
+}
+
+/** Request ids and the per-request log line, for every route of the app (public ones included). */
+export const requestContext = (logger: Logger) =>
+  new Elysia({ name: "kiln.context" })
+    .onRequest(({ request, set }) => {
+      const state = beginRequest(request);
+      set.headers["X-Request-Id"] = state.requestId;
+    })
+    .onAfterResponse({ as: "global" }, ({ request, set, path }) => {
+      const state = requestState(request);
+      logger.log("info", "request", {
+        method: request.method,
+        path,
+        status: state.status ?? (typeof set.status === "number" ? set.status : 200),
+        durationMs: Math.round((performance.now() - state.startedAt) * 100) / 100,
+        requestId: state.requestId,
+        accountId: state.accountId,
+      });
+    });

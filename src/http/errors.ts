@@ -1,0 +1,119 @@
+/**
+ * Typed errors and the one renderer that turns anything thrown into RFC 9457 problem+json
+ * (decisions.md §2). No stack trace, SQL or path ever leaves here: a non-HttpError is a 500 whose cause
+ * is logged with the request id.
+ */
+import { Elysia } from "elysia";
+import { requestState, type Logger } from "./context";
+
+const TITLES: Record<number, string> = {
+  400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
+  405: "Method Not Allowed", 408: "Request Timeout", 409: "Conflict", 412: "Precondition Failed",
+  413: "Content Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests",
+  500: "Internal Server Error", 503: "Service Unavailable",
+};
+
+export interface FieldError { path: string; message: string }
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (code: string, message: string, errors?: FieldError[]) => new HttpError(400, code, message, { errors });
+export const validationError = (errors: FieldError[]) =>
+  new HttpError(400, "validation_failed", errors.map((e) => `${e.path || "/"}: ${e.message}`).join("; "), { errors });
+export const unauthorized = (message: string) => new HttpError(401, "unauthorized", message, { headers: { "WWW-Authenticate": "Bearer" } });
+export const forbidden = (message: string) => new HttpError(403, "forbidden", message);
+export const notFound = (code: string, message: string) => new HttpError(404, code, message);
+
+export interface ProblemBody {
+  success: false;
+  error: string;
+  code: string;
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  requestId: string;
+  errors?: FieldError[];
+}
+
+export function problemResponse(error: HttpError, requestId: string, headers: Record<string, string> = {}): Response {
+  const body: ProblemBody = {
+    success: false,
+    error: error.message,
+    code: error.code,
+    type: "about:blank",
+    title: TITLES[error.status] ?? "Error",
+    status: error.status,
+    detail: error.message,
+    requestId,
+    ...(error.extra.errors ? { errors: error.extra.errors } : {}),
+  };
+  return new Response(JSON.stringify(body), {
+    status: error.status,
+    headers: { ...headers, ...error.extra.headers, "Content-Type": "application/problem+json", "X-Request-Id": requestId },
+  });
+}
+
+/** TypeBox/Elysia validation errors → `errors[]` with JSON-pointer paths, one entry per field. */
+export function fromValidation(error: { all?: unknown; type?: string; message: string }, on: string): HttpError {
+  const all = (Array.isArray(error.all) ? error.all : []) as { path?: string; message?: string; summary?: string; schema?: { error?: string } }[];
+  const seen = new Set<string>();
+  const errors: FieldError[] = [];
+  for (const issue of all) {
+    const path = issue.path ?? "";
+    if (seen.has(path)) continue;
+    seen.add(path);
+    errors.push({ path, message: issue.schema?.error ?? describeIssue(issue) });
+  }
+  if (errors.length === 0) errors.push({ path: "", message: `invalid ${on}` });
+  const where = on === "body" ? "" : ` in ${on}`;
+  return new HttpError(400, "validation_failed", errors.map((e) => `${e.path || "/"}${where}: ${e.message}`).join("; "), { errors });
+}
+
+function describeIssue(issue: { message?: string; summary?: string }): string {
+  if (issue.message === "Unexpected property") return "unknown field";
+  return issue.message ?? issue.summary ?? "invalid value";
+}
+
+/** Everything thrown anywhere leaves through here as problem+json. */
+export const errorHandler = (options: {
+  logger: Logger;
+  /** decides 401/403 for unknown routes inside an API area, before their 404 */
+  authorizeUnknownRoute: (request: Request, path: string) => Promise<unknown>;
+}) =>
+  new Elysia({ name: "kiln.errors" }).onError({ as: "global" }, async ({ code, error, request, path }) => {
+    const state = requestState(request);
+    let problem: HttpError;
+    if (error instanceof HttpError) problem = error;
+    else if (code === "VALIDATION") {
+      const validation = error as { type: string; value?: unknown; all?: unknown; message: string };
+      problem = validation.type === "body" && validation.value === undefined
+        ? badRequest("body_required", "A JSON request body is required")
+        : fromValidation(validation, validation.type);
+    } else if (code === "NOT_FOUND") {
+      try {
+        await options.authorizeUnknownRoute(request, path);
+        problem = notFound("route_not_found", `No route for ${request.method} ${path}`);
+      } catch (authError) {
+        problem = authError instanceof HttpError ? authError : internal(options.logger, authError, state.requestId);
+      }
+    } else if (code === "PARSE") problem = badRequest("malformed_json", "Malformed request body");
+    else problem = internal(options.logger, error, state.requestId);
+    state.status = problem.status;
+    return problemResponse(problem, state.requestId, state.headers);
+  });
+
+function internal(logger: Logger, cause: unknown, requestId: string): HttpError {
+  const err = cause as Error;
+  logger.log("error", "unhandled error", { requestId, error: err?.message, stack: err?.stack });
+  return new HttpError(500, "internal_error", "The server could not complete the request; it has been logged with this request id");
+}

@@ -1,0 +1,48 @@
+/**
+ * JSON text checks shared by the HTTP layer and the utility workers.
+ */
+
+/** Deepest nesting Kiln accepts in any JSON body. Recursive code (utilities, TypeBox) is safe below it. */
+export const MAX_JSON_DEPTH = 10_000;
+
+const OPEN_BRACE = 0x7b, OPEN_BRACKET = 0x5b, CLOSE_BRACE = 0x7d, CLOSE_BRACKET = 0x5d, QUOTE = 0x22, BACKSLASH = 0x5c;
+
+/**
+ * Whether the JSON text nests deeper than `limit`: one linear pass over the bytes, counting brackets
+ * outside strings, so the check itself cannot overflow a stack.
+ */
+export function exceedsDepth(bytes: Uint8Array, limit = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i];
+    if (inString) {
+      if (byte === BACKSLASH) i++;
+      else if (byte === QUOTE) inString = false;
+    } else if (byte === QUOTE) inString = true;
+    else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) depth--;
+  }
+  return false;
+}
+
+const decoder = new TextDecoder("utf-8", { fatal: true });
+
+export type ParsedJson = { ok: true; value: unknown; text: string } | { ok: false; message: string };
+
+/** Strict UTF-8 decoding, a depth check, then JSON.parse; every failure is a message a person can act on. */
+export function parseJsonBytes(bytes: Uint8Array): ParsedJson {
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return { ok: false, message: "Malformed JSON: the body is not valid UTF-8" };
+  }
+  if (exceedsDepth(bytes)) return { ok: false, message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted` };
+  try {
+    return { ok: true, value: JSON.parse(text), text };
+  } catch (error) {
+    return { ok: false, message: `Malformed JSON: ${(error as Error).message}` };
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Process entry: config → database (+ migrations) → bootstrap key → listen. SIGTERM/SIGINT drain
+ * in-flight requests, then close the database (stopping the embedded PostgreSQL).
+ */
+import { ConfigError, loadConfig } from "./config";
+import { createDatabase } from "./db/client";
+import { createLogger } from "./http/context";
+import { bootstrap } from "./modules/admin/service";
+import { createApp } from "./app";
+
+let config;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(`kiln: invalid configuration: ${error.message}`);
+    process.exit(1);
+  }
+  throw error;
+}
+const logger = createLogger(config.logLevel);
+const startedAt = performance.now();
+const database = await createDatabase(config, (message) => logger.log("info", message));
+const generatedKey = await bootstrap(database.db, config.bootstrapApiKey);
+if (generatedKey) {
+  // Printed once, on the first start of an empty database: it is stored only as a hash.
+  console.log(`\n  Kiln generated an API key with every permission (shown only now):\n\n    ${generatedKey}\n`);
+}
+const app = createApp({ config, database, logger });
+const server = Bun.serve({
+  port: config.port,
+  hostname: config.host,
+  // Bun would answer oversized bodies itself with an empty 413; the app enforces its own limits.
+  maxRequestBodySize: 1 << 30,
+  idleTimeout: 30,
+  fetch: (request) => app.handle(request),
+});
+logger.log("info", "listening", { url: server.url.href, startupMs: Math.round(performance.now() - startedAt), database: config.databaseUrl ? "external" : "embedded" });
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.log("info", "shutting down", { signal });
+  await server.stop();
+  await database.close();
+  process.exit(0);
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

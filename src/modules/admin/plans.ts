@@ -1,0 +1,21 @@
+/** Plan defaults (decisions.md §3). `null` means unlimited. */
+export const PLANS = {
+  starter: { maxDocumentBytes: 5_000_000, storageLimitBytes: 100_000_000, monthlyCredits: 100, rateLimitPerMinute: 60 },
+  pro: { maxDocumentBytes: 10_000_000, storageLimitBytes: 10_000_000_000, monthlyCredits: 10_000, rateLimitPerMinute: 600 },
+  team: { maxDocumentBytes: 20_000_000, storageLimitBytes: 100_000_000_000, monthlyCredits: 100_000, rateLimitPerMinute: 3_000 },
+  unlimited: { maxDocumentBytes: 50_000_000, storageLimitBytes: null, monthlyCredits: null, rateLimitPerMinute: 6_000 },
+} as const satisfies Record<string, AccountLimits>;
+
+export type PlanName = keyof typeof PLANS;
+export const PLAN_NAMES = Object.keys(PLANS) as PlanName[];
+export const DEFAULT_PLAN: PlanName = "unlimited";
+
+export interface AccountLimits {
+  maxDocumentBytes: number | null;
+  storageLimitBytes: number | null;
+  monthlyCredits: number | null;
+  rateLimitPerMinute: number | null;
+}
+
+export const PERMISSIONS = ["documents", "utilities", "admin"] as const;
+export type Permission = (typeof PERMISSIONS)[number];

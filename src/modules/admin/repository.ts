@@ -1,0 +1,54 @@
+/** SQL for accounts and API keys. */
+import { and, eq, isNull } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { accounts, apiKeys, type Account, type ApiKey } from "../../db/schema";
+
+export type NewAccount = typeof accounts.$inferInsert;
+export type NewApiKey = typeof apiKeys.$inferInsert;
+
+export const accountsRepository = (db: Db) => ({
+  async insert(account: NewAccount): Promise<Account> {
+    const [row] = await db.insert(accounts).values(account).returning();
+    return row;
+  },
+  async upsertByIdKeepingLimits(account: NewAccount): Promise<Account> {
+    await db.insert(accounts).values(account).onConflictDoNothing({ target: accounts.id });
+    return (await this.find(account.id))!;
+  },
+  async find(id: string): Promise<Account | undefined> {
+    const [row] = await db.select().from(accounts).where(eq(accounts.id, id));
+    return row;
+  },
+  async update(id: string, changes: Partial<NewAccount>): Promise<Account | undefined> {
+    const [row] = await db.update(accounts).set(changes).where(eq(accounts.id, id)).returning();
+    return row;
+  },
+});
+
+export const keysRepository = (db: Db) => ({
+  async insert(key: NewApiKey): Promise<ApiKey> {
+    const [row] = await db.insert(apiKeys).values(key).onConflictDoNothing({ target: apiKeys.keyHash }).returning();
+    return row;
+  },
+  async findByHash(keyHash: string): Promise<(ApiKey & { account: Account }) | undefined> {
+    const [row] = await db.select().from(apiKeys).innerJoin(accounts, eq(apiKeys.accountId, accounts.id)).where(eq(apiKeys.keyHash, keyHash));
+    return row ? { ...row.api_keys, account: row.accounts } : undefined;
+  },
+  async listForAccount(accountId: string): Promise<ApiKey[]> {
+    return db.select().from(apiKeys).where(eq(apiKeys.accountId, accountId)).orderBy(apiKeys.createdAt);
+  },
+  async listAll(): Promise<ApiKey[]> {
+    return db.select().from(apiKeys).orderBy(apiKeys.createdAt);
+  },
+  async revoke(id: string, at: number): Promise<ApiKey | undefined> {
+    const [row] = await db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).returning();
+    return row ?? (await db.select().from(apiKeys).where(eq(apiKeys.id, id)))[0];
+  },
+  /** The bootstrap key exists "with exactly this secret and all permissions": undo any revocation or expiry. */
+  async restoreBootstrap(keyHash: string, accountId: string, permissions: string[]): Promise<void> {
+    await db.update(apiKeys).set({ accountId, permissions, revokedAt: null, expiresAt: null }).where(eq(apiKeys.keyHash, keyHash));
+  },
+  async count(): Promise<number> {
+    return (await db.$count(apiKeys));
+  },
+});

@@ -1,0 +1,21 @@
+import { Elysia, t } from "elysia";
+import type { Db } from "../../db/client";
+import { requirePrincipal, type AuthPlugin } from "../../http/auth";
+import { usageOf } from "./service";
+
+const nullableInteger = t.Union([t.Integer(), t.Null()]);
+
+export const usageModule = (deps: { db: Db; auth: AuthPlugin }) =>
+  new Elysia({ name: "kiln.usage", detail: { tags: ["Usage"] } })
+    .use(deps.auth)
+    .get("/api/v1/usage", async ({ principal }) => ({ success: true as const, ...(await usageOf(deps.db, requirePrincipal(principal).accountId)) }), {
+      response: {
+        200: t.Object({
+          success: t.Literal(true),
+          plan: t.String(),
+          storage: t.Object({ usedBytes: t.Integer(), limitBytes: nullableInteger, maxDocumentBytes: nullableInteger }),
+          credits: t.Object({ used: t.Integer(), limit: nullableInteger, periodStart: t.Integer({ description: "epoch ms, first day of the month, UTC" }) }),
+        }),
+      },
+      detail: { summary: "Storage and credits of the caller's account" },
+    });

@@ -1,0 +1,18 @@
+// PLACEHOLDER: replaced by the utility's implementation (issues 4–6).
+import { t } from "elysia";
+import { defineUtility, UtilityError } from "../types";
+
+export const id = "cleanup.format-values";
+
+export const configSchema = t.Object({}, { additionalProperties: false });
+
+export default defineUtility({
+  id,
+  name: "Format Values",
+  category: "cleanup",
+  description: "Not implemented yet.",
+  configSchema,
+  run() {
+    throw new UtilityError("cleanup.format-values is not implemented yet");
+  },
+});

@@ -1,0 +1,61 @@
+/**
+ * id → utility. Every id of api.md §4.3 is here (plus aliases such as compare.json-diff); the engine,
+ * the catalogue and the workers all read this one table, so a utility is written once.
+ */
+import type { Utility } from "./types";
+import csvToJson from "./convert/csv-to-json";
+import jsonToCsv from "./convert/json-to-csv";
+import addLocalization from "./convert/add-localization";
+import findReplace from "./structure/find-replace";
+import deepMerge from "./merge/deep-merge";
+import flattenNest from "./structure/flatten-nest";
+import restructure from "./structure/restructure";
+import pickFields from "./structure/pick-fields";
+import removeFields from "./structure/remove-fields";
+import copyMove from "./structure/copy-move";
+import normalize from "./schema/normalize";
+import cleanJson from "./schema/clean-json";
+import truncate from "./schema/truncate";
+import compute from "./schema/compute";
+import aggregate from "./analysis/aggregate";
+import summarize from "./analysis/summarize";
+import diff from "./analysis/diff";
+import formatValues from "./cleanup/format-values";
+import redact from "./cleanup/redact";
+import mapValues from "./cleanup/map-values";
+import generateMockData from "./generate/generate-mock-data";
+import filter from "./generate/filter";
+
+export const UTILITIES: readonly Utility[] = [
+  csvToJson,
+  jsonToCsv,
+  addLocalization,
+  findReplace,
+  deepMerge,
+  flattenNest,
+  restructure,
+  pickFields,
+  removeFields,
+  copyMove,
+  normalize,
+  cleanJson,
+  truncate,
+  compute,
+  aggregate,
+  summarize,
+  diff,
+  formatValues,
+  redact,
+  mapValues,
+  generateMockData,
+  filter,
+] as unknown as readonly Utility[];
+
+const byId = new Map<string, Utility>();
+for (const utility of UTILITIES) {
+  for (const id of [utility.id, ...(utility.aliases ?? [])]) byId.set(id, utility);
+}
+
+export function findUtility(id: string): Utility | undefined {
+  return byId.get(id);
+}

@@ -1,0 +1,80 @@
+/**
+ * createTestApp(): the real app (createApp) over a fresh database, with a bootstrap admin key and a
+ * small request helper. Tests call app.handle in-process; nothing listens.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp, type App } from "../../src/app";
+import { loadConfig, type Config } from "../../src/config";
+import { createLogger } from "../../src/http/context";
+import { bootstrap, createAccount, createKey } from "../../src/modules/admin/service";
+import type { Permission, PlanName } from "../../src/modules/admin/plans";
+import type { AccountLimits } from "../../src/modules/admin/plans";
+import { createTestDatabase, type TestDatabase } from "./database";
+
+export const ADMIN_KEY = "kiln_TestBootstrapKey0123456789abcdefABCDEF";
+
+export interface RequestOptions {
+  key?: string | null;
+  body?: unknown;
+  /** sent as is (a string or bytes), for malformed or exact bodies */
+  rawBody?: string | Uint8Array;
+  headers?: Record<string, string>;
+}
+
+export interface TestApp {
+  app: App;
+  config: Config;
+  testDb: TestDatabase;
+  logLines: string[];
+  request(method: string, path: string, options?: RequestOptions): Promise<Response>;
+  /** request + parsed JSON body */
+  json<T = any>(method: string, path: string, options?: RequestOptions): Promise<{ status: number; headers: Headers; body: T }>;
+  /** a new account (plan and limits as given) with a key holding the given permissions */
+  newAccount(options?: { plan?: PlanName; permissions?: Permission[] } & Partial<AccountLimits>): Promise<{ accountId: string; key: string }>;
+  close(): Promise<void>;
+}
+
+export async function createTestApp(env: Record<string, string> = {}, extra: { now?: () => number } = {}): Promise<TestApp> {
+  const testDb = await createTestDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), "kiln-test-data-"));
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: "info", ...env });
+  const logLines: string[] = [];
+  const logger = createLogger(config.logLevel, (line) => logLines.push(line));
+  await bootstrap(testDb.database.db, ADMIN_KEY);
+  const app = createApp({ config, database: testDb.database, logger, now: extra.now });
+
+  const request = (method: string, path: string, options: RequestOptions = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    const key = options.key === undefined ? ADMIN_KEY : options.key;
+    if (key !== null) headers.authorization ??= `Bearer ${key}`;
+    let body: string | Uint8Array | undefined = options.rawBody;
+    if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined) headers["content-type"] ??= "application/json";
+    return app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+  };
+
+  return {
+    app,
+    config,
+    testDb,
+    logLines,
+    request,
+    async json(method, path, options) {
+      const response = await request(method, path, options);
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+    },
+    async newAccount(options = {}) {
+      const { permissions = ["documents", "utilities"], plan, ...limits } = options;
+      const account = await createAccount(testDb.database.db, { name: `test-${Bun.randomUUIDv7()}`, plan, ...limits });
+      const { key } = await createKey(testDb.database.db, { accountId: account.id, permissions });
+      return { accountId: account.id, key };
+    },
+    async close() {
+      await testDb.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
