@@ -81,6 +81,7 @@ export function fromValidation(error: { all?: unknown; type?: string; message: s
 
 function describeIssue(issue: { message?: string; summary?: string }): string {
   if (issue.message === "Unexpected property") return "unknown field";
+  if (issue.message === "Expected required property") return "required field is missing";
   return issue.message ?? issue.summary ?? "invalid value";
 }
 
@@ -95,10 +96,8 @@ export const errorHandler = (options: {
     let problem: HttpError;
     if (error instanceof HttpError) problem = error;
     else if (code === "VALIDATION") {
-      const validation = error as { type: string; value?: unknown; all?: unknown; message: string };
-      problem = validation.type === "body" && validation.value === undefined
-        ? badRequest("body_required", "A JSON request body is required")
-        : fromValidation(validation, validation.type);
+      const validation = error as { type: string; all?: unknown; message: string };
+      problem = fromValidation(validation, validation.type);
     } else if (code === "NOT_FOUND") {
       try {
         await options.authorizeUnknownRoute(request, path);

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../support/app";
+
+let t: TestApp;
+beforeAll(async () => { t = await createTestApp(); });
+afterAll(async () => { await t.close(); });
+
+const PROBLEM_KEYS = ["success", "error", "code", "type", "title", "status", "detail", "requestId"];
+
+test("problem+json shape", async () => {
+  const res = await t.json("GET", "/api/v1/admin/accounts/acc_missing");
+  expect(res.status).toBe(404);
+  expect(res.headers.get("content-type")).toBe("application/problem+json");
+  for (const key of PROBLEM_KEYS) expect(res.body).toHaveProperty(key);
+  expect(res.body).toMatchObject({ success: false, type: "about:blank", title: "Not Found", status: 404, code: "account_not_found" });
+  expect(res.body.error).toBe(res.body.detail);
+  expect(res.body.requestId).toBe(res.headers.get("x-request-id")!);
+});
+
+test("malformed JSON is 400 malformed_json", async () => {
+  for (const rawBody of ["{", '{"name": }', "nul", "\"unterminated"]) {
+    const res = await t.json("POST", "/api/v1/admin/accounts", { rawBody });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe("malformed_json");
+    expect(res.body.detail).toStartWith("Malformed JSON");
+  }
+});
+
+test("invalid UTF-8 and over-deep JSON are 400, and the server keeps serving", async () => {
+  const bad = await t.json("POST", "/api/v1/admin/accounts", { rawBody: new Uint8Array([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]) });
+  expect(bad.status).toBe(400);
+  expect(bad.body.detail).toContain("UTF-8");
+  const deep = await t.json("POST", "/api/v1/admin/accounts", { rawBody: "[".repeat(100_000) + "]".repeat(100_000) });
+  expect(deep.status).toBe(400);
+  expect(deep.body.detail).toContain("nested deeper");
+  expect((await t.json("GET", "/health", { key: null })).status).toBe(200);
+});
+
+test("a missing body is 400 naming the required fields", async () => {
+  const res = await t.json("POST", "/api/v1/admin/accounts");
+  expect(res.status).toBe(400);
+  expect(res.body.code).toBe("validation_failed");
+  expect(res.body.errors).toEqual([{ path: "/name", message: "required field is missing" }]);
+});
+
+test("validation errors are 400 (not 422) with errors[] naming each field, unknown fields included", async () => {
+  const res = await t.json("POST", "/api/v1/admin/accounts", { body: { name: 42, isAdmin: true } });
+  expect(res.status).toBe(400);
+  expect(res.body.code).toBe("validation_failed");
+  expect(res.body.errors).toEqual(expect.arrayContaining([
+    { path: "/name", message: expect.any(String) },
+    { path: "/isAdmin", message: "unknown field" },
+  ]));
+  expect(res.body.detail).toContain("/isAdmin");
+});
+
+test("unknown routes are 404 problem+json", async () => {
+  const res = await t.json("GET", "/nowhere", { key: null });
+  expect(res.status).toBe(404);
+  expect(res.body).toMatchObject({ code: "route_not_found", status: 404 });
+});
+
+test("X-Request-Id on every response: taken from the request when sane, else generated", async () => {
+  const given = await t.request("GET", "/health", { key: null, headers: { "x-request-id": "trace-abc.123" } });
+  expect(given.headers.get("x-request-id")).toBe("trace-abc.123");
+  const generated = await t.request("GET", "/health", { key: null });
+  expect(generated.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  const hostile = await t.request("GET", "/nowhere", { key: null, headers: { "x-request-id": "a\u0001b" + "x".repeat(300) } });
+  expect(hostile.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  const error = await t.json("GET", "/api/v1/usage", { key: null, headers: { "x-request-id": "req-42" } });
+  expect(error.headers.get("x-request-id")).toBe("req-42");
+  expect(error.body.requestId).toBe("req-42");
+});
+
+test("one JSON log line per request with method, path, status, duration, request id and account", async () => {
+  t.logLines.length = 0;
+  await t.request("GET", "/api/v1/usage", { headers: { "x-request-id": "log-me" } });
+  await Bun.sleep(5);
+  const lines = t.logLines.map((line) => JSON.parse(line)).filter((entry) => entry.requestId === "log-me");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toMatchObject({ msg: "request", method: "GET", path: "/api/v1/usage", status: 200, accountId: "acc_default" });
+  expect(lines[0].durationMs).toBeNumber();
+});

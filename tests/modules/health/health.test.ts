@@ -1,0 +1,28 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../../support/app";
+
+let t: TestApp;
+beforeAll(async () => { t = await createTestApp(); });
+afterAll(async () => { await t.close(); });
+
+test("health, openapi and docs need no key", async () => {
+  expect((await t.json("GET", "/health", { key: null })).body).toEqual({ success: true, status: "ok" });
+  const spec = await t.json("GET", "/openapi.json", { key: null });
+  expect(spec.status).toBe(200);
+  expect(spec.body.openapi).toStartWith("3.");
+  expect(spec.body.components.securitySchemes.bearerAuth).toMatchObject({ type: "http", scheme: "bearer" });
+  expect(Object.keys(spec.body.paths)).toEqual(expect.arrayContaining(["/api/v1/usage", "/api/v1/admin/accounts", "/api/v1/admin/keys"]));
+  const docs = await t.request("GET", "/docs", { key: null });
+  expect(docs.status).toBe(200);
+  expect(docs.headers.get("content-type")).toContain("text/html");
+});
+
+test("ready is 200 while the database answers and 503 once it does not", async () => {
+  const other = await (await import("../../support/app")).createTestApp();
+  expect((await other.json("GET", "/ready", { key: null })).status).toBe(200);
+  await other.testDb.database.close();
+  const res = await other.json("GET", "/ready", { key: null });
+  expect(res.status).toBe(503);
+  expect(res.body).toMatchObject({ code: "not_ready", status: 503 });
+  await other.close();
+});

@@ -1,0 +1,63 @@
+/** Starts the real server (`bun src/index.ts`) on a free loopback port, for the few tests that need it. */
+import { chmodSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+
+export interface RunningServer {
+  url: string;
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  /** everything the process printed on stdout so far */
+  output(): string;
+  /** stop with a signal and wait for the exit; resolves to the exit code */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function freePort(): number {
+  const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = listener.port;
+  listener.stop(true);
+  return port;
+}
+
+/** A DATA_DIR the embedded PostgreSQL can use even when the tests run as root. */
+export function tempDataDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), "kiln-server-"));
+  chmodSync(dir, 0o755);
+  return dir;
+}
+
+export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<RunningServer> {
+  const port = env.PORT ?? String(freePort());
+  const proc = Bun.spawn(["bun", resolve(import.meta.dir, "../../src/index.ts")], {
+    env: { ...process.env, LOG_LEVEL: "warn", HOST: "127.0.0.1", ...env, PORT: port },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let stdout = "";
+  let stderr = "";
+  void (async () => { for await (const chunk of proc.stdout) stdout += new TextDecoder().decode(chunk); })();
+  void (async () => { for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk); })();
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}: ${stderr}${stdout}`);
+    try {
+      if ((await fetch(`${url}/health`)).ok) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      proc.kill("SIGKILL");
+      throw new Error(`server did not start within ${timeoutMs} ms: ${stderr}${stdout}`);
+    }
+    await Bun.sleep(50);
+  }
+  return {
+    url,
+    proc,
+    output: () => stdout,
+    async stop(signal = "SIGTERM") {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      return proc.exited;
+    },
+  };
+}
