@@ -1,0 +1,27 @@
+# Kiln: multi-stage image on the official Bun image (Debian-based: the embedded PostgreSQL binaries need glibc).
+# Build: docker build -t kiln .
+# Run:   docker run -p 3000:3000 -v kiln-data:/data -e BOOTSTRAP_API_KEY=kiln_... kiln
+
+FROM oven/bun:1.4.5 AS deps
+WORKDIR /app
+COPY package.json bun.lock ./
+RUN bun install --frozen-lockfile --production
+
+FROM oven/bun:1.4.5 AS runtime
+WORKDIR /app
+ENV NODE_ENV=production \
+    PORT=3000 \
+    HOST=0.0.0.0 \
+    DATA_DIR=/data
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json tsconfig.json ./
+COPY src ./src
+COPY drizzle ./drizzle
+# The image's unprivileged `bun` user owns the data volume; the embedded PostgreSQL runs as that user too.
+RUN mkdir -p /data && chown bun:bun /data
+USER bun
+VOLUME ["/data"]
+EXPOSE 3000
+HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
+  CMD ["bun", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["bun", "src/index.ts"]
