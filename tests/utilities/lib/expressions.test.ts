@@ -131,7 +131,7 @@ describe("expressions: refusals at compile time", () => {
     expect(compileExpression(parens(19), "/x").evaluate({ record: {} })).toBe(1);
     expect(() => compileExpression(parens(21), "/x")).toThrow(/nested deeper than 20/);
     expect(() => compileExpression(`${"!".repeat(25)}a`, "/x")).toThrow(/nested deeper than 20/);
-    expect(() => compileExpression(`${"abs(".repeat(0)}${"Math.abs(".repeat(22)}1${")".repeat(22)}`, "/x")).toThrow(/nested/);
+    expect(() => compileExpression(`${"Math.abs(".repeat(22)}1${")".repeat(22)}`, "/x")).toThrow(/nested/);
     expect(() => compileExpression(`${"a ? b : ".repeat(22)}c`, "/x")).toThrow(/nested deeper than 20/);
   });
 
@@ -146,7 +146,7 @@ describe("expressions: refusals at compile time", () => {
 describe("templates", () => {
   test.each([
     ["{{firstName}} {{lastName}}", "Jane Doe"], ["{{price * quantity}}", 50], ["{{ age > 18 }}", true], ["{{ items.0 }}", { sku: "X1" }],
-    ["{{ nothing }}", null], ["n: {{ nothing }}!", "n: !"], ["{{ items.0 }}", { sku: "X1" }], ["items: {{ tags }}", 'items: ["a","b"]'],
+    ["{{ nothing }}", null], ["n: {{ nothing }}!", "n: !"], ["items: {{ tags }}", 'items: ["a","b"]'],
     ["plain text", "plain text"], [" {{ price }}", " 10"], ["{{ '}}' }}", "}}"], ["{{price}}{{quantity}}", "105"],
   ])("%s → %p", (source, expected) => {
     expect(compileTemplate(source, "/t").evaluate({ record })).toEqual(expected as unknown);
