@@ -1,0 +1,42 @@
+/**
+ * Opaque list cursors: the keyset position (createdAt, id) of the last document of a page, bound to
+ * the account that listed it. A cursor is base64url text; it cannot reach another account's documents
+ * (queries are always scoped to the caller, and a cursor made for another account is refused).
+ */
+import { badRequest } from "../../http/errors";
+
+export interface CursorPosition {
+  createdAt: number;
+  id: string;
+}
+
+const VERSION = 1;
+const DOCUMENT_ID = /^doc_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A short digest of the account id: the cursor names its owner without revealing the id. */
+function accountTag(accountId: string): string {
+  return new Bun.CryptoHasher("sha256").update(`kiln-cursor:${accountId}`).digest("base64url").slice(0, 16);
+}
+
+export function encodeCursor(accountId: string, position: CursorPosition): string {
+  return Buffer.from(JSON.stringify([VERSION, accountTag(accountId), position.createdAt, position.id])).toString("base64url");
+}
+
+const invalidCursor = () =>
+  badRequest("invalid_cursor", "The cursor is not valid; pass the nextCursor of a previous response unchanged", [{ path: "/cursor", message: "invalid cursor" }]);
+
+export function decodeCursor(accountId: string, cursor: string): CursorPosition {
+  let decoded: unknown;
+  try {
+    if (!/^[A-Za-z0-9_-]{1,512}$/.test(cursor)) throw invalidCursor();
+    decoded = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw invalidCursor();
+  }
+  if (!Array.isArray(decoded) || decoded.length !== 4) throw invalidCursor();
+  const [version, tag, createdAt, id] = decoded as unknown[];
+  if (version !== VERSION || tag !== accountTag(accountId)) throw invalidCursor();
+  if (typeof createdAt !== "number" || !Number.isSafeInteger(createdAt) || createdAt < 0) throw invalidCursor();
+  if (typeof id !== "string" || !DOCUMENT_ID.test(id)) throw invalidCursor();
+  return { createdAt, id };
+}

@@ -1,0 +1,23 @@
+/**
+ * Strong ETags: the content hash for content, the row version for metadata. `If-Match` uses the strong
+ * comparison (a weak tag never matches), `If-None-Match` the weak one (RFC 9110 §13.1).
+ */
+
+export const contentETag = (contentHash: string) => `"${contentHash}"`;
+export const metadataETag = (version: number) => `"v${version}"`;
+
+function listedTags(header: string): string[] {
+  return header.split(",").map((tag) => tag.trim()).filter((tag) => tag !== "");
+}
+
+/** Whether a write guarded by `If-Match` may go ahead; no header means yes. */
+export function ifMatchAllows(header: string | null, current: string): boolean {
+  if (header === null) return true;
+  return listedTags(header).some((tag) => tag === "*" || tag === current);
+}
+
+/** Whether `If-None-Match` asks for a 304 (the client already has this representation). */
+export function ifNoneMatchHits(header: string | null, current: string): boolean {
+  if (header === null) return false;
+  return listedTags(header).some((tag) => tag === "*" || tag.replace(/^W\//, "") === current);
+}

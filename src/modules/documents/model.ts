@@ -1,0 +1,63 @@
+import { t } from "elysia";
+import { DESCRIPTION_MAX, FOLDER_MAX, NAME_MAX, TAG_MAX, TAGS_MAX } from "./validation";
+
+const Name = t.String({ description: `1 to ${NAME_MAX} characters after trimming; no control characters` });
+const Description = t.String({ description: `at most ${DESCRIPTION_MAX} characters` });
+const Tags = t.Array(t.String(), { description: `at most ${TAGS_MAX} tags of 1 to ${TAG_MAX} characters; order kept, duplicates dropped` });
+const Folder = t.Union([t.String(), t.Null()], {
+  description: `a path such as "reports/2024"; leading, trailing and repeated '/' removed; no '.' or '..' segments; at most ${FOLDER_MAX} characters; "" or null = no folder`,
+});
+
+export const CreateDocumentBody = t.Object({
+  name: Name,
+  content: t.Optional(t.Unknown({ description: "any JSON value, stored exactly as written in the request" })),
+  contentText: t.Optional(t.String({ description: "the content as JSON text, stored byte for byte (instead of content)" })),
+  description: t.Optional(Description),
+  tags: t.Optional(Tags),
+  folder: t.Optional(Folder),
+}, { additionalProperties: false, description: "exactly one of content and contentText" });
+
+export const UpdateDocumentBody = t.Object({
+  name: t.Optional(Name),
+  description: t.Optional(t.Union([Description, t.Null()], { description: `at most ${DESCRIPTION_MAX} characters; null or "" removes it` })),
+  tags: t.Optional(Tags),
+  folder: t.Optional(Folder),
+}, { additionalProperties: false, description: "at least one field" });
+
+export const DocumentView = t.Object({
+  id: t.String(),
+  name: t.String(),
+  title: t.String({ description: "equals name" }),
+  description: t.Optional(t.String()),
+  tags: t.Array(t.String()),
+  folder: t.Union([t.String(), t.Null()]),
+  fileSize: t.Integer({ description: "bytes of stored content" }),
+  createdAt: t.Integer({ description: "epoch ms" }),
+  updatedAt: t.Integer({ description: "epoch ms" }),
+});
+
+export const DocumentResponse = t.Object({ success: t.Literal(true), document: DocumentView });
+
+export const ListQuery = t.Object({
+  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50, error: "must be an integer from 1 to 200" })),
+  cursor: t.Optional(t.String({ description: "nextCursor of the previous page" })),
+  folder: t.Optional(t.String({ description: "exact folder path; \"\" = any folder" })),
+  deleted: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "true lists the caller's soft-deleted documents" })),
+}, { additionalProperties: false });
+
+export const ListResponse = t.Object({
+  success: t.Literal(true),
+  documents: t.Array(DocumentView),
+  nextCursor: t.Union([t.String(), t.Null()]),
+});
+
+export const IdParams = t.Object({ id: t.String() });
+
+export const FoldersResponse = t.Object({
+  success: t.Literal(true),
+  folders: t.Array(t.Object({
+    path: t.String(),
+    documentCount: t.Integer({ description: "active documents directly in this folder" }),
+    createdAt: t.Integer(),
+  })),
+});

@@ -1,0 +1,154 @@
+/**
+ * SQL for documents and folders. Every query is scoped to an account. Invariants that concurrency could
+ * break are kept by the database: the storage quota by one conditional UPDATE on the account row,
+ * If-Match and state checks under the document's row lock.
+ */
+import { and, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { accounts, documents, folders, type DocumentRow } from "../../db/schema";
+import type { CursorPosition } from "./cursor";
+import { folderAndAncestors } from "./validation";
+
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+type Executor = Db | Tx;
+export type NewDocument = typeof documents.$inferInsert;
+
+const owned = (accountId: string, id: string) => and(eq(documents.id, id), eq(documents.accountId, accountId));
+const active = isNull(documents.deletedAt);
+const deleted = isNotNull(documents.deletedAt);
+
+export type ReserveOutcome = "reserved" | "document_too_large" | "storage_limit_exceeded";
+
+export interface AccountLimitsRow {
+  storageLimitBytes: number | null;
+  storageUsedBytes: number;
+  maxDocumentBytes: number | null;
+}
+
+export const documentsRepository = (db: Db) => ({
+  transaction: <T>(work: (tx: Tx) => Promise<T>) => db.transaction(work),
+
+  async limits(accountId: string): Promise<AccountLimitsRow | undefined> {
+    const [row] = await db.select({
+      storageLimitBytes: accounts.storageLimitBytes,
+      storageUsedBytes: accounts.storageUsedBytes,
+      maxDocumentBytes: accounts.maxDocumentBytes,
+    }).from(accounts).where(eq(accounts.id, accountId));
+    return row;
+  },
+
+  async findActive(accountId: string, id: string, tx: Executor = db): Promise<DocumentRow | undefined> {
+    const [row] = await tx.select().from(documents).where(and(owned(accountId, id), active));
+    return row;
+  },
+
+  async lockActive(tx: Tx, accountId: string, id: string): Promise<DocumentRow | undefined> {
+    const [row] = await tx.select().from(documents).where(and(owned(accountId, id), active)).for("update");
+    return row;
+  },
+
+  async exists(accountId: string, id: string, tx: Executor = db): Promise<{ deleted: boolean } | undefined> {
+    const [row] = await tx.select({ deletedAt: documents.deletedAt }).from(documents).where(owned(accountId, id));
+    return row && { deleted: row.deletedAt !== null };
+  },
+
+  /**
+   * Adds `delta` bytes to the account's usage in one statement, only if the document of `size` bytes
+   * fits maxDocumentBytes and a growth fits storageLimitBytes. Concurrent callers queue on the account
+   * row, so the sum can never pass the limit.
+   */
+  async reserve(tx: Tx, accountId: string, delta: number, size: number): Promise<ReserveOutcome> {
+    const reserved = await tx.update(accounts)
+      .set({ storageUsedBytes: sql`${accounts.storageUsedBytes} + ${delta}` })
+      .where(and(
+        eq(accounts.id, accountId),
+        sql`(${accounts.maxDocumentBytes} is null or ${size} <= ${accounts.maxDocumentBytes})`,
+        sql`(${delta} <= 0 or ${accounts.storageLimitBytes} is null or ${accounts.storageUsedBytes} + ${delta} <= ${accounts.storageLimitBytes})`,
+      ))
+      .returning({ id: accounts.id });
+    if (reserved.length > 0) return "reserved";
+    const [account] = await tx.select({ maxDocumentBytes: accounts.maxDocumentBytes }).from(accounts).where(eq(accounts.id, accountId));
+    return account?.maxDocumentBytes != null && size > account.maxDocumentBytes ? "document_too_large" : "storage_limit_exceeded";
+  },
+
+  async ensureFolder(tx: Tx, accountId: string, folder: string | null | undefined, now: number): Promise<void> {
+    if (!folder) return;
+    const rows = folderAndAncestors(folder).map((path) => ({ accountId, path, createdAt: now }));
+    await tx.insert(folders).values(rows).onConflictDoNothing();
+  },
+
+  async insert(tx: Tx, document: NewDocument): Promise<DocumentRow> {
+    const [row] = await tx.insert(documents).values(document).returning();
+    return row;
+  },
+
+  async update(tx: Tx, id: string, changes: Partial<NewDocument>): Promise<DocumentRow> {
+    const [row] = await tx.update(documents).set({ ...changes, version: sql`${documents.version} + 1` }).where(eq(documents.id, id)).returning();
+    return row;
+  },
+
+  async restore(accountId: string, id: string): Promise<DocumentRow | undefined> {
+    const [row] = await db.update(documents)
+      .set({ deletedAt: null, purgeAt: null, version: sql`${documents.version} + 1` })
+      .where(and(owned(accountId, id), deleted))
+      .returning();
+    return row;
+  },
+
+  /** Deletes a soft-deleted document and releases its bytes; returns its content key. */
+  async purge(tx: Tx, accountId: string, id: string): Promise<string | undefined> {
+    const [row] = await tx.delete(documents).where(and(owned(accountId, id), deleted)).returning({ size: documents.fileSize, contentKey: documents.contentKey });
+    if (!row) return undefined;
+    await tx.update(accounts).set({ storageUsedBytes: sql`${accounts.storageUsedBytes} - ${row.size}` }).where(eq(accounts.id, accountId));
+    return row.contentKey;
+  },
+
+  /**
+   * Purges up to `batch` documents whose purgeAt has passed, releasing their bytes, in one statement.
+   * SKIP LOCKED lets several processes sweep one database without waiting on each other.
+   */
+  async purgeDue(now: number, batch: number): Promise<string[]> {
+    const rows = await db.execute<{ content_key: string }>(sql`
+      with due as (
+        select id from ${documents} where ${documents.purgeAt} <= ${now}
+        order by ${documents.purgeAt} limit ${batch} for update skip locked
+      ), gone as (
+        delete from ${documents} d using due where d.id = due.id
+        returning d.account_id, d.file_size, d.content_key
+      ), freed as (
+        update ${accounts} a set storage_used_bytes = a.storage_used_bytes - g.bytes
+        from (select account_id, sum(file_size) as bytes from gone group by account_id) g
+        where a.id = g.account_id
+      )
+      select content_key from gone`);
+    return rows.map((row) => row.content_key);
+  },
+
+  async list(accountId: string, options: { deleted: boolean; folder?: string; after?: CursorPosition; limit: number }): Promise<DocumentRow[]> {
+    const conditions: (SQL | undefined)[] = [eq(documents.accountId, accountId), options.deleted ? deleted : active];
+    if (options.folder !== undefined) conditions.push(eq(documents.folder, options.folder));
+    if (options.after) conditions.push(sql`(${documents.createdAt}, ${documents.id}) < (${options.after.createdAt}, ${options.after.id})`);
+    return db.select().from(documents).where(and(...conditions)).orderBy(desc(documents.createdAt), desc(documents.id)).limit(options.limit);
+  },
+
+  async folders(accountId: string): Promise<{ path: string; documentCount: number; createdAt: number }[]> {
+    return db.select({
+      path: folders.path,
+      documentCount: sql<number>`count(${documents.id})::int`,
+      createdAt: folders.createdAt,
+    }).from(folders)
+      .leftJoin(documents, and(eq(documents.accountId, folders.accountId), eq(documents.folder, folders.path), active))
+      .where(eq(folders.accountId, accountId))
+      .groupBy(folders.path, folders.createdAt)
+      .orderBy(folders.path);
+  },
+
+  /** Which of these content keys some document still points at. */
+  async referencedKeys(keys: string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const rows = await db.select({ key: documents.contentKey }).from(documents).where(inArray(documents.contentKey, keys));
+    return new Set(rows.map((row) => row.key));
+  },
+});
+
+export type DocumentsRepository = ReturnType<typeof documentsRepository>;

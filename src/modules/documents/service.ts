@@ -1,0 +1,254 @@
+/**
+ * The rules of the Documents API. Content is written to the store first (a new file per version) and
+ * the row is pointed at it in a transaction; a file the row no longer names is removed after the commit,
+ * and whatever a crash leaves behind is collected by the orphan sweep.
+ */
+import type { DocumentRow } from "../../db/schema";
+import { HttpError, badRequest, notFound, validationError, type FieldError } from "../../http/errors";
+import { parseJsonBytes } from "../../http/json";
+import { newId } from "../admin/keys";
+import type { ContentStore, OpenedContent, StoredContent } from "../../storage/content-store";
+import { decodeCursor, encodeCursor } from "./cursor";
+import { contentETag, ifMatchAllows, metadataETag } from "./etag";
+import { memberValueSpan } from "./json-span";
+import { documentsRepository, type DocumentsRepository, type ReserveOutcome, type Tx } from "./repository";
+import { normalizeFolder, normalizeMetadata, type MetadataInput } from "./validation";
+
+export interface DocumentsDeps {
+  repository: DocumentsRepository;
+  store: ContentStore;
+  now: () => number;
+  purgeAfterMs: number;
+}
+
+export function documentsDeps(options: { db: Parameters<typeof documentsRepository>[0]; store: ContentStore; now?: () => number; purgeAfterMs: number }): DocumentsDeps {
+  return { repository: documentsRepository(options.db), store: options.store, now: options.now ?? Date.now, purgeAfterMs: options.purgeAfterMs };
+}
+
+export const documentView = (row: DocumentRow) => ({
+  id: row.id,
+  name: row.name,
+  title: row.name,
+  ...(row.description !== null ? { description: row.description } : {}),
+  tags: row.tags,
+  folder: row.folder,
+  fileSize: row.fileSize,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt,
+});
+
+export const documentNotFound = (id: string) => notFound("document_not_found", `No document with id '${id}'`);
+const documentNotDeleted = (id: string) =>
+  new HttpError(409, "document_not_deleted", `Document '${id}' is not deleted; delete it first (DELETE /api/v1/documents/${id})`);
+const preconditionFailed = (current: string) =>
+  new HttpError(412, "precondition_failed", `If-Match does not match the current ETag ${current}`);
+
+function quotaError(outcome: Exclude<ReserveOutcome, "reserved">, size: number): HttpError {
+  return outcome === "document_too_large"
+    ? new HttpError(413, "document_too_large", `The content (${size} bytes) exceeds the account's maximum document size`)
+    : new HttpError(413, "storage_limit_exceeded", `Storing ${size} bytes would exceed the account's storage limit`);
+}
+
+/** Refuses early what cannot fit, before any file is written; the reservation decides for good. */
+async function precheckQuota(deps: DocumentsDeps, accountId: string, size: number, delta: number): Promise<void> {
+  const limits = await deps.repository.limits(accountId);
+  if (!limits) return;
+  if (limits.maxDocumentBytes !== null && size > limits.maxDocumentBytes) throw quotaError("document_too_large", size);
+  if (delta > 0 && limits.storageLimitBytes !== null && limits.storageUsedBytes + delta > limits.storageLimitBytes) throw quotaError("storage_limit_exceeded", size);
+}
+
+async function reserveOrThrow(tx: Tx, deps: DocumentsDeps, accountId: string, delta: number, size: number): Promise<void> {
+  const outcome = await deps.repository.reserve(tx, accountId, delta, size);
+  if (outcome !== "reserved") throw quotaError(outcome, size);
+}
+
+/**
+ * Writes new content, runs the transaction that adopts it, and removes the file again when the
+ * transaction refused it. After any other failure (a lost connection during COMMIT, say) the row may
+ * or may not name the file, so it is left to the orphan sweep, which removes only unreferenced files.
+ */
+async function withStoredContent<T>(deps: DocumentsDeps, bytes: Uint8Array, adopt: (stored: StoredContent) => Promise<T>): Promise<T> {
+  const stored = await deps.store.put(bytes);
+  try {
+    return await adopt(stored);
+  } catch (error) {
+    if (error instanceof HttpError) await deps.store.remove(stored.key).catch(() => {});
+    throw error;
+  }
+}
+
+export interface CreateInput extends MetadataInput {
+  name: string;
+  content?: unknown;
+  contentText?: string;
+}
+
+const encoder = new TextEncoder();
+
+/** The bytes to store: the `content` member exactly as written in the request, or `contentText`'s text. */
+function contentBytesOf(input: CreateInput, rawBody: Uint8Array | undefined): Uint8Array {
+  const hasContent = "content" in input && input.content !== undefined;
+  const hasText = input.contentText !== undefined;
+  if (hasContent && hasText) throw validationError([{ path: "/contentText", message: "give either content or contentText, not both" }]);
+  if (!hasContent && !hasText) throw validationError([{ path: "/content", message: "required (or contentText)" }]);
+  if (hasText) {
+    const text = input.contentText!;
+    if (!text.isWellFormed()) throw validationError([{ path: "/contentText", message: "must be valid Unicode (no lone surrogates)" }]);
+    const bytes = encoder.encode(text);
+    const parsed = parseJsonBytes(bytes);
+    if (!parsed.ok) throw validationError([{ path: "/contentText", message: `must be JSON text: ${parsed.message}` }]);
+    return bytes;
+  }
+  const span = rawBody && memberValueSpan(rawBody, "content");
+  // The parser always keeps the raw body; re-serialising is only a fallback and loses nothing JSON.parse kept.
+  return span ?? encoder.encode(JSON.stringify(input.content));
+}
+
+export async function createDocument(deps: DocumentsDeps, accountId: string, input: CreateInput, rawBody: Uint8Array | undefined): Promise<DocumentRow> {
+  const errors: FieldError[] = [];
+  const metadata = normalizeMetadata({ name: input.name, description: input.description, tags: input.tags, folder: input.folder }, errors);
+  const bytes = contentBytesOf(input, rawBody);
+  await precheckQuota(deps, accountId, bytes.byteLength, bytes.byteLength);
+  return withStoredContent(deps, bytes, (stored) =>
+    deps.repository.transaction(async (tx) => {
+      await reserveOrThrow(tx, deps, accountId, stored.size, stored.size);
+      const now = deps.now();
+      await deps.repository.ensureFolder(tx, accountId, metadata.folder, now);
+      return deps.repository.insert(tx, {
+        id: newId("doc"),
+        accountId,
+        name: metadata.name!,
+        description: metadata.description ?? null,
+        tags: metadata.tags ?? [],
+        folder: metadata.folder ?? null,
+        fileSize: stored.size,
+        contentHash: stored.hash,
+        contentKey: stored.key,
+        createdAt: now,
+        updatedAt: now,
+      });
+    }));
+}
+
+export async function getDocument(deps: DocumentsDeps, accountId: string, id: string): Promise<DocumentRow> {
+  const row = await deps.repository.findActive(accountId, id);
+  if (!row) throw documentNotFound(id);
+  return row;
+}
+
+/**
+ * The row and its opened content. The file is opened before anything can remove it; should a content
+ * update have replaced it between reading the row and opening the file, the row is read again.
+ */
+export async function openContent(deps: DocumentsDeps, accountId: string, id: string): Promise<{ row: DocumentRow; content: OpenedContent }> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const row = await getDocument(deps, accountId, id);
+    const content = await deps.store.open(row.contentKey);
+    if (content) return { row, content };
+  }
+  throw new Error(`content of document ${id} is missing from the content store`);
+}
+
+export interface Preconditions {
+  ifMatch: string | null;
+}
+
+/** Locks the active row, checks If-Match against the given ETag, then runs the change. */
+async function underLock<T>(tx: Tx, deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, etagOf: (row: DocumentRow) => string, change: (row: DocumentRow) => Promise<T>): Promise<T> {
+  const row = await deps.repository.lockActive(tx, accountId, id);
+  if (!row) throw documentNotFound(id);
+  const current = etagOf(row);
+  if (!ifMatchAllows(preconditions.ifMatch, current)) throw preconditionFailed(current);
+  return change(row);
+}
+
+const rowMetadataETag = (row: DocumentRow) => metadataETag(row.version);
+const rowContentETag = (row: DocumentRow) => contentETag(row.contentHash);
+
+/** The parsed body of a metadata update: at least one field, read after the document was found. */
+export function metadataUpdateOf(body: unknown): MetadataInput {
+  if (body !== null && typeof body === "object" && !Array.isArray(body) && Object.keys(body).length === 0) {
+    throw validationError([{ path: "", message: "give at least one of name, description, tags, folder" }]);
+  }
+  return body as MetadataInput;
+}
+
+export async function updateMetadata(deps: DocumentsDeps, accountId: string, id: string, input: MetadataInput, preconditions: Preconditions): Promise<DocumentRow> {
+  const metadata = normalizeMetadata(metadataUpdateOf(input));
+  return deps.repository.transaction((tx) =>
+    underLock(tx, deps, accountId, id, preconditions, rowMetadataETag, async () => {
+      const now = deps.now();
+      await deps.repository.ensureFolder(tx, accountId, metadata.folder, now);
+      return deps.repository.update(tx, id, { ...metadata, updatedAt: now });
+    }));
+}
+
+/** The raw body of a content update: not empty, and JSON. */
+export function contentBodyOf(bytes: Uint8Array): Uint8Array {
+  if (bytes.byteLength === 0) throw badRequest("body_required", "The request body must be the new JSON content; it is empty");
+  const parsed = parseJsonBytes(bytes);
+  if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
+  return bytes;
+}
+
+export async function replaceContent(deps: DocumentsDeps, accountId: string, id: string, body: Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
+  const before = await getDocument(deps, accountId, id);
+  const bytes = contentBodyOf(body);
+  if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
+  await precheckQuota(deps, accountId, bytes.byteLength, bytes.byteLength - before.fileSize);
+  let replacedKey: string | undefined;
+  const row = await withStoredContent(deps, bytes, (stored) =>
+    deps.repository.transaction((tx) =>
+      underLock(tx, deps, accountId, id, preconditions, rowContentETag, async (current) => {
+        await reserveOrThrow(tx, deps, accountId, stored.size - current.fileSize, stored.size);
+        replacedKey = current.contentKey;
+        return deps.repository.update(tx, id, { fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, updatedAt: deps.now() });
+      })));
+  if (replacedKey) await deps.store.remove(replacedKey).catch(() => {});
+  return row;
+}
+
+export async function softDelete(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions): Promise<DocumentRow> {
+  return deps.repository.transaction((tx) =>
+    underLock(tx, deps, accountId, id, preconditions, rowMetadataETag, () => {
+      const now = deps.now();
+      return deps.repository.update(tx, id, { deletedAt: now, purgeAt: now + deps.purgeAfterMs });
+    }));
+}
+
+export async function purgeDocument(deps: DocumentsDeps, accountId: string, id: string): Promise<void> {
+  const contentKey = await deps.repository.transaction(async (tx) => {
+    const key = await deps.repository.purge(tx, accountId, id);
+    if (key) return key;
+    if ((await deps.repository.exists(accountId, id, tx))?.deleted === false) throw documentNotDeleted(id);
+    throw documentNotFound(id);
+  });
+  await deps.store.remove(contentKey).catch(() => {});
+}
+
+export async function restoreDocument(deps: DocumentsDeps, accountId: string, id: string): Promise<DocumentRow> {
+  const row = await deps.repository.restore(accountId, id);
+  if (row) return row;
+  if ((await deps.repository.exists(accountId, id))?.deleted === false) throw documentNotDeleted(id);
+  throw documentNotFound(id);
+}
+
+export interface ListOptions {
+  limit: number;
+  cursor?: string;
+  folder?: string;
+  deleted: boolean;
+}
+
+export async function listDocuments(deps: DocumentsDeps, accountId: string, options: ListOptions): Promise<{ documents: DocumentRow[]; nextCursor: string | null }> {
+  const errors: FieldError[] = [];
+  const folder = options.folder === undefined ? undefined : normalizeFolder(options.folder, errors, "/folder") ?? undefined;
+  if (errors.length > 0) throw validationError(errors.map((error) => ({ ...error, message: `${error.message} (query parameter folder)` })));
+  const after = options.cursor === undefined ? undefined : decodeCursor(accountId, options.cursor);
+  const rows = await deps.repository.list(accountId, { deleted: options.deleted, folder, after, limit: options.limit + 1 });
+  const page = rows.slice(0, options.limit);
+  const last = page.at(-1);
+  return { documents: page, nextCursor: rows.length > options.limit && last ? encodeCursor(accountId, last) : null };
+}
+
+export const listFolders = (deps: DocumentsDeps, accountId: string) => deps.repository.folders(accountId);

@@ -1,0 +1,141 @@
+/**
+ * The content store on local disk: `<root>/<shard>/<key>.json`. A write goes to `<key>.tmp` in the
+ * same folder, is fsynced, renamed into place and the folder fsynced, so a crash at any instant leaves
+ * either no file under the final name or the complete one (Bun.write alone is not atomic). Reads go
+ * through an open file descriptor, so a file removed after it was opened still streams to the end.
+ */
+import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from "node:fs/promises";
+import { join } from "node:path";
+import { sha256Hex, type ContentStore, type OpenedContent, type StoredContent, type StoredFile } from "./content-store";
+
+const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const COMPLETE = ".json";
+const INCOMPLETE = ".tmp";
+const READ_CHUNK_BYTES = 256 * 1024;
+
+export class DiskContentStore implements ContentStore {
+  private readonly readyShards = new Set<string>();
+
+  constructor(readonly root: string) {}
+
+  async put(bytes: Uint8Array): Promise<StoredContent> {
+    const key = Bun.randomUUIDv7();
+    const folder = await this.shardFolder(key);
+    const temp = join(folder, key + INCOMPLETE);
+    const handle = await open(temp, "wx", 0o640);
+    try {
+      let written = 0;
+      while (written < bytes.byteLength) written += (await handle.write(bytes, written)).bytesWritten;
+      await handle.sync();
+    } catch (error) {
+      await handle.close();
+      await rm(temp, { force: true });
+      throw error;
+    }
+    await handle.close();
+    await rename(temp, join(folder, key + COMPLETE));
+    await syncFolder(folder);
+    return { key, size: bytes.byteLength, hash: sha256Hex(bytes) };
+  }
+
+  async open(key: string): Promise<OpenedContent | undefined> {
+    if (!KEY.test(key)) return undefined;
+    let handle: FileHandle;
+    try {
+      handle = await open(this.pathOf(key, COMPLETE), "r");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+      throw error;
+    }
+    const { size } = await handle.stat();
+    return { size, stream: streamOf(handle) };
+  }
+
+  async remove(key: string): Promise<void> {
+    if (!KEY.test(key)) return;
+    await rm(this.pathOf(key, COMPLETE), { force: true });
+    await rm(this.pathOf(key, INCOMPLETE), { force: true });
+  }
+
+  async *list(): AsyncIterable<StoredFile> {
+    for (const shard of await entriesOf(this.root)) {
+      const folder = join(this.root, shard);
+      for (const name of await entriesOf(folder)) {
+        const incomplete = name.endsWith(INCOMPLETE);
+        if (!incomplete && !name.endsWith(COMPLETE)) continue;
+        const key = name.slice(0, name.length - (incomplete ? INCOMPLETE : COMPLETE).length);
+        if (!KEY.test(key)) continue;
+        const modifiedAt = await stat(join(folder, name)).then((s) => s.mtimeMs, () => undefined);
+        if (modifiedAt !== undefined) yield { key, incomplete, modifiedAt };
+      }
+    }
+  }
+
+  private pathOf(key: string, suffix: string): string {
+    return join(this.root, shardOf(key), key + suffix);
+  }
+
+  /** Creates the shard folder on first use, making its own entry durable too. */
+  private async shardFolder(key: string): Promise<string> {
+    const shard = shardOf(key);
+    const folder = join(this.root, shard);
+    if (!this.readyShards.has(shard)) {
+      const created = await mkdir(folder, { recursive: true, mode: 0o750 });
+      if (created !== undefined) {
+        await syncFolder(this.root);
+        if (created !== folder) await syncFolder(join(this.root, ".."));
+      }
+      this.readyShards.add(shard);
+    }
+    return folder;
+  }
+}
+
+/** The last two hex digits of a UUIDv7 are random: 256 folders, evenly filled. */
+const shardOf = (key: string) => key.slice(-2);
+
+async function syncFolder(path: string): Promise<void> {
+  const handle = await open(path, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+async function entriesOf(folder: string): Promise<string[]> {
+  try {
+    return await readdir(folder);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
+}
+
+function streamOf(handle: FileHandle): ReadableStream<Uint8Array> {
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await handle.close();
+  };
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const buffer = new Uint8Array(READ_CHUNK_BYTES);
+        const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK_BYTES, null);
+        if (bytesRead === 0) {
+          await close();
+          controller.close();
+        } else controller.enqueue(buffer.subarray(0, bytesRead));
+      } catch (error) {
+        await close().catch(() => {});
+        controller.error(error);
+      }
+    },
+    cancel: close,
+  });
+}
+
+/** The content store of a Kiln process: `$DATA_DIR/content`. */
+export const contentStoreIn = (dataDir: string) => new DiskContentStore(join(dataDir, "content"));
