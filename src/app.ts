@@ -13,12 +13,25 @@ import { openapiDocs } from "./http/openapi";
 import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
+import { DOCUMENT_RAW_ROUTES, documentsModule } from "./modules/documents";
+import { documentsDeps } from "./modules/documents/service";
+import type { ContentStore } from "./storage/content-store";
+import { contentStoreIn } from "./storage/disk";
+import { EXECUTE_ROUTE, utilitiesModule } from "./modules/utilities";
+import { registry as defaultUtilityRegistry, type UtilityRegistry } from "./utilities/registry";
+import type { WorkerPool } from "./workers/pool";
 
 export interface AppDeps {
   config: Config;
   database: Database;
   logger?: Logger;
   now?: () => number;
+  /** the utility worker pool, started at boot (src/index.ts) and stopped on shutdown */
+  workerPool: WorkerPool;
+  /** the utilities served; tests inject their own (the pool's registryModule must name the same set) */
+  utilityRegistry?: UtilityRegistry;
+  /** where document content lives; by default $DATA_DIR/content (src/index.ts shares it with the sweepers) */
+  contentStore?: ContentStore;
 }
 
 /** Limit on request bodies outside utility execution (document create and content update). */
@@ -33,16 +46,30 @@ export function createApp(deps: AppDeps) {
     bytes: MAX_DOCUMENT_BODY_BYTES,
     tooLarge: (limit) => new HttpError(413, "document_too_large", `The request body exceeds ${limit} bytes`),
   };
+  const utilityBodyLimit: BodyLimit = {
+    bytes: config.utilityMaxPayloadBytes,
+    tooLarge: (limit) => new HttpError(413, "payload_too_large", `The utility payload exceeds ${limit} bytes`),
+  };
+  const utilityEngine = {
+    db: database.db,
+    pool: deps.workerPool,
+    registry: deps.utilityRegistry ?? defaultUtilityRegistry,
+    inlineMaxBytes: config.utilityInlineMaxBytes,
+    logger,
+    now: deps.now ?? Date.now,
+  };
 
   return new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
     .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path, bearerToken(request)) }))
-    .use(bodyParser({ limitFor: () => documentBodyLimit, rawRoutes: new Set() }))
+    .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]) }))
     .use(openapiDocs())
     .use(auth)
     .use(healthModule({ database }))
     .use(adminModule({ db: database.db, authenticator }))
-    .use(usageModule({ db: database.db, auth }));
+    .use(usageModule({ db: database.db, auth }))
+    .use(utilitiesModule({ engine: utilityEngine, auth }))
+    .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth }));
 }
 
 function bearerToken(request: Request): string | undefined {

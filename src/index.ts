@@ -7,6 +7,11 @@ import { createDatabase } from "./db/client";
 import { createLogger } from "./http/context";
 import { bootstrap } from "./modules/admin/service";
 import { createApp } from "./app";
+import { registry } from "./utilities/registry";
+import { startWorkerPool } from "./workers/pool";
+import { contentStoreIn } from "./storage/disk";
+import { documentsRepository } from "./modules/documents/repository";
+import { startSweepers } from "./modules/documents/sweeper";
 
 let config;
 try {
@@ -26,7 +31,10 @@ if (generatedKey) {
   // Printed once, on the first start of an empty database: it is stored only as a hash.
   console.log(`\n  Kiln generated an API key with every permission (shown only now):\n\n    ${generatedKey}\n`);
 }
-const app = createApp({ config, database, logger });
+const workerPool = startWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason }));
+const contentStore = contentStoreIn(config.dataDir);
+const app = createApp({ config, database, logger, workerPool, contentStore });
+const sweepers = startSweepers({ repository: documentsRepository(database.db), store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs });
 const server = Bun.serve({
   port: config.port,
   hostname: config.host,
@@ -43,6 +51,8 @@ async function shutdown(signal: string) {
   stopping = true;
   logger.log("info", "shutting down", { signal });
   await server.stop();
+  await sweepers.stop();
+  await workerPool.stop();
   await database.close();
   process.exit(0);
 }

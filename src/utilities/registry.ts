@@ -51,11 +51,26 @@ export const UTILITIES: readonly Utility[] = [
   filter,
 ] as unknown as readonly Utility[];
 
-const byId = new Map<string, Utility>();
-for (const utility of UTILITIES) {
-  for (const id of [utility.id, ...(utility.aliases ?? [])]) byId.set(id, utility);
+/**
+ * A set of utilities the engine can run. `module` is the URL of a module exporting it as `registry`, so
+ * that a worker thread imports the very same set (tests inject their own through it).
+ */
+export interface UtilityRegistry {
+  readonly module: string;
+  readonly utilities: readonly Utility[];
+  find(id: string): Utility | undefined;
 }
 
+export function createRegistry(module: string, utilities: readonly Utility[]): UtilityRegistry {
+  const byId = new Map<string, Utility>();
+  for (const utility of utilities) {
+    for (const id of [utility.id, ...(utility.aliases ?? [])]) byId.set(id, utility);
+  }
+  return { module, utilities, find: (id) => byId.get(id) };
+}
+
+export const registry = createRegistry(import.meta.url, UTILITIES);
+
 export function findUtility(id: string): Utility | undefined {
-  return byId.get(id);
+  return registry.find(id);
 }

@@ -12,6 +12,8 @@ import { bootstrap, createAccount, createKey } from "../../src/modules/admin/ser
 import type { Permission, PlanName } from "../../src/modules/admin/plans";
 import type { AccountLimits } from "../../src/modules/admin/plans";
 import { createTestDatabase, type TestDatabase } from "./database";
+import { registry as defaultUtilityRegistry, type UtilityRegistry } from "../../src/utilities/registry";
+import { startWorkerPool, type WorkerPool } from "../../src/workers/pool";
 
 export const ADMIN_KEY = "kiln_TestBootstrapKey0123456789abcdefABCDEF";
 
@@ -27,6 +29,7 @@ export interface TestApp {
   app: App;
   config: Config;
   testDb: TestDatabase;
+  workerPool: WorkerPool;
   logLines: string[];
   request(method: string, path: string, options?: RequestOptions): Promise<Response>;
   /** request + parsed JSON body */
@@ -36,14 +39,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(env: Record<string, string> = {}, extra: { now?: () => number } = {}): Promise<TestApp> {
+export async function createTestApp(env: Record<string, string> = {}, extra: { now?: () => number; utilityRegistry?: UtilityRegistry } = {}): Promise<TestApp> {
   const testDb = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), "kiln-test-data-"));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: "info", ...env });
   const logLines: string[] = [];
   const logger = createLogger(config.logLevel, (line) => logLines.push(line));
   await bootstrap(testDb.database.db, ADMIN_KEY);
-  const app = createApp({ config, database: testDb.database, logger, now: extra.now });
+  const utilityRegistry = extra.utilityRegistry ?? defaultUtilityRegistry;
+  const workerPool = startWorkerPool(config, utilityRegistry.module);
+  const app = createApp({ config, database: testDb.database, logger, now: extra.now, workerPool, utilityRegistry });
 
   const request = (method: string, path: string, options: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...options.headers };
@@ -59,6 +64,7 @@ export async function createTestApp(env: Record<string, string> = {}, extra: { n
     app,
     config,
     testDb,
+    workerPool,
     logLines,
     request,
     async json(method, path, options) {
@@ -73,6 +79,7 @@ export async function createTestApp(env: Record<string, string> = {}, extra: { n
       return { accountId: account.id, key };
     },
     async close() {
+      await workerPool.stop();
       await testDb.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },

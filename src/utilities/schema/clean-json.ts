@@ -1,18 +1,73 @@
-// PLACEHOLDER: replaced by the utility's implementation (issues 4–6).
+/**
+ * schema.clean-json: drops nulls, empty strings, empty arrays and (optionally) empty objects at every
+ * depth (utilities.md). Emptiness is judged after the children are cleaned, so a container emptied by
+ * the other rules is dropped too when its own rule is on. The top-level value itself is never dropped:
+ * it has no parent to leave (an input of `null` gives `null`).
+ */
 import { t } from "elysia";
-import { defineUtility, UtilityError } from "../types";
+import type { Static } from "@sinclair/typebox";
+import { defineUtility } from "../types";
+import { isJsonObject, setOwn } from "../lib/own-property";
 
 export const id = "schema.clean-json";
 
-export const configSchema = t.Object({}, { additionalProperties: false });
+export const configSchema = t.Object({
+  removeNulls: t.Boolean({ default: true, description: "drop null members and array elements" }),
+  removeEmptyStrings: t.Boolean({ default: true, description: "drop empty strings" }),
+  removeEmptyArrays: t.Boolean({ default: true, description: "drop empty arrays" }),
+  removeEmptyObjects: t.Boolean({ default: false, description: "drop empty objects (including objects emptied by the other rules)" }),
+  trimStrings: t.Boolean({ default: false, description: "trim whitespace of strings (before the empty-string rule)" }),
+}, { additionalProperties: false });
+
+export type CleanJsonConfig = Static<typeof configSchema>;
+
+const DROPPED = Symbol("dropped");
+
+export function cleanJson(value: unknown, config: CleanJsonConfig): unknown {
+  const cleaned = cleanValue(value, config);
+  return cleaned === DROPPED ? emptyLike(value, config) : cleaned;
+}
+
+function cleanValue(value: unknown, config: CleanJsonConfig): unknown {
+  if (value === null) return config.removeNulls ? DROPPED : null;
+  if (typeof value === "string") {
+    const text = config.trimStrings ? value.trim() : value;
+    return text === "" && config.removeEmptyStrings ? DROPPED : text;
+  }
+  if (Array.isArray(value)) {
+    const items: unknown[] = [];
+    for (const item of value) {
+      const cleaned = cleanValue(item, config);
+      if (cleaned !== DROPPED) items.push(cleaned);
+    }
+    return items.length === 0 && config.removeEmptyArrays ? DROPPED : items;
+  }
+  if (isJsonObject(value)) {
+    const members: Record<string, unknown> = {};
+    let count = 0;
+    for (const key of Object.keys(value)) {
+      const cleaned = cleanValue(value[key], config);
+      if (cleaned === DROPPED) continue;
+      setOwn(members, key, cleaned);
+      count++;
+    }
+    return count === 0 && config.removeEmptyObjects ? DROPPED : members;
+  }
+  return value;
+}
+
+/** What a dropped top-level value leaves: its emptied container, or the scalar as it was (trimmed). */
+function emptyLike(value: unknown, config: CleanJsonConfig): unknown {
+  if (Array.isArray(value)) return [];
+  if (isJsonObject(value)) return {};
+  return typeof value === "string" && config.trimStrings ? value.trim() : value;
+}
 
 export default defineUtility({
   id,
   name: "Clean JSON",
   category: "cleanup",
-  description: "Not implemented yet.",
+  description: "Removes null values, empty strings and empty arrays (and optionally empty objects) at every depth, optionally trimming strings first.",
   configSchema,
-  run() {
-    throw new UtilityError("schema.clean-json is not implemented yet");
-  },
+  run: (inputs, config) => cleanJson(inputs.primary, config),
 });

@@ -1,0 +1,208 @@
+/**
+ * A fixed-size pool of Bun Workers for utility runs on large payloads, with a bounded queue. The
+ * request bytes are transferred to the worker (the main thread keeps no copy and parses nothing); the
+ * output comes back as JSON text. A run that outlives its time limit, or whose caller goes away, has its
+ * worker terminated and replaced: a worker stuck in a loop cannot be interrupted any other way.
+ */
+import type { Config } from "../config";
+import type { FieldError } from "../http/errors";
+
+export type WorkerOutcome =
+  | { ok: true; outputJson: string; durationMs: number }
+  | { ok: false; status: number; code: string; message: string; errors?: FieldError[] };
+
+export type ToWorker =
+  | { type: "init"; registryModule: string }
+  | { type: "run"; jobId: number; utilityId: string; bytes: Uint8Array };
+
+export interface ToPool {
+  jobId: number;
+  outcome: WorkerOutcome;
+}
+
+/** Every worker is busy and the queue is full. */
+export class PoolBusyError extends Error {}
+/** The run took longer than the pool's time limit. */
+export class RunTimeoutError extends Error {}
+/** The caller's signal aborted the run (e.g. the client disconnected). */
+export class RunCancelledError extends Error {}
+/** The worker died while running (out of memory, exit). */
+export class WorkerCrashedError extends Error {}
+
+export interface PoolOptions {
+  size: number;
+  /** runs that may wait for a worker; beyond it `run` rejects with PoolBusyError */
+  queueLimit: number;
+  timeoutMs: number;
+  /** URL of the module whose `registry` export the workers run (see utilities/registry.ts) */
+  registryModule: string;
+  onWorkerLost?: (reason: string) => void;
+}
+
+interface Job {
+  utilityId: string;
+  bytes: Uint8Array;
+  signal?: AbortSignal;
+  resolve: (outcome: WorkerOutcome) => void;
+  reject: (error: Error) => void;
+}
+
+interface Running {
+  id: number;
+  job: Job;
+  /** detaches the abort listener */
+  release: () => void;
+}
+
+interface Slot {
+  /** undefined after a crash: the next run spawns a new one (a worker that cannot start never loops) */
+  worker?: Worker;
+  running?: Running;
+}
+
+const WORKER_URL = new URL("./utility.worker.ts", import.meta.url);
+
+export class WorkerPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Job[] = [];
+  private nextJobId = 1;
+  private stopped = false;
+  /** workers replaced after a timeout, a cancellation or a crash */
+  replacements = 0;
+
+  constructor(private readonly options: PoolOptions) {}
+
+  /** Spawns every worker now, so that the first requests do not pay their start-up. */
+  start(): this {
+    while (this.slots.length < this.options.size) this.slots.push({ worker: this.spawn() });
+    return this;
+  }
+
+  get busy(): number {
+    return this.slots.filter((slot) => slot.running).length;
+  }
+
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** Runs one request in a worker. `bytes` is transferred: the caller's view of it is detached. */
+  run(utilityId: string, bytes: Uint8Array, signal?: AbortSignal): Promise<WorkerOutcome> {
+    return new Promise((resolve, reject) => {
+      if (this.stopped) return reject(new PoolBusyError("the worker pool is shutting down"));
+      if (signal?.aborted) return reject(new RunCancelledError("the run was cancelled before it started"));
+      const job: Job = { utilityId, bytes, signal, resolve, reject };
+      const idle = this.slots.find((slot) => !slot.running);
+      if (idle) return this.dispatch(idle, job);
+      if (this.queue.length >= this.options.queueLimit) return reject(new PoolBusyError("every utility worker is busy and the queue is full"));
+      this.queue.push(job);
+      signal?.addEventListener("abort", () => this.dequeue(job), { once: true });
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const job of this.queue.splice(0)) job.reject(new PoolBusyError("the worker pool is shutting down"));
+    for (const slot of this.slots.splice(0)) {
+      slot.running?.release();
+      slot.running?.job.reject(new PoolBusyError("the worker pool is shutting down"));
+      slot.worker?.terminate();
+    }
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(WORKER_URL);
+    worker.postMessage({ type: "init", registryModule: this.options.registryModule } satisfies ToWorker);
+    worker.addEventListener("message", (event: MessageEvent<ToPool>) => this.finish(worker, event.data));
+    worker.addEventListener("error", (event) => this.lose(worker, `worker error: ${(event as ErrorEvent).message}`));
+    worker.addEventListener("close", () => this.lose(worker, "worker exited"));
+    return worker;
+  }
+
+  private dispatch(slot: Slot, job: Job): void {
+    if (job.signal?.aborted) {
+      job.reject(new RunCancelledError("the run was cancelled while waiting for a worker"));
+      return this.next(slot);
+    }
+    const worker = slot.worker ?? this.spawn();
+    slot.worker = worker;
+    const id = this.nextJobId++;
+    const limit = AbortSignal.timeout(this.options.timeoutMs);
+    const signal = job.signal ? AbortSignal.any([job.signal, limit]) : limit;
+    const onAbort = () => {
+      const timedOut = limit.aborted;
+      this.replace(slot);
+      job.reject(timedOut
+        ? new RunTimeoutError(`the run exceeded ${this.options.timeoutMs} ms`)
+        : new RunCancelledError("the run was cancelled"));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    slot.running = { id, job, release: () => signal.removeEventListener("abort", onAbort) };
+    const bytes = transferable(job.bytes);
+    worker.postMessage({ type: "run", jobId: id, utilityId: job.utilityId, bytes } satisfies ToWorker, [bytes.buffer]);
+  }
+
+  private finish(worker: Worker, message: ToPool): void {
+    const slot = this.slots.find((candidate) => candidate.worker === worker);
+    const running = slot?.running;
+    if (!slot || !running || running.id !== message.jobId) return;
+    running.release();
+    slot.running = undefined;
+    running.job.resolve(message.outcome);
+    this.next(slot);
+  }
+
+  /** A worker died on its own: fail its run; the slot gets a new worker when it next has work. */
+  private lose(worker: Worker, reason: string): void {
+    const slot = this.slots.find((candidate) => candidate.worker === worker);
+    if (!slot) return;
+    this.options.onWorkerLost?.(reason);
+    const running = slot.running;
+    this.replace(slot, { respawn: false });
+    running?.job.reject(new WorkerCrashedError("the utility worker stopped while processing this input"));
+  }
+
+  /** Terminates the slot's worker, whatever it is doing, and hands the slot the next queued run. */
+  private replace(slot: Slot, options = { respawn: true }): void {
+    const old = slot.worker;
+    slot.running?.release();
+    slot.running = undefined;
+    slot.worker = options.respawn ? this.spawn() : undefined;
+    this.replacements++;
+    old?.terminate();
+    this.next(slot);
+  }
+
+  private next(slot: Slot): void {
+    const job = this.queue.shift();
+    if (job) this.dispatch(slot, job);
+  }
+
+  private dequeue(job: Job): void {
+    const index = this.queue.indexOf(job);
+    if (index === -1) return;
+    this.queue.splice(index, 1);
+    job.reject(new RunCancelledError("the run was cancelled while waiting for a worker"));
+  }
+}
+
+/** A view that owns its whole buffer, so transferring it moves exactly the request bytes. */
+function transferable(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+  return whole ? (bytes as Uint8Array<ArrayBuffer>) : bytes.slice();
+}
+
+/** The pool the configuration asks for, started (workers spawned) and ready. */
+export function startWorkerPool(
+  config: Pick<Config, "utilityWorkers" | "utilityQueueLimit" | "utilityTimeoutMs">,
+  registryModule: string,
+  onWorkerLost?: (reason: string) => void,
+): WorkerPool {
+  return new WorkerPool({
+    size: config.utilityWorkers,
+    queueLimit: config.utilityQueueLimit,
+    timeoutMs: config.utilityTimeoutMs,
+    registryModule,
+    onWorkerLost,
+  }).start();
+}
