@@ -1,18 +1,142 @@
-// PLACEHOLDER: replaced by the utility's implementation (issues 4–6).
+/**
+ * cleanup.redact: masks sensitive values inside strings (detectors and custom patterns), and whole
+ * values by path or by member name. Keys are never changed; text around a match is kept.
+ */
 import { t } from "elysia";
-import { defineUtility, UtilityError } from "../types";
+import { RE2JS } from "re2js";
+import { DETECTOR_PRIORITY, DETECTORS, detect, PATTERN_NAMES, type PatternName, type Span } from "../lib/detectors";
+import { isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../lib/paths";
+import { compileUserRegex } from "../lib/regex";
+import { defineUtility, type UtilityInputs } from "../types";
 
 export const id = "cleanup.redact";
 
-export const configSchema = t.Object({}, { additionalProperties: false });
+export const configSchema = t.Object(
+  {
+    patterns: t.Array(t.Union(PATTERN_NAMES.map((name) => t.Literal(name))), {
+      default: ["email", "phone"],
+      uniqueItems: true,
+      description: "detectors to apply inside strings (credit cards must pass the Luhn check, IBANs mod-97)",
+    }),
+    customPatterns: t.Array(t.String({ minLength: 1 }), {
+      default: [],
+      maxItems: 50,
+      description: "extra regular expressions (RE2 syntax, linear time)",
+    }),
+    paths: t.Array(t.String(), { default: [], description: "values at these paths are masked whole" }),
+    keys: t.Array(t.String({ minLength: 1 }), {
+      default: [],
+      description: "members with these names (any depth, case-insensitive) are masked whole",
+    }),
+    maskStyle: t.Union([t.Literal("full"), t.Literal("partial"), t.Literal("hash")], { default: "full" }),
+    mask: t.String({ default: "[REDACTED]", description: "the replacement under maskStyle full" }),
+  },
+  { additionalProperties: false },
+);
+
+export interface RedactConfig {
+  patterns: PatternName[];
+  customPatterns: string[];
+  paths: string[];
+  keys: string[];
+  maskStyle: "full" | "partial" | "hash";
+  mask: string;
+}
+
+/** `sha256:` + 12 hex digits. Bun.CryptoHasher works in worker threads too. */
+export function hashToken(text: string): string {
+  return `sha256:${new Bun.CryptoHasher("sha256").update(text).digest("hex").slice(0, 12)}`;
+}
+
+interface Finder {
+  find(text: string): Span[];
+  partial(value: string): string;
+}
+
+const customPartial = (value: string) => `${String.fromCodePoint(value.codePointAt(0)!)}***`;
+
+function customFinder(pattern: string, index: number): Finder {
+  compileUserRegex(pattern, { field: `customPatterns/${index}` }); // names the field when the pattern is invalid
+  const compiled = RE2JS.compile(pattern);
+  return {
+    find(text) {
+      const spans: Span[] = [];
+      const matcher = compiled.matcher(text);
+      while (matcher.find()) if (matcher.end() > matcher.start()) spans.push({ start: matcher.start(), end: matcher.end() });
+      return spans;
+    },
+    partial: customPartial,
+  };
+}
+
+export function redact(primary: unknown, config: RedactConfig): unknown {
+  const finders: Finder[] = [
+    ...DETECTOR_PRIORITY.filter((name) => config.patterns.includes(name)).map((name) => ({
+      find: (text: string) => detect(name, text),
+      partial: DETECTORS[name].partial,
+    })),
+    ...config.customPatterns.map(customFinder),
+  ];
+  const pathSet = new PathSet(parsePaths(config.paths, "paths"));
+  const maskedKeys = new Set(config.keys.map((key) => key.toLowerCase()));
+  const hashes = new Map<string, string>();
+  const hashed = (text: string) => {
+    let token = hashes.get(text);
+    if (token === undefined) hashes.set(text, (token = hashToken(text)));
+    return token;
+  };
+
+  const maskMatch = (value: string, finder: Finder) =>
+    config.maskStyle === "full" ? config.mask : config.maskStyle === "hash" ? hashed(value) : finder.partial(value);
+  // a whole value has no kind to keep a hint of, so `partial` masks it like `full`
+  const maskWhole = (value: unknown) =>
+    config.maskStyle === "hash" ? hashed(typeof value === "string" ? value : JSON.stringify(value)) : config.mask;
+
+  const redactText = (text: string): string => {
+    const taken: (Span & { finder: Finder })[] = [];
+    for (const finder of finders) {
+      for (const span of finder.find(text)) {
+        if (!taken.some((other) => span.start < other.end && other.start < span.end)) taken.push({ ...span, finder });
+      }
+    }
+    if (taken.length === 0) return text;
+    taken.sort((a, b) => a.start - b.start);
+    let out = "";
+    let position = 0;
+    for (const span of taken) {
+      out += text.slice(position, span.start) + maskMatch(text.slice(span.start, span.end), span.finder);
+      position = span.end;
+    }
+    return out + text.slice(position);
+  };
+
+  const walk = (value: unknown, state: PathState, selected: boolean): unknown => {
+    if (selected) return maskWhole(value);
+    if (typeof value === "string") return redactText(value);
+    if (Array.isArray(value)) return value.map((element, index) => step(element, state, index, false));
+    if (isObject(value)) {
+      const out: JsonObject = {};
+      for (const key of Object.keys(value)) setOwn(out, key, step(value[key], state, key, maskedKeys.has(key.toLowerCase())));
+      return out;
+    }
+    return value;
+  };
+  const step = (value: unknown, state: PathState, key: string | number, keyMatches: boolean) => {
+    const next = state.length > 0 ? PathSet.step(state, key) : state;
+    return walk(value, next, keyMatches || PathSet.selected(next));
+  };
+
+  return walk(primary, pathSet.start, PathSet.selected(pathSet.start));
+}
 
 export default defineUtility({
   id,
   name: "Redact",
   category: "cleanup",
-  description: "Not implemented yet.",
+  description:
+    "Masks e-mail addresses, phone numbers, card numbers, IBANs, IP addresses, SSNs, URLs and custom patterns inside strings, and whole values by path or member name.",
   configSchema,
-  run() {
-    throw new UtilityError("cleanup.redact is not implemented yet");
+  run(inputs: UtilityInputs, config) {
+    return redact(inputs.primary, config as RedactConfig);
   },
 });
