@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { Db } from "../../db/client";
 import type { Authenticator } from "../../http/auth";
-import { AccountView, ApiKeyView, CreateAccountBody, CreateKeyBody, PatchAccountBody } from "./model";
+import { AccountView, ApiKeyView, CreateAccountBody, CreateKeyBody, PatchAccountBody, Text } from "./model";
 import { accountView, apiKeyView, createAccount, createKey, getAccount, listKeys, patchAccount, revokeKey } from "./service";
 
 export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
@@ -16,7 +16,7 @@ export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
       detail: { summary: "Create an account", description: "The plan sets the default limits; any limit given explicitly overrides it (null = unlimited)." },
     })
     .get("/accounts/:id", async ({ params }) => ({ success: true as const, account: accountView(await getAccount(deps.db, params.id)) }), {
-      params: t.Object({ id: t.String() }),
+      params: t.Object({ id: Text() }),
       response: { 200: t.Object({ success: t.Literal(true), account: AccountView }) },
       detail: { summary: "Get an account" },
     })
@@ -25,7 +25,7 @@ export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
       deps.authenticator.forget();
       return { success: true as const, account: accountView(account) };
     }, {
-      params: t.Object({ id: t.String() }),
+      params: t.Object({ id: Text() }),
       body: PatchAccountBody,
       response: { 200: t.Object({ success: t.Literal(true), account: AccountView }) },
       detail: { summary: "Edit an account's name, plan or limits", description: "A new plan resets the limits to its defaults, except limits given in the same request." },
@@ -41,7 +41,7 @@ export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
       detail: { summary: "Create an API key", description: "The plaintext key is returned once; only its SHA-256 hash is stored." },
     })
     .get("/keys", async ({ query }) => ({ success: true as const, keys: (await listKeys(deps.db, query.accountId)).map(apiKeyView) }), {
-      query: t.Object({ accountId: t.Optional(t.String()) }, { additionalProperties: false }),
+      query: t.Object({ accountId: t.Optional(Text()) }, { additionalProperties: false }),
       response: { 200: t.Object({ success: t.Literal(true), keys: t.Array(ApiKeyView) }) },
       detail: { summary: "List API keys (without secrets)" },
     })
@@ -50,7 +50,7 @@ export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
       deps.authenticator.forget();
       return { success: true as const, apiKey: apiKeyView(key) };
     }, {
-      params: t.Object({ id: t.String() }),
+      params: t.Object({ id: Text() }),
       response: { 200: t.Object({ success: t.Literal(true), apiKey: ApiKeyView }) },
       detail: { summary: "Revoke an API key", description: "The key answers 401 from then on (within one second on every process sharing the database)." },
     });

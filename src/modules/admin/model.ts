@@ -1,25 +1,34 @@
 import { t } from "elysia";
 import { PERMISSIONS, PLAN_NAMES } from "./plans";
 
-const limit = (description: string) => t.Optional(t.Union([t.Integer({ minimum: 0 }), t.Null()], { description: `${description}; null = unlimited` }));
+/** PostgreSQL text cannot hold U+0000: refused here (400) instead of failing in the database (500). */
+export const Text = (options: { minLength?: number; maxLength?: number; description?: string } = {}) =>
+  t.String({ ...options, pattern: "^[^\\u0000]*$", error: "must be a string without U+0000" });
+
+/** The largest values the columns hold (bigint read as a JS number; integer). */
+const BYTES_MAX = Number.MAX_SAFE_INTEGER;
+const INT_MAX = 2_147_483_647;
+
+const limit = (description: string, maximum: number) =>
+  t.Optional(t.Union([t.Integer({ minimum: 0, maximum }), t.Null()], { description: `${description}; null = unlimited` }));
 
 const limits = {
-  storageLimitBytes: limit("total bytes of unpurged documents"),
-  maxDocumentBytes: limit("largest document in bytes"),
-  monthlyCredits: limit("successful utility runs per calendar month (UTC)"),
-  rateLimitPerMinute: limit("requests per minute"),
+  storageLimitBytes: limit("total bytes of unpurged documents", BYTES_MAX),
+  maxDocumentBytes: limit("largest document in bytes", BYTES_MAX),
+  monthlyCredits: limit("successful utility runs per calendar month (UTC)", INT_MAX),
+  rateLimitPerMinute: limit("requests per minute", INT_MAX),
 };
 
 export const Plan = t.Union(PLAN_NAMES.map((name) => t.Literal(name)));
 
 export const CreateAccountBody = t.Object({
-  name: t.String({ minLength: 1, maxLength: 200 }),
+  name: Text({ minLength: 1, maxLength: 200 }),
   plan: t.Optional(Plan),
   ...limits,
 }, { additionalProperties: false });
 
 export const PatchAccountBody = t.Object({
-  name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
+  name: t.Optional(Text({ minLength: 1, maxLength: 200 })),
   plan: t.Optional(Plan),
   ...limits,
 }, { additionalProperties: false, minProperties: 1 });
@@ -41,10 +50,10 @@ export const AccountView = t.Object({
 export const Permission = t.Union(PERMISSIONS.map((name) => t.Literal(name)));
 
 export const CreateKeyBody = t.Object({
-  accountId: t.String({ minLength: 1 }),
+  accountId: Text({ minLength: 1 }),
   permissions: t.Array(Permission, { minItems: 1, uniqueItems: true }),
-  name: t.Optional(t.String({ minLength: 1, maxLength: 200 })),
-  expiresAt: t.Optional(t.Union([t.Integer({ minimum: 0, description: "epoch ms" }), t.Null()])),
+  name: t.Optional(Text({ minLength: 1, maxLength: 200 })),
+  expiresAt: t.Optional(t.Union([t.Integer({ minimum: 0, maximum: BYTES_MAX, description: "epoch ms" }), t.Null()])),
 }, { additionalProperties: false });
 
 export const ApiKeyView = t.Object({

@@ -1,0 +1,100 @@
+/**
+ * Bad input never breaks the server (issue 8 §2): FUZZ_RUNS hostile requests (10,000 by default; more
+ * with `bun run fuzz`) over every endpoint, in-process. Every answer is below 500, every error is
+ * problem+json with the required members, and afterwards Object.prototype is clean in this process and,
+ * judged by behaviour, in the utility workers. FUZZ_SEED replays a run.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import fc from "fast-check";
+import { createTestApp, type TestApp } from "../support/app";
+import { UTILITIES } from "../../src/utilities/registry";
+import { answerViolations } from "./support/problem";
+import { fuzzCase, type FuzzCase } from "./support/fuzz-cases";
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
+const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const CONCURRENCY = 8;
+
+let t: TestApp;
+const prototypeNamesBefore = Object.getOwnPropertyNames(Object.prototype).sort();
+const arrayPrototypeNamesBefore = Object.getOwnPropertyNames(Array.prototype).sort();
+const utilityIds = UTILITIES.map((utility) => utility.id);
+
+beforeAll(async () => {
+  t = await createTestApp({ UTILITY_INLINE_MAX_BYTES: "2048", UTILITY_TIMEOUT_MS: "5000" });
+});
+afterAll(async () => { await t.close(); });
+
+async function send(fuzz: FuzzCase): Promise<string[]> {
+  let request: Request;
+  try {
+    request = new Request(`http://localhost${fuzz.path}`, { method: fuzz.method, headers: fuzz.headers, body: fuzz.body });
+  } catch {
+    return []; // no client can send it (e.g. a header Bun's Request refuses)
+  }
+  const response = await t.app.handle(request);
+  // /ready answers 503 by contract when the database does not answer within its deadline
+  if (fuzz.path.startsWith("/ready") && response.status === 503) return answerViolations(503, response.headers, await response.text()).filter((v) => v !== "status 503");
+  const text = fuzz.method === "HEAD" ? "" : await response.text();
+  if (fuzz.method === "HEAD") return response.status >= 500 ? [`status ${response.status}`] : [];
+  return answerViolations(response.status, response.headers, text).map((violation) => `${violation} (HTTP ${response.status}: ${text.slice(0, 200)})`);
+}
+
+function describeCase(fuzz: FuzzCase): string {
+  const body = fuzz.body instanceof Uint8Array ? `bytes[${fuzz.body.length}]` : fuzz.body?.slice(0, 300);
+  return `${fuzz.method} ${fuzz.path.slice(0, 300)} headers=${JSON.stringify(fuzz.headers).slice(0, 300)} body=${JSON.stringify(body)}`;
+}
+
+async function seedTargets() {
+  const own = await t.newAccount({ permissions: ["documents", "utilities", "admin"], rateLimitPerMinute: null, storageLimitBytes: null });
+  const other = await t.newAccount({ permissions: ["documents", "utilities"] });
+  const ids = [own.accountId, other.accountId];
+  for (const [key, count] of [[own.key, 6], [other.key, 2]] as const) {
+    for (let i = 0; i < count; i++) {
+      const created = await t.json("POST", "/api/v1/documents", { key, body: { name: `seed-${i}.json`, content: { i }, folder: "seed" } });
+      if (created.status === 201) ids.push(created.body.document.id);
+    }
+  }
+  const keys = await t.json("GET", `/api/v1/admin/keys?accountId=${other.accountId}`);
+  for (const key of keys.body?.keys ?? []) ids.push(key.id);
+  return { key: own.key, ids };
+}
+
+test(`${RUNS} hostile requests over every endpoint: no 5xx, every error problem+json (seed ${SEED})`, async () => {
+  const targets = { ...(await seedTargets()), utilityIds, inlineMaxBytes: t.config.utilityInlineMaxBytes };
+  const cases = fc.sample(fuzzCase(targets), { numRuns: RUNS, seed: SEED });
+  const failures: string[] = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
+    while (next < cases.length) {
+      const fuzz = cases[next++];
+      const violations = await send(fuzz);
+      if (violations.length > 0 && failures.length < 20) failures.push(`${violations.join("; ")}\n    ← ${describeCase(fuzz)}`);
+    }
+  }));
+  expect(failures).toEqual([]);
+  expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeNamesBefore);
+  expect(Object.getOwnPropertyNames(Array.prototype).sort()).toEqual(arrayPrototypeNamesBefore);
+  expect(({} as Record<string, unknown>).kilnPolluted).toBeUndefined();
+}, 120_000);
+
+/**
+ * The workers are other isolates: their prototypes are judged by behaviour. The same canary request
+ * runs inline (small body) and in a worker (the same JSON padded with whitespace past the inline limit);
+ * any utility that reads an inherited property (for…in, `in`, obj[key]) would answer differently in a
+ * polluted worker. Each canary runs several times so that every worker of the pool answers.
+ */
+test("after the fuzz run, every utility answers the same in a worker as inline (no polluted worker)", async () => {
+  const canary = '{"inputs":{"primary":[{"a":1,"b":{"c":"x"},"d":null}],"secondary":[{"a":2}]},"config":{}}';
+  const padded = canary + " ".repeat(t.config.utilityInlineMaxBytes + 1);
+  const answer = async (id: string, body: string) => {
+    const response = await t.request("POST", `/api/v1/utilities/${id}`, { rawBody: body });
+    const parsed = await response.json() as Record<string, unknown>;
+    return { status: response.status, output: parsed.output, code: parsed.code };
+  };
+  for (const id of utilityIds) {
+    const inline = await answer(id, canary);
+    const inWorkers = await Promise.all(Array.from({ length: t.config.utilityWorkers * 2 }, () => answer(id, padded)));
+    for (const worker of inWorkers) expect({ id, ...worker }).toEqual({ id, ...inline });
+  }
+}, 60_000);
