@@ -1,18 +1,141 @@
-// PLACEHOLDER: replaced by the utility's implementation (issues 4–6).
+/**
+ * convert.csv-to-json: CSV text (RFC 4180, read by lib/csv.ts) to an array of objects, one per data row.
+ */
 import { t } from "elysia";
-import { defineUtility, UtilityError } from "../types";
+import type { Static } from "@sinclair/typebox";
+import { detectDelimiter, parseCsv } from "../lib/csv";
+import { ANY, formatPath, parsePath, PathSyntaxError, set, setOwn, type JsonObject, type Path } from "../lib/paths";
+import { describeType } from "../lib/records";
+import { defineUtility, UtilityError, type UtilityInputs } from "../types";
 
 export const id = "convert.csv-to-json";
 
-export const configSchema = t.Object({}, { additionalProperties: false });
+export const configSchema = t.Object(
+  {
+    delimiter: t.String({
+      default: "auto",
+      pattern: '^(auto|[^"\\r\\n])$',
+      description: 'one character (not a quote or line break), or "auto" to detect among , ; tab |',
+    }),
+    header: t.Boolean({ default: true, description: "the first row names the keys; false: keys col_1, col_2, …" }),
+    inferTypes: t.Boolean({
+      default: true,
+      description: "numbers (no leading zeros, within ±2^53) and true/false become JSON numbers and booleans",
+    }),
+    emptyAs: t.Union([t.Literal("string"), t.Literal("null"), t.Literal("omit")], {
+      default: "string",
+      description: 'what an empty cell becomes: "", null, or no key at all',
+    }),
+    trim: t.Boolean({ default: false, description: "trim whitespace around unquoted cells" }),
+    skipEmptyLines: t.Boolean({ default: true, description: "lines holding nothing produce no record" }),
+    nested: t.Boolean({ default: false, description: 'a header "a.b" (a path) builds { "a": { "b": … } }' }),
+  },
+  { additionalProperties: false },
+);
+export type CsvToJsonConfig = Static<typeof configSchema>;
+
+const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+const OMIT = Symbol("omit");
+
+function inferType(cell: string): string | number | boolean {
+  if (cell === "true") return true;
+  if (cell === "false") return false;
+  if (!NUMBER.test(cell)) return cell;
+  const number = Number(cell);
+  // beyond 2^53 a JSON number no longer holds the digits that were written
+  return Math.abs(number) > Number.MAX_SAFE_INTEGER || !Number.isFinite(number) ? cell : number;
+}
+
+/** `base`, or `base_2`, `base_3`, … when taken; the result is taken from then on. */
+function uniqueKey(base: string, taken: Set<string>): string {
+  let key = base;
+  for (let suffix = 2; taken.has(key); suffix++) key = `${base}_${suffix}`;
+  taken.add(key);
+  return key;
+}
+
+/** Header names made usable as keys: empty ones become col_N (N their column), repeats get _2, _3, … */
+function keyNames(header: readonly string[], taken: Set<string>): string[] {
+  return header.map((name, column) => uniqueKey(name === "" ? `col_${column + 1}` : name, taken));
+}
+
+/** Header paths for `nested`; one that is a prefix of another (`a` and `a.b`) has no place to go. */
+function headerPaths(names: readonly string[]): Path[] {
+  const paths = names.map((name, column) => {
+    try {
+      // a star in a header is a character, not a wildcard
+      return parsePath(name).map((segment) => (segment === ANY ? "*" : segment));
+    } catch (error) {
+      if (!(error instanceof PathSyntaxError)) throw error;
+      throw new UtilityError(`header '${name}' (column ${column + 1}) is not a path: ${error.message}; use nested: false to keep it as a key`);
+    }
+  });
+  const owners = new Map<string, string>();
+  const prefixes = new Map<string, string>();
+  paths.forEach((path, column) => {
+    for (let depth = 1; depth < path.length; depth++) prefixes.set(formatPath(path.slice(0, depth)), names[column]);
+  });
+  paths.forEach((path, column) => {
+    const key = formatPath(path);
+    const clash = prefixes.get(key) ?? owners.get(key);
+    if (clash !== undefined) {
+      throw new UtilityError(`headers '${names[column]}' and '${clash}' name the same place once nested; rename one or use nested: false`);
+    }
+    owners.set(key, names[column]);
+  });
+  return paths;
+}
+
+export function csvToJson(text: string, config: CsvToJsonConfig): JsonObject[] {
+  const delimiter = config.delimiter === "auto" ? detectDelimiter(text) : config.delimiter;
+  const rows = parseCsv(text, { delimiter, trim: config.trim, skipEmptyLines: config.skipEmptyLines });
+  const taken = new Set<string>();
+  const names = config.header && rows.length > 0 ? keyNames(rows[0], taken) : [];
+  const paths = config.nested ? headerPaths(names) : [];
+  const headerWidth = names.length;
+  // a row longer than the header names its extra cells col_N (N its column), kept unique
+  const extraKey = (column: number): string => {
+    while (names.length <= column) {
+      const key = uniqueKey(`col_${names.length + 1}`, taken);
+      names.push(key);
+      paths.push([key]);
+    }
+    return names[column];
+  };
+
+  const cellValue = (cell: string): unknown => {
+    if (cell === "") return config.emptyAs === "string" ? "" : config.emptyAs === "null" ? null : OMIT;
+    return config.inferTypes ? inferType(cell) : cell;
+  };
+
+  const records: JsonObject[] = [];
+  for (let index = config.header ? 1 : 0; index < rows.length; index++) {
+    const row = rows[index];
+    const record: JsonObject = {};
+    const width = Math.max(row.length, headerWidth);
+    for (let column = 0; column < width; column++) {
+      const key = column < names.length ? names[column] : extraKey(column);
+      const value = cellValue(column < row.length ? row[column] : "");
+      if (value === OMIT) continue;
+      if (config.nested) set(record, paths[column], value);
+      else setOwn(record, key, value);
+    }
+    records.push(record);
+  }
+  return records;
+}
 
 export default defineUtility({
   id,
   name: "CSV to JSON",
   category: "convert",
-  description: "Not implemented yet.",
+  description:
+    "Reads CSV text (RFC 4180: quoted cells, doubled quotes, CRLF or LF, BOM ignored) into an array of objects, one per row, keyed by the header.",
   configSchema,
-  run() {
-    throw new UtilityError("convert.csv-to-json is not implemented yet");
+  run(inputs: UtilityInputs, config) {
+    if (typeof inputs.primary !== "string") {
+      throw new UtilityError(`${id} takes CSV text: primary must be a string, not ${describeType(inputs.primary)}`);
+    }
+    return csvToJson(inputs.primary, config);
   },
 });

@@ -1,18 +1,111 @@
-// PLACEHOLDER: replaced by the utility's implementation (issues 4–6).
+/**
+ * convert.json-to-csv: an array of objects (or one object) to CSV text, written by lib/csv.ts.
+ */
 import { t } from "elysia";
-import { defineUtility, UtilityError } from "../types";
+import type { Static } from "@sinclair/typebox";
+import { stringifyCsv } from "../lib/csv";
+import { ANY, get, isObject, parsePaths, type JsonObject, type Path } from "../lib/paths";
+import { describeType, objectRecord } from "../lib/records";
+import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
 
 export const id = "convert.json-to-csv";
 
-export const configSchema = t.Object({}, { additionalProperties: false });
+export const configSchema = t.Object(
+  {
+    delimiter: t.String({ default: ",", pattern: '^[^"\\r\\n]$', description: "one character (not a quote or line break)" }),
+    columns: t.Optional(
+      t.Array(t.String(), {
+        minItems: 1,
+        description: "the columns (paths) and their order; default: every key in first-seen order",
+      }),
+    ),
+    header: t.Boolean({ default: true, description: "write a header row" }),
+    flatten: t.Boolean({
+      default: true,
+      description: "nested objects become dotted columns (address.city); arrays are written as JSON text",
+    }),
+    lineEnding: t.Union([t.Literal("\n"), t.Literal("\r\n")], { default: "\n" }),
+    escapeFormulas: t.Boolean({
+      default: true,
+      description: "prefix ' to text cells starting with = + - @, tab or CR (spreadsheet formula injection)",
+    }),
+  },
+  { additionalProperties: false },
+);
+export type JsonToCsvConfig = Static<typeof configSchema>;
+
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * The record's leaves under dotted names (keys joined with `.` as they are, not escaped, so flat keys
+ * holding a dot keep their text). Arrays and empty objects are leaves.
+ */
+function flattenRecord(record: JsonObject): Map<string, unknown> {
+  const cells = new Map<string, unknown>();
+  const walk = (value: JsonObject, prefix: string) => {
+    for (const key of Object.keys(value)) {
+      const member = value[key];
+      const name = prefix + key;
+      if (isObject(member) && Object.keys(member).length > 0) walk(member, `${name}.`);
+      else cells.set(name, member);
+    }
+  };
+  walk(record, "");
+  return cells;
+}
+
+function cellText(value: unknown, escapeFormulas: boolean): string {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "string") return escapeFormulas && FORMULA_START.test(value) ? `'${value}` : value;
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}
+
+function columnPaths(columns: readonly string[]): Path[] {
+  const paths = parsePaths(columns, "columns");
+  paths.forEach((path, index) => {
+    if (path.includes(ANY)) throw new UtilityConfigError(`columns/${index}`, `column '${columns[index]}' has a wildcard; a column names one value`);
+  });
+  return paths;
+}
+
+export function jsonToCsv(records: readonly JsonObject[], config: JsonToCsvConfig): string {
+  const text = (value: unknown) => cellText(value, config.escapeFormulas);
+  const rows: string[][] = [];
+  if (config.columns) {
+    const { columns } = config;
+    const paths = columnPaths(columns);
+    if (config.header) rows.push(columns.map(text));
+    for (const record of records) {
+      // with flatten, a column first names a flattened key as written (a flat key may hold a dot)
+      const flat = config.flatten ? flattenRecord(record) : null;
+      rows.push(columns.map((column, index) => text(flat?.has(column) ? flat.get(column) : get(record, paths[index]))));
+    }
+  } else {
+    const flattened = records.map((record) => (config.flatten ? flattenRecord(record) : new Map(Object.entries(record))));
+    const names = new Set<string>();
+    for (const cells of flattened) for (const name of cells.keys()) names.add(name);
+    if (names.size === 0) return "";
+    const columns = [...names];
+    if (config.header) rows.push(columns.map(text));
+    for (const cells of flattened) rows.push(columns.map((column) => text(cells.get(column))));
+  }
+  return stringifyCsv(rows, { delimiter: config.delimiter, lineEnding: config.lineEnding });
+}
 
 export default defineUtility({
   id,
   name: "JSON to CSV",
   category: "convert",
-  description: "Not implemented yet.",
+  description:
+    "Writes an array of objects (or one object) as CSV text: one column per key or configured path, nested objects as dotted columns, formula injection escaped.",
   configSchema,
-  run() {
-    throw new UtilityError("convert.json-to-csv is not implemented yet");
+  run(inputs: UtilityInputs, config) {
+    const { primary } = inputs;
+    if (!Array.isArray(primary) && !isObject(primary)) {
+      throw new UtilityError(`${id} takes an object or an array of objects; primary is ${describeType(primary)}`);
+    }
+    const records = Array.isArray(primary) ? primary.map((record, index) => objectRecord(record, index, id)) : [primary];
+    return jsonToCsv(records, config);
   },
 });
