@@ -1,0 +1,88 @@
+/**
+ * Section 1: the Documents API over HTTP on loopback, Kiln against the bare baseline serving the same
+ * database and content folder, on the embedded and on the external PostgreSQL. wrk drives each
+ * endpoint for a fixed time with a fixed number of connections.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { api, startKiln, startProcess, type KilnServer, type Server } from "./lib/servers";
+import { dataPath, documentText, KB, MB, recordsOfSize } from "./lib/data";
+import { load, type LoadResult, type LoadSpec } from "./lib/wrk";
+import { ms, rows, rps, times } from "./lib/report";
+import type { Settings } from "./settings";
+
+interface Case {
+  name: string;
+  spec: Omit<LoadSpec, "base" | "key" | "seconds">;
+  /** the issue's target for requests/s Kiln ÷ bare */
+  target: number;
+}
+
+async function seed(kiln: KilnServer): Promise<{ small: string[]; replaceable: string[]; oneMb: string; fiftyMb: string }> {
+  const content = recordsOfSize(1 * KB);
+  const create = async (name: string) => (await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name, content })).document.id as string;
+  const small: string[] = [];
+  for (let i = 0; i < 60; i++) small.push(await create(`bench-${i}`));
+  const replaceable: string[] = [];
+  for (let i = 0; i < 50; i++) replaceable.push(await create(`replace-${i}`));
+  const withContent = async (name: string, bytes: number) => {
+    const id = await create(name);
+    const response = await fetch(`${kiln.url}/api/v1/documents/${id}/content`, { method: "PUT", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" }, body: documentText(bytes) });
+    if (!response.ok) throw new Error(`seeding ${name}: ${response.status} ${await response.text()}`);
+    return id;
+  };
+  return { small, replaceable, oneMb: await withContent("one-mb", 1 * MB), fiftyMb: await withContent("fifty-mb", 50_000_000) };
+}
+
+function cases(ids: Awaited<ReturnType<typeof seed>>): Case[] {
+  const createBody = dataPath("create-1kb.json");
+  writeFileSync(createBody, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
+  const replaceBody = dataPath("replace-1kb.json");
+  writeFileSync(replaceBody, JSON.stringify(recordsOfSize(1 * KB, 5)));
+  const documents = "/api/v1/documents";
+  return [
+    { name: "get metadata", target: 0.67, spec: { method: "GET", paths: ids.small.slice(0, 50).map((id) => `${documents}/${id}`), connections: 8 } },
+    { name: "list a page of 50", target: 0.67, spec: { method: "GET", paths: [`${documents}?limit=50`], connections: 8 } },
+    { name: "create 1 KB", target: 0.67, spec: { method: "POST", paths: [documents], bodyFile: createBody, connections: 8 } },
+    { name: "replace 1 KB content", target: 0.67, spec: { method: "PUT", paths: ids.replaceable.map((id) => `${documents}/${id}/content`), bodyFile: replaceBody, connections: 8 } },
+    { name: "download 1 MB", target: 0.67, spec: { method: "GET", paths: [`${documents}/${ids.oneMb}/content`], connections: 4 } },
+    { name: "download 50 MB", target: 0.8, spec: { method: "GET", paths: [`${documents}/${ids.fiftyMb}/content`], connections: 2 } },
+  ];
+}
+
+function measure(server: Server, key: string, spec: Case["spec"], seconds: number): LoadResult {
+  load({ ...spec, base: server.url, key, seconds: 1 }); // warm-up: JIT, connection pools, page cache
+  const result = load({ ...spec, base: server.url, key, seconds });
+  if (result.errors > 0) throw new Error(`${server.name} ${spec.method} ${spec.paths[0]}: ${result.errors} failed requests of ${result.requests}`);
+  return result;
+}
+
+const describe = (result: LoadResult) => `${rps(result.rps)} · p50 ${ms(result.p50Ms)} · p99 ${ms(result.p99Ms)}`;
+
+export async function benchDocuments(settings: Settings): Promise<void> {
+  for (const mode of ["embedded", "external"] as const) {
+    const kiln = await startKiln(mode);
+    const bare = await startProcess("bare", "baseline/server.ts", { DATABASE_URL: kiln.databaseUrl, CONTENT_DIR: join(kiln.dataDir, "content") });
+    try {
+      const ids = await seed(kiln);
+      for (const { name, spec, target } of cases(ids)) {
+        const ofKiln = measure(kiln, kiln.key, spec, settings.loadSeconds);
+        const ofBare = measure(bare, kiln.key, spec, settings.loadSeconds);
+        const ratio = ofKiln.rps / ofBare.rps;
+        rows.push({
+          section: `documents (${mode} PG)`,
+          case: name,
+          kiln: describe(ofKiln),
+          reference: `bare: ${describe(ofBare)}`,
+          ratio: `${times(ratio)} req/s`,
+          target: `≥ ${target}`,
+          met: ratio >= target,
+        });
+        console.error(`bench: documents ${mode} ${name}: Kiln ${describe(ofKiln)}; bare ${describe(ofBare)}`);
+      }
+    } finally {
+      await bare.stop();
+      await kiln.stop();
+    }
+  }
+}

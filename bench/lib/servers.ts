@@ -1,0 +1,113 @@
+/**
+ * The servers under test, each a separate process on a free loopback port: Kiln itself (embedded or
+ * external PostgreSQL) and the bare baseline over the very same database and content folder.
+ * Everything started here is stopped by `stopAll()`, also when a benchmark fails half way.
+ */
+import { readFileSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import postgres from "postgres";
+import type { Subprocess } from "bun";
+import { freePort, startServer, tempDataDir } from "../../tests/support/server";
+
+export const ADMIN_KEY = "kiln_BenchBootstrapKey0123456789abcdefABCD";
+/** The machine's PostgreSQL server, for the external mode (a fresh database is created and dropped). */
+export const EXTERNAL_SERVER = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+
+export interface Server {
+  name: string;
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+export interface KilnServer extends Server {
+  mode: "embedded" | "external";
+  dataDir: string;
+  /** where Kiln's own database lives, for the baseline to share it */
+  databaseUrl: string;
+  /** a key of an account without rate or storage limits, with documents and utilities permissions */
+  key: string;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+
+export async function stopAll(): Promise<void> {
+  while (cleanups.length > 0) await cleanups.pop()!().catch((error) => console.error(`bench: cleanup failed: ${error}`));
+}
+
+function embeddedUrl(dataDir: string): string {
+  const password = readFileSync(join(dataDir, "pg.password"), "utf8").trim();
+  const port = readFileSync(join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[3].trim();
+  return `postgres://kiln:${password}@127.0.0.1:${port}/postgres`;
+}
+
+async function createExternalDatabase(): Promise<string> {
+  const name = `kiln_bench_${process.pid}_${Date.now()}`;
+  const admin = postgres(EXTERNAL_SERVER, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end();
+  cleanups.push(async () => {
+    const dropper = postgres(EXTERNAL_SERVER, { max: 1, onnotice: () => {} });
+    await dropper.unsafe(`drop database if exists ${name} with (force)`);
+    await dropper.end();
+  });
+  const url = new URL(EXTERNAL_SERVER);
+  url.pathname = `/${name}`;
+  return url.href;
+}
+
+async function api(base: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
+  const response = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`);
+  return JSON.parse(text);
+}
+
+export async function startKiln(mode: "embedded" | "external", env: Record<string, string> = {}): Promise<KilnServer> {
+  const dataDir = tempDataDir();
+  const externalUrl = mode === "external" ? await createExternalDatabase() : undefined;
+  const running = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: "error", ...(externalUrl ? { DATABASE_URL: externalUrl } : {}), ...env });
+  const stop = async () => {
+    await running.stop("SIGTERM");
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  cleanups.push(stop);
+  // The bootstrap account is rate-limited (6,000 a minute): load runs use an account without limits.
+  const { account } = await api(running.url, ADMIN_KEY, "POST", "/api/v1/admin/accounts", { name: "bench", plan: "unlimited", rateLimitPerMinute: null, storageLimitBytes: null, monthlyCredits: null });
+  const { key } = await api(running.url, ADMIN_KEY, "POST", "/api/v1/admin/keys", { accountId: account.id, permissions: ["documents", "utilities"], name: "bench" });
+  return {
+    name: `kiln-${mode}`,
+    mode,
+    url: running.url,
+    pid: running.proc.pid,
+    dataDir,
+    databaseUrl: externalUrl ?? embeddedUrl(dataDir),
+    key,
+    stop,
+  };
+}
+
+/** Spawns `bun <script>` with PORT set and waits for GET /health. */
+export async function startProcess(name: string, script: string, env: Record<string, string>): Promise<Server> {
+  const port = freePort();
+  const proc: Subprocess = Bun.spawn(["bun", resolve(import.meta.dir, "..", script)], { env: { ...process.env, ...env, PORT: String(port) }, stdout: "inherit", stderr: "inherit" });
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (proc.exitCode === null) proc.kill("SIGTERM");
+    await proc.exited;
+  };
+  cleanups.push(stop);
+  for (let waited = 0; ; waited += 50) {
+    if (proc.exitCode !== null) throw new Error(`${name} exited with ${proc.exitCode}`);
+    if (await fetch(`${url}/health`).then((response) => response.ok, () => false)) break;
+    if (waited > 30_000) throw new Error(`${name} did not start within 30 s`);
+    await Bun.sleep(50);
+  }
+  return { name, url, pid: proc.pid, stop };
+}
+
+export { api };

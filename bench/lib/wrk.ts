@@ -1,0 +1,72 @@
+/**
+ * HTTP load with wrk (C, one thread), so the load generator takes as little of the two cores as
+ * possible from the server under test. Every run is bounded by duration and connection count; a Lua
+ * script cycles through the given paths and reports its figures as JSON.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+import { benchDataDir } from "./data";
+
+export interface LoadSpec {
+  /** e.g. http://127.0.0.1:3000 */
+  base: string;
+  method: "GET" | "POST" | "PUT";
+  /** requests cycle through these paths, one after the other */
+  paths: string[];
+  key: string;
+  /** a file holding the request body (sent as application/json) */
+  bodyFile?: string;
+  connections: number;
+  seconds: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  rps: number;
+  p50Ms: number;
+  p99Ms: number;
+  /** responses outside 2xx/3xx plus socket errors: a run with any is not a valid figure */
+  errors: number;
+}
+
+const lua = (spec: LoadSpec) => `
+local paths = { ${spec.paths.map((path) => JSON.stringify(path)).join(", ")} }
+local index = 0
+wrk.method = "${spec.method}"
+wrk.headers["Authorization"] = "Bearer ${spec.key}"
+${spec.bodyFile ? `wrk.headers["Content-Type"] = "application/json"
+local file = assert(io.open(${JSON.stringify(spec.bodyFile)}, "rb"))
+wrk.body = file:read("*a")
+file:close()` : ""}
+request = function()
+  index = index % #paths + 1
+  return wrk.format(nil, paths[index])
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRK_JSON {"requests":%d,"durationUs":%d,"p50":%d,"p99":%d,"errors":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99),
+    e.status + e.connect + e.read + e.write + e.timeout))
+end
+`;
+
+let scripts = 0;
+
+export function load(spec: LoadSpec): LoadResult {
+  const folder = join(benchDataDir(), "wrk");
+  mkdirSync(folder, { recursive: true });
+  const script = join(folder, `load-${process.pid}-${scripts++}.lua`);
+  writeFileSync(script, lua(spec));
+  const result = spawnSync("wrk", ["-t1", `-c${spec.connections}`, `-d${spec.seconds}s`, "--timeout", "30s", "-s", script, spec.base], { encoding: "utf8", timeout: (spec.seconds + 60) * 1000 });
+  const line = result.stdout.split("\n").find((text) => text.startsWith("WRK_JSON "));
+  if (!line) throw new Error(`wrk gave no figures: ${result.stderr || result.stdout}`);
+  const raw = JSON.parse(line.slice("WRK_JSON ".length)) as { requests: number; durationUs: number; p50: number; p99: number; errors: number };
+  return {
+    requests: raw.requests,
+    rps: raw.requests / (raw.durationUs / 1e6),
+    p50Ms: raw.p50 / 1000,
+    p99Ms: raw.p99 / 1000,
+    errors: raw.errors,
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * `bun run bench` / `bun run bench:full`: every section in one run, then one table of ratios.
+ *
+ *   bun bench/run.ts [--full] [--only documents,utilities,engine,memory] [--readme]
+ *
+ * Installs wrk, jq and Miller from Debian when they are missing, starts every server it measures on
+ * loopback, and stops them (and drops the external database it created) at the end, also on failure.
+ */
+import { parseArgs } from "node:util";
+import { ensureTool, toolVersion } from "./lib/tools";
+import { loadAverage, machine, notes, table, writeReadme } from "./lib/report";
+import { stopAll } from "./lib/servers";
+import { settingsFor } from "./settings";
+import { benchDocuments } from "./documents";
+
+const SECTIONS = ["documents", "utilities", "engine", "memory"] as const;
+type Section = (typeof SECTIONS)[number];
+
+const { values } = parseArgs({ options: { full: { type: "boolean", default: false }, only: { type: "string" }, readme: { type: "boolean", default: false } } });
+const only = new Set((values.only?.split(",") ?? SECTIONS) as Section[]);
+const settings = settingsFor(values.full!);
+
+ensureTool("wrk", "wrk");
+ensureTool("jq", "jq");
+ensureTool("mlr", "miller");
+
+const startedAt = Date.now();
+const loadBefore = loadAverage();
+process.on("SIGINT", () => void stopAll().then(() => process.exit(130)));
+try {
+  if (only.has("documents")) await benchDocuments(settings);
+} finally {
+  await stopAll();
+}
+
+const command = `bun run ${settings.full ? "bench:full" : "bench"}`;
+const loadAfter = loadAverage();
+const header = [
+  `Measured ${new Date(startedAt).toISOString().slice(0, 16).replace("T", " ")} UTC with \`${command}\` in ${Math.round((Date.now() - startedAt) / 1000)} s`,
+  `on ${machine()}; load average ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after${Math.max(loadBefore, loadAfter) >= 1 ? " (the machine was not quiet: other work ran meanwhile)" : ""}.`,
+  `Tools: ${toolVersion(["wrk", "-v"]).replace(/ \[.*$/, "")}, ${toolVersion(["jq", "--version"])}, ${toolVersion(["mlr", "--version"])}.`,
+].join("\n");
+const text = [header, "", table(), ...(notes.length ? ["", ...notes.map((note) => `- ${note}`)] : [])].join("\n");
+console.log(`\n${text}\n`);
+if (values.readme) writeReadme(text);
