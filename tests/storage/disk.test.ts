@@ -1,0 +1,66 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DiskContentStore } from "../../src/storage/disk";
+import { sha256Hex } from "../../src/storage/content-store";
+
+const root = mkdtempSync(join(tmpdir(), "kiln-store-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+const store = new DiskContentStore(join(root, "content"));
+
+const bytesOf = (text: string) => new TextEncoder().encode(text);
+async function readAll(stream: ReadableStream<Uint8Array>): Promise<string> {
+  return new Response(stream).text();
+}
+
+test("put writes a complete file under a fresh key, leaving no temp file", async () => {
+  const first = await store.put(bytesOf('{"a": 1.0}'));
+  const second = await store.put(bytesOf('{"a": 1.0}'));
+  expect(first.key).not.toBe(second.key);
+  expect(first).toMatchObject({ size: 10, hash: sha256Hex(bytesOf('{"a": 1.0}')) });
+  const opened = await store.open(first.key);
+  expect(opened?.size).toBe(10);
+  expect(await readAll(opened!.stream)).toBe('{"a": 1.0}');
+  const files = readdirSync(join(root, "content"), { recursive: true }).map(String);
+  expect(files.some((name) => name.endsWith(".tmp"))).toBe(false);
+});
+
+test("a large file streams in several chunks, unchanged", async () => {
+  const big = new Uint8Array(1_000_003).map((_, i) => i % 251);
+  const stored = await store.put(big);
+  const opened = await store.open(stored.key);
+  const received = new Uint8Array(await new Response(opened!.stream).arrayBuffer());
+  expect(received.byteLength).toBe(big.byteLength);
+  expect(sha256Hex(received)).toBe(stored.hash);
+});
+
+test("an opened file still streams to the end after it is removed", async () => {
+  const stored = await store.put(bytesOf("[1,2,3]"));
+  const opened = await store.open(stored.key);
+  await store.remove(stored.key);
+  expect(await store.open(stored.key)).toBeUndefined();
+  expect(await readAll(opened!.stream)).toBe("[1,2,3]");
+});
+
+test("unknown and malformed keys open as undefined; removing them is harmless", async () => {
+  expect(await store.open("00000000-0000-7000-8000-000000000000")).toBeUndefined();
+  expect(await store.open("../../etc/passwd")).toBeUndefined();
+  await store.remove("00000000-0000-7000-8000-000000000000");
+  await store.remove("../secret");
+});
+
+test("list names complete files and temp files left by an interrupted write", async () => {
+  const stored = await store.put(bytesOf("1"));
+  const leftover = "01234567-89ab-7def-8123-456789abcdef";
+  mkdirSync(join(root, "content", leftover.slice(-2)), { recursive: true });
+  writeFileSync(join(root, "content", leftover.slice(-2), `${leftover}.tmp`), "half");
+  const files = [];
+  for await (const file of store.list()) files.push(file);
+  expect(files).toContainEqual(expect.objectContaining({ key: stored.key, incomplete: false }));
+  expect(files).toContainEqual(expect.objectContaining({ key: leftover, incomplete: true }));
+  await store.remove(leftover);
+  const after = [];
+  for await (const file of store.list()) after.push(file.key);
+  expect(after).not.toContain(leftover);
+});
