@@ -8,7 +8,7 @@ import { contentDisposition } from "./content-disposition";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
 import { CreateDocumentBody, DocumentResponse, FoldersResponse, IdParams, ListQuery, ListResponse, UpdateDocumentBody } from "./model";
 import {
-  contentBodyOf, createDocument, documentView, getDocument, listDocuments, listFolders, openContent, purgeDocument,
+  createDocument, documentView, getDocument, listDocuments, listLimit, listFolders, openContent, purgeDocument,
   replaceContent, restoreDocument, softDelete, updateMetadata, type DocumentsDeps,
 } from "./service";
 import type { DocumentRow } from "../../db/schema";
@@ -40,7 +40,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     .use(deps.auth)
     .get("/documents", async ({ principal, query }) => {
       const { documents, nextCursor } = await listDocuments(deps, requirePrincipal(principal).accountId, {
-        limit: query.limit ?? 50,
+        limit: listLimit(query.limit),
         cursor: query.cursor,
         folder: query.folder,
         deleted: query.deleted === "true",

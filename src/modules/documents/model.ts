@@ -1,4 +1,5 @@
 import { t } from "elysia";
+import { LIMIT_RULE, LIST_LIMIT_MAX } from "./service";
 import { DESCRIPTION_MAX, FOLDER_MAX, NAME_MAX, TAG_MAX, TAGS_MAX } from "./validation";
 
 const Name = t.String({ description: `1 to ${NAME_MAX} characters after trimming; no control characters` });
@@ -39,7 +40,8 @@ export const DocumentView = t.Object({
 export const DocumentResponse = t.Object({ success: t.Literal(true), document: DocumentView });
 
 export const ListQuery = t.Object({
-  limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, default: 50, error: "must be an integer from 1 to 200" })),
+  // A string checked by listLimit(): Elysia's coercion of numeric query values loses the field's path.
+  limit: t.Optional(t.String({ pattern: "^[0-9]{1,3}$", default: "50", description: `an integer from 1 to ${LIST_LIMIT_MAX}`, error: LIMIT_RULE })),
   cursor: t.Optional(t.String({ description: "nextCursor of the previous page" })),
   folder: t.Optional(t.String({ description: "exact folder path; \"\" = any folder" })),
   deleted: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "true lists the caller's soft-deleted documents" })),

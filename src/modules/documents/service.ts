@@ -233,6 +233,18 @@ export async function restoreDocument(deps: DocumentsDeps, accountId: string, id
   throw documentNotFound(id);
 }
 
+export const LIST_LIMIT_DEFAULT = 50;
+export const LIST_LIMIT_MAX = 200;
+export const LIMIT_RULE = `must be an integer from 1 to ${LIST_LIMIT_MAX}`;
+
+/** The `limit` query parameter: absent → the default; otherwise an integer from 1 to 200. */
+export function listLimit(raw: string | undefined): number {
+  if (raw === undefined) return LIST_LIMIT_DEFAULT;
+  const limit = /^[0-9]{1,3}$/.test(raw) ? Number(raw) : NaN;
+  if (!(limit >= 1 && limit <= LIST_LIMIT_MAX)) throw validationError([{ path: "/limit", message: LIMIT_RULE }]);
+  return limit;
+}
+
 export interface ListOptions {
   limit: number;
   cursor?: string;
