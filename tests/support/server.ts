@@ -9,6 +9,8 @@ export interface RunningServer {
   proc: Subprocess<"ignore", "pipe", "pipe">;
   /** everything the process printed on stdout so far */
   output(): string;
+  /** everything the process printed on stderr so far */
+  errors(): string;
   /** stop with a signal and wait for the exit; resolves to the exit code */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -55,6 +57,7 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
     url,
     proc,
     output: () => stdout,
+    errors: () => stderr,
     async stop(signal = "SIGTERM") {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
       return proc.exited;
