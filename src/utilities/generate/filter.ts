@@ -1,18 +1,173 @@
-// PLACEHOLDER: replaced by the utility's implementation (issues 4–6).
+/**
+ * generate.filter: keeps the elements of an array that match a `condition` expression and/or `where`
+ * rules. Everything is compiled once per request (expression, rule paths, regexes); the array may sit
+ * at `path` inside primary, and the rest of the document is returned unchanged.
+ */
 import { t } from "elysia";
-import { defineUtility, UtilityError } from "../types";
+import { parseConfigPath } from "../lib/config-paths";
+import { compareValues, compileCondition, deepEqual, looseEqual, toText, truthy, type Comparison } from "../lib/expressions";
+import { ANY, getAll, isObject, setOwn, type JsonObject, type Path } from "../lib/paths";
+import { describeType } from "../lib/records";
+import { compileUserRegex } from "../lib/regex";
+import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
 
 export const id = "generate.filter";
 
-export const configSchema = t.Object({}, { additionalProperties: false });
+export const WHERE_OPERATORS = ["eq", "ne", "gt", "gte", "lt", "lte", "contains", "startsWith", "endsWith", "in", "exists", "regex"] as const;
+export type WhereOperator = (typeof WHERE_OPERATORS)[number];
+
+export const configSchema = t.Object(
+  {
+    condition: t.Optional(t.String({ description: 'an expression, with or without {{ }}, e.g. age >= 18 && status == "active"' })),
+    where: t.Optional(
+      t.Array(
+        t.Object(
+          {
+            field: t.String({ description: "path inside the element (a wildcard matches when any value it reaches matches)" }),
+            op: t.Union(WHERE_OPERATORS.map((op) => t.Literal(op))),
+            value: t.Optional(t.Unknown({ description: "the operand; an array for `in`, a pattern for `regex`, true/false for `exists` (default true)" })),
+          },
+          { additionalProperties: false },
+        ),
+        { minItems: 1 },
+      ),
+    ),
+    match: t.Union([t.Literal("all"), t.Literal("any")], { default: "all", description: "how the `where` rules combine" }),
+    path: t.Optional(t.String({ description: "the array to filter inside primary (default: primary itself)" })),
+    limit: t.Optional(t.Integer({ minimum: 0, description: "at most this many matches" })),
+  },
+  { additionalProperties: false },
+);
+
+export interface WhereRule {
+  field: string;
+  op: WhereOperator;
+  value?: unknown;
+}
+export interface FilterConfig {
+  condition?: string;
+  where?: WhereRule[];
+  match: "all" | "any";
+  path?: string;
+  limit?: number;
+}
+
+type Predicate = (element: unknown, root: unknown) => boolean;
+type ValueTest = (value: unknown) => boolean;
+
+const COMPARISONS = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const satisfies Record<string, Comparison>;
+
+function valueTest(rule: WhereRule, at: string): ValueTest {
+  const operand = rule.value;
+  const needOperand = () => {
+    if (operand === undefined) throw new UtilityConfigError(`${at}/value`, `the '${rule.op}' rule needs a value`);
+  };
+  switch (rule.op) {
+    case "eq": case "ne":
+      needOperand();
+      return (value) => looseEqual(value, operand);
+    case "gt": case "gte": case "lt": case "lte": {
+      needOperand();
+      const operator = COMPARISONS[rule.op];
+      return (value) => compareValues(operator, value, operand);
+    }
+    case "contains": {
+      needOperand();
+      const text = toText(operand);
+      return (value) => (Array.isArray(value) ? value.some((item) => deepEqual(item, operand)) : typeof value === "string" && value.includes(text));
+    }
+    case "startsWith": case "endsWith": {
+      needOperand();
+      const text = toText(operand);
+      return rule.op === "startsWith"
+        ? (value) => typeof value === "string" && value.startsWith(text)
+        : (value) => typeof value === "string" && value.endsWith(text);
+    }
+    case "in": {
+      if (!Array.isArray(operand)) throw new UtilityConfigError(`${at}/value`, "the 'in' rule needs an array of values");
+      return (value) => operand.some((candidate) => looseEqual(value, candidate));
+    }
+    case "regex": {
+      if (typeof operand !== "string") throw new UtilityConfigError(`${at}/value`, "the 'regex' rule needs a pattern (a string)");
+      const regex = compileUserRegex(operand, { field: `${at}/value` });
+      return (value) => typeof value === "string" && regex.test(value);
+    }
+    case "exists":
+      if (operand !== undefined && typeof operand !== "boolean") throw new UtilityConfigError(`${at}/value`, "the 'exists' rule takes true or false");
+      return () => true;
+  }
+}
+
+/** A rule passes when any value its field reaches passes (`ne`: when none equals; `exists`: when one is there). */
+function compileRule(rule: WhereRule, index: number): Predicate {
+  const at = `where/${index}`;
+  const path: Path = parseConfigPath(rule.field, `${at}/field`);
+  const test = valueTest(rule, at);
+  const found = (element: unknown) => getAll(element, path).some((match) => test(match.value));
+  if (rule.op === "ne") return (element) => !found(element);
+  if (rule.op === "exists" && rule.value === false) return (element) => !found(element);
+  return found;
+}
+
+export function compileFilter(config: FilterConfig): Predicate {
+  if (config.condition === undefined && config.where === undefined) {
+    throw new UtilityConfigError("condition", "give a condition, where rules, or both");
+  }
+  const predicates: Predicate[] = [];
+  if (config.condition !== undefined) {
+    const condition = compileCondition(config.condition, "condition");
+    predicates.push((element, root) => truthy(condition.evaluate({ record: element, root })));
+  }
+  if (config.where !== undefined) {
+    const rules = config.where.map(compileRule);
+    predicates.push(config.match === "any"
+      ? (element, root) => rules.some((rule) => rule(element, root))
+      : (element, root) => rules.every((rule) => rule(element, root)));
+  }
+  return (element, root) => predicates.every((predicate) => predicate(element, root));
+}
+
+/** A copy of `root` whose containers along `keys` are shallow copies, with `value` at the end. */
+function replaceAt(root: unknown, keys: (string | number)[], value: unknown): unknown {
+  if (keys.length === 0) return value;
+  const [key, ...rest] = keys;
+  if (Array.isArray(root)) {
+    const copy = root.slice();
+    copy[key as number] = replaceAt(root[key as number], rest, value);
+    return copy;
+  }
+  const copy: JsonObject = {};
+  for (const member of Object.keys(root as JsonObject)) setOwn(copy, member, (root as JsonObject)[member]);
+  setOwn(copy, key as string, replaceAt((root as JsonObject)[key as string], rest, value));
+  return copy;
+}
+
+export function filter(primary: unknown, config: FilterConfig): unknown {
+  const matches = compileFilter(config);
+  const path = config.path === undefined ? [] : parseConfigPath(config.path, "path");
+  if (path.includes(ANY)) throw new UtilityConfigError("path", "the path must name one array (no wildcard)");
+  const [target] = getAll(primary, path);
+  if (target === undefined) throw new UtilityError(`${id}: primary has no value at '${config.path}'`);
+  if (!Array.isArray(target.value)) {
+    const where = path.length === 0 ? "primary" : `the value at '${config.path}'`;
+    throw new UtilityError(`${id} filters an array; ${where} is ${describeType(target.value)}${isObject(target.value) ? " (set `path` to the array inside it)" : ""}`);
+  }
+  const limit = config.limit ?? Infinity;
+  const kept: unknown[] = [];
+  for (const element of target.value) {
+    if (kept.length >= limit) break;
+    if (matches(element, primary)) kept.push(element);
+  }
+  return replaceAt(primary, target.path, kept);
+}
 
 export default defineUtility({
   id,
   name: "Filter",
   category: "generate",
-  description: "Not implemented yet.",
+  description: "Keeps the elements of an array (primary, or the array at `path`) that match a condition expression and/or where rules.",
   configSchema,
-  run() {
-    throw new UtilityError("generate.filter is not implemented yet");
+  run(inputs: UtilityInputs, config) {
+    return filter(inputs.primary, config as FilterConfig);
   },
 });

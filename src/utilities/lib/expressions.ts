@@ -137,7 +137,15 @@ function member(target: unknown, key: unknown): unknown {
   return null;
 }
 
-function compare(operator: string, a: unknown, b: unknown): boolean {
+export type Comparison = "<" | "<=" | ">" | ">=";
+
+/**
+ * Ordering: two numbers, two strings (code-unit order), or a number and a string holding a number
+ * (as `==` treats them); any other pair is not ordered and every comparison is false.
+ */
+export function compareValues(operator: Comparison, a: unknown, b: unknown): boolean {
+  if (typeof a === "number" && typeof b === "string") b = toNumber(b);
+  else if (typeof a === "string" && typeof b === "number") a = toNumber(a);
   const comparable = (typeof a === "number" && typeof b === "number") || (typeof a === "string" && typeof b === "string");
   if (!comparable) return false;
   const [x, y] = [a as number | string, b as number | string];
@@ -463,7 +471,7 @@ class Compiler {
       case "!==": return (scope) => !deepEqual(left(scope), right(scope));
       case "==": return (scope) => looseEqual(left(scope), right(scope));
       case "!=": return (scope) => !looseEqual(left(scope), right(scope));
-      case "<": case "<=": case ">": case ">=": return (scope) => compare(operator, left(scope), right(scope));
+      case "<": case "<=": case ">": case ">=": return (scope) => compareValues(operator, left(scope), right(scope));
       default: return (scope) => jsonValue(arithmetic(operator, left(scope), right(scope)));
     }
   }
@@ -474,7 +482,7 @@ class Compiler {
 
 /**
  * Compiles one expression (without `{{ }}`). `fieldPath` names the config field in errors, as a
- * JSON pointer relative to the config (e.g. `/fields/0/expression`).
+ * path relative to the config, as paths.ts names them (e.g. `fields/0/expression`).
  */
 export function compileExpression(source: string, fieldPath: string): CompiledExpression {
   const fail = (message: string): never => {

@@ -1,18 +1,56 @@
-// PLACEHOLDER: replaced by the utility's implementation (issues 4–6).
+/**
+ * schema.compute: record-wise; each field's template is evaluated against the record in order (a
+ * later field sees earlier results) and written at its target path. Templates are compiled once per
+ * request; each record is copied before it is written to, so the input is never changed.
+ */
 import { t } from "elysia";
-import { defineUtility, UtilityError } from "../types";
+import { compileTemplate } from "../lib/expressions";
+import { parseConfigPath } from "../lib/config-paths";
+import { set } from "../lib/paths";
+import { cloneJson, mapRecords, objectRecord } from "../lib/records";
+import { defineUtility, type UtilityInputs } from "../types";
 
 export const id = "schema.compute";
 
-export const configSchema = t.Object({}, { additionalProperties: false });
+export const configSchema = t.Object(
+  {
+    fields: t.Array(
+      t.Object(
+        {
+          target: t.String({ minLength: 1, description: "path the result is written to (created when missing)" }),
+          expression: t.String({ description: 'a template: "{{price * quantity}}" keeps the type, "{{first}} {{last}}" gives a string' }),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, description: "computed fields, evaluated in order; a later field sees earlier results" },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export interface ComputeConfig {
+  fields: { target: string; expression: string }[];
+}
+
+export function compute(primary: unknown, config: ComputeConfig): unknown {
+  const fields = config.fields.map(({ target, expression }, index) => ({
+    path: parseConfigPath(target, `fields/${index}/target`, { single: true }),
+    template: compileTemplate(expression, `fields/${index}/expression`),
+  }));
+  return mapRecords(primary, (record, index) => {
+    const result = cloneJson(objectRecord(record, index, id));
+    for (const { path, template } of fields) set(result, path, template.evaluate({ record: result, root: primary }));
+    return result;
+  });
+}
 
 export default defineUtility({
   id,
-  name: "Compute Fields",
+  name: "Compute fields",
   category: "schema",
-  description: "Not implemented yet.",
+  description: "Adds or overwrites fields computed from {{ }} expressions over each record, in order.",
   configSchema,
-  run() {
-    throw new UtilityError("schema.compute is not implemented yet");
+  run(inputs: UtilityInputs, config) {
+    return compute(inputs.primary, config as ComputeConfig);
   },
 });

@@ -49,7 +49,7 @@ describe("expressions: operators", () => {
     ["price * 'a'", null], ["1 / 0", null], ["0 / 0", null], ["-price", -10], ["+'7'", 7], ["!status", false], ["!missing", true],
     ["price == 10", true], ["price == '10'", true], ["price === '10'", false], ["price === 10", true], ["price != 11", true],
     ["price !== 10", false], ["tags == ['a', 'b']", true], ["price < 11", true], ["price <= 10", true], ["price > 10", false],
-    ["price >= 10", true], ["'b' > 'a'", true], ["nothing < 5", false], ["'5' < 6", false],
+    ["price >= 10", true], ["'b' > 'a'", true], ["nothing < 5", false], ["'5' < 6", true], ["'x' < 6", false], ["[1] < 2", false],
     ["age >= 18 && status == \"active\"", true], ["zero && price", 0], ["zero || price", 10], ["missing ?? 'dflt'", "dflt"],
     ["zero ?? 1", 0], ["age > 18 ? 'adult' : 'minor'", "adult"], ["1 / 0 ?? 5", 5],
   ])("%s → %p", (source, expected) => {
