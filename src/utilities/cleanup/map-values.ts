@@ -1,18 +1,70 @@
-// PLACEHOLDER: replaced by the utility's implementation (issues 4–6).
+/**
+ * cleanup.map-values: replaces primitive values through a lookup table. Record-wise. A string is
+ * looked up by its text, a number, boolean or null by its JSON text (`1` finds the mapping "1").
+ */
 import { t } from "elysia";
-import { defineUtility, UtilityError } from "../types";
+import { mapLeaves } from "../lib/leaves";
+import { parsePaths, PathSet } from "../lib/paths";
+import { mapRecords } from "../lib/records";
+import { defineUtility, type UtilityInputs } from "../types";
 
 export const id = "cleanup.map-values";
 
-export const configSchema = t.Object({}, { additionalProperties: false });
+export const configSchema = t.Object(
+  {
+    mappings: t.Record(t.String(), t.Unknown(), {
+      description: 'lookup table: text of a value → its replacement (any JSON), e.g. { "Y": true, "N": false }',
+    }),
+    paths: t.Optional(
+      t.Array(t.String(), {
+        description: "map the values at these paths (every primitive inside a selected object or array); default: every primitive value",
+      }),
+    ),
+    caseSensitive: t.Boolean({ default: true }),
+    unmatched: t.Union([t.Literal("keep"), t.Literal("null"), t.Literal("default")], {
+      default: "keep",
+      description: "what a value without a mapping becomes",
+    }),
+    default: t.Unknown({ default: null, description: 'the replacement of unmatched values under unmatched: "default"' }),
+  },
+  { additionalProperties: false },
+);
+
+export interface MapValuesConfig {
+  mappings: Record<string, unknown>;
+  paths?: string[];
+  caseSensitive: boolean;
+  unmatched: "keep" | "null" | "default";
+  default: unknown;
+}
+
+const lookupText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value));
+
+export function mapValues(primary: unknown, config: MapValuesConfig): unknown {
+  const fold = config.caseSensitive ? (text: string) => text : (text: string) => text.toLowerCase();
+  const table = new Map<string, unknown>();
+  // case-insensitively, "Y" and "y" are one entry: the first written wins
+  for (const key of Object.keys(config.mappings)) if (!table.has(fold(key))) table.set(fold(key), config.mappings[key]);
+  const pathSets = config.paths === undefined ? [] : [new PathSet(parsePaths(config.paths, "paths"))];
+
+  const map = (value: unknown): unknown => {
+    const text = fold(lookupText(value));
+    if (table.has(text)) return table.get(text);
+    return config.unmatched === "keep" ? value : config.unmatched === "null" ? null : config.default;
+  };
+  return mapRecords(primary, (record) =>
+    mapLeaves(record, pathSets, (leaf, selected) => (pathSets.length === 0 || selected[0] ? map(leaf) : leaf)),
+  );
+}
 
 export default defineUtility({
   id,
-  name: "Map Values",
+  name: "Map values",
   category: "cleanup",
-  description: "Not implemented yet.",
+  description:
+    'Replaces values through a lookup table ({ "Y": true, "N": false }), everywhere or at the given paths, record by record; unmatched values are kept, nulled or defaulted.',
   configSchema,
-  run() {
-    throw new UtilityError("cleanup.map-values is not implemented yet");
+  run(inputs: UtilityInputs, config) {
+    return mapValues(inputs.primary, config as MapValuesConfig);
   },
 });
