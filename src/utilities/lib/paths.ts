@@ -17,6 +17,7 @@
  *
  * API (stable; other utilities import it):
  *   parsePath(path) → readonly Segment[]         cached; ANY is the wildcard, a string a literal key
+ *   parsePathField(path, field) → Segment[]       a config path, errors name `field`
  *   parsePaths(paths, field) → Segment[][]        config paths, errors name `${field}/${index}`
  *   formatPath(keys) → string                     concrete keys back to path text (escaped)
  *   getAll(root, path) → PathMatch[]              every match with its concrete keys, document order
@@ -29,7 +30,10 @@
  *                                                 beyond its end; writing through a primitive is a
  *                                                 UtilityError
  *   remove(root, path, {removeEmptyParents}) → n  MUTATES root: deletes every match, returns the count
+ *   removeAll(root, paths, {removeEmptyParents})  the same for several paths in one walk
  *   PathSet                                       a trie of several paths for one walk over the data
+ *   scopeOf(paths) / enterScope(scope, key)       "limit to these paths": a member is in scope when it
+ *                                                 lies at or below one of the paths (no paths: all)
  *   hasOwn / getOwn / setOwn / isObject / isContainer / canonicalIndex
  * Callers that mutate must own the tree (records.ts cloneJson); inputs are never mutated by utilities.
  */
@@ -138,16 +142,19 @@ function parseUncached(path: string): Segment[] {
 
 const toPath = (path: PathLike): Path => (typeof path === "string" ? parsePath(path) : path);
 
-/** Parses config paths; a syntax error becomes a UtilityConfigError at `${field}/${index}`. */
+/** Parses a config path; a syntax error becomes a UtilityConfigError at `field`. */
+export function parsePathField(path: string, field: string): Path {
+  try {
+    return parsePath(path);
+  } catch (error) {
+    if (error instanceof PathSyntaxError) throw new UtilityConfigError(field, error.message);
+    throw error;
+  }
+}
+
+/** Parses a list of config paths; errors name `${field}/${index}`. */
 export function parsePaths(paths: readonly string[], field: string): Path[] {
-  return paths.map((path, index) => {
-    try {
-      return parsePath(path);
-    } catch (error) {
-      if (error instanceof PathSyntaxError) throw new UtilityConfigError(`${field}/${index}`, error.message);
-      throw error;
-    }
-  });
+  return paths.map((path, index) => parsePathField(path, `${field}/${index}`));
 }
 
 /** Keys (or parsed segments) back to path text; keys holding `.`, `*`, `[` or `\` are escaped. */
@@ -238,39 +245,37 @@ export function set(root: unknown, path: PathLike, value: unknown): void {
  * (the root itself stays).
  */
 export function remove(root: unknown, path: PathLike, options: { removeEmptyParents?: boolean } = {}): number {
-  const segments = toPath(path);
-  if (segments.length === 0) return 0;
+  return removeAll(root, [toPath(path)], options);
+}
+
+/** remove() for several paths in one walk, so that every array index refers to the array before any removal. */
+export function removeAll(root: unknown, paths: readonly Path[], options: { removeEmptyParents?: boolean } = {}): number {
   let removed = 0;
-  // returns true when `value` was a non-empty object that is now empty
-  const walk = (value: unknown, depth: number): boolean => {
-    const segment = segments[depth]!;
-    const last = depth === segments.length - 1;
-    const wasNonEmptyObject = isObject(value) && Object.keys(value).length > 0;
+  // drops the members of `value` that a path selects; true when a non-empty object is left empty
+  const walk = (value: unknown, state: PathState): boolean => {
     if (Array.isArray(value)) {
-      const indexes = segment === ANY ? value.map((_, index) => index) : [canonicalIndex(segment)].filter((i) => i >= 0 && i < value.length);
-      const drop = new Set<number>();
-      for (const index of indexes) {
-        if (last || (walk(value[index], depth + 1) && options.removeEmptyParents)) drop.add(index);
-      }
-      if (drop.size > 0) {
-        removed += last ? drop.size : 0;
-        const kept = value.filter((_, index) => !drop.has(index));
+      const kept = value.filter((element, index) => !drops(element, PathSet.step(state, index)));
+      if (kept.length < value.length) {
         value.length = 0;
-        for (const element of kept) value.push(element);
+        value.push(...kept);
       }
       return false;
     }
     if (!isObject(value)) return false;
-    const keys = segment === ANY ? Object.keys(value) : hasOwn(value, segment) ? [segment] : [];
-    for (const key of keys) {
-      if (last) {
-        delete value[key];
-        removed += 1;
-      } else if (walk(value[key], depth + 1) && options.removeEmptyParents) delete value[key];
-    }
-    return wasNonEmptyObject && Object.keys(value).length === 0;
+    const keys = Object.keys(value);
+    for (const key of keys) if (drops(value[key], PathSet.step(state, key))) delete value[key];
+    return keys.length > 0 && Object.keys(value).length === 0;
   };
-  walk(root, 0);
+  const drops = (member: unknown, state: PathState): boolean => {
+    if (state.length === 0) return false;
+    if (PathSet.selected(state)) {
+      removed += 1;
+      return true;
+    }
+    return walk(member, state) && options.removeEmptyParents === true;
+  };
+  const start = new PathSet(paths).start;
+  if (!PathSet.selected(start)) walk(root, start);
   return removed;
 }
 
@@ -330,3 +335,23 @@ export class PathSet {
 }
 
 const newNode = (): PathNode => ({ terminal: false, children: new Map(), any: null });
+
+/**
+ * `paths` as a scope for utilities that act "everywhere, or only at these paths": `true` means this
+ * value and everything inside it is in scope; a PathState means a path continues below; entering a
+ * member that no path reaches gives null.
+ */
+export type Scope = true | PathState;
+
+export function scopeOf(paths: readonly Path[] | undefined): Scope {
+  if (paths === undefined) return true;
+  const start = new PathSet(paths).start;
+  return PathSet.selected(start) ? true : start;
+}
+
+export function enterScope(scope: Scope, key: PathKey): Scope | null {
+  if (scope === true) return true;
+  const next = PathSet.step(scope, key);
+  if (PathSet.selected(next)) return true;
+  return next.length === 0 ? null : next;
+}

@@ -7,11 +7,16 @@
  *   objectRecord(record, index, utility)   the record as an object, else a UtilityError naming the
  *                                          element ("element 3 of primary is a string …")
  *   describeType(value)                    "a string", "an array", "null", … for error messages
+ *   Defaulted<Config, Keys>                a config type whose defaulted fields are present: the engine
+ *                                          fills defaults before `run` (types.ts), so a utility reads them
+ *                                          without repeating the default values
  *   cloneJson(value)                       a deep copy of JSON data (own keys only, `__proto__` kept as
  *                                          data), so a utility can mutate its copy, never its input
  */
 import { UtilityError } from "../types";
 import { isObject, setOwn, type JsonObject } from "./paths";
+
+export type Defaulted<T, K extends keyof T> = Omit<T, K> & Required<Pick<T, K>>;
 
 export function mapRecords(primary: unknown, apply: (record: unknown, index: number | null) => unknown): unknown {
   return Array.isArray(primary) ? primary.map((record, index) => apply(record, index)) : apply(primary, null);

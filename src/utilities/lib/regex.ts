@@ -5,7 +5,8 @@
  * API (stable; other utilities import it):
  *   compileUserRegex(pattern, { field, caseInsensitive? }) → UserRegex
  *       an invalid pattern is a UtilityConfigError at `field` (e.g. "search", "customPatterns/0")
- *   literalRegex(text, { caseInsensitive? }) → UserRegex   matches `text` literally
+ *   literalRegex(text, { caseInsensitive?, whole? }) → UserRegex
+ *       matches `text` literally (with `whole`, only a string that is exactly `text`)
  *   UserRegex.test(text)              true when the pattern occurs anywhere in `text`
  *   UserRegex.matchesWhole(text)      true when the pattern matches all of `text`
  *   UserRegex.replaceAll(text, replacement)
@@ -32,8 +33,9 @@ export function compileUserRegex(pattern: string, options: { field: string; case
   }
 }
 
-export function literalRegex(text: string, options: { caseInsensitive?: boolean } = {}): UserRegex {
-  return wrap(RE2JS.compile(RE2JS.quote(text), options.caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0));
+export function literalRegex(text: string, options: { caseInsensitive?: boolean; whole?: boolean } = {}): UserRegex {
+  const quoted = RE2JS.quote(text);
+  return wrap(RE2JS.compile(options.whole ? `^${quoted}$` : quoted, options.caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0));
 }
 
 function wrap(pattern: RE2JS): UserRegex {

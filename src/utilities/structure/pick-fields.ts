@@ -1,18 +1,78 @@
-// PLACEHOLDER: replaced by the utility's implementation (issues 4–6).
+/**
+ * structure.pick-fields: keeps only the given paths of each record, with their nesting, in the
+ * record's own key order. One walk over the record follows all paths at once (PathSet).
+ *
+ * Decided: an element reached through a wildcard is kept even when none of the picked paths exist in it
+ * (`{}` or `[]`), so `items.*.sku` keeps the array's length and positions; a member reached through a
+ * literal segment is dropped when nothing inside it was picked. Array elements picked by index are
+ * kept in their array order, compacted (`items.2` gives a one-element array).
+ */
 import { t } from "elysia";
-import { defineUtility, UtilityError } from "../types";
+import { isContainer, isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../lib/paths";
+import { mapRecords, objectRecord } from "../lib/records";
+import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 
 export const id = "structure.pick-fields";
 
-export const configSchema = t.Object({}, { additionalProperties: false });
+export const configSchema = t.Object(
+  {
+    paths: t.Optional(t.Array(t.String(), { description: "paths to keep (at least one, here or in `fields`)" })),
+    fields: t.Optional(t.Array(t.String(), { description: "alias of `paths`" })),
+  },
+  { additionalProperties: false },
+);
+
+export interface PickFieldsConfig {
+  paths?: string[];
+  fields?: string[];
+}
+
+const NOTHING = Symbol("nothing picked");
+
+/** The picked part of `value`, or NOTHING when no path reaches anything inside it. */
+function pick(value: unknown, state: PathState): unknown {
+  if (PathSet.selected(state)) return value;
+  // every member of this container is reached through a wildcard: keep it even when nothing inside it is picked
+  const viaWildcard = PathSet.hasWildcard(state);
+  const pickMember = (member: unknown, key: string | number): unknown => {
+    const next = PathSet.step(state, key);
+    const picked = next.length === 0 ? NOTHING : pick(member, next);
+    if (picked !== NOTHING || !viaWildcard || !isContainer(member)) return picked;
+    return Array.isArray(member) ? [] : {};
+  };
+  if (Array.isArray(value)) {
+    const kept = value.map(pickMember).filter((picked) => picked !== NOTHING);
+    return kept.length > 0 ? kept : NOTHING;
+  }
+  if (isObject(value)) {
+    const kept: JsonObject = {};
+    let found = false;
+    for (const key of Object.keys(value)) {
+      const picked = pickMember(value[key], key);
+      if (picked === NOTHING) continue;
+      setOwn(kept, key, picked);
+      found = true;
+    }
+    return found ? kept : NOTHING;
+  }
+  return NOTHING;
+}
+
+export function pickFields(primary: unknown, config: PickFieldsConfig): unknown {
+  const paths = [...parsePaths(config.paths ?? [], "paths"), ...parsePaths(config.fields ?? [], "fields")];
+  if (paths.length === 0) throw new UtilityConfigError("paths", "at least one path is required (`paths`, or its alias `fields`)");
+  const start = new PathSet(paths).start;
+  return mapRecords(primary, (record, index) => {
+    const picked = pick(objectRecord(record, index, id), start);
+    return picked === NOTHING ? {} : picked;
+  });
+}
 
 export default defineUtility({
   id,
   name: "Pick Fields",
   category: "structure",
-  description: "Not implemented yet.",
+  description: "Keeps only the given paths of each record (wildcards allowed), with their nesting.",
   configSchema,
-  run() {
-    throw new UtilityError("structure.pick-fields is not implemented yet");
-  },
+  run: (inputs: UtilityInputs, config) => pickFields(inputs.primary, config),
 });

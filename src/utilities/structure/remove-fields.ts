@@ -1,18 +1,42 @@
-// PLACEHOLDER: replaced by the utility's implementation (issues 4–6).
+/**
+ * structure.remove-fields: removes the given paths (wildcards allowed) from each record; paths that do
+ * not exist are ignored. With removeEmptyParents, objects that the removal leaves empty are dropped as
+ * well, up the chain (objects already empty before are kept; the record itself always stays).
+ */
 import { t } from "elysia";
-import { defineUtility, UtilityError } from "../types";
+import { parsePaths, removeAll } from "../lib/paths";
+import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../lib/records";
+import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 
 export const id = "structure.remove-fields";
 
-export const configSchema = t.Object({}, { additionalProperties: false });
+export const configSchema = t.Object(
+  {
+    paths: t.Array(t.String(), { description: "paths to remove" }),
+    removeEmptyParents: t.Optional(t.Boolean({ default: false, description: "drop objects that become empty" })),
+  },
+  { additionalProperties: false },
+);
+
+export type RemoveFieldsConfig = Defaulted<{ paths: string[]; removeEmptyParents?: boolean }, "removeEmptyParents">;
+
+export function removeFields(primary: unknown, config: RemoveFieldsConfig): unknown {
+  const paths = parsePaths(config.paths, "paths");
+  paths.forEach((path, index) => {
+    if (path.length === 0) throw new UtilityConfigError(`paths/${index}`, "the record itself cannot be removed");
+  });
+  return mapRecords(primary, (record, index) => {
+    const copy = cloneJson(objectRecord(record, index, id));
+    removeAll(copy, paths, { removeEmptyParents: config.removeEmptyParents });
+    return copy;
+  });
+}
 
 export default defineUtility({
   id,
   name: "Remove Fields",
   category: "structure",
-  description: "Not implemented yet.",
+  description: "Removes the given paths (wildcards allowed) from each record.",
   configSchema,
-  run() {
-    throw new UtilityError("structure.remove-fields is not implemented yet");
-  },
+  run: (inputs: UtilityInputs, config) => removeFields(inputs.primary, config as RemoveFieldsConfig),
 });
