@@ -12,8 +12,11 @@ export interface StoredContent {
 
 export interface OpenedContent {
   size: number;
-  /** reads the file in chunks; the file stays readable even if it is removed meanwhile */
-  stream: ReadableStream<Uint8Array>;
+  /**
+   * The content, read lazily when the response is sent. A Blob (Bun.file) rather than a stream: Bun then
+   * sends it with sendfile and a Content-Length, which it drops for streamed bodies.
+   */
+  body: Blob;
 }
 
 export interface StoredFile {

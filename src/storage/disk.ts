@@ -1,17 +1,15 @@
 /**
  * The content store on local disk: `<root>/<shard>/<key>.json`. A write goes to `<key>.tmp` in the
  * same folder, is fsynced, renamed into place and the folder fsynced, so a crash at any instant leaves
- * either no file under the final name or the complete one (Bun.write alone is not atomic). Reads go
- * through an open file descriptor, so a file removed after it was opened still streams to the end.
+ * either no file under the final name or the complete one (Bun.write alone is not atomic).
  */
-import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from "node:fs/promises";
+import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { sha256Hex, type ContentStore, type OpenedContent, type StoredContent, type StoredFile } from "./content-store";
 
 const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const COMPLETE = ".json";
 const INCOMPLETE = ".tmp";
-const READ_CHUNK_BYTES = 256 * 1024;
 
 export class DiskContentStore implements ContentStore {
   private readonly readyShards = new Set<string>();
@@ -40,15 +38,12 @@ export class DiskContentStore implements ContentStore {
 
   async open(key: string): Promise<OpenedContent | undefined> {
     if (!KEY.test(key)) return undefined;
-    let handle: FileHandle;
-    try {
-      handle = await open(this.pathOf(key, COMPLETE), "r");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    const path = this.pathOf(key, COMPLETE);
+    const size = await stat(path).then((found) => found.size, (error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return undefined;
       throw error;
-    }
-    const { size } = await handle.stat();
-    return { size, stream: streamOf(handle) };
+    });
+    return size === undefined ? undefined : { size, body: Bun.file(path) };
   }
 
   async remove(key: string): Promise<void> {
@@ -112,30 +107,6 @@ async function entriesOf(folder: string): Promise<string[]> {
   }
 }
 
-function streamOf(handle: FileHandle): ReadableStream<Uint8Array> {
-  let closed = false;
-  const close = async () => {
-    if (closed) return;
-    closed = true;
-    await handle.close();
-  };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      try {
-        const buffer = new Uint8Array(READ_CHUNK_BYTES);
-        const { bytesRead } = await handle.read(buffer, 0, READ_CHUNK_BYTES, null);
-        if (bytesRead === 0) {
-          await close();
-          controller.close();
-        } else controller.enqueue(buffer.subarray(0, bytesRead));
-      } catch (error) {
-        await close().catch(() => {});
-        controller.error(error);
-      }
-    },
-    cancel: close,
-  });
-}
 
 /** The content store of a Kiln process: `$DATA_DIR/content`. */
 export const contentStoreIn = (dataDir: string) => new DiskContentStore(join(dataDir, "content"));

@@ -75,11 +75,8 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       const { row, content } = await openContent(deps, requirePrincipal(principal).accountId, params.id);
       const etag = contentETag(row.contentHash);
       const headers = set.headers as Record<string, string>;
-      if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) {
-        await content.stream.cancel();
-        return notModified(etag, headers);
-      }
-      return new Response(content.stream, {
+      if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return notModified(etag, headers);
+      return new Response(content.body, {
         headers: {
           ...stringHeaders(headers),
           "Content-Type": "application/json",

@@ -137,8 +137,8 @@ export async function getDocument(deps: DocumentsDeps, accountId: string, id: st
 }
 
 /**
- * The row and its opened content. The file is opened before anything can remove it; should a content
- * update have replaced it between reading the row and opening the file, the row is read again.
+ * The row and its content. Should a content update have replaced the file between reading the row and
+ * finding the file, the row is read again.
  */
 export async function openContent(deps: DocumentsDeps, accountId: string, id: string): Promise<{ row: DocumentRow; content: OpenedContent }> {
   for (let attempt = 0; attempt < 5; attempt++) {
@@ -191,6 +191,17 @@ export function contentBodyOf(bytes: Uint8Array): Uint8Array {
   return bytes;
 }
 
+/**
+ * A download that read the row just before a content update committed may still be about to open the
+ * old file (the response body is read lazily), so the replaced file goes a little later. A crash in
+ * between leaves it to the orphan sweep.
+ */
+const RETIRE_DELAY_MS = 10_000;
+
+function retire(store: ContentStore, key: string): void {
+  setTimeout(() => void store.remove(key).catch(() => {}), RETIRE_DELAY_MS).unref();
+}
+
 export async function replaceContent(deps: DocumentsDeps, accountId: string, id: string, body: Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
   const before = await getDocument(deps, accountId, id);
   const bytes = contentBodyOf(body);
@@ -204,7 +215,7 @@ export async function replaceContent(deps: DocumentsDeps, accountId: string, id:
         replacedKey = current.contentKey;
         return deps.repository.update(tx, id, { fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, updatedAt: deps.now() });
       })));
-  if (replacedKey) await deps.store.remove(replacedKey).catch(() => {});
+  if (replacedKey) retire(deps.store, replacedKey);
   return row;
 }
 
