@@ -1,0 +1,321 @@
+/**
+ * Crash consistency (issue 8 §1). Starts the real server, lets several clients create, replace, delete
+ * and purge documents, SIGKILLs the server at a random moment, restarts it and checks, after every
+ * restart:
+ *  - the database opens (/ready), the embedded PostgreSQL left behind by the killed process included;
+ *  - every acknowledged write is there: each document is in its acknowledged state, or in the state of
+ *    the one operation that was in flight when the server died (old or new, nothing else);
+ *  - every active document's content is complete JSON whose byte length is its fileSize and
+ *    Content-Length, and whose SHA-256 is its ETag;
+ *  - each account's storage figure (GET /api/v1/usage) is the sum of its unpurged documents;
+ *  - after the sweeper ran, the content folder holds exactly the files of unpurged documents (by hash)
+ *    and no incomplete write. The files are aged past the sweeper's grace period while the server is
+ *    down (an hour passing, in effect), so the start-up sweep judges every file.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startServer, tempDataDir, type RunningServer } from "../../support/server";
+import { createTestDatabase, type TestDatabase } from "../../support/database";
+
+export interface CrashTrialOptions {
+  kills: number;
+  mode: "embedded" | "external";
+  clientsPerAccount?: number;
+  accounts?: number;
+  /** how long the clients run before each kill, at most */
+  maxRunMs?: number;
+  log?: (line: string) => void;
+  /**
+   * Self-test of the checks: before the last restart, remove the content file of one settled document
+   * and plant an orphaned and an incomplete file. The run must then report that document (and nothing
+   * about the planted files, which the sweeper collects).
+   */
+  sabotage?: boolean;
+}
+
+export interface CrashTrialResult {
+  mode: string;
+  kills: number;
+  acknowledgedWrites: number;
+  documentsChecked: number;
+  violations: string[];
+  elapsedMs: number;
+  /** the document whose file the sabotage removed */
+  sabotaged?: string;
+}
+
+type State = "active" | "deleted" | "purged";
+interface Version { state: State; bytes: string }
+interface Tracked { id: string; name: string; account: number; acked: Version; pending?: Version }
+interface PendingCreate { name: string; account: number; bytes: string }
+
+const SWEEP_INTERVAL_MS = "150";
+const ORPHAN_AGE_MS = 2 * 60 * 60 * 1000;
+const sha256 = (bytes: string | Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+
+function randomContent(random: () => number): string {
+  const roll = random();
+  const size = roll < 0.7 ? Math.floor(random() * 400) : roll < 0.95 ? Math.floor(random() * 40_000) : 200_000 + Math.floor(random() * 300_000);
+  const items = Array.from({ length: Math.max(1, Math.floor(size / 40)) }, (_, i) => ({ i, v: random(), s: "x".repeat(Math.floor(random() * 20)) }));
+  return JSON.stringify({ size, items, big: 2 ** 53 + 1, nested: { deep: [1, { two: 2 }] } }).replace(`"big":9007199254740992`, `"big":9007199254740993`);
+}
+
+export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTrialResult> {
+  const started = performance.now();
+  const log = options.log ?? (() => {});
+  const clientsPerAccount = options.clientsPerAccount ?? 2;
+  const accountCount = options.accounts ?? 2;
+  const maxRunMs = options.maxRunMs ?? 700;
+  const violations: string[] = [];
+  const fail = (message: string) => { if (violations.length < 50) violations.push(message); };
+  const dataDir = tempDataDir();
+  let database: TestDatabase | undefined;
+  const bootstrapKey = `kiln_CrashTrial${Bun.randomUUIDv7().replaceAll("-", "")}`;
+  let server: RunningServer | undefined;
+  const tracked = new Map<string, Tracked>();
+  const pendingCreates: PendingCreate[] = [];
+  let acknowledgedWrites = 0;
+  let documentsChecked = 0;
+  let seq = 0;
+  let sabotaged: string | undefined;
+  const random = Math.random;
+
+  try {
+    if (options.mode === "external") {
+      database = await createTestDatabase();
+      await database.database.close();
+    }
+    const env = { DATA_DIR: dataDir, BOOTSTRAP_API_KEY: bootstrapKey, SWEEP_INTERVAL_MS, LOG_LEVEL: "warn", ...(database ? { DATABASE_URL: database.url } : {}) };
+    server = await startServer(env);
+    const call = async (method: string, path: string, key: string, body?: string) => {
+      const response = await fetch(server!.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body });
+      return response;
+    };
+    const keys: string[] = [];
+    for (let i = 0; i < accountCount; i++) {
+      const account = await (await call("POST", "/api/v1/admin/accounts", bootstrapKey, JSON.stringify({ name: `crash-${i}`, rateLimitPerMinute: null }))).json() as any;
+      const key = await (await call("POST", "/api/v1/admin/keys", bootstrapKey, JSON.stringify({ accountId: account.account.id, permissions: ["documents"] }))).json() as any;
+      keys.push(key.key);
+    }
+
+    /** One client: one operation at a time on its own documents, until `stop` is set or the server dies. */
+    const client = async (account: number, clientId: number, stop: { now: boolean }) => {
+      const key = keys[account];
+      const mine = () => [...tracked.values()].filter((doc) => doc.account === account && doc.name.startsWith(`c${account}.${clientId}-`) && !doc.pending);
+      while (!stop.now) {
+        const docs = mine();
+        const active = docs.filter((doc) => doc.acked.state === "active");
+        const deleted = docs.filter((doc) => doc.acked.state === "deleted");
+        const roll = random();
+        try {
+          if (active.length < 4 || (roll < 0.35 && active.length < 12)) {
+            const name = `c${account}.${clientId}-${++seq}`;
+            const bytes = randomContent(random);
+            const pending = { name, account, bytes };
+            pendingCreates.push(pending);
+            const useText = random() < 0.5;
+            const response = await call("POST", "/api/v1/documents", key, useText ? JSON.stringify({ name, contentText: bytes }) : `{"name":${JSON.stringify(name)},"content":${bytes}}`);
+            const body = await response.json() as any;
+            if (response.status !== 201) { fail(`create answered ${response.status}: ${JSON.stringify(body).slice(0, 200)}`); break; }
+            pendingCreates.splice(pendingCreates.indexOf(pending), 1);
+            tracked.set(body.document.id, { id: body.document.id, name, account, acked: { state: "active", bytes } });
+            acknowledgedWrites++;
+            continue;
+          }
+          let doc: Tracked;
+          let next: Version;
+          let request: () => Promise<Response>;
+          if (deleted.length > 0 && roll < 0.5) {
+            doc = deleted[Math.floor(random() * deleted.length)];
+            next = { state: "purged", bytes: doc.acked.bytes };
+            request = () => call("POST", `/api/v1/documents/${doc.id}/purge`, key);
+          } else if (roll < 0.75) {
+            doc = active[Math.floor(random() * active.length)];
+            next = { state: "active", bytes: randomContent(random) };
+            request = () => call("PUT", `/api/v1/documents/${doc.id}/content`, key, next.bytes);
+          } else {
+            doc = active[Math.floor(random() * active.length)];
+            next = { state: "deleted", bytes: doc.acked.bytes };
+            request = () => call("DELETE", `/api/v1/documents/${doc.id}`, key);
+          }
+          doc.pending = next;
+          const response = await request();
+          const text = await response.text();
+          if (response.status !== 200) { fail(`${next.state} of ${doc.id} answered ${response.status}: ${text.slice(0, 200)}`); break; }
+          doc.acked = next;
+          doc.pending = undefined;
+          acknowledgedWrites++;
+        } catch {
+          return; // the server died mid-request: the operation stays pending
+        }
+      }
+    };
+
+    /** Resolves the in-flight operations against what the restarted server shows, then checks everything. */
+    const verify = async (round: number) => {
+      if ((await fetch(server!.url + "/ready")).status !== 200) fail(`round ${round}: /ready is not 200 after restart`);
+      const unpurgedHashes: string[] = [];
+      for (let account = 0; account < keys.length; account++) {
+        const key = keys[account];
+        const listed = new Map<string, { state: State; fileSize: number; name: string }>();
+        for (const deletedList of [false, true]) {
+          let cursor: string | null = null;
+          do {
+            const query: string = `?limit=200${deletedList ? "&deleted=true" : ""}${cursor ? `&cursor=${cursor}` : ""}`;
+            const page = await (await call("GET", `/api/v1/documents${query}`, key)).json() as any;
+            for (const doc of page.documents) listed.set(doc.id, { state: deletedList ? "deleted" : "active", fileSize: doc.fileSize, name: doc.name });
+            cursor = page.nextCursor;
+          } while (cursor);
+        }
+        // creates in flight at the kill: adopted when they committed, then checked like the others
+        for (const [id, doc] of listed) {
+          if (tracked.has(id)) continue;
+          const create = pendingCreates.find((pending) => pending.account === account && pending.name === doc.name);
+          if (!create) { fail(`round ${round}: document ${id} (${doc.name}) was never written by a client`); continue; }
+          tracked.set(id, { id, name: doc.name, account, acked: { state: "active", bytes: create.bytes } });
+        }
+        let storageSum = 0;
+        for (const doc of [...tracked.values()].filter((doc) => doc.account === account)) {
+          documentsChecked++;
+          const seen = listed.get(doc.id);
+          const observed: State = seen?.state ?? "purged";
+          const candidates = [doc.acked, ...(doc.pending ? [doc.pending] : [])].filter((version) => version.state === observed);
+          if (candidates.length === 0) {
+            fail(`round ${round}: ${doc.id} is ${observed}; acknowledged ${doc.acked.state}${doc.pending ? `, in flight ${doc.pending.state}` : ""}`);
+            continue;
+          }
+          if (observed === "purged") {
+            const gone = await call("GET", `/api/v1/documents/${doc.id}`, key);
+            if (gone.status !== 404) fail(`round ${round}: purged ${doc.id} answers ${gone.status}`);
+            await gone.body?.cancel();
+            doc.acked = candidates[0];
+            doc.pending = undefined;
+            continue;
+          }
+          storageSum += seen!.fileSize;
+          let bytes = candidates.length === 1 ? candidates[0].bytes : undefined;
+          if (observed === "active") {
+            const response = await call("GET", `/api/v1/documents/${doc.id}/content`, key);
+            const body = new Uint8Array(await response.arrayBuffer());
+            const text = new TextDecoder().decode(body);
+            const hash = sha256(body);
+            if (response.status !== 200) fail(`round ${round}: content of ${doc.id} answered ${response.status}`);
+            if (body.byteLength !== seen!.fileSize) fail(`round ${round}: ${doc.id} holds ${body.byteLength} bytes, fileSize says ${seen!.fileSize}`);
+            if (response.headers.get("content-length") !== String(body.byteLength)) fail(`round ${round}: ${doc.id} Content-Length ${response.headers.get("content-length")} for ${body.byteLength} bytes`);
+            if (response.headers.get("etag") !== `"${hash}"`) fail(`round ${round}: ${doc.id} ETag ${response.headers.get("etag")} is not the hash of its bytes`);
+            try { JSON.parse(text); } catch { fail(`round ${round}: ${doc.id} content is not complete JSON (${body.byteLength} bytes)`); }
+            const match = candidates.find((version) => version.bytes === text);
+            if (!match) fail(`round ${round}: ${doc.id} content is neither the acknowledged nor the in-flight version`);
+            bytes = match?.bytes ?? text;
+          } else if (candidates.length > 1 && candidates[0].bytes !== candidates[1].bytes) {
+            const match = candidates.find((version) => Buffer.byteLength(version.bytes) === seen!.fileSize);
+            bytes = match?.bytes;
+          }
+          if (bytes === undefined) { fail(`round ${round}: cannot tell which version ${doc.id} holds`); continue; }
+          if (observed === "deleted" && Buffer.byteLength(bytes) !== seen!.fileSize) fail(`round ${round}: deleted ${doc.id} fileSize ${seen!.fileSize} is not its content's ${Buffer.byteLength(bytes)}`);
+          doc.acked = { state: observed, bytes };
+          doc.pending = undefined;
+          unpurgedHashes.push(sha256(bytes));
+        }
+        const usage = await (await call("GET", "/api/v1/usage", key)).json() as any;
+        if (usage.storage?.usedBytes !== storageSum) fail(`round ${round}: account ${account} usage says ${usage.storage?.usedBytes} bytes, its unpurged documents hold ${storageSum}`);
+      }
+      pendingCreates.length = 0;
+      await checkContentFolder(round, unpurgedHashes);
+    };
+
+    /** The start-up sweep judges every (aged) file: wait until the folder settles on the expected set. */
+    const checkContentFolder = async (round: number, expected: string[]) => {
+      const want = expected.sort().join(",");
+      let files: { hashes: string[]; incomplete: number } = { hashes: [], incomplete: 0 };
+      for (let attempt = 0; attempt < 60; attempt++) {
+        files = contentFiles(join(dataDir, "content"));
+        if (files.incomplete === 0 && files.hashes.sort().join(",") === want) return;
+        await Bun.sleep(100);
+      }
+      const extra = files.hashes.filter((hash) => !expected.includes(hash)).length;
+      const missing = expected.filter((hash) => !files.hashes.includes(hash)).length;
+      fail(`round ${round}: content folder holds ${files.hashes.length} files (${extra} orphaned, ${missing} missing, ${files.incomplete} incomplete) for ${expected.length} unpurged documents`);
+    };
+
+    for (let round = 1; round <= options.kills; round++) {
+      const stop = { now: false };
+      const clients = Array.from({ length: accountCount * clientsPerAccount }, (_, i) => client(i % accountCount, Math.floor(i / accountCount), stop));
+      // kill at a random moment once this round has made progress, so that every kill interrupts writes
+      const before = acknowledgedWrites;
+      for (let waited = 0; acknowledgedWrites === before && waited < 10_000; waited += 10) await Bun.sleep(10);
+      await Bun.sleep(random() * maxRunMs);
+      server.proc.kill("SIGKILL");
+      await server.proc.exited;
+      stop.now = true;
+      await Promise.all(clients);
+      if (options.sabotage && round === options.kills) sabotaged = sabotage(join(dataDir, "content"), [...tracked.values()]);
+      ageFiles(join(dataDir, "content"), Date.now() - ORPHAN_AGE_MS);
+      const restartAt = performance.now();
+      server = await startServer(env);
+      const verifyAt = performance.now();
+      await verify(round);
+      log(`${options.mode}: kill ${round}/${options.kills}, ${acknowledgedWrites} acknowledged writes, ${tracked.size} documents tracked, ${violations.length} violations (restart ${Math.round(verifyAt - restartAt)} ms, checks ${Math.round(performance.now() - verifyAt)} ms)`);
+      if (violations.length > 0) break;
+    }
+    await server.stop("SIGTERM");
+    return { mode: options.mode, kills: options.kills, acknowledgedWrites, documentsChecked, violations, elapsedMs: performance.now() - started, sabotaged };
+  } finally {
+    await server?.stop("SIGKILL");
+    await database?.drop();
+    stopLeftoverPostgres(dataDir);
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+function* walk(folder: string): Generator<string> {
+  if (!existsSync(folder)) return;
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) yield* walk(path);
+    else yield path;
+  }
+}
+
+function contentFiles(folder: string): { hashes: string[]; incomplete: number } {
+  const hashes: string[] = [];
+  let incomplete = 0;
+  for (const path of walk(folder)) {
+    if (path.endsWith(".json")) {
+      try { hashes.push(sha256(readFileSync(path))); } catch {} // removed by the sweeper meanwhile
+    } else incomplete++;
+  }
+  return { hashes, incomplete };
+}
+
+function ageFiles(folder: string, at: number) {
+  const when = new Date(at);
+  for (const path of walk(folder)) {
+    try { if (statSync(path).isFile()) utimesSync(path, when, when); } catch {}
+  }
+}
+
+function sabotage(folder: string, docs: Tracked[]): string | undefined {
+  const victim = docs.find((doc) => !doc.pending && doc.acked.state === "active");
+  if (!victim) return undefined;
+  const hash = sha256(victim.acked.bytes);
+  for (const path of walk(folder)) {
+    if (!path.endsWith(".json") || sha256(readFileSync(path)) !== hash) continue;
+    rmSync(path);
+    for (const [suffix, text] of [[".json", '{"orphan":true}'], [".tmp", '{"half":']]) {
+      const key = Bun.randomUUIDv7();
+      const shard = join(folder, key.slice(-2)); // the store's layout: <root>/<last two hex digits>/<key>
+      mkdirSync(shard, { recursive: true });
+      writeFileSync(join(shard, key + suffix), text);
+    }
+    return victim.id;
+  }
+  return undefined;
+}
+
+/** A postmaster of the embedded database outlives a SIGKILLed Kiln: stop it before removing its folder. */
+export function stopLeftoverPostgres(dataDir: string) {
+  const pidFile = join(dataDir, "pg", "postmaster.pid");
+  if (!existsSync(pidFile)) return;
+  try { process.kill(Number(readFileSync(pidFile, "utf8").split("\n")[0]), "SIGINT"); } catch {}
+}
