@@ -2,9 +2,10 @@
  * Hostile expressions: every one is refused while compiling (UtilityConfigError → 400 before anything
  * runs). A canary global proves that nothing was executed either way.
  */
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { compileExpression, compileTemplate } from "../../src/utilities/lib/expressions";
 import { UtilityConfigError } from "../../src/utilities/types";
+import { createTestApp, type TestApp } from "../support/app";
 
 const canary = globalThis as { pwned?: boolean };
 afterEach(() => {
@@ -82,6 +83,25 @@ describe("hostile expressions are refused before anything runs", () => {
 
   test.each(HOSTILE.slice(0, 12))("inside a template: {{ %s }}", (source) => {
     expect(() => compileTemplate(`x {{ ${source} }} y`, "/template")).toThrow(UtilityConfigError);
+  });
+});
+
+describe("over HTTP every hostile expression is a 400 naming the config field", () => {
+  let app: TestApp;
+  beforeAll(async () => { app = await createTestApp(); });
+  afterAll(async () => { await app.close(); });
+
+  test("generate.filter condition and schema.compute expression", async () => {
+    for (const [source] of HOSTILE) {
+      const filtered = await app.json("POST", "/api/v1/utilities/generate.filter", { body: { inputs: { primary: [{ a: 1 }] }, config: { condition: source } } });
+      expect(filtered.status).toBe(400);
+      expect(filtered.body.errors[0].path).toBe("/config/condition");
+      const computed = await app.json("POST", "/api/v1/utilities/schema.compute", {
+        body: { inputs: { primary: { a: 1 } }, config: { fields: [{ target: "x", expression: `{{ ${source} }}` }] } },
+      });
+      expect(computed.status).toBe(400);
+      expect(computed.body.code).toBe("validation_failed");
+    }
   });
 });
 
