@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
@@ -420,5 +422,49 @@ describe("auth and permission", () => {
       const res = await t.json(method, path, { key: utilitiesOnly, body: method === "POST" ? { bad: 1 } : undefined });
       expect(res.status).toBe(403);
     }
+  });
+});
+
+describe("remaining rows of the error table, and the edges of the body", () => {
+  test("429 once the account's rate limit is spent", async () => {
+    const limited = await t.newAccount({ permissions: ["documents"], rateLimitPerMinute: 2 });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await t.json("GET", DOCS, { key: limited.key })).status);
+    expect(statuses).toEqual([200, 200, 429]);
+  });
+
+  test("500 when the content store fails: problem+json without paths or stack", async () => {
+    const broken = await createTestApp();
+    try {
+      writeFileSync(join(broken.config.dataDir, "content"), "not a folder");
+      const res = await broken.json("POST", DOCS, { body: { name: "x", content: 1 } });
+      expect(res.status).toBe(500);
+      expect(res.body.code).toBe("internal_error");
+      expect(JSON.stringify(res.body)).not.toContain(broken.config.dataDir);
+      expect((await broken.json("GET", DOCS)).body.documents).toEqual([]);
+    } finally {
+      await broken.close();
+    }
+  });
+
+  test("create reads JSON whatever the Content-Type; a BOM-prefixed content body is kept as sent", async () => {
+    const res = await t.json("POST", DOCS, { key, rawBody: '{"name":"plain","content":[1]}', headers: { "content-type": "text/plain" } });
+    expect(res.status).toBe(201);
+    const withBom = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode("[1]")]);
+    expect((await t.json("PUT", `${DOCS}/${res.body.document.id}/content`, { key, rawBody: withBom })).body.fileSize).toBe(6);
+    expect(Array.from((await download(res.body.document.id)).bytes)).toEqual(Array.from(withBom));
+  });
+
+  test("an escaped member name is still the content member; nested content members are not", async () => {
+    const raw = '{"name":"esc","description":"content","\\u0063ontent":{"content":  2.50}}';
+    const res = await t.json("POST", DOCS, { key, rawBody: raw });
+    expect(res.status).toBe(201);
+    expect(text((await download(res.body.document.id)).bytes)).toBe('{"content":  2.50}');
+  });
+
+  test('If-Match: * matches any existing document', async () => {
+    const document = await create({ name: "star", content: 1 });
+    expect((await t.json("PUT", `${DOCS}/${document.id}/content`, { key, rawBody: "2", headers: { "if-match": "*" } })).status).toBe(200);
+    expect((await t.json("DELETE", `${DOCS}/${document.id}`, { key, headers: { "if-match": "*" } })).status).toBe(200);
   });
 });
