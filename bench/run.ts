@@ -9,9 +9,10 @@
 import { parseArgs } from "node:util";
 import { ensureTool, toolVersion } from "./lib/tools";
 import { loadAverage, machine, notes, table, writeReadme } from "./lib/report";
-import { stopAll } from "./lib/servers";
+import { startKiln, stopAll } from "./lib/servers";
 import { settingsFor } from "./settings";
 import { benchDocuments } from "./documents";
+import { benchUtilities } from "./utilities";
 
 const SECTIONS = ["documents", "utilities", "engine", "memory"] as const;
 type Section = (typeof SECTIONS)[number];
@@ -29,6 +30,11 @@ const loadBefore = loadAverage();
 process.on("SIGINT", () => void stopAll().then(() => process.exit(130)));
 try {
   if (only.has("documents")) await benchDocuments(settings);
+  if (only.has("utilities") || only.has("engine") || only.has("memory")) {
+    const kiln = await startKiln("embedded");
+    if (only.has("utilities")) await benchUtilities(settings, kiln);
+    await kiln.stop();
+  }
 } finally {
   await stopAll();
 }

@@ -1,0 +1,229 @@
+/**
+ * Section 2: utilities over HTTP. For each utility and input size: Kiln end to end (one POST, timed
+ * from the client), the floor (the same utility function called in this process with JSON.parse and
+ * JSON.stringify around it) and, where one exists, a peer (jq or Miller on the same data). Every
+ * output is checked equal to the floor's (semantically, after normalisation for the peers) before
+ * anything is timed.
+ */
+import { writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import Papa from "papaparse";
+import { Value } from "@sinclair/typebox/value";
+import { findUtility } from "../src/utilities/registry";
+import { csvOfSize, dataPath, KB, MB, recordsOfSize, tabular } from "./lib/data";
+import { ms, notes, rows, times } from "./lib/report";
+import type { KilnServer } from "./lib/servers";
+import type { Settings } from "./settings";
+
+interface Body {
+  inputs: { primary: unknown; secondary?: unknown };
+  config?: Record<string, unknown>;
+}
+
+interface Peer {
+  tool: "jq" | "mlr";
+  /** the command line, given the input files */
+  args(files: string[]): string[];
+  /** the input files' contents, from the request body */
+  files(body: Body): string[];
+  /** the peer's stdout as a value comparable with the normalised Kiln output */
+  read(stdout: string): unknown;
+}
+
+export interface UtilityCase {
+  utilityId: string;
+  label: string;
+  body(bytes: number): Body;
+  peer?: Peer;
+  /** order-insensitive comparison of top-level arrays (jq's group_by sorts, Kiln keeps first-seen order) */
+  unordered?: boolean;
+}
+
+const jq = (filter: string, slurp = false): Peer => ({
+  tool: "jq",
+  args: (files) => ["-c", ...(slurp ? ["-s"] : []), filter, ...files],
+  files: (body) => slurp ? [JSON.stringify(body.inputs.primary), JSON.stringify(body.inputs.secondary)] : [JSON.stringify(body.inputs.primary)],
+  read: (stdout) => JSON.parse(stdout),
+});
+
+const csvRows = (text: string) => Papa.parse<string[]>(text.trim(), { skipEmptyLines: true }).data;
+
+function tabularOfSize(bytes: number) {
+  return recordsOfSize(bytes).map(tabular);
+}
+
+/** Primary keyed by id, secondary changing a nested field of each and adding one: ~bytes in all. */
+function mergeInputs(bytes: number) {
+  const records = recordsOfSize(bytes * 0.75);
+  return {
+    primary: Object.fromEntries(records.map((record) => [`u${record.id}`, record])),
+    secondary: Object.fromEntries(records.map((record) => [`u${record.id}`, { address: { city: "Ghent", verified: true }, tags: ["merged"] }])),
+  };
+}
+
+export const CASES: UtilityCase[] = [
+  {
+    utilityId: "structure.find-replace", label: "find-replace",
+    body: (bytes) => ({ inputs: { primary: recordsOfSize(bytes) }, config: { search: "alpha", replacement: "omega" } }),
+    peer: jq(`walk(if type == "string" then gsub("alpha"; "omega") else . end)`),
+  },
+  {
+    utilityId: "structure.pick-fields", label: "pick-fields",
+    body: (bytes) => ({ inputs: { primary: recordsOfSize(bytes) }, config: { paths: ["id", "name", "address.city"] } }),
+    peer: jq(`map({id, name, address: {city: .address.city}})`),
+  },
+  {
+    utilityId: "structure.flatten-nest", label: "flatten",
+    body: (bytes) => ({ inputs: { primary: recordsOfSize(bytes) }, config: { mode: "flatten" } }),
+    peer: jq(`map(reduce (tostream | select(length == 2)) as [$p, $v] ({}; .[$p | map(tostring) | join(".")] = $v))`),
+  },
+  {
+    utilityId: "convert.csv-to-json", label: "csv-to-json",
+    body: (bytes) => ({ inputs: { primary: csvOfSize(bytes) } }),
+    peer: { tool: "mlr", args: (files) => ["--icsv", "--ojson", "cat", ...files], files: (body) => [body.inputs.primary as string], read: (stdout) => JSON.parse(stdout) },
+  },
+  {
+    utilityId: "convert.json-to-csv", label: "json-to-csv",
+    body: (bytes) => ({ inputs: { primary: tabularOfSize(bytes) } }),
+    peer: { tool: "mlr", args: (files) => ["--ijson", "--ocsv", "cat", ...files], files: (body) => [JSON.stringify(body.inputs.primary)], read: csvRows },
+  },
+  {
+    utilityId: "merge.deep-merge", label: "deep-merge",
+    body: (bytes) => ({ inputs: mergeInputs(bytes) }),
+    peer: jq(".[0] * .[1]", true),
+  },
+  {
+    utilityId: "analysis.aggregate", label: "aggregate",
+    body: (bytes) => ({
+      inputs: { primary: recordsOfSize(bytes) },
+      config: { groupBy: ["address.city"], aggregations: [{ op: "count" }, { op: "sum", field: "score" }, { op: "avg", field: "age" }, { op: "max", field: "score" }] },
+    }),
+    peer: jq(`group_by(.address.city) | map({"address.city": .[0].address.city, count: length, sum_score: (map(.score) | add), avg_age: ((map(.age) | add) / length), max_score: (map(.score) | max)})`),
+    unordered: true,
+  },
+  {
+    utilityId: "cleanup.redact", label: "redact",
+    body: (bytes) => ({ inputs: { primary: recordsOfSize(bytes) }, config: { patterns: ["email", "phone"] } }),
+  },
+];
+
+/** Sorted keys, numbers to 12 significant digits (sums may differ in the last bits), optionally sorted arrays. */
+function normalise(value: unknown, unordered = false): unknown {
+  if (typeof value === "number") return Number(value.toPrecision(12));
+  if (Array.isArray(value)) {
+    const items = value.map((item) => normalise(item));
+    return unordered ? items.map((item) => JSON.stringify(item)).sort().map((item) => JSON.parse(item)) : items;
+  }
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, normalise((value as Record<string, unknown>)[key])]));
+  }
+  return value;
+}
+
+const sameJson = (a: unknown, b: unknown, unordered = false) => JSON.stringify(normalise(a, unordered)) === JSON.stringify(normalise(b, unordered));
+
+const median = (values: number[]) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+function timeRepeatedly(repetitions: number, work: () => unknown): number {
+  const durations: number[] = [];
+  for (let i = 0; i < repetitions; i++) {
+    const started = performance.now();
+    work();
+    durations.push(performance.now() - started);
+  }
+  return median(durations);
+}
+
+async function timeRepeatedlyAsync(repetitions: number, work: () => Promise<unknown>): Promise<number> {
+  const durations: number[] = [];
+  for (let i = 0; i < repetitions; i++) {
+    const started = performance.now();
+    await work();
+    durations.push(performance.now() - started);
+  }
+  return median(durations);
+}
+
+/** The floor: what the utility itself costs, with the JSON text in and out. */
+export function floorRun(utilityCase: UtilityCase, text: string): string {
+  const utility = findUtility(utilityCase.utilityId)!;
+  const body = JSON.parse(text) as Body;
+  return JSON.stringify(utility.run(body.inputs, Value.Default(utility.configSchema, body.config ?? {}) as never));
+}
+
+export async function kilnRun(kiln: KilnServer, utilityId: string, text: string): Promise<string> {
+  const response = await fetch(`${kiln.url}/api/v1/utilities/${utilityId}`, { method: "POST", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" }, body: text });
+  const answer = await response.text();
+  if (response.status !== 200) throw new Error(`${utilityId}: Kiln answered ${response.status} ${answer.slice(0, 300)}`);
+  return answer;
+}
+
+function peerRun(peer: Peer, files: string[]): string {
+  const result = spawnSync(peer.tool, peer.args(files), { encoding: "utf8", maxBuffer: 1 << 30 });
+  if (result.status !== 0) throw new Error(`${peer.tool} failed: ${result.stderr.slice(0, 300)}`);
+  return result.stdout;
+}
+
+const sizeLabel = (bytes: number) => bytes >= MB ? `${bytes / MB} MB` : `${bytes / KB} KB`;
+
+export async function benchUtilities(settings: Settings, kiln: KilnServer): Promise<void> {
+  for (const utilityCase of CASES) {
+    if (!findUtility(utilityCase.utilityId)) {
+      notes.push(`${utilityCase.label}: not measured, ${utilityCase.utilityId} is not in the registry`);
+      continue;
+    }
+    for (const bytes of settings.utilitySizes) {
+      const label = `${utilityCase.label} ${sizeLabel(bytes)}`;
+      const body = utilityCase.body(bytes);
+      const text = JSON.stringify(body);
+      const repetitions = settings.repetitions(bytes);
+
+      // Equality first: Kiln's output must be the floor's, the peer's the same after normalisation.
+      const floorOutput = floorRun(utilityCase, text);
+      const kilnOutput = JSON.parse(await kilnRun(kiln, utilityCase.utilityId, text)).output;
+      if (!sameJson(kilnOutput, JSON.parse(floorOutput))) throw new Error(`${label}: Kiln's output differs from the utility's own`);
+      let peerMs: number | undefined;
+      let peerNote = "";
+      if (utilityCase.peer) {
+        const peer = utilityCase.peer;
+        const files = peer.files(body).map((content, index) => {
+          const path = dataPath(`${utilityCase.label}-${bytes}-${index}.${peer.tool === "mlr" && utilityCase.utilityId === "convert.csv-to-json" ? "csv" : "json"}`);
+          writeFileSync(path, content);
+          return path;
+        });
+        const started = performance.now();
+        const peerOutput = peer.read(peerRun(peer, files));
+        const firstMs = performance.now() - started;
+        const comparable = utilityCase.utilityId === "convert.json-to-csv" ? csvRows(kilnOutput as string) : kilnOutput;
+        if (!sameJson(comparable, peerOutput, utilityCase.unordered)) {
+          peerNote = `${peer.tool}: output differs, not timed`;
+          notes.push(`${label}: the ${peer.tool} output differs from Kiln's after normalisation, so it was not timed`);
+        } else {
+          // a peer slower than 10 s is timed once: its figure is far from any target either way
+          const peerRepetitions = firstMs > 10_000 ? 0 : Math.max(1, Math.min(repetitions, 5) - 1);
+          peerMs = peerRepetitions === 0 ? firstMs : timeRepeatedly(peerRepetitions, () => peerRun(peer, files));
+        }
+      }
+
+      timeRepeatedly(Math.min(repetitions, 3), () => floorRun(utilityCase, text)); // warm-up
+      const floorMs = timeRepeatedly(repetitions, () => floorRun(utilityCase, text));
+      await kilnRun(kiln, utilityCase.utilityId, text); // warm-up
+      const kilnMs = await timeRepeatedlyAsync(repetitions, () => kilnRun(kiln, utilityCase.utilityId, text));
+
+      const ratio = kilnMs / floorMs;
+      const speedup = peerMs === undefined ? undefined : peerMs / kilnMs;
+      const targeted = bytes === 10 * MB;
+      rows.push({
+        section: "utilities",
+        case: label,
+        kiln: ms(kilnMs),
+        reference: `floor: ${ms(floorMs)}`,
+        peer: peerMs === undefined ? peerNote : `${utilityCase.peer!.tool}: ${ms(peerMs)} (Kiln ${speedup!.toFixed(1)}× faster)`,
+        ratio: `${times(ratio)} floor`,
+        target: targeted ? `≤ 1.5×${speedup === undefined ? "" : "; peer ≥ 5×"}` : undefined,
+        met: targeted ? ratio <= 1.5 && (speedup === undefined || speedup >= 5) : undefined,
+      });
+      console.error(`bench: ${label}: Kiln ${ms(kilnMs)}, floor ${ms(floorMs)}${peerMs === undefined ? "" : `, ${utilityCase.peer!.tool} ${ms(peerMs)}`}`);
+    }
+  }
+}
