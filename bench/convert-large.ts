@@ -6,6 +6,7 @@
  * Run: bun bench/convert-large.ts   (SIZE_MB=10, RUNS=3 by default)
  */
 import type { TObject } from "@sinclair/typebox";
+import { bestOf } from "./lib/best-of";
 import { Value } from "@sinclair/typebox/value";
 import addLocalization from "../src/utilities/convert/add-localization";
 import csvToJson from "../src/utilities/convert/csv-to-json";
@@ -34,15 +35,6 @@ function records(bytes: number): Record<string, unknown>[] {
   return out;
 }
 
-function best(run: () => unknown): number {
-  let fastest = Infinity;
-  for (let attempt = 0; attempt < runs; attempt++) {
-    const started = performance.now();
-    run();
-    fastest = Math.min(fastest, performance.now() - started);
-  }
-  return fastest;
-}
 
 const configured = (utility: Utility<TObject>, config: Record<string, unknown>) => Value.Default(utility.configSchema, config);
 /** the CSV of records about twice its size in JSON, so that it too is ~`bytes` long */
@@ -63,7 +55,7 @@ for (const [label, utility, config, input] of cases) {
   for (const factor of [1, 2]) {
     const primary = input(sizeMb * factor * 1024 * 1024);
     const megabytes = (typeof primary === "string" ? primary.length : JSON.stringify(primary).length) / 1024 / 1024;
-    const ms = best(() => utility.run({ primary }, configured(utility, config) as never));
+    const ms = bestOf(runs, () => utility.run({ primary }, configured(utility, config) as never));
     times.push(`${megabytes.toFixed(1)} MB ${ms.toFixed(0).padStart(5)} ms`);
     if (factor === 2) times.push(`ratio ${(ms / previous).toFixed(2)}`);
     previous = ms;

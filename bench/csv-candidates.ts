@@ -12,6 +12,7 @@
  * Run: bun bench/csv-candidates.ts   (SIZE_MB=10 by default; best of RUNS=5)
  */
 import Papa from "papaparse";
+import { bestOf } from "./lib/best-of";
 import { parseCsv, stringifyCsv } from "../src/utilities/lib/csv";
 
 type Rows = string[][];
@@ -98,15 +99,6 @@ for (let id = 1; bytes < sizeBytes; id++) {
 const text = stringifyCsv(rows, { delimiter: ",", lineEnding: "\r\n" });
 console.log(`\ninput: ${(text.length / 1024 / 1024).toFixed(1)} MB, ${rows.length} rows, CRLF; best of ${runs} runs`);
 
-function best(run: () => unknown): number {
-  let fastest = Infinity;
-  for (let attempt = 0; attempt < runs; attempt++) {
-    const started = performance.now();
-    run();
-    fastest = Math.min(fastest, performance.now() - started);
-  }
-  return fastest;
-}
 
 const expected = JSON.stringify(rows);
 for (const candidate of candidates) {
@@ -114,8 +106,8 @@ for (const candidate of candidates) {
   const parseAgrees = JSON.stringify(parsed) === expected;
   const written = candidate.stringify(rows);
   const writeAgrees = JSON.stringify(parseCsv(written, { delimiter: "," })) === expected;
-  const parseMs = best(() => candidate.parse(text));
-  const stringifyMs = best(() => candidate.stringify(rows));
+  const parseMs = bestOf(runs, () => candidate.parse(text));
+  const stringifyMs = bestOf(runs, () => candidate.stringify(rows));
   console.log(
     `  ${candidate.name.padEnd(20)} parse ${parseMs.toFixed(0).padStart(5)} ms${parseAgrees ? "" : " (WRONG)"}` +
       `   stringify ${stringifyMs.toFixed(0).padStart(5)} ms${writeAgrees ? "" : " (WRONG)"}`,
