@@ -8,7 +8,7 @@ import { createLogger } from "./http/context";
 import { bootstrap } from "./modules/admin/service";
 import { createApp } from "./app";
 import { registry } from "./utilities/registry";
-import { startWorkerPool } from "./workers/pool";
+import { createWorkerPool } from "./workers/pool";
 import { contentStoreIn } from "./storage/disk";
 import { documentsRepository } from "./modules/documents/repository";
 import { startSweepers } from "./modules/documents/sweeper";
@@ -31,7 +31,7 @@ if (generatedKey) {
   // Printed once, on the first start of an empty database: it is stored only as a hash.
   console.log(`\n  Kiln generated an API key with every permission (shown only now):\n\n    ${generatedKey}\n`);
 }
-const workerPool = startWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason }));
+const workerPool = createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start();
 const contentStore = contentStoreIn(config.dataDir);
 const app = createApp({ config, database, logger, workerPool, contentStore });
 const sweepers = startSweepers({ repository: documentsRepository(database.db), store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs });

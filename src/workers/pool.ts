@@ -15,10 +15,10 @@ export type ToWorker =
   | { type: "init"; registryModule: string }
   | { type: "run"; jobId: number; utilityId: string; bytes: Uint8Array };
 
-export interface ToPool {
-  jobId: number;
-  outcome: WorkerOutcome;
-}
+/** `started` once the worker has its registry loaded and begins the run: the time limit counts from there. */
+export type ToPool =
+  | { type: "started"; jobId: number }
+  | { type: "finished"; jobId: number; outcome: WorkerOutcome };
 
 /** Every worker is busy and the queue is full. */
 export class PoolBusyError extends Error {}
@@ -50,7 +50,9 @@ interface Job {
 interface Running {
   id: number;
   job: Job;
-  /** detaches the abort listener */
+  /** aborted with the error the run fails with: a RunTimeoutError or a RunCancelledError */
+  stop: AbortController;
+  /** detaches the listeners on the caller's signal and on the time limit */
   release: () => void;
 }
 
@@ -70,11 +72,14 @@ export class WorkerPool {
   /** workers replaced after a timeout, a cancellation or a crash */
   replacements = 0;
 
-  constructor(private readonly options: PoolOptions) {}
+  /** Workers are spawned by start(), or else lazily by the first runs that need them. */
+  constructor(private readonly options: PoolOptions) {
+    for (let i = 0; i < options.size; i++) this.slots.push({});
+  }
 
-  /** Spawns every worker now, so that the first requests do not pay their start-up. */
+  /** Spawns every worker now (at boot), so that the first requests do not pay their start-up. */
   start(): this {
-    while (this.slots.length < this.options.size) this.slots.push({ worker: this.spawn() });
+    for (const slot of this.slots) slot.worker ??= this.spawn();
     return this;
   }
 
@@ -113,7 +118,7 @@ export class WorkerPool {
   private spawn(): Worker {
     const worker = new Worker(WORKER_URL);
     worker.postMessage({ type: "init", registryModule: this.options.registryModule } satisfies ToWorker);
-    worker.addEventListener("message", (event: MessageEvent<ToPool>) => this.finish(worker, event.data));
+    worker.addEventListener("message", (event: MessageEvent<ToPool>) => this.receive(worker, event.data));
     worker.addEventListener("error", (event) => this.lose(worker, `worker error: ${(event as ErrorEvent).message}`));
     worker.addEventListener("close", () => this.lose(worker, "worker exited"));
     return worker;
@@ -127,29 +132,38 @@ export class WorkerPool {
     const worker = slot.worker ?? this.spawn();
     slot.worker = worker;
     const id = this.nextJobId++;
-    const limit = AbortSignal.timeout(this.options.timeoutMs);
-    const signal = job.signal ? AbortSignal.any([job.signal, limit]) : limit;
-    const onAbort = () => {
-      const timedOut = limit.aborted;
+    const stop = new AbortController();
+    const cancel = () => stop.abort(new RunCancelledError("the run was cancelled"));
+    job.signal?.addEventListener("abort", cancel, { once: true });
+    stop.signal.addEventListener("abort", () => {
       this.replace(slot);
-      job.reject(timedOut
-        ? new RunTimeoutError(`the run exceeded ${this.options.timeoutMs} ms`)
-        : new RunCancelledError("the run was cancelled"));
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    slot.running = { id, job, release: () => signal.removeEventListener("abort", onAbort) };
+      job.reject(stop.signal.reason);
+    }, { once: true });
+    slot.running = { id, job, stop, release: () => job.signal?.removeEventListener("abort", cancel) };
     const bytes = transferable(job.bytes);
     worker.postMessage({ type: "run", jobId: id, utilityId: job.utilityId, bytes } satisfies ToWorker, [bytes.buffer]);
   }
 
-  private finish(worker: Worker, message: ToPool): void {
+  private receive(worker: Worker, message: ToPool): void {
     const slot = this.slots.find((candidate) => candidate.worker === worker);
     const running = slot?.running;
     if (!slot || !running || running.id !== message.jobId) return;
+    if (message.type === "started") return this.limitTime(running);
     running.release();
     slot.running = undefined;
     running.job.resolve(message.outcome);
     this.next(slot);
+  }
+
+  private limitTime(running: Running): void {
+    const limit = AbortSignal.timeout(this.options.timeoutMs);
+    const expire = () => running.stop.abort(new RunTimeoutError(`the run exceeded ${this.options.timeoutMs} ms`));
+    limit.addEventListener("abort", expire, { once: true });
+    const releaseCaller = running.release;
+    running.release = () => {
+      releaseCaller();
+      limit.removeEventListener("abort", expire);
+    };
   }
 
   /** A worker died on its own: fail its run; the slot gets a new worker when it next has work. */
@@ -192,8 +206,8 @@ function transferable(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   return whole ? (bytes as Uint8Array<ArrayBuffer>) : bytes.slice();
 }
 
-/** The pool the configuration asks for, started (workers spawned) and ready. */
-export function startWorkerPool(
+/** The pool the configuration asks for; call start() to spawn its workers up front. */
+export function createWorkerPool(
   config: Pick<Config, "utilityWorkers" | "utilityQueueLimit" | "utilityTimeoutMs">,
   registryModule: string,
   onWorkerLost?: (reason: string) => void,
@@ -204,5 +218,5 @@ export function startWorkerPool(
     timeoutMs: config.utilityTimeoutMs,
     registryModule,
     onWorkerLost,
-  }).start();
+  });
 }

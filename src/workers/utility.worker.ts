@@ -11,9 +11,11 @@ declare const self: Worker;
 
 let registry: Promise<UtilityRegistry> | undefined;
 
-async function run(utilityId: string, bytes: Uint8Array): Promise<WorkerOutcome> {
+async function run(jobId: number, utilityId: string, bytes: Uint8Array): Promise<WorkerOutcome> {
   try {
-    const utility = (await registry)?.find(utilityId);
+    const loaded = await registry;
+    self.postMessage({ type: "started", jobId } satisfies ToPool);
+    const utility = loaded?.find(utilityId);
     if (!utility) throw new HttpError(404, "utility_not_found", `No utility with id '${utilityId}'`);
     return { ok: true, ...(await executeBytes(utility, bytes)) };
   } catch (error) {
@@ -28,6 +30,6 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
     registry = import(message.registryModule).then((module: { registry: UtilityRegistry }) => module.registry);
     return;
   }
-  const reply: ToPool = { jobId: message.jobId, outcome: await run(message.utilityId, message.bytes) };
-  self.postMessage(reply);
+  const outcome = await run(message.jobId, message.utilityId, message.bytes);
+  self.postMessage({ type: "finished", jobId: message.jobId, outcome } satisfies ToPool);
 };

@@ -13,7 +13,7 @@ import type { Permission, PlanName } from "../../src/modules/admin/plans";
 import type { AccountLimits } from "../../src/modules/admin/plans";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { registry as defaultUtilityRegistry, type UtilityRegistry } from "../../src/utilities/registry";
-import { startWorkerPool, type WorkerPool } from "../../src/workers/pool";
+import { createWorkerPool, type WorkerPool } from "../../src/workers/pool";
 
 export const ADMIN_KEY = "kiln_TestBootstrapKey0123456789abcdefABCDEF";
 
@@ -47,7 +47,8 @@ export async function createTestApp(env: Record<string, string> = {}, extra: { n
   const logger = createLogger(config.logLevel, (line) => logLines.push(line));
   await bootstrap(testDb.database.db, ADMIN_KEY);
   const utilityRegistry = extra.utilityRegistry ?? defaultUtilityRegistry;
-  const workerPool = startWorkerPool(config, utilityRegistry.module);
+  // Not started: workers spawn on the first run that needs one, so test files that never use them pay nothing.
+  const workerPool = createWorkerPool(config, utilityRegistry.module);
   const app = createApp({ config, database: testDb.database, logger, now: extra.now, workerPool, utilityRegistry });
 
   const request = (method: string, path: string, options: RequestOptions = {}) => {

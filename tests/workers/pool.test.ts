@@ -1,0 +1,110 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { executeBytes } from "../../src/modules/utilities/execution";
+import { PoolBusyError, RunCancelledError, RunTimeoutError, WorkerCrashedError, WorkerPool, type PoolOptions } from "../../src/workers/pool";
+import { registry } from "./fixtures/registry";
+
+const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+const pools: WorkerPool[] = [];
+
+function pool(options: Partial<PoolOptions> = {}): WorkerPool {
+  const created = new WorkerPool({ size: 1, queueLimit: 4, timeoutMs: 30_000, registryModule: registry.module, ...options }).start();
+  pools.push(created);
+  return created;
+}
+
+afterEach(async () => {
+  for (const created of pools.splice(0)) await created.stop();
+});
+
+const echo = (value: unknown) => encode({ inputs: { primary: value } });
+const rejection = (promise: Promise<unknown>) => promise.then(() => "resolved", (error: unknown) => error);
+
+describe("WorkerPool", () => {
+  test("a worker gives the same output text as the inline run, and the bytes are transferred", async () => {
+    const workers = pool();
+    const body = { inputs: { primary: { a: { b: [1, null, ""] }, c: " x " } }, config: { trimStrings: true, removeEmptyObjects: true } };
+    const inline = await executeBytes(registry.find("schema.clean-json")!, encode(body));
+    const bytes = encode(body);
+    const outcome = await workers.run("schema.clean-json", bytes);
+    expect(outcome).toMatchObject({ ok: true, outputJson: inline.outputJson });
+    expect(bytes.byteLength).toBe(0);
+  });
+
+  test("a view into a larger buffer sends only its own bytes", async () => {
+    const workers = pool();
+    const whole = encode({ inputs: { primary: "abc" } });
+    const padded = new Uint8Array(whole.byteLength + 10);
+    padded.set(whole, 5);
+    const outcome = await workers.run("test.echo", padded.subarray(5, 5 + whole.byteLength));
+    expect(outcome).toMatchObject({ ok: true, outputJson: '{"primary":"abc"}' });
+  });
+
+  test("bad input comes back as an outcome with status, code and field errors", async () => {
+    const workers = pool();
+    expect(await workers.run("schema.clean-json", encode({ inputs: {} }))).toMatchObject({
+      ok: false, status: 400, code: "validation_failed", errors: [{ path: "/inputs/primary", message: "required (null is a valid value)" }],
+    });
+    expect(await workers.run("test.type-error", echo(1))).toMatchObject({ ok: false, status: 400, code: "utility_failed" });
+    expect(await workers.run("no.such-utility", echo(1))).toMatchObject({ ok: false, status: 404, code: "utility_not_found" });
+  });
+
+  test("a run past the time limit is stopped and its worker replaced; the next run is served", async () => {
+    const workers = pool({ timeoutMs: 500 });
+    const first = workers.run("test.spin", echo(1));
+    const queuedBehind = workers.run("test.spin", echo(1));
+    expect(await rejection(first)).toBeInstanceOf(RunTimeoutError);
+    expect(await rejection(queuedBehind)).toBeInstanceOf(RunTimeoutError);
+    expect(workers.replacements).toBe(2);
+    expect(await workers.run("test.echo", echo("after"))).toMatchObject({ ok: true, outputJson: '{"primary":"after"}' });
+  });
+
+  test("aborting the caller's signal stops a running run and frees its worker", async () => {
+    const workers = pool();
+    const controller = new AbortController();
+    const spinning = workers.run("test.spin", echo(1), controller.signal);
+    controller.abort();
+    expect(await rejection(spinning)).toBeInstanceOf(RunCancelledError);
+    expect(workers.busy).toBe(0);
+    expect(workers.replacements).toBe(1);
+    expect(await workers.run("test.echo", echo(2))).toMatchObject({ ok: true });
+  });
+
+  test("a queued run can be cancelled; a full queue answers busy at once", async () => {
+    const workers = pool({ queueLimit: 1, timeoutMs: 60_000 });
+    const stopSpin = new AbortController();
+    const spinning = workers.run("test.spin", echo(1), stopSpin.signal);
+    const leaveQueue = new AbortController();
+    const queued = workers.run("test.echo", echo(2), leaveQueue.signal);
+    expect(workers.queued).toBe(1);
+    await expect(workers.run("test.echo", echo(3))).rejects.toBeInstanceOf(PoolBusyError);
+    leaveQueue.abort();
+    expect(await rejection(queued)).toBeInstanceOf(RunCancelledError);
+    expect(workers.queued).toBe(0);
+    stopSpin.abort();
+    expect(await rejection(spinning)).toBeInstanceOf(RunCancelledError);
+  });
+
+  test("queued runs are served in order as workers free up", async () => {
+    const workers = pool({ size: 2 });
+    const outcomes = await Promise.all([1, 2, 3, 4, 5].map((n) => workers.run("test.echo", echo(n))));
+    expect(outcomes.map((outcome) => outcome.ok && outcome.outputJson)).toEqual([1, 2, 3, 4, 5].map((n) => `{"primary":${n}}`));
+  });
+
+  test("a worker that dies fails its run only; the process and the pool carry on", async () => {
+    const lost: string[] = [];
+    const workers = pool({ onWorkerLost: (reason) => lost.push(reason) });
+    await expect(workers.run("test.exit", echo(1))).rejects.toBeInstanceOf(WorkerCrashedError);
+    expect(lost).toHaveLength(1);
+    expect(await workers.run("test.echo", echo("alive"))).toMatchObject({ ok: true, outputJson: '{"primary":"alive"}' });
+  });
+
+  test("stop rejects running and queued runs, and later runs", async () => {
+    const workers = pool({ timeoutMs: 60_000 });
+    const spinning = workers.run("test.spin", echo(1));
+    const queued = workers.run("test.echo", echo(2));
+    await workers.stop();
+    expect(await rejection(spinning)).toBeInstanceOf(PoolBusyError);
+    expect(await rejection(queued)).toBeInstanceOf(PoolBusyError);
+    await expect(workers.run("test.echo", echo(3))).rejects.toBeInstanceOf(PoolBusyError);
+  });
+});
