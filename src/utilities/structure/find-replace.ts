@@ -1,18 +1,119 @@
-// PLACEHOLDER: replaced by the utility's implementation (issues 4–6).
+/**
+ * structure.find-replace: replaces text inside string values, keys, or both, of each record.
+ *
+ * Every occurrence is replaced. Literal searches that are case-sensitive use plain string splitting;
+ * everything else (regex, case-insensitive, whole-value) runs on the linear-time engine (lib/regex).
+ * A replacement holding `{{ }}` is a template evaluated per match with `old` (the matched text),
+ * `groups` (the regex groups) and the record's fields in scope; its result is inserted as text.
+ *
+ * Decided: with `paths`, a member is in scope when it lies at or below one of them; in key mode the
+ * key of the member a path names is in scope too (`paths: ["user.name"]` can rename `name`).
+ */
 import { t } from "elysia";
-import { defineUtility, UtilityError } from "../types";
+import { compileTemplate, toText, type CompiledTemplate } from "../lib/expressions";
+import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, type Scope } from "../lib/paths";
+import { mapRecords, type Defaulted } from "../lib/records";
+import { compileUserRegex, literalRegex, type UserRegex } from "../lib/regex";
+import { defineUtility, type UtilityInputs } from "../types";
 
 export const id = "structure.find-replace";
 
-export const configSchema = t.Object({}, { additionalProperties: false });
+export const configSchema = t.Object(
+  {
+    search: t.String({ minLength: 1, description: "text to find (a regular expression with `regex`)" }),
+    replacement: t.Optional(t.String({ default: "", description: "replacement; may be a template where `old` is the matched text" })),
+    mode: t.Optional(t.Union([t.Literal("value"), t.Literal("key"), t.Literal("both")], { default: "value" })),
+    caseSensitive: t.Optional(t.Boolean({ default: true })),
+    wholeValue: t.Optional(t.Boolean({ default: false, description: "only strings (or keys) equal to `search` as a whole" })),
+    regex: t.Optional(t.Boolean({ default: false, description: "`search` is a regular expression (RE2 syntax); `$1` works in `replacement`" })),
+    paths: t.Optional(t.Array(t.String(), { description: "limit replacements to these paths (default: everywhere)" })),
+  },
+  { additionalProperties: false },
+);
+
+export type FindReplaceConfig = Defaulted<
+  {
+    search: string;
+    replacement?: string;
+    mode?: "value" | "key" | "both";
+    caseSensitive?: boolean;
+    wholeValue?: boolean;
+    regex?: boolean;
+    paths?: string[];
+  },
+  "replacement" | "mode" | "caseSensitive" | "wholeValue" | "regex"
+>;
+
+type Replace = (text: string, record: unknown, root: unknown) => string;
+
+function compileReplace(config: FindReplaceConfig): Replace {
+  const template = compileTemplate(config.replacement, "replacement");
+  const caseInsensitive = !config.caseSensitive;
+  if (!config.regex && !config.wholeValue && !caseInsensitive && !template.dynamic) {
+    return (text) => (text.includes(config.search) ? text.split(config.search).join(config.replacement) : text);
+  }
+  let pattern: UserRegex;
+  if (config.regex) {
+    // validated alone first, so that an error message shows the user's own pattern
+    compileUserRegex(config.search, { field: "search" });
+    pattern = compileUserRegex(config.wholeValue ? `^(?:${config.search})$` : config.search, { field: "search", caseInsensitive });
+  } else {
+    pattern = literalRegex(config.search, { caseInsensitive, whole: config.wholeValue });
+  }
+  if (template.dynamic) return (text, record, root) => pattern.replaceAll(text, evaluateWith(template, record, root));
+  // a literal search inserts the replacement as it is; only regex replacements interpret `$1`
+  if (config.regex) return (text) => pattern.replaceAll(text, config.replacement);
+  return (text) => pattern.replaceAll(text, () => config.replacement);
+}
+
+const evaluateWith = (template: CompiledTemplate, record: unknown, root: unknown) =>
+  (old: string, groups: (string | null)[]) => toText(template.evaluate({ record, root, old, groups }));
+
+export function findReplace(primary: unknown, config: FindReplaceConfig): unknown {
+  const replace = compileReplace(config);
+  const scope = scopeOf(config.paths === undefined ? undefined : parsePaths(config.paths, "paths"));
+  const values = config.mode !== "key";
+  const keys = config.mode !== "value";
+
+  return mapRecords(primary, (record) => {
+    const walk = (value: unknown, scope: Scope): unknown => {
+      if (typeof value === "string") return values && scope === true ? replace(value, record, primary) : value;
+      if (Array.isArray(value)) {
+        return value.map((element, index) => {
+          const inner = enterScope(scope, index);
+          return inner === null ? element : walk(element, inner);
+        });
+      }
+      if (!isObject(value)) return value;
+      const renamed: [string, unknown][] = [];
+      for (const key of Object.keys(value)) {
+        const inner = enterScope(scope, key);
+        if (inner === null) renamed.push([key, value[key]]);
+        else renamed.push([keys && inner === true ? replace(key, record, primary) : key, walk(value[key], inner)]);
+      }
+      return rebuild(Object.keys(value), renamed);
+    };
+    return walk(record, scope);
+  });
+}
+
+/** The renamed members in their original order; a key renamed onto an existing key replaces it. */
+function rebuild(originalKeys: string[], members: [string, unknown][]): JsonObject {
+  const result: JsonObject = {};
+  const renamedTo = new Set(members.filter(([key], index) => key !== originalKeys[index]).map(([key]) => key));
+  members.forEach(([key, value], index) => {
+    const unchanged = key === originalKeys[index];
+    if (unchanged && renamedTo.has(key)) return;
+    setOwn(result, key, value);
+  });
+  return result;
+}
 
 export default defineUtility({
   id,
-  name: "Find & Replace",
-  category: "convert",
-  description: "Not implemented yet.",
+  name: "Find and Replace",
+  category: "structure",
+  description: "Replaces text in string values, keys or both; literal or regular expression (linear-time engine).",
   configSchema,
-  run() {
-    throw new UtilityError("structure.find-replace is not implemented yet");
-  },
+  run: (inputs: UtilityInputs, config) => findReplace(inputs.primary, config as FindReplaceConfig),
 });

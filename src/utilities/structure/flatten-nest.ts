@@ -1,18 +1,101 @@
-// PLACEHOLDER: replaced by the utility's implementation (issues 4–6).
+/**
+ * structure.flatten-nest: `flatten` turns each record into one level of delimiter-joined keys;
+ * `nest` splits keys on the delimiter and builds the nesting back.
+ *
+ * Decided: maxDepth N means a flattened key has at most N segments (the value there stays nested).
+ * Flattening two members onto the same key (`{"a.b":1,"a":{"b":2}}`) is a 400, like nest's conflicts.
+ * `nest` builds an array where the keys at a level are exactly `0..n-1`, below the record: the record
+ * itself stays an object. Objects that were values before nesting (an empty `{}`, a part kept by
+ * maxDepth) are never merged into or turned into arrays.
+ */
 import { t } from "elysia";
-import { defineUtility, UtilityError } from "../types";
+import { hasOwn, isObject, setOwn, type JsonObject } from "../lib/paths";
+import { mapRecords, objectRecord, type Defaulted } from "../lib/records";
+import { defineUtility, UtilityError, type UtilityInputs } from "../types";
 
 export const id = "structure.flatten-nest";
 
-export const configSchema = t.Object({}, { additionalProperties: false });
+export const configSchema = t.Object(
+  {
+    mode: t.Optional(t.Union([t.Literal("flatten"), t.Literal("nest")], { default: "flatten" })),
+    delimiter: t.Optional(t.String({ minLength: 1, maxLength: 5, default: ".", description: "joins (flatten) or splits (nest) key segments" })),
+    flattenArrays: t.Optional(t.Boolean({ default: true, description: "array elements get index segments; false keeps arrays as values" })),
+    maxDepth: t.Optional(t.Integer({ minimum: 1, description: "flatten no deeper: keys have at most this many segments" })),
+  },
+  { additionalProperties: false },
+);
+
+export type FlattenNestConfig = Defaulted<
+  { mode?: "flatten" | "nest"; delimiter?: string; flattenArrays?: boolean; maxDepth?: number },
+  "mode" | "delimiter" | "flattenArrays"
+>;
+
+export function flatten(record: JsonObject, config: Omit<FlattenNestConfig, "mode">): JsonObject {
+  const flat: JsonObject = {};
+  const maxDepth = config.maxDepth ?? Infinity;
+  const descend = (value: unknown): boolean =>
+    Array.isArray(value) ? config.flattenArrays && value.length > 0 : isObject(value) && Object.keys(value).length > 0;
+  const walk = (value: unknown, key: string, depth: number) => {
+    if (depth >= maxDepth || !descend(value)) {
+      if (hasOwn(flat, key)) throw new UtilityError(`two members flatten onto the same key '${key}'; choose another delimiter`);
+      setOwn(flat, key, value);
+      return;
+    }
+    const container = value as JsonObject;
+    for (const member of Object.keys(container)) walk(container[member], key + config.delimiter + member, depth + 1);
+  };
+  for (const key of Object.keys(record)) walk(record[key], key, 1);
+  return flat;
+}
+
+export function nest(record: JsonObject, delimiter: string): JsonObject {
+  const root: JsonObject = {};
+  // objects created here by splitting keys (with the first key that needed each), as opposed to
+  // object values carried over whole
+  const built = new Map<unknown, string>([[root, ""]]);
+  const conflict = (value: string, object: string) =>
+    new UtilityError(`keys '${value}' and '${object}' conflict: '${value}' cannot hold a value and nested keys at once`);
+  for (const key of Object.keys(record)) {
+    const segments = key.split(delimiter);
+    let node = root;
+    for (let i = 0; i < segments.length - 1; i++) {
+      const segment = segments[i]!;
+      if (!hasOwn(node, segment)) {
+        const child: JsonObject = {};
+        built.set(child, key);
+        setOwn(node, segment, child);
+      }
+      const next = node[segment];
+      if (!built.has(next)) throw conflict(segments.slice(0, i + 1).join(delimiter), key);
+      node = next as JsonObject;
+    }
+    const last = segments[segments.length - 1]!;
+    if (hasOwn(node, last)) throw conflict(key, built.get(node[last]) ?? key);
+    setOwn(node, last, record[key]);
+  }
+  const toArrays = (node: JsonObject): unknown => {
+    for (const key of Object.keys(node)) {
+      if (built.has(node[key])) setOwn(node, key, toArrays(node[key] as JsonObject));
+    }
+    if (node === root) return node;
+    const keys = Object.keys(node);
+    return keys.every((key, index) => key === String(index)) ? keys.map((key) => node[key]) : node;
+  };
+  return toArrays(root) as JsonObject;
+}
+
+export function flattenNest(primary: unknown, config: FlattenNestConfig): unknown {
+  return mapRecords(primary, (record, index) => {
+    const object = objectRecord(record, index, id);
+    return config.mode === "nest" ? nest(object, config.delimiter) : flatten(object, config);
+  });
+}
 
 export default defineUtility({
   id,
   name: "Flatten / Nest",
   category: "structure",
-  description: "Not implemented yet.",
+  description: "Flattens nested objects into delimiter-joined keys, or nests such keys back.",
   configSchema,
-  run() {
-    throw new UtilityError("structure.flatten-nest is not implemented yet");
-  },
+  run: (inputs: UtilityInputs, config) => flattenNest(inputs.primary, config as FlattenNestConfig),
 });

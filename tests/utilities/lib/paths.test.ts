@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import {
   ANY, PathSet, PathSyntaxError, exists, formatPath, get, getAll, parsePath, parsePaths, remove, set,
 } from "../../../src/utilities/lib/paths";
-import { UtilityConfigError, UtilityError } from "../../../src/utilities/types";
+import { UtilityError } from "../../../src/utilities/types";
+import { configErrorOf } from "./configure";
 
 describe("parsePath", () => {
   test("dot segments, brackets, wildcards, $. prefix", () => {
@@ -38,14 +39,7 @@ describe("parsePath", () => {
   });
 
   test("parsePaths names the config field of a bad path", () => {
-    try {
-      parsePaths(["ok", "bad..path"], "paths");
-      throw new Error("no error");
-    } catch (error) {
-      expect(error).toBeInstanceOf(UtilityConfigError);
-      expect((error as UtilityConfigError).path).toBe("paths/1");
-      expect((error as Error).message).toContain("bad..path");
-    }
+    expect(configErrorOf(() => parsePaths(["ok", "bad..path"], "paths"))).toEqual({ path: "paths/1", message: "empty segment in path 'bad..path'" });
   });
 
   test("formatPath escapes what parsePath unescapes", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { configSchema, copyMove } from "../../../src/utilities/structure/copy-move";
-import { UtilityConfigError, UtilityError } from "../../../src/utilities/types";
-import { configErrors, configure } from "../lib/configure";
+import { UtilityError } from "../../../src/utilities/types";
+import { configErrorOf, configErrors, configure } from "../lib/configure";
 
 const run = (primary: unknown, config: Record<string, unknown>) => copyMove(primary, configure(configSchema, config));
 
@@ -72,12 +72,8 @@ describe("structure.copy-move", () => {
 
   test("config errors name the operation field", () => {
     const errorOf = (config: Record<string, unknown>) => {
-      try {
-        run({ a: 1 }, config);
-      } catch (error) {
-        return error instanceof UtilityConfigError ? error.path : String(error);
-      }
-      return "no error";
+      const error = configErrorOf(() => run({ a: 1 }, config));
+      return typeof error === "string" ? error : error.path;
     };
     expect(errorOf({ operations: [{ from: "a", to: "b" }, { from: "a..b", to: "c" }] })).toBe("operations/1/from");
     expect(errorOf({ operations: [{ from: "a", to: "" }] })).toBe("operations/0/to");

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { configSchema, pickFields } from "../../../src/utilities/structure/pick-fields";
 import { formatPath } from "../../../src/utilities/lib/paths";
 import { UtilityConfigError, UtilityError } from "../../../src/utilities/types";
-import { configErrors, configure } from "../lib/configure";
+import { configErrorOf, configErrors, configure } from "../lib/configure";
 
 const pick = (primary: unknown, config: Record<string, unknown>) => pickFields(primary, configure(configSchema, config));
 
@@ -59,12 +59,8 @@ describe("structure.pick-fields", () => {
   });
 
   test("a bad path is a config error naming it", () => {
-    try {
-      pick({}, { paths: ["ok", "a..b"] });
-      throw new Error("no error");
-    } catch (error) {
-      expect((error as UtilityConfigError).path).toBe("paths/1");
-    }
+    expect(configErrorOf(() => pick({}, { paths: ["ok", "a..b"] }))).toMatchObject({ path: "paths/1" });
+    expect(configErrorOf(() => pick({}, { paths: ["ok"], fields: ["[x"] }))).toMatchObject({ path: "fields/0" });
   });
 
   test("record-wise: each element of an array, paths relative to it", () => {
