@@ -13,7 +13,8 @@ export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 type Executor = Db | Tx;
 export type NewDocument = typeof documents.$inferInsert;
 
-const owned = (accountId: string, id: string) => and(eq(documents.id, id), eq(documents.accountId, accountId));
+/** PostgreSQL text cannot hold U+0000 and no document id does: such an id matches nothing (404) rather than failing the query (500). */
+const owned = (accountId: string, id: string) => (id.includes("\u0000") ? sql`false` : and(eq(documents.id, id), eq(documents.accountId, accountId)));
 const active = isNull(documents.deletedAt);
 const deleted = isNotNull(documents.deletedAt);
 
