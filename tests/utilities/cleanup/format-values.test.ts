@@ -1,23 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { Value } from "@sinclair/typebox/value";
 import utility, { configSchema, type FormatValuesConfig } from "../../../src/utilities/cleanup/format-values";
-import { UtilityConfigError } from "../../../src/utilities/types";
+import { configErrorOf, configErrors, configure } from "../lib/configure";
 
-function configOf(partial: Record<string, unknown> = {}): FormatValuesConfig {
-  const config = Value.Default(configSchema, structuredClone(partial));
-  if (!Value.Check(configSchema, config)) throw new Error(`invalid config ${JSON.stringify(partial)}`);
-  return config as FormatValuesConfig;
-}
+const configOf = (partial: Record<string, unknown> = {}) => configure<FormatValuesConfig>(configSchema, partial);
 const run = (primary: unknown, config: Record<string, unknown> = {}) => utility.run({ primary }, configOf(config) as never);
-function configError(action: () => unknown): UtilityConfigError {
-  try {
-    action();
-  } catch (error) {
-    if (error instanceof UtilityConfigError) return error;
-    throw error;
-  }
-  throw new Error("no config error");
-}
 const KEEP_STRINGS = { strings: { trim: false } };
 
 describe("config", () => {
@@ -34,18 +20,14 @@ describe("config", () => {
     });
   });
   test("the schema refuses unknown fields, decimals outside 0–20 or given as text, unknown styles", () => {
-    const filled = configOf();
-    expect(Value.Check(configSchema, { ...filled, extra: 1 })).toBe(false);
-    expect(Value.Check(configSchema, { ...filled, strings: { ...filled.strings, shout: true } })).toBe(false);
-    for (const decimals of [-1, 21, 1.5, "2"]) expect(Value.Check(configSchema, configOfLoose({ numbers: { decimals } }))).toBe(false);
-    expect(Value.Check(configSchema, configOfLoose({ numbers: { style: "scientific" } }))).toBe(false);
-    expect(Value.Check(configSchema, configOfLoose({ dates: { format: "rfc2822" } }))).toBe(false);
-    expect(Value.Check(configSchema, configOfLoose({ booleans: { as: "emoji" } }))).toBe(false);
+    expect(configErrors(configSchema, { extra: 1 })).toEqual(["/extra"]);
+    expect(configErrors(configSchema, { strings: { shout: true } })).toEqual(["/strings/shout"]);
+    for (const decimals of [-1, 21, 1.5, "2"]) expect(configErrors(configSchema, { numbers: { decimals } })).toEqual(["/numbers/decimals"]);
+    expect(configErrors(configSchema, { numbers: { style: "scientific" } })).toEqual(["/numbers/style"]);
+    expect(configErrors(configSchema, { dates: { format: "rfc2822" } })).toEqual(["/dates/format"]);
+    expect(configErrors(configSchema, { booleans: { as: "emoji" } })).toEqual(["/booleans/as"]);
   });
 });
-function configOfLoose(partial: Record<string, unknown>) {
-  return Value.Default(configSchema, structuredClone(partial));
-}
 
 describe("strings", () => {
   test("trim, collapseWhitespace, and each case", () => {
@@ -92,10 +74,10 @@ describe("numbers", () => {
     expect(run(primary, { ...KEEP_STRINGS, numbers: { decimals: 2 } })).toEqual({ price: "19.999", code: "007x", n: 2.56, other: "1.5" });
   });
   test("an invalid locale or currency is a config error naming the field", () => {
-    expect(configError(() => run([1], { numbers: { locale: "not a locale" } })).path).toBe("numbers/locale");
-    expect(configError(() => run([1], { numbers: { locale: "xx" } })).path).toBe("numbers/locale");
-    expect(configError(() => run([1], { numbers: { style: "currency", currency: "DOLLARS" } })).path).toBe("numbers/currency");
-    expect(configError(() => run([1], { numbers: { paths: ["a["] } })).path).toBe("numbers/paths/0");
+    expect(configErrorOf(() => run([1], { numbers: { locale: "not a locale" } }))).toMatchObject({ path: "numbers/locale" });
+    expect(configErrorOf(() => run([1], { numbers: { locale: "xx" } }))).toMatchObject({ path: "numbers/locale" });
+    expect(configErrorOf(() => run([1], { numbers: { style: "currency", currency: "DOLLARS" } }))).toMatchObject({ path: "numbers/currency" });
+    expect(configErrorOf(() => run([1], { numbers: { paths: ["a["] } }))).toMatchObject({ path: "numbers/paths/0" });
   });
 });
 
@@ -130,8 +112,8 @@ describe("dates", () => {
     expect(run([" 2024-02-30 ", "15/01/2024", "yesterday"], { dates: {} })).toEqual(["2024-02-30", "15/01/2024", "yesterday"]);
   });
   test("an invalid locale or timeZone is a config error naming the field", () => {
-    expect(configError(() => run([], { dates: { timeZone: "Mars/Olympus" } })).path).toBe("dates/timeZone");
-    expect(configError(() => run([], { dates: { locale: "??" } })).path).toBe("dates/locale");
+    expect(configErrorOf(() => run([], { dates: { timeZone: "Mars/Olympus" } }))).toMatchObject({ path: "dates/timeZone" });
+    expect(configErrorOf(() => run([], { dates: { locale: "??" } }))).toMatchObject({ path: "dates/locale" });
   });
 });
 
