@@ -44,11 +44,28 @@ export interface FieldSummary {
 
 const jsonType = (value: unknown): string => (value === null ? "null" : Array.isArray(value) ? "array" : typeof value);
 
+/**
+ * The `limit` entries with the highest counts, ties in first-seen order, in one pass (a field can
+ * have as many distinct values as records; sorting them all would dominate the run).
+ */
+function mostFrequent(entries: Iterable<{ value: unknown; count: number }>, limit: number): { value: unknown; count: number }[] {
+  const top: { value: unknown; count: number }[] = [];
+  if (limit === 0) return top;
+  for (const entry of entries) {
+    if (top.length === limit && entry.count <= top[limit - 1].count) continue;
+    let at = top.length;
+    while (at > 0 && top[at - 1].count < entry.count) at--;
+    top.splice(at, 0, entry);
+    if (top.length > limit) top.pop();
+  }
+  return top;
+}
+
 class FieldStats {
   private readonly types = new Map<string, number>();
   private present = 0;
   private nulls = 0;
-  private readonly counts = new Map<string, { value: unknown; count: number }>();
+  private readonly counts = new Map<unknown, { value: unknown; count: number }>();
   private numbers = 0;
   private sum = 0;
   private min = Infinity;
@@ -71,17 +88,16 @@ class FieldStats {
       if (value.length < this.minLength) this.minLength = value.length;
       if (value.length > this.maxLength) this.maxLength = value.length;
     }
-    // the type prefix keeps 1 and "1" apart
-    const key = `${type[0]}${String(value)}`;
-    const entry = this.counts.get(key);
+    // keyed by the value itself: a Map keeps 1 and "1" apart
+    const entry = this.counts.get(value);
     if (entry) entry.count++;
-    else this.counts.set(key, { value, count: 1 });
+    else this.counts.set(value, { value, count: 1 });
   }
 
   summary(topValues: number): FieldSummary {
     const hasStrings = this.types.has("string");
     const orNull = (value: number, when: boolean) => (when && Number.isFinite(value) ? value : null);
-    const top = topValues === 0 ? [] : [...this.counts.values()].sort((a, b) => b.count - a.count).slice(0, topValues);
+    const top = mostFrequent(this.counts.values(), topValues);
     return {
       types: Object.fromEntries(this.types),
       present: this.present,
@@ -120,11 +136,19 @@ class Collector {
       const keys = Object.keys(value);
       this.members += keys.length;
       let depth = 0;
-      // a key holding a dot or a star is escaped, so that `*` only ever means "every element"
-      for (const key of keys) depth = Math.max(depth, this.visit(child(formatPath([key])), value[key]));
+      for (const key of keys) depth = Math.max(depth, this.visit(child(this.escaped(key)), value[key]));
       return depth + 1;
     }
     return 0;
+  }
+
+  private readonly escapedKeys = new Map<string, string>();
+
+  /** A key holding a dot or a star is escaped, so that `*` only ever means "every element". */
+  private escaped(key: string): string {
+    let escaped = this.escapedKeys.get(key);
+    if (escaped === undefined) this.escapedKeys.set(key, (escaped = formatPath([key])));
+    return escaped;
   }
 
   private stats(name: string): FieldStats | undefined {
