@@ -1,7 +1,10 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { executeBytes } from "../../src/modules/utilities/execution";
 import { PoolBusyError, RunCancelledError, RunTimeoutError, WorkerCrashedError, WorkerPool, type PoolOptions } from "../../src/workers/pool";
 import { registry } from "./fixtures/registry";
+
+// Worker start-up (importing every utility) takes seconds on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
 const pools: WorkerPool[] = [];

@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, spyOn, test, setDefaultTimeout } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
 import { registry as testRegistry } from "../../workers/fixtures/registry";
+
+// Worker start-up (importing every utility) takes seconds on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 let t: TestApp;
 beforeAll(async () => { t = await createTestApp({}, { utilityRegistry: testRegistry }); });

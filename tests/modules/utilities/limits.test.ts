@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { ADMIN_KEY, createTestApp, type TestApp } from "../../support/app";
 import { registry as testRegistry } from "../../workers/fixtures/registry";
+
+// Worker start-up (importing every utility) takes seconds on a loaded 2-core machine.
+setDefaultTimeout(30_000);
 
 describe("payload limit and nesting depth (default configuration)", () => {
   let t: TestApp;
