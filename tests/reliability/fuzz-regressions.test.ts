@@ -11,7 +11,7 @@ let t: TestApp;
 beforeAll(async () => { t = await createTestApp(); });
 afterAll(async () => { await t.close(); });
 
-const CASES: [method: string, path: string, body: unknown, status: number][] = [
+const CASES: [method: string, path: string, body: unknown, status: number | number[]][] = [
   ["POST", "/api/v1/admin/accounts", { name: "a\u0000b" }, 400],
   ["POST", "/api/v1/admin/accounts", { name: "a", rateLimitPerMinute: 2 ** 40 }, 400],
   ["POST", "/api/v1/admin/accounts", { name: "a", monthlyCredits: 2 ** 31 }, 400],
@@ -30,11 +30,17 @@ const CASES: [method: string, path: string, body: unknown, status: number][] = [
   ["DELETE", "/api/v1/documents/%00", undefined, 404],
   ["POST", "/api/v1/documents/%00/purge", undefined, 404],
   ["POST", "/api/v1/documents/%00/restore", undefined, 404],
+  // a segment that is not valid percent-encoded UTF-8: a 400 or 404, whichever check sees it first
+  ["GET", "/api/v1/documents/%FF%FE", undefined, [400, 404]],
+  ["PUT", "/api/v1/documents/%FF", { name: "x" }, [400, 404]],
+  ["PUT", "/api/v1/documents/%FF/content", { a: 1 }, [400, 404]],
+  ["DELETE", "/api/v1/documents/%C0%AF", undefined, [400, 404]],
+  ["GET", "/api/v1/admin/accounts/%FF", undefined, [400, 404]],
 ];
 
-test.each(CASES)("%s %s %j → %d problem+json", async (method, path, body, status) => {
+test.each(CASES)("%s %s %j → %p problem+json", async (method, path, body, status) => {
   const response = await t.request(method, path, { body });
   const text = await response.text();
   expect(answerViolations(response.status, response.headers, text)).toEqual([]);
-  expect(response.status).toBe(status);
+  expect([status].flat()).toContain(response.status);
 });

@@ -13,8 +13,12 @@ export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 type Executor = Db | Tx;
 export type NewDocument = typeof documents.$inferInsert;
 
-/** PostgreSQL text cannot hold U+0000 and no document id does: such an id matches nothing (404) rather than failing the query (500). */
-const owned = (accountId: string, id: string) => (id.includes("\u0000") ? sql`false` : and(eq(documents.id, id), eq(documents.accountId, accountId)));
+/**
+ * An id no document can have matches nothing (404) rather than failing the query (500): PostgreSQL text
+ * cannot hold U+0000, and Elysia hands over null for a path segment that is not valid percent-encoded UTF-8.
+ */
+const owned = (accountId: string, id: string | null) =>
+  (typeof id !== "string" || id.includes("\u0000") ? sql`false` : and(eq(documents.id, id), eq(documents.accountId, accountId)));
 const active = isNull(documents.deletedAt);
 const deleted = isNotNull(documents.deletedAt);
 
