@@ -30,7 +30,7 @@
  *                                                 beyond its end; writing through a primitive is a
  *                                                 UtilityError
  *   remove(root, path, {removeEmptyParents}) → n  MUTATES root: deletes every match, returns the count
- *   removeAll(root, paths, {removeEmptyParents})  the same for several paths in one walk
+ *   removeAll(root, paths | PathSet, options)     the same for several paths in one walk
  *   PathSet                                       a trie of several paths for one walk over the data
  *   scopeOf(paths) / enterScope(scope, key)       "limit to these paths": a member is in scope when it
  *                                                 lies at or below one of the paths (no paths: all)
@@ -248,8 +248,11 @@ export function remove(root: unknown, path: PathLike, options: { removeEmptyPare
   return removeAll(root, [toPath(path)], options);
 }
 
-/** remove() for several paths in one walk, so that every array index refers to the array before any removal. */
-export function removeAll(root: unknown, paths: readonly Path[], options: { removeEmptyParents?: boolean } = {}): number {
+/**
+ * remove() for several paths in one walk, so that every array index refers to the array before any
+ * removal. A PathSet built once can be passed instead of the paths, for many records.
+ */
+export function removeAll(root: unknown, paths: readonly Path[] | PathSet, options: { removeEmptyParents?: boolean } = {}): number {
   let removed = 0;
   // drops the members of `value` that a path selects; true when a non-empty object is left empty
   const walk = (value: unknown, state: PathState): boolean => {
@@ -274,7 +277,7 @@ export function removeAll(root: unknown, paths: readonly Path[], options: { remo
     }
     return walk(member, state) && options.removeEmptyParents === true;
   };
-  const start = new PathSet(paths).start;
+  const start = (paths instanceof PathSet ? paths : new PathSet(paths)).start;
   if (!PathSet.selected(start)) walk(root, start);
   return removed;
 }

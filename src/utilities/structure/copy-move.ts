@@ -8,7 +8,7 @@
  * value) leaves its `from` in place, so nothing is lost.
  */
 import { t } from "elysia";
-import { ANY, exists, getAll, parsePathField, remove, set, type Path, type PathKey, type Segment } from "../lib/paths";
+import { ANY, exists, getAll, parsePathField, PathSet, remove, removeAll, set, type Path, type PathKey, type Segment } from "../lib/paths";
 import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../lib/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 
@@ -35,7 +35,7 @@ export const configSchema = t.Object(
 interface Operation { from: string; to: string; action?: "copy" | "move" }
 export type CopyMoveConfig = Defaulted<{ operations: Operation[]; overwrite?: boolean }, "overwrite">;
 
-interface CompiledOperation { from: Path; to: Path; move: boolean; wildcardPositions: number[] }
+interface CompiledOperation { from: Path; fromSet: PathSet; to: Path; move: boolean; wildcardPositions: number[] }
 
 function compile(operations: Operation[]): CompiledOperation[] {
   return operations.map((operation, index) => {
@@ -47,7 +47,7 @@ function compile(operations: Operation[]): CompiledOperation[] {
     if (to.filter((segment) => segment === ANY).length > wildcardPositions.length) {
       throw new UtilityConfigError(`operations/${index}/to`, "`to` has more wildcards than `from`");
     }
-    return { from, to, move: operation.action === "move", wildcardPositions };
+    return { from, fromSet: new PathSet([from]), to, move: operation.action === "move", wildcardPositions };
   });
 }
 
@@ -66,7 +66,7 @@ function apply(record: unknown, operation: CompiledOperation, overwrite: boolean
     .filter((write) => overwrite || !exists(record, write.to));
   // sources go before the writes, so that a move into its own subtree works
   if (operation.move) {
-    if (writes.length === matches.length) remove(record, operation.from);
+    if (writes.length === matches.length) removeAll(record, operation.fromSet);
     // last first, so that the array indexes of the earlier sources still hold
     else for (const write of [...writes].reverse()) remove(record, write.source.map(String));
   }

@@ -4,7 +4,7 @@
  * well, up the chain (objects already empty before are kept; the record itself always stays).
  */
 import { t } from "elysia";
-import { parsePaths, removeAll } from "../lib/paths";
+import { parsePaths, PathSet, removeAll } from "../lib/paths";
 import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../lib/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 
@@ -25,9 +25,10 @@ export function removeFields(primary: unknown, config: RemoveFieldsConfig): unkn
   paths.forEach((path, index) => {
     if (path.length === 0) throw new UtilityConfigError(`paths/${index}`, "the record itself cannot be removed");
   });
+  const pathSet = new PathSet(paths);
   return mapRecords(primary, (record, index) => {
     const copy = cloneJson(objectRecord(record, index, id));
-    removeAll(copy, paths, { removeEmptyParents: config.removeEmptyParents });
+    removeAll(copy, pathSet, { removeEmptyParents: config.removeEmptyParents });
     return copy;
   });
 }
