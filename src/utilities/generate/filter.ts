@@ -57,7 +57,7 @@ type ValueTest = (value: unknown) => boolean;
 
 const COMPARISONS = { gt: ">", gte: ">=", lt: "<", lte: "<=" } as const satisfies Record<string, Comparison>;
 
-function valueTest(rule: WhereRule, at: string): ValueTest {
+function valueTest(rule: WhereRule & { op: Exclude<WhereOperator, "exists"> }, at: string): ValueTest {
   const operand = rule.value;
   const needOperand = () => {
     if (operand === undefined) throw new UtilityConfigError(`${at}/value`, `the '${rule.op}' rule needs a value`);
@@ -92,21 +92,27 @@ function valueTest(rule: WhereRule, at: string): ValueTest {
       const regex = compileUserRegex(operand, { field: `${at}/value` });
       return (value) => typeof value === "string" && regex.test(value);
     }
-    case "exists":
-      if (operand !== undefined && typeof operand !== "boolean") throw new UtilityConfigError(`${at}/value`, "the 'exists' rule takes true or false");
-      return () => true;
   }
 }
 
-/** A rule passes when any value its field reaches passes (`ne`: when none equals; `exists`: when one is there). */
+/**
+ * A rule passes when any value its field reaches passes (`ne`: when none equals; `exists`: when one
+ * is there, null included). A field that reaches nothing is null, as in expressions: `eq null` matches it.
+ */
 function compileRule(rule: WhereRule, index: number): Predicate {
   const at = `where/${index}`;
   const path: Path = parseConfigPath(rule.field, `${at}/field`);
-  const test = valueTest(rule, at);
-  const found = (element: unknown) => getAll(element, path).some((match) => test(match.value));
-  if (rule.op === "ne") return (element) => !found(element);
-  if (rule.op === "exists" && rule.value === false) return (element) => !found(element);
-  return found;
+  if (rule.op === "exists") {
+    if (rule.value !== undefined && typeof rule.value !== "boolean") throw new UtilityConfigError(`${at}/value`, "the 'exists' rule takes true or false");
+    const wanted = rule.value !== false;
+    return (element) => getAll(element, path).length > 0 === wanted;
+  }
+  const test = valueTest(rule as WhereRule & { op: Exclude<WhereOperator, "exists"> }, at);
+  const found = (element: unknown) => {
+    const matches = getAll(element, path);
+    return matches.length === 0 ? test(null) : matches.some((match) => test(match.value));
+  };
+  return rule.op === "ne" ? (element) => !found(element) : found;
 }
 
 export function compileFilter(config: FilterConfig): Predicate {

@@ -70,7 +70,8 @@ describe("generate.filter: where", () => {
     ["age", "gte", 36, ["Ada", "Cy", "Di"]], ["age", "lt", 36, ["Bo"]], ["age", "lte", 36, ["Ada", "Bo"]], ["name", "contains", "y", ["Cy"]],
     ["tags", "contains", "art", ["Cy"]], ["name", "startsWith", "D", ["Di"]], ["email", "endsWith", ".com", ["Ada"]],
     ["name", "in", ["Bo", "Di"], ["Bo", "Di"]], ["email", "exists", undefined, ["Ada", "Bo"]], ["email", "exists", false, ["Cy", "Di"]],
-    ["name", "regex", "^[AB]", ["Ada", "Bo"]], ["tags.*", "eq", "math", ["Ada", "Cy"]], ["tags.1", "exists", true, ["Cy"]],
+    ["name", "regex", "^[AB]", ["Ada", "Bo"]], ["email", "eq", null, ["Bo", "Cy", "Di"]], ["email", "ne", null, ["Ada"]],
+    ["nickname", "lt", 5, []], ["nickname", "ne", "x", ["Ada", "Bo", "Cy", "Di"]], ["tags.*", "eq", "math", ["Ada", "Cy"]], ["tags.1", "exists", true, ["Cy"]],
   ])("%s %s %p", (field, op, value, expected) => {
     expect(where(field as string, op as string, value)).toEqual(expected as string[]);
   });
