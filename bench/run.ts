@@ -13,6 +13,8 @@ import { startKiln, stopAll } from "./lib/servers";
 import { settingsFor } from "./settings";
 import { benchDocuments } from "./documents";
 import { benchUtilities } from "./utilities";
+import { benchEngineScript, benchOverheads } from "./overheads";
+import { benchMemory } from "./memory";
 
 const SECTIONS = ["documents", "utilities", "engine", "memory"] as const;
 type Section = (typeof SECTIONS)[number];
@@ -33,8 +35,11 @@ try {
   if (only.has("utilities") || only.has("engine") || only.has("memory")) {
     const kiln = await startKiln("embedded");
     if (only.has("utilities")) await benchUtilities(settings, kiln);
+    if (only.has("engine")) await benchOverheads(settings, kiln);
+    if (only.has("memory")) await benchMemory(kiln);
     await kiln.stop();
   }
+  if (only.has("engine")) benchEngineScript(settings);
 } finally {
   await stopAll();
 }

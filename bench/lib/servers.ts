@@ -69,7 +69,8 @@ async function api(base: string, key: string, method: string, path: string, body
 
 export async function startKiln(mode: "embedded" | "external", env: Record<string, string> = {}): Promise<KilnServer> {
   const dataDir = tempDataDir();
-  const externalUrl = mode === "external" ? await createExternalDatabase() : undefined;
+  // env.DATABASE_URL: share a database another server already migrated (one Kiln beside another)
+  const externalUrl = env.DATABASE_URL ?? (mode === "external" ? await createExternalDatabase() : undefined);
   const running = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: "error", ...(externalUrl ? { DATABASE_URL: externalUrl } : {}), ...env });
   const stop = async () => {
     await running.stop("SIGTERM");

@@ -1,0 +1,75 @@
+/**
+ * Section 4: the server's peak resident memory (VmHWM, which covers its worker threads too) during one
+ * 50 MB utility run and one 50 MB download. The peak is reset before each through
+ * /proc/<pid>/clear_refs, so each figure belongs to its own request.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { resolve } from "node:path";
+import { api, type KilnServer } from "./lib/servers";
+import { dataPath, documentText, recordsOfSize } from "./lib/data";
+import { kilnRun } from "./utilities";
+import { mib, rows, times } from "./lib/report";
+
+const FIFTY_MB = 50_000_000;
+
+function memory(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)![1]) * 1024;
+  return { rss: kib("VmRSS"), peak: kib("VmHWM") };
+}
+
+/** Runs `work` and returns the process's peak RSS during it (and its RSS just before). */
+async function peakDuring(pid: number, work: () => Promise<unknown>): Promise<{ before: number; peak: number }> {
+  Bun.gc(true);
+  await Bun.sleep(200); // let the server settle (its own GC, freed buffers)
+  writeFileSync(`/proc/${pid}/clear_refs`, "5"); // 5: reset the peak RSS to the current RSS
+  const before = memory(pid).rss;
+  await work();
+  return { before, peak: memory(pid).peak };
+}
+
+/** The same request in a bare process (bench/floor-memory.ts): what parsing and running alone need. */
+function floorPeak(utilityId: string, body: string): { before: number; peak: number } {
+  const file = dataPath("memory-body.json");
+  writeFileSync(file, body);
+  const result = spawnSync("bun", [resolve(import.meta.dir, "floor-memory.ts"), utilityId, file], { encoding: "utf8" });
+  if (result.status !== 0) throw new Error(`floor-memory failed: ${result.stderr}`);
+  return JSON.parse(result.stdout);
+}
+
+export async function benchMemory(kiln: KilnServer): Promise<void> {
+  const config = { search: "alpha", replacement: "omega" };
+  const wrapper = JSON.stringify({ inputs: { primary: [] }, config }).length;
+  const body = JSON.stringify({ inputs: { primary: recordsOfSize(FIFTY_MB - wrapper) }, config });
+  const run = await peakDuring(kiln.pid, () => kilnRun(kiln, "structure.find-replace", body));
+  const floor = floorPeak("structure.find-replace", body);
+  const limit = 6 * FIFTY_MB;
+  rows.push({
+    section: "memory",
+    case: "peak RSS, 50 MB find-replace",
+    kiln: `${mib(run.peak)} (${mib(run.before)} before)`,
+    reference: `floor: ${mib(floor.peak)} (${mib(floor.before)} before); input 48 MiB`,
+    ratio: `${times(run.peak / FIFTY_MB)} input`,
+    target: "≤ 6× input",
+    met: run.peak <= limit,
+  });
+
+  const { document } = await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name: "memory-50mb", content: [] });
+  const upload = await fetch(`${kiln.url}/api/v1/documents/${document.id}/content`, { method: "PUT", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" }, body: documentText(FIFTY_MB) });
+  if (!upload.ok) throw new Error(`50 MB upload: ${upload.status} ${await upload.text()}`);
+  const download = await peakDuring(kiln.pid, async () => {
+    const response = await fetch(`${kiln.url}/api/v1/documents/${document.id}/content`, { headers: { authorization: `Bearer ${kiln.key}` } });
+    let received = 0;
+    for await (const chunk of response.body!) received += chunk.byteLength;
+    if (received < FIFTY_MB * 0.99) throw new Error(`50 MB download gave ${received} bytes`);
+  });
+  rows.push({
+    section: "memory",
+    case: "peak RSS, 50 MB download",
+    kiln: `${mib(download.peak)} (${mib(download.before)} before)`,
+    reference: "document: 48 MiB",
+    ratio: `+${mib(download.peak - download.before)}`,
+  });
+  console.error(`bench: memory: 50 MB run peak ${mib(run.peak)}, 50 MB download peak ${mib(download.peak)}`);
+}
