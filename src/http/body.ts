@@ -13,9 +13,17 @@ export class BodyProblem {
   constructor(readonly error: HttpError) {}
 }
 
-/** The body of a route that asked for raw bytes. */
+/**
+ * The body of a route that asked for raw bytes. An oversized body is kept as its problem and thrown
+ * only when the handler reads `bytes`, so the handler's own 404 (unknown utility or document) comes first.
+ */
 export class RawBody {
-  constructor(readonly bytes: Uint8Array) {}
+  constructor(private readonly content: Uint8Array | HttpError) {}
+
+  get bytes(): Uint8Array {
+    if (this.content instanceof HttpError) throw this.content;
+    return this.content;
+  }
 }
 
 /** Parsed JSON, boxed so that a body of `null` is not mistaken by Elysia for "no parser answered". */
@@ -73,9 +81,10 @@ export const bodyParser = (options: BodyParserOptions) =>
     .onParse({ as: "global" }, async ({ request, route }) => {
       const limit = options.limitFor(route);
       const bytes = await readLimited(request, limit.bytes);
-      if (bytes === "too_large") return new BodyProblem(limit.tooLarge(limit.bytes));
+      const raw = options.rawRoutes.has(route);
+      if (bytes === "too_large") return raw ? new RawBody(limit.tooLarge(limit.bytes)) : new BodyProblem(limit.tooLarge(limit.bytes));
       rawBodies.set(request, bytes);
-      if (options.rawRoutes.has(route)) return new RawBody(bytes);
+      if (raw) return new RawBody(bytes);
       if (bytes.byteLength === 0) return new ParsedBody(undefined);
       const parsed = parseJsonBytes(bytes);
       return parsed.ok ? new ParsedBody(parsed.value) : new BodyProblem(badRequest("malformed_json", parsed.message));

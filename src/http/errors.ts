@@ -72,7 +72,7 @@ export function fromValidation(error: { all?: unknown; type?: string; message: s
     const path = issue.path ?? "";
     if (seen.has(path)) continue;
     seen.add(path);
-    errors.push({ path, message: issue.schema?.error ?? describeIssue(issue) });
+    errors.push({ path, message: issue.message === "Expected required property" ? "required field is missing" : issue.schema?.error ?? describeIssue(issue) });
   }
   if (errors.length === 0) errors.push({ path: "", message: `invalid ${on}` });
   const where = on === "body" ? "" : ` in ${on}`;
@@ -81,7 +81,6 @@ export function fromValidation(error: { all?: unknown; type?: string; message: s
 
 function describeIssue(issue: { message?: string; summary?: string }): string {
   if (issue.message === "Unexpected property") return "unknown field";
-  if (issue.message === "Expected required property") return "required field is missing";
   return issue.message ?? issue.summary ?? "invalid value";
 }
 

@@ -3,11 +3,14 @@
  * e.g. postgres://postgres@127.0.0.1:5432/postgres) that server; otherwise an embedded PostgreSQL started
  * in a temporary folder. Each test file then creates its own database there (tests/support/database.ts).
  */
-import { afterAll } from "bun:test";
+import { afterAll, setDefaultTimeout } from "bun:test";
 import { mkdtempSync, rmSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbeddedPostgres } from "../../src/db/embedded";
+
+// Worker start-up and real-server tests take seconds on a loaded 2-core machine.
+setDefaultTimeout(60_000);
 
 if (!process.env.TEST_DATABASE_URL && !process.env.KILN_TEST_SERVER_URL) {
   const dir = mkdtempSync(join(tmpdir(), "kiln-test-pg-"));

@@ -25,6 +25,7 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin 
       detail: { summary: "Describe one utility" },
     })
     .post("/:utilityId", async ({ params, body, principal, request }) => {
+      getUtility(deps.engine.registry, params.utilityId); // 404 before the body's own 413 (decisions.md §2)
       const bytes = body instanceof RawBody ? body.bytes : new Uint8Array(0);
       const text = await executeUtility(deps.engine, {
         accountId: requirePrincipal(principal).accountId,

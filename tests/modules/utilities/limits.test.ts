@@ -44,6 +44,12 @@ describe("payload limit and nesting depth (default configuration)", () => {
     expect(sent).toBeLessThan(60);
   });
 
+  test("an unknown utility is 404 even with an oversized body", async () => {
+    const res = await t.json("POST", "/api/v1/utilities/nope.nothing", { rawBody: "x", headers: { "content-length": String(60 * 1024 * 1024) } });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe("utility_not_found");
+  });
+
   test("401 still comes before 413", async () => {
     const res = await t.json("POST", "/api/v1/utilities/schema.clean-json", { key: null, rawBody: "x", headers: { "content-length": String(60 * 1024 * 1024) } });
     expect(res.status).toBe(401);
