@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
 import { createTestApp, type TestApp } from "../support/app";
 import { UTILITIES } from "../../src/utilities/registry";
+import { prototypeReport, registry as probeRegistry } from "./fixtures/probe-registry";
 import { answerViolations } from "./support/problem";
 import { fuzzCase, type FuzzCase } from "./support/fuzz-cases";
 
@@ -16,12 +17,11 @@ const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31)
 const CONCURRENCY = 8;
 
 let t: TestApp;
-const prototypeNamesBefore = Object.getOwnPropertyNames(Object.prototype).sort();
-const arrayPrototypeNamesBefore = Object.getOwnPropertyNames(Array.prototype).sort();
+const prototypesBefore = prototypeReport();
 const utilityIds = UTILITIES.map((utility) => utility.id);
 
 beforeAll(async () => {
-  t = await createTestApp({ UTILITY_INLINE_MAX_BYTES: "2048", UTILITY_TIMEOUT_MS: "5000" });
+  t = await createTestApp({ UTILITY_INLINE_MAX_BYTES: "2048", UTILITY_TIMEOUT_MS: "5000" }, { utilityRegistry: probeRegistry });
 });
 afterAll(async () => { await t.close(); });
 
@@ -73,28 +73,39 @@ test(`${RUNS} hostile requests over every endpoint: no 5xx, every error problem+
     }
   }));
   expect(failures).toEqual([]);
-  expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(prototypeNamesBefore);
-  expect(Object.getOwnPropertyNames(Array.prototype).sort()).toEqual(arrayPrototypeNamesBefore);
-  expect(({} as Record<string, unknown>).kilnPolluted).toBeUndefined();
+  expect(prototypeReport()).toEqual(prototypesBefore);
+  expect(prototypesBefore.polluted).toBeNull();
 }, 120_000);
 
 /**
- * The workers are other isolates: their prototypes are judged by behaviour. The same canary request
- * runs inline (small body) and in a worker (the same JSON padded with whitespace past the inline limit);
- * any utility that reads an inherited property (for…in, `in`, obj[key]) would answer differently in a
- * polluted worker. Each canary runs several times so that every worker of the pool answers.
+ * The workers are other isolates: a probe utility (tests/reliability/fixtures/probe-registry.ts) reports
+ * the prototypes of the thread it runs in. Padded past the inline limit it runs in a worker; several at
+ * once, so that every worker of the pool answers.
  */
-test("after the fuzz run, every utility answers the same in a worker as inline (no polluted worker)", async () => {
-  const canary = '{"inputs":{"primary":[{"a":1,"b":{"c":"x"},"d":null}],"secondary":[{"a":2}]},"config":{}}';
-  const padded = canary + " ".repeat(t.config.utilityInlineMaxBytes + 1);
-  const answer = async (id: string, body: string) => {
-    const response = await t.request("POST", `/api/v1/utilities/${id}`, { rawBody: body });
-    const parsed = await response.json() as Record<string, unknown>;
-    return { status: response.status, output: parsed.output, code: parsed.code };
-  };
-  for (const id of utilityIds) {
-    const inline = await answer(id, canary);
-    const inWorkers = await Promise.all(Array.from({ length: t.config.utilityWorkers * 2 }, () => answer(id, padded)));
-    for (const worker of inWorkers) expect({ id, ...worker }).toEqual({ id, ...inline });
-  }
+async function prototypesSeenBy(app: TestApp, inWorker: boolean, times: number) {
+  const body = '{"inputs":{"primary":null}}' + (inWorker ? " ".repeat(app.config.utilityInlineMaxBytes + 1) : "");
+  return Promise.all(Array.from({ length: times }, async () => {
+    const response = await app.request("POST", "/api/v1/utilities/probe.prototype", { rawBody: body });
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { output: unknown }).output;
+  }));
+}
+
+test("after the fuzz run, Object.prototype is clean in every worker and inline", async () => {
+  const clean = prototypeReport();
+  expect(clean.polluted).toBeNull();
+  for (const report of await prototypesSeenBy(t, true, t.config.utilityWorkers * 3)) expect(report).toEqual(clean);
+  for (const report of await prototypesSeenBy(t, false, 1)) expect(report).toEqual(clean);
 }, 60_000);
+
+test("the worker probe notices a polluted worker", async () => {
+  const single = await createTestApp({ UTILITY_WORKERS: "1" }, { utilityRegistry: probeRegistry });
+  try {
+    const padding = " ".repeat(single.config.utilityInlineMaxBytes + 1);
+    expect((await single.request("POST", "/api/v1/utilities/probe.pollute", { rawBody: '{"inputs":{"primary":null}}' + padding })).status).toBe(200);
+    const [report] = await prototypesSeenBy(single, true, 1);
+    expect(report).toMatchObject({ polluted: "yes" });
+  } finally {
+    await single.close();
+  }
+});
