@@ -75,7 +75,7 @@ test(`${RUNS} hostile requests over every endpoint: no 5xx, every error problem+
   expect(failures).toEqual([]);
   expect(prototypeReport()).toEqual(prototypesBefore);
   expect(prototypesBefore.polluted).toBeNull();
-}, 120_000);
+}, 60_000 + RUNS * 10);
 
 /**
  * The workers are other isolates: a probe utility (tests/reliability/fixtures/probe-registry.ts) reports

@@ -5,11 +5,8 @@
  * on its own stdout and stderr at debug level.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
 import { ADMIN_KEY, createTestApp, type TestApp } from "../support/app";
-import { startServer, tempDataDir } from "../support/server";
-import { createTestDatabase } from "../support/database";
+import { startRunServer } from "../reliability/support/run-server";
 
 let t: TestApp;
 beforeAll(async () => { t = await createTestApp({ LOG_LEVEL: "debug" }); });
@@ -75,27 +72,19 @@ test("no log line holds a key; the database holds only their SHA-256 hashes", as
 });
 
 test("the real server, at debug level, prints no key it was given (BOOTSTRAP_API_KEY included)", async () => {
-  const dataDir = tempDataDir();
-  const external = process.env.TEST_DATABASE_URL ? await createTestDatabase() : undefined;
-  await external?.database.close();
-  const bootstrapKey = `kiln_RealServerBootstrap${Bun.randomUUIDv7().replaceAll("-", "")}`;
-  const server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: bootstrapKey, LOG_LEVEL: "debug", ...(external ? { DATABASE_URL: external.url } : {}) });
+  const run = await startRunServer({ LOG_LEVEL: "debug" });
   try {
     const keys = await exercise(async (method, path, key, body) => {
       const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {};
       if (body !== undefined) headers["content-type"] = "application/json";
-      const response = await fetch(server.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const response = await fetch(run.server.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : undefined };
-    }, bootstrapKey);
-    await server.stop("SIGTERM");
-    expect(server.output()).toContain('"msg":"request"');
-    expectNoKey(server.output() + server.errors(), keys);
+    }, run.bootstrapKey);
+    await run.server.stop("SIGTERM");
+    expect(run.server.output()).toContain('"msg":"request"');
+    expectNoKey(run.server.output() + run.server.errors(), keys);
   } finally {
-    await server.stop("SIGKILL");
-    await external?.drop();
-    const pidFile = join(dataDir, "pg", "postmaster.pid");
-    if (existsSync(pidFile)) try { process.kill(Number(readFileSync(pidFile, "utf8").split("\n")[0]), "SIGINT"); } catch {}
-    rmSync(dataDir, { recursive: true, force: true });
+    await run.close();
   }
 }, 90_000);

@@ -1,0 +1,45 @@
+/**
+ * The real server on the database of the test run: the external PostgreSQL (a fresh database on the
+ * server of TEST_DATABASE_URL) when it is set, else the embedded default in a fresh DATA_DIR. With a
+ * bootstrap key; close() stops it and removes everything it made.
+ */
+import { rmSync } from "node:fs";
+import { startServer, tempDataDir, type RunningServer } from "../../support/server";
+import { createTestDatabase } from "../../support/database";
+import { stopLeftoverPostgres } from "./crash-trial";
+
+export interface RunServer {
+  server: RunningServer;
+  bootstrapKey: string;
+  dataDir: string;
+  /** a new account (no rate limit) with a key holding these permissions */
+  newKey(permissions?: string[]): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startRunServer(env: Record<string, string> = {}): Promise<RunServer> {
+  const dataDir = tempDataDir();
+  const external = process.env.TEST_DATABASE_URL ? await createTestDatabase() : undefined;
+  await external?.database.close();
+  const bootstrapKey = `kiln_RunServer${Bun.randomUUIDv7().replaceAll("-", "")}`;
+  const server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: bootstrapKey, ...(external ? { DATABASE_URL: external.url } : {}), ...env });
+  const admin = async (path: string, body: unknown) => {
+    const response = await fetch(server.url + path, { method: "POST", headers: { authorization: `Bearer ${bootstrapKey}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    return response.json() as Promise<any>;
+  };
+  return {
+    server,
+    bootstrapKey,
+    dataDir,
+    async newKey(permissions = ["documents", "utilities"]) {
+      const { account } = await admin("/api/v1/admin/accounts", { name: "run", rateLimitPerMinute: null });
+      return (await admin("/api/v1/admin/keys", { accountId: account.id, permissions })).key;
+    },
+    async close() {
+      await server.stop("SIGKILL");
+      await external?.drop();
+      stopLeftoverPostgres(dataDir);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
