@@ -87,9 +87,8 @@ type Formatter = (value: unknown, selectedByPath: boolean) => unknown;
 const CASES = {
   lower: (text: string) => text.toLowerCase(),
   upper: (text: string) => text.toUpperCase(),
-  title: (text: string) => text.toLowerCase().replace(/(^|\s)(\S)/g, (_, space: string, first: string) => space + first.toUpperCase()),
-  sentence: (text: string) =>
-    text.toLowerCase().replace(/(^\s*|[.!?]\s+)(\S)/g, (_, before: string, first: string) => before + first.toUpperCase()),
+  title: (text: string) => text.toLowerCase().replace(/(?<!\S)\S/g, (first) => first.toUpperCase()),
+  sentence: (text: string) => text.toLowerCase().replace(/(?<=^\s*|[.!?]\s+)\S/g, (first) => first.toUpperCase()),
 };
 
 function stringFormatter(group: FormatValuesConfig["strings"]): Formatter {
@@ -131,8 +130,8 @@ function numberFormatter(group: NonNullable<FormatValuesConfig["numbers"]>): For
           ...(group.style === "currency" ? { currency } : {}),
           ...digits,
         });
-  // Formatting the shortest decimal text (not the binary double) rounds 1.005 to 1.01, as a person expects
-  const text = (value: number) => formatter.format(String(value) as never);
+  // JavaScriptCore's Intl formats the shortest decimal text of a double, so 1.005 rounds to 1.01 (tested)
+  const text = (value: number) => formatter.format(value);
   const format =
     group.style !== "plain" ? text : group.decimals === undefined ? (value: number) => value : (value: number) => Number(text(value));
   return (value, selectedByPath) => {
@@ -171,24 +170,25 @@ export function parseIsoDate(text: string): ParsedDate | undefined {
 
 function dateFormatter(group: NonNullable<FormatValuesConfig["dates"]>): Formatter {
   checkLocale(group.locale, "dates/locale");
+  // built once per run; a calendar day (date-only input) is read in UTC so that it never shifts
+  let zoned: Intl.DateTimeFormat;
   try {
-    new Intl.DateTimeFormat("en-US", { timeZone: group.timeZone });
+    zoned = new Intl.DateTimeFormat("en-US", { timeZone: group.timeZone, year: "numeric", month: "2-digit", day: "2-digit" });
   } catch {
     throw new UtilityConfigError("dates/timeZone", `'${group.timeZone}' is not an IANA time zone (e.g. UTC, Europe/Paris)`);
   }
-  // built once per run; a calendar day (date-only input) is read in UTC so that it never shifts
-  const dayIn = (timeZone: string) => new Intl.DateTimeFormat("en-US", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" });
-  const dayOfInstant = dayIn(group.timeZone);
-  const dayOfCalendar = dayIn("UTC");
+  const utcDay = (time: number) => new Date(time).toISOString().slice(0, 10);
+  const zonedDay = (time: number) => {
+    const parts = zoned.formatToParts(time);
+    const part = (type: string) => parts.find((candidate) => candidate.type === type)!.value;
+    return `${part("year")}-${part("month")}-${part("day")}`;
+  };
+  const dayOfInstant = group.timeZone === "UTC" ? utcDay : zonedDay;
   const localeInstant = new Intl.DateTimeFormat(group.locale, { dateStyle: "medium", timeStyle: "short", timeZone: group.timeZone });
   const localeCalendar = new Intl.DateTimeFormat(group.locale, { dateStyle: "medium", timeZone: "UTC" });
   const formats: Record<NonNullable<FormatValuesConfig["dates"]>["format"], (date: ParsedDate) => unknown> = {
     iso: (date) => new Date(date.time).toISOString(),
-    date: (date) => {
-      const parts = (date.dateOnly ? dayOfCalendar : dayOfInstant).formatToParts(date.time);
-      const part = (type: string) => parts.find((candidate) => candidate.type === type)!.value;
-      return `${part("year")}-${part("month")}-${part("day")}`;
-    },
+    date: (date) => (date.dateOnly ? utcDay : dayOfInstant)(date.time),
     "epoch-ms": (date) => date.time,
     "epoch-s": (date) => Math.floor(date.time / 1000),
     locale: (date) => (date.dateOnly ? localeCalendar : localeInstant).format(date.time),

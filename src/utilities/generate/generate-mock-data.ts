@@ -260,13 +260,22 @@ function inferString(example: string, key: string | undefined): Generate {
       };
     }
   }
-  if (/^\d+$/.test(example)) return (f) => f.string.numeric({ length: example.length, allowLeadingZeros: true });
+  // a code such as "AB-1234" or "x9": same letters-and-digits pattern, punctuation kept
+  if (/^[\p{L}\d_.\/#-]+$/u.test(example) && /\d/.test(example)) {
+    return (f) =>
+      example.replace(/[A-Z]|[a-z]|\d/g, (char) =>
+        char <= "9" ? f.string.numeric() : f.string.alpha({ casing: char <= "Z" ? "upper" : "lower" }));
+  }
   const style = /^[A-Z]/.test(example) ? capitalise : (text: string) => text;
   const words = example.trim() === "" ? 0 : example.trim().split(/\s+/).length;
   if (words === 0) return () => example;
   if (words === 1) {
     const length = example.length;
-    return (f) => style(f.lorem.word({ length: { min: Math.max(1, length - 3), max: length + 3 } }));
+    let similar: string[] | undefined; // filtered once per run: faker's own length filter scans the word list on every call
+    return (f) => {
+      similar ??= f.definitions.lorem.word.filter((word) => Math.abs(word.length - length) <= 3);
+      return style(similar.length > 0 ? f.helpers.arrayElement(similar) : f.lorem.word());
+    };
   }
   if (/[.!?]$/.test(example)) return (f) => f.lorem.sentence(words);
   return (f) => style(f.lorem.words(words));

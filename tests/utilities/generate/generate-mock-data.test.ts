@@ -171,6 +171,13 @@ describe("inference from examples", () => {
     expect(record.f).toMatch(/^\d{5}$/);
   });
 
+  test("codes keep their pattern of letters, digits and punctuation", () => {
+    for (const record of run({ sku: "AB-1234", ref: "inv_20x/7" }, { count: 50, seed: 8 })) {
+      expect(record.sku).toMatch(/^[A-Z]{2}-\d{4}$/);
+      expect(record.ref).toMatch(/^[a-z]{3}_\d{2}[a-z]\/\d$/);
+    }
+  });
+
   test("else the type, length and magnitude", () => {
     for (const record of run({ word: "Alpha", words: "two words here", text: "A short sentence.", int: 42, neg: -7, price: 19.99, ratio: 0.25, on: true, none: null }, { count: 100, seed: 4 })) {
       expect(record.word).toMatch(/^[A-Z][a-z]{1,7}$/);
