@@ -4,8 +4,7 @@
  * endpoint for a fixed time with a fixed number of connections.
  */
 import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { api, startKiln, startProcess, type KilnServer, type Server } from "./lib/servers";
+import { api, startBare, startKiln, type KilnServer, type Server } from "./lib/servers";
 import { dataPath, documentText, KB, MB, recordsOfSize } from "./lib/data";
 import { load, type LoadResult, type LoadSpec } from "./lib/wrk";
 import { ms, rows, rps, times } from "./lib/report";
@@ -62,7 +61,7 @@ const describe = (result: LoadResult) => `${rps(result.rps)} · p50 ${ms(result.
 export async function benchDocuments(settings: Settings): Promise<void> {
   for (const mode of ["embedded", "external"] as const) {
     const kiln = await startKiln(mode);
-    const bare = await startProcess("bare", "baseline/server.ts", { DATABASE_URL: kiln.databaseUrl, CONTENT_DIR: join(kiln.dataDir, "content") });
+    const bare = await startBare(kiln);
     try {
       const ids = await seed(kiln);
       for (const { name, spec, target } of cases(ids)) {

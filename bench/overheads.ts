@@ -4,11 +4,10 @@
  * connection; the worker hand-off (the same 4 KB run on a Kiln that runs it inline); and 16 concurrent
  * 1 MB runs, where the pool's two workers should beat the bare handler's single thread.
  */
-import { join } from "node:path";
 import { writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { resolve } from "node:path";
-import { startKiln, startProcess, type KilnServer, type Server } from "./lib/servers";
+import { startKiln, type KilnServer, type Server } from "./lib/servers";
 import { dataPath, KB, MB, recordsOfSize } from "./lib/data";
 import { load, type LoadResult } from "./lib/wrk";
 import { ms, rows, rps, times } from "./lib/report";
@@ -33,8 +32,7 @@ function run(server: Server, key: string, file: string, connections: number, sec
   return result;
 }
 
-export async function benchOverheads(settings: Settings, kiln: KilnServer): Promise<void> {
-  const bare = await startProcess("bare", "baseline/server.ts", { DATABASE_URL: kiln.databaseUrl, CONTENT_DIR: join(kiln.dataDir, "content") });
+export async function benchOverheads(settings: Settings, kiln: KilnServer, bare: Server): Promise<void> {
   // The same Kiln code on the same database, with the inline threshold above 4 KB: the hand-off's reference.
   const inlineKiln = await startKiln("embedded", { DATABASE_URL: kiln.databaseUrl, UTILITY_INLINE_MAX_BYTES: String(64 * KB) });
   try {
@@ -61,7 +59,6 @@ export async function benchOverheads(settings: Settings, kiln: KilnServer): Prom
     console.error(`bench: engine 16 × 1 MB: Kiln ${describe(ofKiln)}, bare ${describe(ofBare)}`);
   } finally {
     await inlineKiln.stop();
-    await bare.stop();
   }
 }
 

@@ -9,7 +9,7 @@
 import { parseArgs } from "node:util";
 import { ensureTool, toolVersion } from "./lib/tools";
 import { loadAverage, machine, notes, table, writeReadme } from "./lib/report";
-import { startKiln, stopAll } from "./lib/servers";
+import { startBare, startKiln, stopAll } from "./lib/servers";
 import { settingsFor } from "./settings";
 import { benchDocuments } from "./documents";
 import { benchUtilities } from "./utilities";
@@ -34,8 +34,10 @@ try {
   if (only.has("documents")) await benchDocuments(settings);
   if (only.has("utilities") || only.has("engine") || only.has("memory")) {
     const kiln = await startKiln("embedded");
-    if (only.has("utilities")) await benchUtilities(settings, kiln);
-    if (only.has("engine")) await benchOverheads(settings, kiln);
+    const bare = await startBare(kiln);
+    if (only.has("utilities")) await benchUtilities(settings, kiln, bare);
+    if (only.has("engine")) await benchOverheads(settings, kiln, bare);
+    await bare.stop();
     if (only.has("memory")) await benchMemory(kiln);
     await kiln.stop();
   }

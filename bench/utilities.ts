@@ -1,7 +1,8 @@
 /**
  * Section 2: utilities over HTTP. For each utility and input size: Kiln end to end (one POST, timed
  * from the client), the floor (the same utility function called in this process with JSON.parse and
- * JSON.stringify around it) and, where one exists, a peer (jq or Miller on the same data). Every
+ * JSON.stringify around it), the bare handler over HTTP (the floor plus Bun.serve and the transfer of
+ * the bytes: what HTTP alone adds) and, where one exists, a peer (jq or Miller on the same data). Every
  * output is checked equal to the floor's (semantically, after normalisation for the peers) before
  * anything is timed.
  */
@@ -12,7 +13,7 @@ import { Value } from "@sinclair/typebox/value";
 import { findUtility } from "../src/utilities/registry";
 import { csvOfSize, dataPath, KB, MB, recordsOfSize, tabular } from "./lib/data";
 import { ms, notes, rows, times } from "./lib/report";
-import type { KilnServer } from "./lib/servers";
+import type { KilnServer, Server } from "./lib/servers";
 import type { Settings } from "./settings";
 
 interface Body {
@@ -151,8 +152,9 @@ export function floorRun(utilityCase: UtilityCase, text: string): string {
   return JSON.stringify(utility.run(body.inputs, Value.Default(utility.configSchema, body.config ?? {}) as never));
 }
 
-export async function kilnRun(kiln: KilnServer, utilityId: string, text: string): Promise<string> {
-  const response = await fetch(`${kiln.url}/api/v1/utilities/${utilityId}`, { method: "POST", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" }, body: text });
+/** One utility run over HTTP; `server` defaults to Kiln, the bare handler takes the same request. */
+export async function kilnRun(kiln: KilnServer, utilityId: string, text: string, server: Server = kiln): Promise<string> {
+  const response = await fetch(`${server.url}/api/v1/utilities/${utilityId}`, { method: "POST", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" }, body: text });
   const answer = await response.text();
   if (response.status !== 200) throw new Error(`${utilityId}: Kiln answered ${response.status} ${answer.slice(0, 300)}`);
   return answer;
@@ -166,7 +168,7 @@ function peerRun(peer: Peer, files: string[]): string {
 
 const sizeLabel = (bytes: number) => bytes >= MB ? `${bytes / MB} MB` : `${bytes / KB} KB`;
 
-export async function benchUtilities(settings: Settings, kiln: KilnServer): Promise<void> {
+export async function benchUtilities(settings: Settings, kiln: KilnServer, bare: Server): Promise<void> {
   for (const utilityCase of CASES) {
     if (!findUtility(utilityCase.utilityId)) {
       notes.push(`${utilityCase.label}: not measured, ${utilityCase.utilityId} is not in the registry`);
@@ -209,6 +211,8 @@ export async function benchUtilities(settings: Settings, kiln: KilnServer): Prom
       const floorMs = timeRepeatedly(repetitions, () => floorRun(utilityCase, text));
       await kilnRun(kiln, utilityCase.utilityId, text); // warm-up
       const kilnMs = await timeRepeatedlyAsync(repetitions, () => kilnRun(kiln, utilityCase.utilityId, text));
+      await kilnRun(kiln, utilityCase.utilityId, text, bare);
+      const bareMs = await timeRepeatedlyAsync(repetitions, () => kilnRun(kiln, utilityCase.utilityId, text, bare));
 
       const ratio = kilnMs / floorMs;
       const speedup = peerMs === undefined ? undefined : peerMs / kilnMs;
@@ -217,13 +221,13 @@ export async function benchUtilities(settings: Settings, kiln: KilnServer): Prom
         section: "utilities",
         case: label,
         kiln: ms(kilnMs),
-        reference: `floor: ${ms(floorMs)}`,
+        reference: `floor: ${ms(floorMs)} · bare HTTP: ${ms(bareMs)}`,
         peer: peerMs === undefined ? peerNote : `${utilityCase.peer!.tool}: ${ms(peerMs)} (Kiln ${speedup!.toFixed(1)}× faster)`,
         ratio: `${times(ratio)} floor`,
         target: targeted ? `≤ 1.5×${speedup === undefined ? "" : "; peer ≥ 5×"}` : undefined,
         met: targeted ? ratio <= 1.5 && (speedup === undefined || speedup >= 5) : undefined,
       });
-      console.error(`bench: ${label}: Kiln ${ms(kilnMs)}, floor ${ms(floorMs)}${peerMs === undefined ? "" : `, ${utilityCase.peer!.tool} ${ms(peerMs)}`}`);
+      console.error(`bench: ${label}: Kiln ${ms(kilnMs)}, floor ${ms(floorMs)}, bare HTTP ${ms(bareMs)}${peerMs === undefined ? "" : `, ${utilityCase.peer!.tool} ${ms(peerMs)}`}`);
     }
   }
 }

@@ -111,4 +111,8 @@ export async function startProcess(name: string, script: string, env: Record<str
   return { name, url, pid: proc.pid, stop };
 }
 
+/** The bare baseline (bench/baseline/server.ts) over Kiln's own database and content folder. */
+export const startBare = (kiln: KilnServer) =>
+  startProcess("bare", "baseline/server.ts", { DATABASE_URL: kiln.databaseUrl, CONTENT_DIR: join(kiln.dataDir, "content") });
+
 export { api };
