@@ -114,7 +114,7 @@ test("a full worker queue answers 503 with Retry-After, and runs again once it d
   const app = await createTestApp({ UTILITY_WORKERS: "1", UTILITY_QUEUE_LIMIT: "1" }, { utilityRegistry: probeRegistry });
   try {
     const padding = " ".repeat(app.config.utilityInlineMaxBytes + 1);
-    const busy = () => app.request("POST", "/api/v1/utilities/probe.busy", { rawBody: `{"inputs":{"primary":1500}}${padding}` });
+    const busy = () => app.request("POST", "/api/v1/utilities/probe.busy", { rawBody: `{"inputs":{"primary":600}}${padding}` });
     const responses = await Promise.all(Array.from({ length: 5 }, busy));
     const statuses = responses.map((response) => response.status).sort();
     expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(1);
