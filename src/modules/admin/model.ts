@@ -1,5 +1,6 @@
 import { t } from "elysia";
 import { PERMISSIONS, PLAN_NAMES } from "./plans";
+import { Type } from "@sinclair/typebox";
 
 /** PostgreSQL text cannot hold U+0000: refused here (400) instead of failing in the database (500). */
 export const Text = (options: { minLength?: number; maxLength?: number; description?: string } = {}) =>
@@ -10,7 +11,7 @@ const BYTES_MAX = Number.MAX_SAFE_INTEGER;
 const INT_MAX = 2_147_483_647;
 
 const limit = (description: string, maximum: number) =>
-  t.Optional(t.Union([t.Integer({ minimum: 0, maximum }), t.Null()], { description: `${description}; null = unlimited` }));
+  t.Optional(t.Union([Type.Integer({ minimum: 0, maximum }), t.Null()], { description: `${description}; null = unlimited` }));
 
 const limits = {
   storageLimitBytes: limit("total bytes of unpurged documents", BYTES_MAX),
@@ -33,18 +34,18 @@ export const PatchAccountBody = t.Object({
   ...limits,
 }, { additionalProperties: false, minProperties: 1 });
 
-const nullableInteger = t.Union([t.Integer(), t.Null()]);
+const nullableInteger = t.Union([Type.Integer(), t.Null()]);
 
 export const AccountView = t.Object({
   id: t.String(),
   name: t.String(),
   plan: t.String(),
   storageLimitBytes: nullableInteger,
-  storageUsedBytes: t.Integer(),
+  storageUsedBytes: Type.Integer(),
   maxDocumentBytes: nullableInteger,
   monthlyCredits: nullableInteger,
   rateLimitPerMinute: nullableInteger,
-  createdAt: t.Integer(),
+  createdAt: Type.Integer(),
 });
 
 export const Permission = t.Union(PERMISSIONS.map((name) => t.Literal(name)));
@@ -53,7 +54,7 @@ export const CreateKeyBody = t.Object({
   accountId: Text({ minLength: 1 }),
   permissions: t.Array(Permission, { minItems: 1, uniqueItems: true }),
   name: t.Optional(Text({ minLength: 1, maxLength: 200 })),
-  expiresAt: t.Optional(t.Union([t.Integer({ minimum: 0, maximum: BYTES_MAX, description: "epoch ms" }), t.Null()])),
+  expiresAt: t.Optional(t.Union([Type.Integer({ minimum: 0, maximum: BYTES_MAX, description: "epoch ms" }), t.Null()])),
 }, { additionalProperties: false });
 
 export const ApiKeyView = t.Object({
@@ -61,7 +62,7 @@ export const ApiKeyView = t.Object({
   accountId: t.String(),
   name: t.Union([t.String(), t.Null()]),
   permissions: t.Array(t.String()),
-  createdAt: t.Integer(),
-  expiresAt: t.Union([t.Integer(), t.Null()]),
-  revokedAt: t.Union([t.Integer(), t.Null()]),
+  createdAt: Type.Integer(),
+  expiresAt: t.Union([Type.Integer(), t.Null()]),
+  revokedAt: t.Union([Type.Integer(), t.Null()]),
 });

@@ -12,13 +12,14 @@ import {
   replaceContent, restoreDocument, softDelete, updateMetadata, type DocumentsDeps,
 } from "./service";
 import type { DocumentRow } from "../../db/schema";
+import { Type } from "@sinclair/typebox";
 
 /** Routes whose bodies the handlers read as raw bytes: content is stored as received, and a metadata update is parsed only once its document was found (404 before 400). */
 export const DOCUMENT_RAW_ROUTES = ["/api/v1/documents/:id", "/api/v1/documents/:id/content"] as const;
 
-const Deleted = t.Object({ success: t.Literal(true), deleted: t.Literal(true), purgeAt: t.Integer({ description: "epoch ms when the sweeper purges it" }) });
+const Deleted = t.Object({ success: t.Literal(true), deleted: t.Literal(true), purgeAt: Type.Integer({ description: "epoch ms when the sweeper purges it" }) });
 const Purged = t.Object({ success: t.Literal(true), deleted: t.Literal(true), permanent: t.Literal(true) });
-const ContentReplaced = t.Object({ success: t.Literal(true), fileSize: t.Integer() });
+const ContentReplaced = t.Object({ success: t.Literal(true), fileSize: Type.Integer() });
 
 function notModified(etag: string, headers: Record<string, string | number>): Response {
   return new Response(null, { status: 304, headers: { ...stringHeaders(headers), ETag: etag } });

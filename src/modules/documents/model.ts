@@ -1,6 +1,7 @@
 import { t } from "elysia";
 import { LIMIT_RULE, LIST_LIMIT_MAX } from "./service";
 import { DESCRIPTION_MAX, FOLDER_MAX, NAME_MAX, TAG_MAX, TAGS_MAX } from "./validation";
+import { Type } from "@sinclair/typebox";
 
 const Name = t.String({ description: `1 to ${NAME_MAX} characters after trimming; no control characters` });
 const Description = t.String({ description: `at most ${DESCRIPTION_MAX} characters` });
@@ -32,9 +33,9 @@ export const DocumentView = t.Object({
   description: t.Optional(t.String()),
   tags: t.Array(t.String()),
   folder: t.Union([t.String(), t.Null()]),
-  fileSize: t.Integer({ description: "bytes of stored content" }),
-  createdAt: t.Integer({ description: "epoch ms" }),
-  updatedAt: t.Integer({ description: "epoch ms" }),
+  fileSize: Type.Integer({ description: "bytes of stored content" }),
+  createdAt: Type.Integer({ description: "epoch ms" }),
+  updatedAt: Type.Integer({ description: "epoch ms" }),
 });
 
 export const DocumentResponse = t.Object({ success: t.Literal(true), document: DocumentView });
@@ -59,7 +60,7 @@ export const FoldersResponse = t.Object({
   success: t.Literal(true),
   folders: t.Array(t.Object({
     path: t.String(),
-    documentCount: t.Integer({ description: "active documents directly in this folder" }),
-    createdAt: t.Integer(),
+    documentCount: Type.Integer({ description: "active documents directly in this folder" }),
+    createdAt: Type.Integer(),
   })),
 });

@@ -2,8 +2,9 @@ import { Elysia, t } from "elysia";
 import type { Db } from "../../db/client";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
 import { usageOf } from "./service";
+import { Type } from "@sinclair/typebox";
 
-const nullableInteger = t.Union([t.Integer(), t.Null()]);
+const nullableInteger = t.Union([Type.Integer(), t.Null()]);
 
 export const usageModule = (deps: { db: Db; auth: AuthPlugin }) =>
   new Elysia({ name: "kiln.usage", detail: { tags: ["Usage"] } })
@@ -13,8 +14,8 @@ export const usageModule = (deps: { db: Db; auth: AuthPlugin }) =>
         200: t.Object({
           success: t.Literal(true),
           plan: t.String(),
-          storage: t.Object({ usedBytes: t.Integer(), limitBytes: nullableInteger, maxDocumentBytes: nullableInteger }),
-          credits: t.Object({ used: t.Integer(), limit: nullableInteger, periodStart: t.Integer({ description: "epoch ms, first day of the month, UTC" }) }),
+          storage: t.Object({ usedBytes: Type.Integer(), limitBytes: nullableInteger, maxDocumentBytes: nullableInteger }),
+          credits: t.Object({ used: Type.Integer(), limit: nullableInteger, periodStart: Type.Integer({ description: "epoch ms, first day of the month, UTC" }) }),
         }),
       },
       detail: { summary: "Storage and credits of the caller's account" },

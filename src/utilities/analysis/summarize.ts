@@ -9,13 +9,14 @@
 import { t } from "elysia";
 import { formatPath, isObject, setOwn, type JsonObject } from "../lib/paths";
 import { defineUtility, type UtilityInputs } from "../types";
+import { Type } from "@sinclair/typebox";
 
 export const id = "analysis.summarize";
 
 export const configSchema = t.Object(
   {
-    topValues: t.Integer({ minimum: 0, maximum: 50, default: 5, description: "how many most frequent values each field lists" }),
-    maxFields: t.Integer({ minimum: 1, maximum: 10_000, default: 500, description: "at most this many paths are described; further ones are counted in fieldsOmitted" }),
+    topValues: Type.Integer({ minimum: 0, maximum: 50, default: 5, description: "how many most frequent values each field lists" }),
+    maxFields: Type.Integer({ minimum: 1, maximum: 10_000, default: 500, description: "at most this many paths are described; further ones are counted in fieldsOmitted" }),
   },
   { additionalProperties: false },
 );

@@ -10,6 +10,7 @@ import { ANY, getAll, isObject, setOwn, type JsonObject, type Path } from "../li
 import { describeType } from "../lib/records";
 import { compileUserRegex } from "../lib/regex";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
+import { Type } from "@sinclair/typebox";
 
 export const id = "generate.filter";
 
@@ -34,7 +35,7 @@ export const configSchema = t.Object(
     ),
     match: t.Union([t.Literal("all"), t.Literal("any")], { default: "all", description: "how the `where` rules combine" }),
     path: t.Optional(t.String({ description: "the array to filter inside primary (default: primary itself)" })),
-    limit: t.Optional(t.Integer({ minimum: 0, description: "at most this many matches" })),
+    limit: t.Optional(Type.Integer({ minimum: 0, description: "at most this many matches" })),
   },
   { additionalProperties: false },
 );

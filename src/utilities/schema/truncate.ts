@@ -10,14 +10,15 @@ import { t } from "elysia";
 import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, type Scope } from "../lib/paths";
 import { mapRecords, type Defaulted } from "../lib/records";
 import { defineUtility, type UtilityInputs } from "../types";
+import { Type } from "@sinclair/typebox";
 
 export const id = "schema.truncate";
 
 export const configSchema = t.Object(
   {
-    maxStringLength: t.Optional(t.Integer({ minimum: 1, default: 100, description: "characters (code points) of a string, ellipsis included" })),
+    maxStringLength: t.Optional(Type.Integer({ minimum: 1, default: 100, description: "characters (code points) of a string, ellipsis included" })),
     ellipsis: t.Optional(t.String({ default: "…", description: "appended to a cut string" })),
-    maxArrayLength: t.Optional(t.Integer({ minimum: 0, description: "longer arrays keep their first items (default: no limit)" })),
+    maxArrayLength: t.Optional(Type.Integer({ minimum: 0, description: "longer arrays keep their first items (default: no limit)" })),
     paths: t.Optional(t.Array(t.String(), { description: "limit to these paths (default: everywhere)" })),
   },
   { additionalProperties: false },

@@ -12,6 +12,7 @@ import { t } from "elysia";
 import { hasOwn, isObject, setOwn, type JsonObject } from "../lib/paths";
 import { mapRecords, objectRecord, type Defaulted } from "../lib/records";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
+import { Type } from "@sinclair/typebox";
 
 export const id = "structure.flatten-nest";
 
@@ -20,7 +21,7 @@ export const configSchema = t.Object(
     mode: t.Optional(t.Union([t.Literal("flatten"), t.Literal("nest")], { default: "flatten" })),
     delimiter: t.Optional(t.String({ minLength: 1, maxLength: 5, default: ".", description: "joins (flatten) or splits (nest) key segments" })),
     flattenArrays: t.Optional(t.Boolean({ default: true, description: "array elements get index segments; false keeps arrays as values" })),
-    maxDepth: t.Optional(t.Integer({ minimum: 1, description: "flatten no deeper: keys have at most this many segments" })),
+    maxDepth: t.Optional(Type.Integer({ minimum: 1, description: "flatten no deeper: keys have at most this many segments" })),
   },
   { additionalProperties: false },
 );

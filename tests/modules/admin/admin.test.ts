@@ -47,6 +47,11 @@ describe("accounts", () => {
     expect(paths).toEqual(expect.arrayContaining(["/name", "/plan", "/storageLimitBytes", "/id"]));
     expect((await t.json("PATCH", "/api/v1/admin/accounts/acc_default", { body: {} })).status).toBe(400);
   });
+  test("numbers given as strings are refused, not coerced", async () => {
+    const res = await t.json("POST", "/api/v1/admin/accounts", { body: { name: "s", storageLimitBytes: "1234" } });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: any) => e.path)).toEqual(["/storageLimitBytes"]);
+  });
 });
 
 describe("keys", () => {
