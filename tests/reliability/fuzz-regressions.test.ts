@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
 import { answerViolations } from "./support/problem";
+import { MAX_DOCUMENT_BODY_BYTES } from "../../src/app";
 
 let t: TestApp;
 beforeAll(async () => { t = await createTestApp(); });
@@ -43,4 +44,19 @@ test.each(CASES)("%s %s %j → %p problem+json", async (method, path, body, stat
   const text = await response.text();
   expect(answerViolations(response.status, response.headers, text)).toEqual([]);
   expect([status].flat()).toContain(response.status);
+});
+
+test("bodies over the limits are 413 problem+json, with an honest, a lying or no Content-Length", async () => {
+  const overUtility = new Uint8Array(t.config.utilityMaxPayloadBytes + 1).fill(0x20);
+  const overDocument = new Uint8Array(MAX_DOCUMENT_BODY_BYTES + 1).fill(0x20);
+  for (const [path, body, code] of [["/api/v1/utilities/schema.clean-json", overUtility, "payload_too_large"], ["/api/v1/documents", overDocument, "document_too_large"]] as const) {
+    const declared = await t.request("POST", path, { rawBody: body });
+    const lying = await t.request("POST", path, { rawBody: body, headers: { "content-length": "10" } });
+    const unknown = await t.request("POST", path, { rawBody: new Blob([body]).stream() as unknown as Uint8Array });
+    for (const response of [declared, lying, unknown]) {
+      const text = await response.text();
+      expect(answerViolations(response.status, response.headers, text)).toEqual([]);
+      expect({ status: response.status, code: JSON.parse(text).code }).toEqual({ status: 413, code });
+    }
+  }
 });
