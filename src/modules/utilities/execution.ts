@@ -9,7 +9,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { badRequest, HttpError, validationError, type FieldError } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
-import { isJsonObject } from "../../utilities/lib/own-property";
+import { isObject } from "../../utilities/lib/paths";
 import { UtilityConfigError, UtilityError, type Utility, type UtilityInputs } from "../../utilities/types";
 
 export interface RunResult {
@@ -30,16 +30,16 @@ const INPUT_FIELDS = new Set(["primary", "secondary"]);
 
 /** `{ inputs: { primary, secondary? }, config? }`; every problem is named by its JSON pointer. */
 export function checkRequest(body: unknown): { inputs: UtilityInputs; config: Record<string, unknown> } {
-  if (!isJsonObject(body)) throw validationError([{ path: "", message: "the request body must be a JSON object with `inputs`" }]);
+  if (!isObject(body)) throw validationError([{ path: "", message: "the request body must be a JSON object with `inputs`" }]);
   const errors: FieldError[] = unknownFields(body, BODY_FIELDS, "");
   const { inputs, config } = body;
   if (inputs === undefined) errors.push({ path: "/inputs", message: "required: an object holding `primary`" });
-  else if (!isJsonObject(inputs)) errors.push({ path: "/inputs", message: "must be an object holding `primary`" });
+  else if (!isObject(inputs)) errors.push({ path: "/inputs", message: "must be an object holding `primary`" });
   else {
     errors.push(...unknownFields(inputs, INPUT_FIELDS, "/inputs"));
     if (!Object.hasOwn(inputs, "primary")) errors.push({ path: "/inputs/primary", message: "required (null is a valid value)" });
   }
-  if (config !== undefined && !isJsonObject(config)) errors.push({ path: "/config", message: "must be an object" });
+  if (config !== undefined && !isObject(config)) errors.push({ path: "/config", message: "must be an object" });
   if (errors.length > 0) throw validationError(errors);
   const given = inputs as Record<string, unknown>;
   return {

@@ -4,7 +4,7 @@
  * so every mode sees the same differences in the same document order.
  */
 import { t } from "elysia";
-import { formatPath, hasOwn, isObject, setOwn, type JsonObject, type PathKey } from "../lib/paths";
+import { deepEqual, formatPath, hasOwn, isObject, setOwn, type JsonObject, type PathKey } from "../lib/paths";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
 
 export const id = "analysis.diff";
@@ -40,19 +40,6 @@ type DiffNode =
   | { kind: "removed"; value: unknown }
   | { kind: "object"; members: [string, DiffNode][] }
   | { kind: "array"; elements: DiffNode[] };
-
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((element, index) => deepEqual(element, b[index]));
-  }
-  if (Array.isArray(b)) return false;
-  const aKeys = Object.keys(a);
-  if (aKeys.length !== Object.keys(b).length) return false;
-  return aKeys.every((key) => hasOwn(b, key) && deepEqual((a as JsonObject)[key], (b as JsonObject)[key]));
-}
 
 function compare(next: unknown, previous: unknown, arrays: DiffConfig["arrays"]): DiffNode {
   if (isObject(next) && isObject(previous)) return compareObjects(next, previous, arrays);

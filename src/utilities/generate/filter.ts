@@ -5,8 +5,8 @@
  */
 import { t } from "elysia";
 import { parseConfigPath } from "../lib/config-paths";
-import { compareValues, compileCondition, deepEqual, looseEqual, toText, truthy, type Comparison } from "../lib/expressions";
-import { ANY, getAll, isObject, setOwn, type JsonObject, type Path } from "../lib/paths";
+import { compareValues, compileCondition, looseEqual, toText, truthy, type Comparison } from "../lib/expressions";
+import { ANY, deepEqual, getAll, isObject, setOwn, type JsonObject, type Path } from "../lib/paths";
 import { describeType } from "../lib/records";
 import { compileUserRegex } from "../lib/regex";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";

@@ -12,6 +12,7 @@
  */
 import jsep from "jsep";
 import { UtilityConfigError, UtilityError } from "../types";
+import { deepEqual } from "./paths";
 
 export const MAX_EXPRESSION_LENGTH = 1_000;
 export const MAX_EXPRESSION_DEPTH = 20;
@@ -100,21 +101,6 @@ const FALSE_WORDS = new Set(["", "false", "0", "no", "n", "off"]);
 function toBoolean(value: unknown): boolean {
   if (typeof value === "string") return !FALSE_WORDS.has(value.trim().toLowerCase());
   return Boolean(value);
-}
-
-/** Structural equality of JSON values (there is no identity in JSON). */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const other = b as unknown[];
-    return a.length === other.length && a.every((item, index) => deepEqual(item, other[index]));
-  }
-  const aKeys = Object.keys(a);
-  const bObject = b as Record<string, unknown>;
-  return aKeys.length === Object.keys(bObject).length &&
-    aKeys.every((key) => Object.hasOwn(bObject, key) && deepEqual((a as Record<string, unknown>)[key], bObject[key]));
 }
 
 /** `==`: structural equality, where a number also equals a string holding that number (`5 == "5"`). */

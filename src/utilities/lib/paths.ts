@@ -66,6 +66,20 @@ export function setOwn(object: JsonObject, key: string, value: unknown): void {
   else object[key] = value;
 }
 
+/** Structural equality of JSON values (there is no identity in JSON; key order does not count). */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((element, index) => deepEqual(element, b[index]));
+  }
+  if (Array.isArray(b)) return false;
+  const aKeys = Object.keys(a);
+  if (aKeys.length !== Object.keys(b).length) return false;
+  return aKeys.every((key) => hasOwn(b, key) && deepEqual((a as JsonObject)[key], (b as JsonObject)[key]));
+}
+
 /** The array index a segment names, or -1 when it is not a canonical non-negative integer. */
 export function canonicalIndex(segment: Segment): number {
   if (typeof segment !== "string" || !/^(0|[1-9]\d{0,15})$/.test(segment)) return -1;

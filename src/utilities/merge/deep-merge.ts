@@ -5,7 +5,7 @@
 import { t } from "elysia";
 import type { Static } from "@sinclair/typebox";
 import { defineUtility } from "../types";
-import { isJsonObject, setOwn } from "../lib/own-property";
+import { isObject, setOwn } from "../lib/paths";
 
 export const id = "merge.deep-merge";
 
@@ -29,14 +29,14 @@ export function deepMerge(primary: unknown, secondary: unknown, config: DeepMerg
     case "deepMerge":
       return mergeValues(primary, secondary, config.arrayStrategy);
     case "preferPrimary":
-      return isJsonObject(primary) && isJsonObject(secondary) ? mergeObjects(primary, secondary, (mine) => mine) : primary;
+      return isObject(primary) && isObject(secondary) ? mergeObjects(primary, secondary, (mine) => mine) : primary;
     case "preferSecondary":
-      return isJsonObject(primary) && isJsonObject(secondary) ? mergeObjects(primary, secondary, (_, theirs) => theirs) : secondary;
+      return isObject(primary) && isObject(secondary) ? mergeObjects(primary, secondary, (_, theirs) => theirs) : secondary;
   }
 }
 
 function mergeValues(primary: unknown, secondary: unknown, arrayStrategy: DeepMergeConfig["arrayStrategy"]): unknown {
-  if (isJsonObject(primary) && isJsonObject(secondary)) {
+  if (isObject(primary) && isObject(secondary)) {
     return mergeObjects(primary, secondary, (mine, theirs) => mergeValues(mine, theirs, arrayStrategy));
   }
   if (Array.isArray(primary) && Array.isArray(secondary)) {
@@ -75,7 +75,7 @@ function uniqueItems(items: unknown[]): unknown[] {
 
 function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (isJsonObject(value)) {
+  if (isObject(value)) {
     const keys = Object.keys(value).sort();
     return `{${keys.map((key) => `${JSON.stringify(key)}:${canonicalJson(value[key])}`).join(",")}}`;
   }

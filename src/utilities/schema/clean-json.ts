@@ -7,7 +7,7 @@
 import { t } from "elysia";
 import type { Static } from "@sinclair/typebox";
 import { defineUtility } from "../types";
-import { isJsonObject, setOwn } from "../lib/own-property";
+import { isObject, setOwn } from "../lib/paths";
 
 export const id = "schema.clean-json";
 
@@ -42,7 +42,7 @@ function cleanValue(value: unknown, config: CleanJsonConfig): unknown {
     }
     return items.length === 0 && config.removeEmptyArrays ? DROPPED : items;
   }
-  if (isJsonObject(value)) {
+  if (isObject(value)) {
     const members: Record<string, unknown> = {};
     let count = 0;
     for (const key of Object.keys(value)) {
@@ -59,7 +59,7 @@ function cleanValue(value: unknown, config: CleanJsonConfig): unknown {
 /** What a dropped top-level value leaves: its emptied container, or the scalar as it was (trimmed). */
 function emptyLike(value: unknown, config: CleanJsonConfig): unknown {
   if (Array.isArray(value)) return [];
-  if (isJsonObject(value)) return {};
+  if (isObject(value)) return {};
   return typeof value === "string" && config.trimStrings ? value.trim() : value;
 }
 
