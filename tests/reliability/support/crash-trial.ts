@@ -169,13 +169,16 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
         }
         // creates in flight at the kill: adopted when they committed, then checked like the others
         for (const [id, doc] of listed) {
-          if (tracked.has(id)) continue;
+          const known = tracked.get(id);
+          if (known && known.acked.state === "purged" && !known.pending) fail(`round ${round}: purged ${id} is listed again`);
+          if (known) continue;
           const create = pendingCreates.find((pending) => pending.account === account && pending.name === doc.name);
           if (!create) { fail(`round ${round}: document ${id} (${doc.name}) was never written by a client`); continue; }
           tracked.set(id, { id, name: doc.name, account, acked: { state: "active", bytes: create.bytes } });
         }
         let storageSum = 0;
-        for (const doc of [...tracked.values()].filter((doc) => doc.account === account)) {
+        // a purge confirmed in an earlier round is final: such documents are only watched for in the lists above
+        for (const doc of [...tracked.values()].filter((doc) => doc.account === account && (doc.acked.state !== "purged" || doc.pending))) {
           documentsChecked++;
           const seen = listed.get(doc.id);
           const observed: State = seen?.state ?? "purged";
