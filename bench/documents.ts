@@ -4,10 +4,10 @@
  * endpoint for a fixed time with a fixed number of connections.
  */
 import { writeFileSync } from "node:fs";
-import { api, startBare, startKiln, type KilnServer, type Server } from "./lib/servers";
+import { api, EXTERNAL_SERVER, externalReachable, startBare, startKiln, type KilnServer, type Server } from "./lib/servers";
 import { dataPath, documentText, KB, MB, recordsOfSize } from "./lib/data";
 import { load, type LoadResult, type LoadSpec } from "./lib/wrk";
-import { ms, rows, rps, times } from "./lib/report";
+import { ms, notes, rows, rps, times } from "./lib/report";
 import type { Settings } from "./settings";
 
 interface Case {
@@ -50,23 +50,39 @@ function cases(ids: Awaited<ReturnType<typeof seed>>): Case[] {
 }
 
 function measure(server: Server, key: string, spec: Case["spec"], seconds: number): LoadResult {
-  load({ ...spec, base: server.url, key, seconds: 1 }); // warm-up: JIT, connection pools, page cache
   const result = load({ ...spec, base: server.url, key, seconds });
   if (result.errors > 0) throw new Error(`${server.name} ${spec.method} ${spec.paths[0]}: ${result.errors} failed requests of ${result.requests}`);
   return result;
+}
+
+/**
+ * Kiln and bare take turns, round after round, and each keeps its best round: on a machine shared
+ * with other work, interference only ever lowers a figure, and alternating spreads it over both.
+ */
+function bestOfRounds(kiln: KilnServer, bare: Server, spec: Case["spec"], settings: Settings): [LoadResult, LoadResult] {
+  for (const server of [kiln, bare]) load({ ...spec, base: server.url, key: kiln.key, seconds: 1 }); // warm-up: JIT, pools, page cache
+  let best: [LoadResult, LoadResult] | undefined;
+  for (let round = 0; round < settings.loadRounds; round++) {
+    const results = [measure(kiln, kiln.key, spec, settings.loadSeconds), measure(bare, kiln.key, spec, settings.loadSeconds)] as const;
+    best = best ? [results[0].rps > best[0].rps ? results[0] : best[0], results[1].rps > best[1].rps ? results[1] : best[1]] : [results[0], results[1]];
+  }
+  return best!;
 }
 
 const describe = (result: LoadResult) => `${rps(result.rps)} · p50 ${ms(result.p50Ms)} · p99 ${ms(result.p99Ms)}`;
 
 export async function benchDocuments(settings: Settings): Promise<void> {
   for (const mode of ["embedded", "external"] as const) {
+    if (mode === "external" && !(await externalReachable())) {
+      notes.push(`documents on an external PostgreSQL: skipped, nothing answers at ${EXTERNAL_SERVER.replace(/\/\/[^@]*@/, "//")} (set BENCH_DATABASE_URL)`);
+      continue;
+    }
     const kiln = await startKiln(mode);
     const bare = await startBare(kiln);
     try {
       const ids = await seed(kiln);
       for (const { name, spec, target } of cases(ids)) {
-        const ofKiln = measure(kiln, kiln.key, spec, settings.loadSeconds);
-        const ofBare = measure(bare, kiln.key, spec, settings.loadSeconds);
+        const [ofKiln, ofBare] = bestOfRounds(kiln, bare, spec, settings);
         const ratio = ofKiln.rps / ofBare.rps;
         rows.push({
           section: `documents (${mode} PG)`,

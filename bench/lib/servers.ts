@@ -41,6 +41,19 @@ function embeddedUrl(dataDir: string): string {
   return `postgres://kiln:${password}@127.0.0.1:${port}/postgres`;
 }
 
+/** Whether the external PostgreSQL answers (a fresh machine may have none: its section is then skipped). */
+export async function externalReachable(): Promise<boolean> {
+  const probe = postgres(EXTERNAL_SERVER, { max: 1, onnotice: () => {}, connect_timeout: 3 });
+  try {
+    await probe`select 1`;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await probe.end({ timeout: 1 });
+  }
+}
+
 async function createExternalDatabase(): Promise<string> {
   const name = `kiln_bench_${process.pid}_${Date.now()}`;
   const admin = postgres(EXTERNAL_SERVER, { max: 1, onnotice: () => {} });
