@@ -53,10 +53,10 @@ const SWEEP_INTERVAL_MS = "150";
 const ORPHAN_AGE_MS = 2 * 60 * 60 * 1000;
 const sha256 = (bytes: string | Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 
-function randomContent(random: () => number): string {
-  const roll = random();
-  const size = roll < 0.7 ? Math.floor(random() * 400) : roll < 0.95 ? Math.floor(random() * 40_000) : 200_000 + Math.floor(random() * 300_000);
-  const items = Array.from({ length: Math.max(1, Math.floor(size / 40)) }, (_, i) => ({ i, v: random(), s: "x".repeat(Math.floor(random() * 20)) }));
+function randomContent(): string {
+  const roll = Math.random();
+  const size = roll < 0.7 ? Math.floor(Math.random() * 400) : roll < 0.95 ? Math.floor(Math.random() * 40_000) : 200_000 + Math.floor(Math.random() * 300_000);
+  const items = Array.from({ length: Math.max(1, Math.floor(size / 40)) }, (_, i) => ({ i, v: Math.random(), s: "x".repeat(Math.floor(Math.random() * 20)) }));
   return JSON.stringify({ size, items, big: 2 ** 53 + 1, nested: { deep: [1, { two: 2 }] } }).replace(`"big":9007199254740992`, `"big":9007199254740993`);
 }
 
@@ -78,7 +78,6 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
   let documentsChecked = 0;
   let seq = 0;
   let sabotaged: string | undefined;
-  const random = Math.random;
 
   try {
     if (options.mode === "external") {
@@ -87,10 +86,8 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
     }
     const env = { DATA_DIR: dataDir, BOOTSTRAP_API_KEY: bootstrapKey, SWEEP_INTERVAL_MS, LOG_LEVEL: "warn", ...(database ? { DATABASE_URL: database.url } : {}) };
     server = await startServer(env);
-    const call = async (method: string, path: string, key: string, body?: string) => {
-      const response = await fetch(server!.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body });
-      return response;
-    };
+    const call = (method: string, path: string, key: string, body?: string) =>
+      fetch(server!.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body });
     const keys: string[] = [];
     for (let i = 0; i < accountCount; i++) {
       const account = await (await call("POST", "/api/v1/admin/accounts", bootstrapKey, JSON.stringify({ name: `crash-${i}`, rateLimitPerMinute: null }))).json() as any;
@@ -106,14 +103,14 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
         const docs = mine();
         const active = docs.filter((doc) => doc.acked.state === "active");
         const deleted = docs.filter((doc) => doc.acked.state === "deleted");
-        const roll = random();
+        const roll = Math.random();
         try {
           if (active.length < 4 || (roll < 0.35 && active.length < 12)) {
             const name = `c${account}.${clientId}-${++seq}`;
-            const bytes = randomContent(random);
+            const bytes = randomContent();
             const pending = { name, account, bytes };
             pendingCreates.push(pending);
-            const useText = random() < 0.5;
+            const useText = Math.random() < 0.5;
             const response = await call("POST", "/api/v1/documents", key, useText ? JSON.stringify({ name, contentText: bytes }) : `{"name":${JSON.stringify(name)},"content":${bytes}}`);
             const body = await response.json() as any;
             if (response.status !== 201) { fail(`create answered ${response.status}: ${JSON.stringify(body).slice(0, 200)}`); break; }
@@ -126,15 +123,15 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           let next: Version;
           let request: () => Promise<Response>;
           if (deleted.length > 0 && roll < 0.5) {
-            doc = deleted[Math.floor(random() * deleted.length)];
+            doc = deleted[Math.floor(Math.random() * deleted.length)];
             next = { state: "purged", bytes: doc.acked.bytes };
             request = () => call("POST", `/api/v1/documents/${doc.id}/purge`, key);
           } else if (roll < 0.75) {
-            doc = active[Math.floor(random() * active.length)];
-            next = { state: "active", bytes: randomContent(random) };
+            doc = active[Math.floor(Math.random() * active.length)];
+            next = { state: "active", bytes: randomContent() };
             request = () => call("PUT", `/api/v1/documents/${doc.id}/content`, key, next.bytes);
           } else {
-            doc = active[Math.floor(random() * active.length)];
+            doc = active[Math.floor(Math.random() * active.length)];
             next = { state: "deleted", bytes: doc.acked.bytes };
             request = () => call("DELETE", `/api/v1/documents/${doc.id}`, key);
           }
@@ -247,7 +244,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       // kill at a random moment once this round has made progress, so that every kill interrupts writes
       const before = acknowledgedWrites;
       for (let waited = 0; acknowledgedWrites === before && waited < 10_000; waited += 10) await Bun.sleep(10);
-      await Bun.sleep(random() * maxRunMs);
+      await Bun.sleep(Math.random() * maxRunMs);
       server.proc.kill("SIGKILL");
       await server.proc.exited;
       stop.now = true;
