@@ -263,7 +263,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
   } finally {
     await server?.stop("SIGKILL");
     await database?.drop();
-    stopLeftoverPostgres(dataDir);
+    await stopLeftoverPostgres(dataDir);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
@@ -313,9 +313,17 @@ function sabotage(folder: string, docs: Tracked[]): string | undefined {
   return undefined;
 }
 
-/** A postmaster of the embedded database outlives a SIGKILLed Kiln: stop it before removing its folder. */
-export function stopLeftoverPostgres(dataDir: string) {
+/**
+ * A postmaster of the embedded database outlives a SIGKILLed Kiln: stop it and wait for it to exit, or
+ * the files it writes while shutting down would keep its folder from being removed.
+ */
+export async function stopLeftoverPostgres(dataDir: string) {
   const pidFile = join(dataDir, "pg", "postmaster.pid");
   if (!existsSync(pidFile)) return;
-  try { process.kill(Number(readFileSync(pidFile, "utf8").split("\n")[0]), "SIGINT"); } catch {}
+  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+  try { process.kill(pid, "SIGINT"); } catch { return; }
+  for (let waited = 0; waited < 10_000; waited += 50) {
+    try { process.kill(pid, 0); } catch { return; }
+    await Bun.sleep(50);
+  }
 }

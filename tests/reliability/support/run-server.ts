@@ -38,7 +38,7 @@ export async function startRunServer(env: Record<string, string> = {}): Promise<
     async close() {
       await server.stop("SIGKILL");
       await external?.drop();
-      stopLeftoverPostgres(dataDir);
+      await stopLeftoverPostgres(dataDir);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
