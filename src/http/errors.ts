@@ -95,8 +95,10 @@ export const errorHandler = (options: {
     let problem: HttpError;
     if (error instanceof HttpError) problem = error;
     else if (code === "VALIDATION") {
-      const validation = error as { type: string; all?: unknown; message: string };
-      problem = fromValidation(validation, validation.type);
+      const validation = error as { type: string; value?: unknown; all?: unknown; message: string };
+      problem = validation.type === "body" && validation.value === undefined
+        ? badRequest("body_required", "A JSON request body is required")
+        : fromValidation(validation, validation.type);
     } else if (code === "NOT_FOUND") {
       try {
         await options.authorizeUnknownRoute(request, path);

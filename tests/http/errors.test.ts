@@ -36,11 +36,13 @@ test("invalid UTF-8 and over-deep JSON are 400, and the server keeps serving", a
   expect((await t.json("GET", "/health", { key: null })).status).toBe(200);
 });
 
-test("a missing body is 400 naming the required fields", async () => {
-  const res = await t.json("POST", "/api/v1/admin/accounts");
-  expect(res.status).toBe(400);
-  expect(res.body.code).toBe("validation_failed");
-  expect(res.body.errors).toEqual([{ path: "/name", message: "required field is missing" }]);
+test("a missing body is 400 body_required; an empty object names the required fields", async () => {
+  const missing = await t.json("POST", "/api/v1/admin/accounts");
+  expect(missing.status).toBe(400);
+  expect(missing.body.code).toBe("body_required");
+  const empty = await t.json("POST", "/api/v1/admin/accounts", { body: {} });
+  expect(empty.status).toBe(400);
+  expect(empty.body.errors).toEqual([{ path: "/name", message: "required field is missing" }]);
 });
 
 test("validation errors are 400 (not 422) with errors[] naming each field, unknown fields included", async () => {
