@@ -10,7 +10,8 @@
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { tmpdir } from "node:os";
 
 interface Binaries { initdb: string; postgres: string }
 
@@ -33,6 +34,35 @@ function postgresUser(): RunAs {
     if (created.status !== 0) throw new Error(`PostgreSQL cannot run as root and no 'postgres' user could be created: ${created.stderr.trim()}`);
   }
   return { uid: Number(id("-u").stdout.trim()), gid: Number(id("-g").stdout.trim()) };
+}
+
+function canExecute(path: string, runAs: RunAs): boolean {
+  return spawnSync("test", ["-x", path], { uid: runAs.uid, gid: runAs.gid }).status === 0;
+}
+
+/**
+ * As root, PostgreSQL runs as `postgres`, which may not be able to enter the folder holding
+ * node_modules (a checkout under a 0700 home or mktemp folder). Then the package's native tree is
+ * copied once to a root-owned, world-readable cache in the system temp folder, keyed by version.
+ */
+function reachableBinaries(binaries: Binaries, runAs: RunAs): Binaries {
+  if (runAs.uid === undefined || canExecute(binaries.initdb, runAs)) return binaries;
+  const nativeDir = dirname(dirname(binaries.initdb));
+  const { version } = JSON.parse(readFileSync(join(nativeDir, "..", "package.json"), "utf8")) as { version: string };
+  const cacheDir = join(tmpdir(), `kiln-postgres-${process.platform}-${process.arch}-${version}`);
+  const inCache = (path: string) => join(cacheDir, "bin", basename(path));
+  if (!existsSync(inCache(binaries.postgres))) {
+    const staging = `${cacheDir}.${process.pid}`;
+    const copied = spawnSync("cp", ["-a", nativeDir, staging], { encoding: "utf8" });
+    if (copied.status !== 0) throw new Error(`could not copy the PostgreSQL binaries to ${staging}: ${copied.stderr}`);
+    chmodSync(staging, 0o755);
+    try {
+      renameSync(staging, cacheDir);
+    } catch {
+      rmSync(staging, { recursive: true, force: true }); // another process put the same files there first
+    }
+  }
+  return { initdb: inCache(binaries.initdb), postgres: inCache(binaries.postgres) };
 }
 
 function ensureDirectory(path: string, runAs: RunAs, mode: number): void {
@@ -100,8 +130,8 @@ export interface EmbeddedPostgres {
 }
 
 export async function startEmbeddedPostgres(dataDir: string, log: (message: string) => void = () => {}): Promise<EmbeddedPostgres> {
-  const { initdb, postgres } = await binaries();
   const runAs = postgresUser();
+  const { initdb, postgres } = reachableBinaries(await binaries(), runAs);
   mkdirSync(dataDir, { recursive: true });
   if (runAs.uid !== undefined) chmodSync(dataDir, statSync(dataDir).mode | 0o711);
   const clusterDir = join(dataDir, "pg");
@@ -120,7 +150,7 @@ export async function startEmbeddedPostgres(dataDir: string, log: (message: stri
     log("initialising the embedded PostgreSQL cluster");
     const result = spawnSync(initdb, ["-D", initDir, "-U", "kiln", `--pwfile=${initPasswordFile}`, "--auth=scram-sha-256", "-E", "UTF8", "--no-locale"], { ...runAs, encoding: "utf8", env: { ...process.env, LC_ALL: "C" } });
     rmSync(initPasswordFile, { force: true });
-    if (result.status !== 0) throw new Error(`initdb failed: ${result.stderr.trim()}`);
+    if (result.status !== 0) throw new Error(`initdb failed: ${result.error?.message ?? result.stderr.trim()}`);
     renameSync(initDir, clusterDir);
   }
   await stopLeftoverPostmaster(clusterDir, log);
