@@ -4,6 +4,8 @@
  * is logged with the request id.
  */
 import { Elysia } from "elysia";
+import type { TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import { requestState, type Logger } from "./context";
 
 const TITLES: Record<number, string> = {
@@ -63,25 +65,48 @@ export function problemResponse(error: HttpError, requestId: string, headers: Re
   });
 }
 
+interface ValidationIssue { path?: string; message?: string; schema?: { error?: unknown } }
+
+/** Most issues reported for one request: enough to name every field of a real body. */
+const MAX_ISSUES = 50;
+
+/**
+ * The TypeBox issues of an Elysia ValidationError, read from its validator directly: Elysia's own
+ * `all` getter formats each offending value into a template string, which throws (a 500) for a value
+ * such as `{"toString": 1, "valueOf": 1}`.
+ */
+function validationIssues(error: { validator?: unknown; value?: unknown }): ValidationIssue[] {
+  const validator = error.validator as { Errors?: (value: unknown) => Iterable<ValidationIssue> } | TSchema | undefined;
+  if (!validator) return [];
+  const found = typeof (validator as { Errors?: unknown }).Errors === "function"
+    ? (validator as { Errors: (value: unknown) => Iterable<ValidationIssue> }).Errors(error.value)
+    : Value.Errors(validator as TSchema, error.value);
+  const issues: ValidationIssue[] = [];
+  for (const issue of found) {
+    issues.push(issue);
+    if (issues.length >= MAX_ISSUES) break;
+  }
+  return issues;
+}
+
 /** TypeBox/Elysia validation errors → `errors[]` with JSON-pointer paths, one entry per field. */
-export function fromValidation(error: { all?: unknown; type?: string; message: string }, on: string): HttpError {
-  const all = (Array.isArray(error.all) ? error.all : []) as { path?: string; message?: string; summary?: string; schema?: { error?: string } }[];
+export function fromValidation(error: { validator?: unknown; value?: unknown; message: string }, on: string): HttpError {
   const seen = new Set<string>();
   const errors: FieldError[] = [];
-  for (const issue of all) {
+  for (const issue of validationIssues(error)) {
     const path = issue.path ?? "";
     if (seen.has(path)) continue;
     seen.add(path);
-    errors.push({ path, message: issue.message === "Expected required property" ? "required field is missing" : issue.schema?.error ?? describeIssue(issue) });
+    errors.push({ path, message: issue.message === "Expected required property" ? "required field is missing" : typeof issue.schema?.error === "string" ? issue.schema.error : describeIssue(issue) });
   }
   if (errors.length === 0) errors.push({ path: "", message: `invalid ${on}` });
   const where = on === "body" ? "" : ` in ${on}`;
   return new HttpError(400, "validation_failed", errors.map((e) => `${e.path || "/"}${where}: ${e.message}`).join("; "), { errors });
 }
 
-function describeIssue(issue: { message?: string; summary?: string }): string {
+function describeIssue(issue: ValidationIssue): string {
   if (issue.message === "Unexpected property") return "unknown field";
-  return issue.message ?? issue.summary ?? "invalid value";
+  return issue.message ?? "invalid value";
 }
 
 /** Everything thrown anywhere leaves through here as problem+json. */
@@ -95,7 +120,7 @@ export const errorHandler = (options: {
     let problem: HttpError;
     if (error instanceof HttpError) problem = error;
     else if (code === "VALIDATION") {
-      const validation = error as { type: string; value?: unknown; all?: unknown; message: string };
+      const validation = error as { type: string; value?: unknown; validator?: unknown; message: string };
       problem = validation.type === "body" && validation.value === undefined
         ? badRequest("body_required", "A JSON request body is required")
         : fromValidation(validation, validation.type);

@@ -56,6 +56,16 @@ test("validation errors are 400 (not 422) with errors[] naming each field, unkno
   expect(res.body.detail).toContain("/isAdmin");
 });
 
+test("a wrong value that cannot be turned into text is still a 400 naming the field", async () => {
+  const unprintable = { toString: 1, valueOf: 1 };
+  for (const body of [{ name: unprintable }, { name: "a", plan: unprintable }, { name: "a", storageLimitBytes: unprintable }]) {
+    const res = await t.json("POST", "/api/v1/admin/accounts", { body });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toHaveLength(1);
+    expect(Object.keys(body)).toContain(res.body.errors[0].path.slice(1));
+  }
+});
+
 test("unknown routes are 404 problem+json", async () => {
   const res = await t.json("GET", "/nowhere", { key: null });
   expect(res.status).toBe(404);
