@@ -1,6 +1,20 @@
-/** Credit counting: one row per account and calendar month (UTC) in credit_usage. */
-import { sql } from "drizzle-orm";
+/**
+ * Credit counting: one row per account and calendar month (UTC) in credit_usage.
+ *
+ * Both statements commit without waiting for the WAL flush (synchronous_commit off for their own
+ * transaction): on a 1 KB run that wait was most of the engine's overhead (bench/README.md). A crash of
+ * PostgreSQL itself may then forget the last fraction of a second of counts (runs would be free, never
+ * over the limit: the row lock still decides); a crash of Kiln loses nothing.
+ */
+import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
+
+function withoutFlushWait(db: Db, statement: SQL) {
+  return db.transaction(async (tx) => {
+    await tx.execute(sql`set local synchronous_commit = off`);
+    return tx.execute(statement);
+  });
+}
 
 /**
  * Takes one credit in a single statement: inserts or increments the month's row only while it is
@@ -8,7 +22,7 @@ import type { Db } from "../../db/client";
  * concurrent runs, so an account can never be taken past its limit. False: nothing left.
  */
 export async function reserveCredit(db: Db, accountId: string, periodStart: number): Promise<boolean> {
-  const rows = await db.execute(sql`
+  const rows = await withoutFlushWait(db, sql`
     insert into credit_usage (account_id, period_start, used)
     select ${accountId}, ${periodStart}, 1 from accounts
      where id = ${accountId} and (monthly_credits is null or monthly_credits > 0)
@@ -20,7 +34,7 @@ export async function reserveCredit(db: Db, accountId: string, periodStart: numb
 
 /** Gives back a credit reserved for a run that failed, timed out or was cancelled. */
 export async function refundCredit(db: Db, accountId: string, periodStart: number): Promise<void> {
-  await db.execute(sql`
+  await withoutFlushWait(db, sql`
     update credit_usage set used = used - 1
      where account_id = ${accountId} and period_start = ${periodStart} and used > 0`);
 }
