@@ -7,6 +7,7 @@
  */
 import type { TObject } from "@sinclair/typebox";
 import { bestOf } from "./lib/best-of";
+import { fillRecords } from "./lib/data";
 import { Value } from "@sinclair/typebox/value";
 import addLocalization from "../src/utilities/convert/add-localization";
 import csvToJson from "../src/utilities/convert/csv-to-json";
@@ -17,23 +18,15 @@ import type { Utility } from "../src/utilities/types";
 const sizeMb = Number(process.env.SIZE_MB ?? 10);
 const runs = Number(process.env.RUNS ?? 3);
 
-function records(bytes: number): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  let size = 2;
-  for (let id = 0; size < bytes; id++) {
-    const record = {
-      "Record ID": id,
-      "First Name": `Name ${id}`,
-      email_address: `user${id}@example.com`,
-      address: { "Street Line": `${id} Main St, "Apt" ${id % 50}`, city: id % 3 ? "Zürich" : "New\nYork" },
-      tags: ["a", "b"],
-      ...(id % 7 === 0 ? { extraNote: "=formula" } : {}),
-    };
-    out.push(record);
-    size += JSON.stringify(record).length + 1;
-  }
-  return out;
-}
+const records = (bytes: number): Record<string, unknown>[] =>
+  fillRecords(bytes, (id) => ({
+    "Record ID": id,
+    "First Name": `Name ${id}`,
+    email_address: `user${id}@example.com`,
+    address: { "Street Line": `${id} Main St, "Apt" ${id % 50}`, city: id % 3 ? "Zürich" : "New\nYork" },
+    tags: ["a", "b"],
+    ...(id % 7 === 0 ? { extraNote: "=formula" } : {}),
+  }));
 
 
 const configured = (utility: Utility<TObject>, config: Record<string, unknown>) => Value.Default(utility.configSchema, config);

@@ -9,6 +9,7 @@
 import type { TObject } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { bestOf } from "./lib/best-of";
+import { fillRecords } from "./lib/data";
 import aggregate from "../src/utilities/analysis/aggregate";
 import summarize from "../src/utilities/analysis/summarize";
 import filter from "../src/utilities/generate/filter";
@@ -20,26 +21,18 @@ const sizeMb = Number(process.env.SIZE_MB ?? 10);
 const runs = Number(process.env.RUNS ?? 3);
 const only = process.env.ONLY ?? "";
 
-function records(bytes: number): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  let size = 2;
-  for (let id = 0; size < bytes; id++) {
-    const record = {
-      id,
-      firstName: `Name${id % 997}`,
-      lastName: `Family${id % 113}`,
-      age: id % 90,
-      status: id % 3 === 0 ? "active" : "idle",
-      price: (id % 500) / 4,
-      quantity: id % 12,
-      address: { city: `City${id % 50}`, country: id % 2 ? "CH" : "US" },
-      tags: ["a", `t${id % 7}`],
-    };
-    out.push(record);
-    size += JSON.stringify(record).length + 1;
-  }
-  return out;
-}
+const records = (bytes: number): Record<string, unknown>[] =>
+  fillRecords(bytes, (id) => ({
+    id,
+    firstName: `Name${id % 997}`,
+    lastName: `Family${id % 113}`,
+    age: id % 90,
+    status: id % 3 === 0 ? "active" : "idle",
+    price: (id % 500) / 4,
+    quantity: id % 12,
+    address: { city: `City${id % 50}`, country: id % 2 ? "CH" : "US" },
+    tags: ["a", `t${id % 7}`],
+  }));
 
 const cases: Array<[string, Utility<TObject>, Record<string, unknown>]> = [
   ["structure.restructure", restructure, { template: { name: "{{firstName}} {{lastName}}", city: "address.city", adult: "{{ age >= 18 }}", v: { $value: 1 } } }],

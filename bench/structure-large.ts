@@ -9,6 +9,7 @@
 import type { TObject } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { bestOf } from "./lib/best-of";
+import { fillRecords } from "./lib/data";
 import truncate from "../src/utilities/schema/truncate";
 import copyMove from "../src/utilities/structure/copy-move";
 import findReplace from "../src/utilities/structure/find-replace";
@@ -20,23 +21,15 @@ import type { Utility } from "../src/utilities/types";
 const sizeMb = Number(process.env.SIZE_MB ?? 10);
 const runs = Number(process.env.RUNS ?? 3);
 
-function records(bytes: number): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  let size = 2;
-  for (let id = 0; size < bytes; id++) {
-    const record = {
-      id,
-      name: `Name ${id} foo`,
-      email: `user${id}@example.com`,
-      address: { street: `${id} Main Street, a rather long description of the place`, city: id % 3 ? "Zürich" : "New York" },
-      tags: ["alpha", "beta", "gamma", "delta"],
-      meta: { created: "2024-01-01", score: id / 7 },
-    };
-    out.push(record);
-    size += JSON.stringify(record).length + 1;
-  }
-  return out;
-}
+const records = (bytes: number): Record<string, unknown>[] =>
+  fillRecords(bytes, (id) => ({
+    id,
+    name: `Name ${id} foo`,
+    email: `user${id}@example.com`,
+    address: { street: `${id} Main Street, a rather long description of the place`, city: id % 3 ? "Zürich" : "New York" },
+    tags: ["alpha", "beta", "gamma", "delta"],
+    meta: { created: "2024-01-01", score: id / 7 },
+  }));
 const oneDocument = (bytes: number) => ({ items: records(bytes) });
 const flattened = (bytes: number) => flattenNest.run({ primary: records(bytes) }, configured(flattenNest, {}) as never);
 

@@ -84,6 +84,17 @@ export function recordsOfSize(bytes: number, seed = 7): BenchRecord[] {
   return records;
 }
 
+/** Records made by `make(id)` until their JSON array text reaches `bytes` (the last one may pass it). */
+export function fillRecords<T>(bytes: number, make: (id: number) => T): T[] {
+  const records: T[] = [];
+  for (let size = 2, id = 0; size < bytes; id++) {
+    const record = make(id);
+    records.push(record);
+    size += JSON.stringify(record).length + 1;
+  }
+  return records;
+}
+
 /** One flat row per record, for the CSV utilities (what a spreadsheet export holds). */
 export function tabular(record: BenchRecord) {
   return {
