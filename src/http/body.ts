@@ -33,6 +33,33 @@ class ParsedBody {
 
 const rawBodies = new WeakMap<Request, Uint8Array>();
 
+const printAsObject = () => "[object]";
+
+/**
+ * A member named `toString` or `valueOf` that is not a function (`{"toString": 1}`) makes JavaScript's
+ * string conversion throw, and Elysia formats offending values into its validation messages: a 500.
+ * Such objects get a non-enumerable Symbol.toPrimitive, which the conversion consults first and which
+ * JSON, Object.keys and schema checks never see. The walk runs only when the bytes mention those
+ * names or hold a \u escape (which could spell them), so ordinary bodies pay one native byte search.
+ */
+function makePrintable(bytes: Uint8Array, value: unknown): void {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (text.indexOf("toString") === -1 && text.indexOf("valueOf") === -1 && text.indexOf("\\u") === -1) return;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const item = pending.pop();
+    if (item === null || typeof item !== "object") continue;
+    if (Array.isArray(item)) {
+      for (const element of item) pending.push(element);
+      continue;
+    }
+    if (Object.hasOwn(item, "toString") || Object.hasOwn(item, "valueOf")) {
+      Object.defineProperty(item, Symbol.toPrimitive, { value: printAsObject, enumerable: false });
+    }
+    for (const member of Object.values(item)) pending.push(member);
+  }
+}
+
 export function rawBody(request: Request): Uint8Array | undefined {
   return rawBodies.get(request);
 }
@@ -87,7 +114,9 @@ export const bodyParser = (options: BodyParserOptions) =>
       if (raw) return new RawBody(bytes);
       if (bytes.byteLength === 0) return new ParsedBody(undefined);
       const parsed = parseJsonBytes(bytes);
-      return parsed.ok ? new ParsedBody(parsed.value) : new BodyProblem(badRequest("malformed_json", parsed.message));
+      if (!parsed.ok) return new BodyProblem(badRequest("malformed_json", parsed.message));
+      makePrintable(bytes, parsed.value);
+      return new ParsedBody(parsed.value);
     });
 
 /** Called after authentication: throws a deferred body problem, or unwraps the parsed value. */

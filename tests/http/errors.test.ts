@@ -66,6 +66,23 @@ test("a wrong value that cannot be turned into text is still a 400 naming the fi
   }
 });
 
+test("members named toString/valueOf that are not functions never turn validation into a 500", async () => {
+  const bodies = [
+    '{"name":"a","content":1,"description":{"toString":[false,null]}}',
+    '{"name":"a","content":1,"description":{"toString":1,"valueOf":1}}',
+    '{"name":"a","content":1,"description":{"\\u0074oString":1}}',
+  ];
+  for (const rawBody of bodies) {
+    const res = await t.json("POST", "/api/v1/documents", { rawBody });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ path: "/description", message: expect.any(String) }]);
+  }
+  const stored = await t.json("POST", "/api/v1/documents", { rawBody: '{"name":"a","content":{"toString":1,"valueOf":[2]}}' });
+  expect(stored.status).toBe(201);
+  const content = await t.request("GET", `/api/v1/documents/${stored.body.document.id}/content`);
+  expect(await content.text()).toBe('{"toString":1,"valueOf":[2]}');
+});
+
 test("unknown routes are 404 problem+json", async () => {
   const res = await t.json("GET", "/nowhere", { key: null });
   expect(res.status).toBe(404);
