@@ -1,8 +1,8 @@
 /** The real process: start-up on the embedded default and on a server, bootstrap key, shutdown, restart after SIGKILL. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startServer, tempDataDir, type RunningServer } from "./support/server";
+import { removeDataDir, startServer, tempDataDir, type RunningServer } from "./support/server";
 import { createTestDatabase, type TestDatabase } from "./support/database";
 
 const running: RunningServer[] = [];
@@ -11,12 +11,7 @@ const databases: TestDatabase[] = [];
 afterAll(async () => {
   for (const server of running) await server.stop("SIGKILL");
   for (const database of databases) await database.drop();
-  for (const dir of dirs) {
-    // a postmaster left by a SIGKILLed server would keep the folder busy: stop it first
-    const pidFile = join(dir, "pg", "postmaster.pid");
-    if (existsSync(pidFile)) try { process.kill(Number(readFileSync(pidFile, "utf8").split("\n")[0]), "SIGINT"); } catch {}
-    rmSync(dir, { recursive: true, force: true });
-  }
+  for (const dir of dirs) await removeDataDir(dir);
 });
 
 async function launch(env: Record<string, string>) {

@@ -1,5 +1,5 @@
 /** Starts the real server (`bun src/index.ts`) on a free loopback port, for the few tests that need it. */
-import { chmodSync, mkdtempSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
@@ -27,6 +27,27 @@ export function tempDataDir(): string {
   const dir = mkdtempSync(join(tmpdir(), "kiln-server-"));
   chmodSync(dir, 0o755);
   return dir;
+}
+
+/**
+ * A postmaster of the embedded database outlives a SIGKILLed Kiln: stop it and wait for it to exit, or
+ * the files it writes while shutting down would keep its folder from being removed.
+ */
+export async function stopLeftoverPostgres(dataDir: string): Promise<void> {
+  const pidFile = join(dataDir, "pg", "postmaster.pid");
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
+  try { process.kill(pid, "SIGINT"); } catch { return; }
+  for (let waited = 0; waited < 10_000; waited += 50) {
+    try { process.kill(pid, 0); } catch { return; }
+    await Bun.sleep(50);
+  }
+}
+
+/** Removes a DATA_DIR of tempDataDir(), stopping first the PostgreSQL a killed server left in it. */
+export async function removeDataDir(dataDir: string): Promise<void> {
+  await stopLeftoverPostgres(dataDir);
+  rmSync(dataDir, { recursive: true, force: true });
 }
 
 export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<RunningServer> {

@@ -4,9 +4,7 @@
  * Runs against the embedded PostgreSQL, or, with TEST_DATABASE_URL, against a fresh database there.
  */
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import { startServer, tempDataDir, type RunningServer } from "../../support/server";
+import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../../support/server";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 
 const KEY = "kiln_DocumentsServerTestKey0123456789abcdef";
@@ -16,11 +14,7 @@ const databases: TestDatabase[] = [];
 afterAll(async () => {
   for (const server of running) await server.stop("SIGTERM");
   for (const database of databases) await database.drop();
-  for (const dir of dirs) {
-    const pidFile = join(dir, "pg", "postmaster.pid");
-    if (existsSync(pidFile)) try { process.kill(Number(readFileSync(pidFile, "utf8").split("\n")[0]), "SIGINT"); } catch {}
-    rmSync(dir, { recursive: true, force: true });
-  }
+  for (const dir of dirs) await removeDataDir(dir);
 }, 60_000);
 
 /** DATA_DIR, plus DATABASE_URL in the external mode: the same for every start of one test. */

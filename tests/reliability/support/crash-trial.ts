@@ -14,7 +14,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startServer, tempDataDir, type RunningServer } from "../../support/server";
+import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../../support/server";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 
 export interface CrashTrialOptions {
@@ -263,8 +263,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
   } finally {
     await server?.stop("SIGKILL");
     await database?.drop();
-    await stopLeftoverPostgres(dataDir);
-    rmSync(dataDir, { recursive: true, force: true });
+    await removeDataDir(dataDir);
   }
 }
 
@@ -313,17 +312,3 @@ function sabotage(folder: string, docs: Tracked[]): string | undefined {
   return undefined;
 }
 
-/**
- * A postmaster of the embedded database outlives a SIGKILLed Kiln: stop it and wait for it to exit, or
- * the files it writes while shutting down would keep its folder from being removed.
- */
-export async function stopLeftoverPostgres(dataDir: string) {
-  const pidFile = join(dataDir, "pg", "postmaster.pid");
-  if (!existsSync(pidFile)) return;
-  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
-  try { process.kill(pid, "SIGINT"); } catch { return; }
-  for (let waited = 0; waited < 10_000; waited += 50) {
-    try { process.kill(pid, 0); } catch { return; }
-    await Bun.sleep(50);
-  }
-}

@@ -3,10 +3,8 @@
  * server of TEST_DATABASE_URL) when it is set, else the embedded default in a fresh DATA_DIR. With a
  * bootstrap key; close() stops it and removes everything it made.
  */
-import { rmSync } from "node:fs";
-import { startServer, tempDataDir, type RunningServer } from "../../support/server";
+import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../../support/server";
 import { createTestDatabase } from "../../support/database";
-import { stopLeftoverPostgres } from "./crash-trial";
 
 export interface RunServer {
   server: RunningServer;
@@ -38,8 +36,7 @@ export async function startRunServer(env: Record<string, string> = {}): Promise<
     async close() {
       await server.stop("SIGKILL");
       await external?.drop();
-      await stopLeftoverPostgres(dataDir);
-      rmSync(dataDir, { recursive: true, force: true });
+      await removeDataDir(dataDir);
     },
   };
 }
