@@ -36,8 +36,9 @@ function postgresUser(): RunAs {
   return { uid: Number(id("-u").stdout.trim()), gid: Number(id("-g").stdout.trim()) };
 }
 
-function canExecute(path: string, runAs: RunAs): boolean {
-  return spawnSync("test", ["-x", path], { uid: runAs.uid, gid: runAs.gid }).status === 0;
+/** Whether the user PostgreSQL runs as passes `test <check> <path>` (-x executable, -w writable). */
+function runAsPasses(check: "-x" | "-w", path: string, runAs: RunAs): boolean {
+  return spawnSync("test", [check, path], { uid: runAs.uid, gid: runAs.gid }).status === 0;
 }
 
 /**
@@ -46,7 +47,7 @@ function canExecute(path: string, runAs: RunAs): boolean {
  * copied once to a root-owned, world-readable cache in the system temp folder, keyed by version.
  */
 function reachableBinaries(binaries: Binaries, runAs: RunAs): Binaries {
-  if (runAs.uid === undefined || canExecute(binaries.initdb, runAs)) return binaries;
+  if (runAs.uid === undefined || runAsPasses("-x", binaries.initdb, runAs)) return binaries;
   const nativeDir = dirname(dirname(binaries.initdb));
   const { version } = JSON.parse(readFileSync(join(nativeDir, "..", "package.json"), "utf8")) as { version: string };
   const cacheDir = join(tmpdir(), `kiln-postgres-${process.platform}-${process.arch}-${version}`);
@@ -72,9 +73,7 @@ function ensureDirectory(path: string, runAs: RunAs, mode: number): void {
 }
 
 function assertReachable(path: string, runAs: RunAs): void {
-  if (runAs.uid === undefined) return;
-  const probe = spawnSync("test", ["-w", path], { uid: runAs.uid, gid: runAs.gid });
-  if (probe.status !== 0) {
+  if (runAs.uid !== undefined && !runAsPasses("-w", path, runAs)) {
     throw new Error(`The embedded PostgreSQL runs as user 'postgres', which cannot reach ${path}: choose a DATA_DIR whose parent folders others may enter (chmod o+x), or set DATABASE_URL`);
   }
 }
