@@ -6,7 +6,11 @@ import { badRequest } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
 import { contentDisposition } from "./content-disposition";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
-import { CreateDocumentBody, DocumentResponse, FoldersResponse, IdParams, ListQuery, ListResponse, UpdateDocumentBody } from "./model";
+import {
+  CreateDocumentBody, DocumentResponse, FoldersResponse, IdParams, ListQuery, ListResponse, Problem, UpdateDocumentBody, VersionParams, VersionsQuery, VersionsResponse,
+} from "./model";
+import { JSON_PATCH, MERGE_PATCH } from "./patch";
+import { listVersions, openVersion, patchContent, restoreVersion, versionView } from "./versions";
 import {
   createDocument, documentView, getDocument, listDocuments, listLimit, listFolders, openContent, purgeDocument,
   replaceContent, restoreDocument, softDelete, updateMetadata, type DocumentsDeps,
@@ -14,7 +18,10 @@ import {
 import type { DocumentRow } from "../../db/schema";
 import { Type } from "@sinclair/typebox";
 
-/** Routes whose bodies the handlers read as raw bytes: content is stored as received, and a metadata update is parsed only once its document was found (404 before 400). */
+/**
+ * Routes whose bodies the handlers read as raw bytes: content is stored as received (a patch's values
+ * too), and a metadata update is parsed only once its document was found (404 before 400).
+ */
 export const DOCUMENT_RAW_ROUTES = ["/api/v1/documents/:id", "/api/v1/documents/:id/content"] as const;
 
 const Deleted = t.Object({ success: t.Literal(true), deleted: t.Literal(true), purgeAt: Type.Integer({ description: "epoch ms when the sweeper purges it" }) });
@@ -31,9 +38,27 @@ function stringHeaders(headers: Record<string, string | number>): Record<string,
 
 const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
 
+/** A download of stored bytes: its ETag, 304 for If-None-Match, the name as attachment. */
+function contentResponse(request: Request, headers: Record<string, string | number>, name: string, contentHash: string, content: { size: number; body: Blob }): Response {
+  const etag = contentETag(contentHash);
+  if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return notModified(etag, headers);
+  return new Response(content.body, {
+    headers: {
+      ...stringHeaders(headers),
+      "Content-Type": "application/json",
+      "Content-Length": String(content.size),
+      "Content-Disposition": contentDisposition(name),
+      ETag: etag,
+    },
+  });
+}
+
+const problems = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, Problem]));
+const DOWNLOAD = { 200: { description: "the stored bytes", content: { "application/json": { schema: {} } } } };
+
 export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
   const withMetadataETag = (set: { headers: Record<string, unknown> }, row: DocumentRow) => {
-    set.headers.ETag = metadataETag(row.version);
+    set.headers.ETag = metadataETag(row.revision);
     return { success: true as const, document: documentView(row) };
   };
 
@@ -65,7 +90,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     .get("/documents/:id", async ({ principal, params, request, set, status }) => {
       const row = await getDocument(deps, requirePrincipal(principal).accountId, params.id);
       const response = withMetadataETag(set, row);
-      if (ifNoneMatchHits(request.headers.get("if-none-match"), metadataETag(row.version))) return status(304, undefined);
+      if (ifNoneMatchHits(request.headers.get("if-none-match"), metadataETag(row.revision))) return status(304, undefined);
       return response;
     }, {
       params: IdParams,
@@ -74,18 +99,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     })
     .get("/documents/:id/content", async ({ principal, params, request, set }) => {
       const { row, content } = await openContent(deps, requirePrincipal(principal).accountId, params.id);
-      const etag = contentETag(row.contentHash);
-      const headers = set.headers as Record<string, string>;
-      if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return notModified(etag, headers);
-      return new Response(content.body, {
-        headers: {
-          ...stringHeaders(headers),
-          "Content-Type": "application/json",
-          "Content-Length": String(content.size),
-          "Content-Disposition": contentDisposition(row.name),
-          ETag: etag,
-        },
-      });
+      return contentResponse(request, set.headers as Record<string, string>, row.name, row.contentHash, content);
     }, {
       params: IdParams,
       detail: { summary: "Download document content", description: "The stored bytes, streamed from disk, with Content-Type application/json, Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304." },
@@ -117,6 +131,51 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       params: IdParams,
       response: { 200: ContentReplaced },
       detail: { summary: "Replace document content", description: "The body is the new JSON value itself, stored byte for byte. If-Match (content ETag) gives 412 when it does not match. 413 document_too_large / storage_limit_exceeded." },
+    })
+    .patch("/documents/:id/content", async ({ principal, params, body, request, set }) => {
+      const row = await patchContent(deps, requirePrincipal(principal).accountId, params.id, request.headers.get("content-type"), () => rawBytes(body), { ifMatch: request.headers.get("if-match") });
+      set.headers.ETag = contentETag(row.contentHash);
+      return { success: true as const, document: documentView(row) };
+    }, {
+      params: IdParams,
+      response: { 200: DocumentResponse, ...problems(400, 401, 403, 404, 409, 412, 413, 415, 429) },
+      detail: {
+        summary: "Patch document content (JSON Patch or JSON Merge Patch)",
+        description: `The patch is applied to the current content and the result stored as a new version (200, ETag = the new content ETag). \`${JSON_PATCH}\`: an RFC 6902 array of operations (add, remove, replace, move, copy, test), applied atomically. \`${MERGE_PATCH}\`: an RFC 7396 merge patch. The parts the patch does not touch keep their exact bytes; the values it writes are stored as written in the patch. 400 patch_invalid names the operation (errors[].path = "/<index>") for a malformed operation or a path that does not exist; 409 patch_test_failed for a failing test; 412 when If-Match (content ETag) does not match; 413 when the result does not fit the account; 415 unsupported_media_type for any other Content-Type.`,
+        requestBody: {
+          required: true,
+          content: {
+            [JSON_PATCH]: { schema: { type: "array", items: { type: "object", required: ["op", "path"], properties: { op: { enum: ["add", "remove", "replace", "move", "copy", "test"] }, path: { type: "string" }, from: { type: "string" }, value: {} } } } },
+            [MERGE_PATCH]: { schema: {} },
+          },
+        },
+      },
+    })
+    .get("/documents/:id/versions", async ({ principal, params, query }) => {
+      const { versions, nextCursor } = await listVersions(deps, requirePrincipal(principal).accountId, params.id, { limit: listLimit(query.limit), cursor: query.cursor });
+      return { success: true as const, versions: versions.map(versionView), nextCursor };
+    }, {
+      params: IdParams,
+      query: VersionsQuery,
+      response: { 200: VersionsResponse, ...problems(400, 401, 403, 404, 429) },
+      detail: { summary: "List a document's kept versions", description: "Newest first (the current content is the newest); limit 1–200 (default 50) and cursor as in the document list. The account's maxVersions bounds how many are kept; older ones are dropped." },
+    })
+    .get("/documents/:id/versions/:version/content", async ({ principal, params, request, set }) => {
+      const { document, version, content } = await openVersion(deps, requirePrincipal(principal).accountId, params.id, params.version);
+      return contentResponse(request, set.headers as Record<string, string>, document.name, version.contentHash, content);
+    }, {
+      params: VersionParams,
+      response: { 304: t.Void(), ...problems(401, 403, 404, 429) },
+      detail: { summary: "Download one version's content", description: "That version's bytes, with its ETag (If-None-Match gives 304) and Content-Disposition like the current download. 404 version_not_found for a version that is not kept.", responses: DOWNLOAD },
+    })
+    .post("/documents/:id/versions/:version/restore", async ({ principal, params, request, set }) => {
+      const row = await restoreVersion(deps, requirePrincipal(principal).accountId, params.id, params.version, { ifMatch: request.headers.get("if-match") });
+      set.headers.ETag = contentETag(row.contentHash);
+      return { success: true as const, document: documentView(row) };
+    }, {
+      params: VersionParams,
+      response: { 200: DocumentResponse, ...problems(401, 403, 404, 412, 413, 429) },
+      detail: { summary: "Restore a version as a new version", description: "The content of that version becomes a new version (history is never rewritten); 200 with the document and its new content ETag. If-Match (content ETag) gives 412; 413 when the copy does not fit the account; 404 version_not_found." },
     })
     .delete("/documents/:id", async ({ principal, params, request }) => {
       const row = await softDelete(deps, requirePrincipal(principal).accountId, params.id, { ifMatch: request.headers.get("if-match") });

@@ -34,6 +34,7 @@ export const DocumentView = t.Object({
   tags: t.Array(t.String()),
   folder: t.Union([t.String(), t.Null()]),
   fileSize: Type.Integer({ description: "bytes of stored content" }),
+  version: Type.Integer({ description: "the current content version: 1 for the content given at create, one more for every content change" }),
   createdAt: Type.Integer({ description: "epoch ms" }),
   updatedAt: Type.Integer({ description: "epoch ms" }),
 });
@@ -55,6 +56,38 @@ export const ListResponse = t.Object({
 });
 
 export const IdParams = t.Object({ id: t.String() });
+
+/** An RFC 9457 problem, as every error answers (application/problem+json). */
+export const Problem = t.Object({
+  success: t.Literal(false),
+  error: t.String(),
+  code: t.String({ description: "stable snake_case identifier" }),
+  type: t.String(),
+  title: t.String(),
+  status: Type.Integer(),
+  detail: t.String(),
+  requestId: t.String(),
+  errors: t.Optional(t.Array(t.Object({ path: t.String(), message: t.String() }))),
+}, { description: "application/problem+json" });
+export const VersionParams = t.Object({ id: t.String(), version: t.String({ description: "a version number: 1, 2, …" }) });
+
+export const VersionsQuery = t.Object({
+  limit: ListQuery.properties.limit,
+  cursor: ListQuery.properties.cursor,
+}, { additionalProperties: false });
+
+export const VersionView = t.Object({
+  version: Type.Integer({ description: "1 for the content given at create" }),
+  fileSize: Type.Integer({ description: "bytes of this version's content" }),
+  etag: t.String({ description: "this version's content ETag (as its download answers)" }),
+  createdAt: Type.Integer({ description: "epoch ms when this version was made" }),
+});
+
+export const VersionsResponse = t.Object({
+  success: t.Literal(true),
+  versions: t.Array(VersionView, { description: "newest first; the first one (without cursor) is the current content" }),
+  nextCursor: t.Union([t.String(), t.Null()]),
+});
 
 export const FoldersResponse = t.Object({
   success: t.Literal(true),
