@@ -146,11 +146,12 @@ export const documentsRepository = (db: Db) => ({
   },
 
   /**
-   * Purges up to `batch` documents whose purgeAt has passed, releasing their bytes, in one statement.
-   * SKIP LOCKED lets several processes sweep one database without waiting on each other.
+   * Purges up to `batch` documents whose purgeAt has passed, with every version, releasing their bytes,
+   * in one statement; returns how many and the content keys to remove. SKIP LOCKED lets several
+   * processes sweep one database without waiting on each other.
    */
-  async purgeDue(now: number, batch: number): Promise<string[]> {
-    const rows = await db.execute<{ content_key: string }>(sql`
+  async purgeDue(now: number, batch: number): Promise<{ purged: number; contentKeys: string[] }> {
+    const [row] = await db.execute<{ purged: number; content_keys: string[] }>(sql`
       with due as (
         select id, account_id from ${documents} where ${documents.purgeAt} <= ${now}
         order by ${documents.purgeAt} limit ${batch} for update skip locked
@@ -165,8 +166,9 @@ export const documentsRepository = (db: Db) => ({
         from (select account_id, sum(file_size) as bytes from gone_versions group by account_id) g
         where a.id = g.account_id
       )
-      select content_key from gone_versions union select content_key from gone`);
-    return rows.map((row) => row.content_key);
+      select (select count(*) from gone)::int as purged,
+        array(select content_key from gone_versions union select content_key from gone) as content_keys`);
+    return { purged: row.purged, contentKeys: row.content_keys };
   },
 
   async list(accountId: string, options: { deleted: boolean; folder?: string; after?: CursorPosition; limit: number }): Promise<DocumentRow[]> {

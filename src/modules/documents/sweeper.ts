@@ -1,6 +1,6 @@
 /**
- * Background sweeps: purging soft-deleted documents whose purgeAt has passed, and removing content
- * files no document points at (left by a crash between writing a file and committing its row, or
+ * Background sweeps: purging soft-deleted documents (every version) whose purgeAt has passed, and
+ * removing content files no document or kept version points at (left by a crash between writing a file and committing its row, or
  * between committing a replacement and removing the old file).
  */
 import type { Logger } from "../../http/context";
@@ -25,14 +25,14 @@ export interface SweepDeps {
 export async function purgeDue(deps: SweepDeps): Promise<number> {
   let purged = 0;
   for (;;) {
-    const keys = await deps.repository.purgeDue(deps.now(), PURGE_BATCH);
-    for (const key of keys) await deps.store.remove(key).catch(() => {});
-    purged += keys.length;
-    if (keys.length < PURGE_BATCH) return purged;
+    const batch = await deps.repository.purgeDue(deps.now(), PURGE_BATCH);
+    for (const key of batch.contentKeys) await deps.store.remove(key).catch(() => {});
+    purged += batch.purged;
+    if (batch.purged < PURGE_BATCH) return purged;
   }
 }
 
-/** Removes content files older than the grace period that no document references; returns how many. */
+/** Removes content files older than the grace period that no document or version references; returns how many. */
 export async function sweepOrphans(deps: SweepDeps, graceMs = ORPHAN_GRACE_MS): Promise<number> {
   const cutoff = deps.now() - graceMs;
   let removed = 0;
