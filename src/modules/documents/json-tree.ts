@@ -34,7 +34,7 @@ function skipWhitespace(bytes: Uint8Array, at: number, end = bytes.length): numb
 }
 
 /** From an opening quote to just past its closing quote. */
-export function skipString(bytes: Uint8Array, at: number): number {
+function skipString(bytes: Uint8Array, at: number): number {
   for (let i = at + 1; i < bytes.length; i++) {
     const byte = bytes[i];
     if (byte === BACKSLASH) i++;
@@ -44,7 +44,7 @@ export function skipString(bytes: Uint8Array, at: number): number {
 }
 
 /** From the first byte of a value to just past its last byte. */
-export function skipValue(bytes: Uint8Array, at: number): number {
+function skipValue(bytes: Uint8Array, at: number): number {
   const first = bytes[at];
   if (first === QUOTE) return skipString(bytes, at);
   if (first === OPEN_BRACE || first === OPEN_BRACKET) {
