@@ -266,7 +266,7 @@ export async function deriveNewVersion(deps: DocumentsDeps, accountId: string, i
   return row;
 }
 
-export async function readContent(deps: DocumentsDeps, key: string): Promise<Uint8Array> {
+async function readContent(deps: DocumentsDeps, key: string): Promise<Uint8Array> {
   const content = await deps.store.open(key);
   if (!content) throw new Error(`content ${key} is missing from the content store`);
   return new Uint8Array(await content.body.arrayBuffer());

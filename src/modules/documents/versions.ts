@@ -9,7 +9,7 @@ import { HttpError, badRequest, notFound } from "../../http/errors";
 import { decodeVersionCursor, encodeVersionCursor } from "./cursor";
 import { contentETag } from "./etag";
 import { JSON_PATCH, MERGE_PATCH, PatchError, applyPatch, readPatch, type PatchFormat } from "./patch";
-import { deriveNewVersion, getDocument, readContent, storeNewVersion, type DocumentsDeps, type Preconditions } from "./service";
+import { deriveNewVersion, getDocument, storeNewVersion, type DocumentsDeps, type Preconditions } from "./service";
 import type { DocumentRow } from "../../db/schema";
 
 export const versionView = (row: DocumentVersionRow) => ({
@@ -43,21 +43,25 @@ async function findVersion(deps: DocumentsDeps, accountId: string, id: string, r
   return { document, version };
 }
 
-/** A kept version's bytes. A version dropped between finding its row and opening its file is gone: 404. */
+/**
+ * A version dropped between finding its row and opening its file is simply gone (404); a kept version
+ * without its file is a fault of the store (500).
+ */
+async function missingFile(deps: DocumentsDeps, id: string, rawVersion: string, version: DocumentVersionRow): Promise<never> {
+  if (await deps.repository.version(id, version.version)) throw new Error(`content of version ${version.version} of document ${id} is missing from the content store`);
+  throw versionNotFound(id, rawVersion);
+}
+
 export async function openVersion(deps: DocumentsDeps, accountId: string, id: string, rawVersion: string): Promise<{ document: DocumentRow; version: DocumentVersionRow; content: OpenedContent }> {
   const { document, version } = await findVersion(deps, accountId, id, rawVersion);
-  const content = await deps.store.open(version.contentKey);
-  if (!content) throw versionNotFound(id, rawVersion);
+  const content = await deps.store.open(version.contentKey) ?? await missingFile(deps, id, rawVersion, version);
   return { document, version, content };
 }
 
 /** A new version holding a copy of an old one's bytes; history is never rewritten. */
 export async function restoreVersion(deps: DocumentsDeps, accountId: string, id: string, rawVersion: string, preconditions: Preconditions): Promise<DocumentRow> {
-  const { document, version } = await findVersion(deps, accountId, id, rawVersion);
-  const bytes = await readContent(deps, version.contentKey).catch(() => {
-    throw versionNotFound(id, rawVersion);
-  });
-  return storeNewVersion(deps, accountId, document, bytes, preconditions);
+  const { document, version, content } = await openVersion(deps, accountId, id, rawVersion);
+  return storeNewVersion(deps, accountId, document, new Uint8Array(await content.body.arrayBuffer()), preconditions);
 }
 
 /** The patch format a Content-Type names, parameters (charset) aside. */

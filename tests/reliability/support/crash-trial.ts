@@ -280,7 +280,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       }
       const extra = files.hashes.filter((hash) => !expected.includes(hash)).length;
       const missing = expected.filter((hash) => !files.hashes.includes(hash)).length;
-      fail(`round ${round}: content folder holds ${files.hashes.length} files (${extra} orphaned, ${missing} missing, ${files.incomplete} incomplete) for ${expected.length} unpurged documents`);
+      fail(`round ${round}: content folder holds ${files.hashes.length} files (${extra} orphaned, ${missing} missing, ${files.incomplete} incomplete) for ${expected.length} kept versions of unpurged documents`);
     };
 
     for (let round = 1; round <= options.kills; round++) {
