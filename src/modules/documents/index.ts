@@ -54,7 +54,8 @@ function contentResponse(request: Request, headers: Record<string, string | numb
 }
 
 const problems = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, Problem]));
-const DOWNLOAD = { 200: { description: "the stored bytes", content: { "application/json": { schema: {} } } } };
+/** A download answers the stored bytes themselves (application/json), as a Response that is not validated. */
+const DOWNLOAD = t.Unknown({ description: "the stored JSON bytes, exactly as stored" });
 
 export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
   const withMetadataETag = (set: { headers: Record<string, unknown> }, row: DocumentRow) => {
@@ -165,8 +166,8 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       return contentResponse(request, set.headers as Record<string, string>, document.name, version.contentHash, content);
     }, {
       params: VersionParams,
-      response: { 304: t.Void(), ...problems(401, 403, 404, 429) },
-      detail: { summary: "Download one version's content", description: "That version's bytes, with its ETag (If-None-Match gives 304) and Content-Disposition like the current download. 404 version_not_found for a version that is not kept.", responses: DOWNLOAD },
+      response: { 200: DOWNLOAD, 304: t.Void(), ...problems(401, 403, 404, 429) },
+      detail: { summary: "Download one version's content", description: "That version's bytes, with its ETag (If-None-Match gives 304) and Content-Disposition like the current download. 404 version_not_found for a version that is not kept." },
     })
     .post("/documents/:id/versions/:version/restore", async ({ principal, params, request, set }) => {
       const row = await restoreVersion(deps, requirePrincipal(principal).accountId, params.id, params.version, { ifMatch: request.headers.get("if-match") });

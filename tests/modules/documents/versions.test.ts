@@ -304,3 +304,19 @@ describe("concurrent writers", () => {
     expect(kept.reduce((sum, v) => sum + v.fileSize, 0)).toBe(100);
   });
 });
+
+describe("OpenAPI", () => {
+  test("declares the version routes and the patch route with their media types and statuses", async () => {
+    const { paths } = (await t.json("GET", "/openapi.json", { key: null })).body;
+    const patch = paths["/api/v1/documents/{id}/content"].patch;
+    expect(Object.keys(patch.requestBody.content).sort()).toEqual(["application/json-patch+json", "application/merge-patch+json"]);
+    expect(Object.keys(patch.responses).sort()).toEqual(["200", "400", "401", "403", "404", "409", "412", "413", "415", "429"]);
+    expect(Object.keys(paths["/api/v1/documents/{id}/versions"].get.responses).sort()).toEqual(["200", "400", "401", "403", "404", "429"]);
+    expect(paths["/api/v1/documents/{id}/versions"].get.parameters.map((p: { name: string }) => p.name).sort()).toEqual(["cursor", "id", "limit"]);
+    const download = paths["/api/v1/documents/{id}/versions/{version}/content"].get;
+    expect(Object.keys(download.responses).sort()).toEqual(["200", "304", "401", "403", "404", "429"]);
+    expect(Object.keys(download.responses["200"].content)).toEqual(["application/json"]);
+    expect(Object.keys(paths["/api/v1/documents/{id}/versions/{version}/restore"].post.responses).sort()).toEqual(["200", "401", "403", "404", "412", "413", "429"]);
+    expect(paths["/api/v1/documents/{id}"].get.responses["200"].content["application/json"].schema.properties.document.required).toContain("version");
+  });
+});
