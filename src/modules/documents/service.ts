@@ -228,19 +228,16 @@ async function adoptVersion(tx: Tx, deps: DocumentsDeps, accountId: string, curr
 }
 
 /**
- * Stores `bytes` (valid JSON) as the document's new version: THE way content changes, for a content
- * replace, a restored version, a saved utility output. The bytes are written before the transaction, so
- * no lock is held while they reach the disk.
+ * The transaction of every new version: the document's row lock and If-Match (content ETag), then
+ * `make`, which hands its stored content to `adopt`; the files of the versions dropped go after the commit.
  */
-export async function storeNewVersion(deps: DocumentsDeps, accountId: string, before: DocumentRow, bytes: Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
-  if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
-  await precheckQuota(deps, accountId, bytes.byteLength, before);
-  let released: string[] = [];
-  const row = await withStoredContent(deps, bytes, (stored) =>
-    deps.repository.transaction((tx) =>
-      underLock(tx, deps, accountId, before.id, preconditions, rowContentETag, async (current) => {
+async function newVersionUnderLock(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, make: (current: DocumentRow, adopt: (stored: StoredContent) => Promise<DocumentRow>) => Promise<DocumentRow>): Promise<DocumentRow> {
+  const released: string[] = [];
+  const row = await deps.repository.transaction((tx) =>
+    underLock(tx, deps, accountId, id, preconditions, rowContentETag, (current) =>
+      make(current, async (stored) => {
         const adopted = await adoptVersion(tx, deps, accountId, current, stored);
-        released = adopted.released;
+        released.push(...adopted.released);
         return adopted.row;
       })));
   for (const key of released) retire(deps.store, key);
@@ -248,22 +245,23 @@ export async function storeNewVersion(deps: DocumentsDeps, accountId: string, be
 }
 
 /**
+ * Stores `bytes` (valid JSON) as the document's new version: THE way content changes, for a content
+ * replace, a restored version, a saved utility output. The bytes are written before the transaction, so
+ * no lock is held while they reach the disk.
+ */
+export async function storeNewVersion(deps: DocumentsDeps, accountId: string, before: DocumentRow, bytes: Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
+  if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
+  await precheckQuota(deps, accountId, bytes.byteLength, before);
+  return withStoredContent(deps, bytes, (stored) => newVersionUnderLock(deps, accountId, before.id, preconditions, (_current, adopt) => adopt(stored)));
+}
+
+/**
  * Derives the new version from the current content under the document's row lock (a patch): writers of
  * one document take turns, so concurrent patches all apply, each to its predecessor's result.
  */
-export async function deriveNewVersion(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, derive: (current: Uint8Array) => Uint8Array): Promise<DocumentRow> {
-  let released: string[] = [];
-  const row = await deps.repository.transaction((tx) =>
-    underLock(tx, deps, accountId, id, preconditions, rowContentETag, async (current) => {
-      const bytes = derive(await readContent(deps, current.contentKey));
-      return withStoredContent(deps, bytes, async (stored) => {
-        const adopted = await adoptVersion(tx, deps, accountId, current, stored);
-        released = adopted.released;
-        return adopted.row;
-      });
-    }));
-  for (const key of released) retire(deps.store, key);
-  return row;
+export function deriveNewVersion(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, derive: (current: Uint8Array) => Uint8Array): Promise<DocumentRow> {
+  return newVersionUnderLock(deps, accountId, id, preconditions, async (current, adopt) =>
+    withStoredContent(deps, derive(await readContent(deps, current.contentKey)), adopt));
 }
 
 async function readContent(deps: DocumentsDeps, key: string): Promise<Uint8Array> {

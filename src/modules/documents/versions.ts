@@ -3,14 +3,13 @@
  * as a new version, and patching the current content. Every new version goes through the service's
  * storeNewVersion / deriveNewVersion, which keep the account's maxVersions and storage figures.
  */
-import type { DocumentVersionRow } from "../../db/schema";
+import type { DocumentRow, DocumentVersionRow } from "../../db/schema";
 import type { OpenedContent } from "../../storage/content-store";
 import { HttpError, badRequest, notFound } from "../../http/errors";
 import { decodeVersionCursor, encodeVersionCursor } from "./cursor";
 import { contentETag } from "./etag";
 import { JSON_PATCH, MERGE_PATCH, PatchError, applyPatch, readPatch, type PatchFormat } from "./patch";
 import { deriveNewVersion, getDocument, storeNewVersion, type DocumentsDeps, type Preconditions } from "./service";
-import type { DocumentRow } from "../../db/schema";
 
 export const versionView = (row: DocumentVersionRow) => ({
   version: row.version,
