@@ -131,12 +131,25 @@ export function expand(node: JsonNode): JsonNode {
   return isObj ? { kind: "object", members, end: endPiece } : { kind: "array", elements, end: endPiece };
 }
 
+/** Short ASCII text without escapes, read without a decoder call (the common key), else undefined. */
+function plainAscii(bytes: Uint8Array, start: number, end: number): string | undefined {
+  if (end - start > 64) return undefined;
+  let text = "";
+  for (let i = start; i < end; i++) {
+    const byte = bytes[i];
+    if (byte >= 0x80 || byte === BACKSLASH) return undefined;
+    text += String.fromCharCode(byte);
+  }
+  return text;
+}
+
 /** The member's name, decoded once when first needed. */
 export function keyOf(member: Member): string {
   if (member.key === undefined) {
     const { source, start, end } = member.keyText;
     const inner = source.subarray(start + 1, end - 1);
-    member.key = inner.includes(BACKSLASH) ? (JSON.parse(decoder.decode(source.subarray(start, end))) as string) : decoder.decode(inner);
+    member.key = plainAscii(source, start + 1, end - 1)
+      ?? (inner.includes(BACKSLASH) ? (JSON.parse(decoder.decode(source.subarray(start, end))) as string) : decoder.decode(inner));
   }
   return member.key;
 }
@@ -150,14 +163,19 @@ export function findMember(object: ObjectNode, key: string): number {
       if (member.key === key) return i;
       continue;
     }
+    // compared as bytes while no escape shows up; a name with escapes is decoded
     const { source, start, end } = member.keyText;
-    const length = end - start - 2;
-    if (length === keyBytes.length) {
-      let same = true;
-      for (let j = 0; j < length && same; j++) same = source[start + 1 + j] === keyBytes[j];
-      if (same) return i;
+    let same = end - start - 2 === keyBytes.length;
+    let escaped = false;
+    for (let j = start + 1; j < end - 1; j++) {
+      const byte = source[j];
+      if (byte === BACKSLASH) {
+        escaped = true;
+        break;
+      }
+      if (same && byte !== keyBytes[j - start - 1]) same = false;
     }
-    if (source.subarray(start + 1, end - 1).includes(BACKSLASH) && keyOf(member) === key) return i;
+    if (escaped ? keyOf(member) === key : same) return i;
   }
   return -1;
 }

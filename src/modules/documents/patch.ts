@@ -102,28 +102,36 @@ export function applyPatch(patch: Patch, document: Uint8Array): Uint8Array {
   return writeText(text);
 }
 
-/** RFC 7396 §2: objects merge member by member (null removes), anything else replaces. */
+/**
+ * RFC 7396 §2: objects merge member by member (null removes), anything else replaces. The target's
+ * members are indexed once, so a patch of many members costs one pass over a large object, not one each.
+ */
 function mergePatch(target: JsonNode | undefined, patch: JsonNode): JsonNode {
   if (!isObject(patch)) return patch;
   const fresh = !(target && isObject(target));
   const result = fresh ? emptyObject() : (expand(target!) as ObjectNode);
   const patchObject = expand(patch) as ObjectNode;
-  const effective = effectiveMembers(patchObject);
   const lastOf = new Map(patchObject.members.map((member) => [keyOf(member), member]));
-  for (const [key, value] of effective) {
-    const at = findMember(result, key);
+  // a few names are looked up one by one; many at once through an index of the target's names
+  const indexOf = lastOf.size > 8 ? new Map(result.members.map((member, index) => [keyOf(member), index])) : undefined;
+  const removed = new Set<string>();
+  for (const [key, value] of effectiveMembers(patchObject)) {
+    const found = indexOf ? indexOf.get(key) : findMember(result, key);
+    const at = found === undefined || found < 0 ? undefined : found;
     if (isNull(value)) {
-      result.members = result.members.filter((member) => keyOf(member) !== key);
-    } else if (at >= 0) {
+      removed.add(key);
+    } else if (at !== undefined) {
       result.members[at].value = mergePatch(result.members[at].value, value);
     } else {
       const written = lastOf.get(key)!;
       // a new member is written as the patch wrote it: its name's escapes and, in a new object, its spacing
       const member = fresh ? { ...written } : newMember(result, result.members.length, written.keyText, value, key);
       member.value = mergePatch(undefined, value);
-      result.members.push(member);
+      const index = result.members.push(member) - 1;
+      indexOf?.set(key, index);
     }
   }
+  if (removed.size > 0) result.members = result.members.filter((member) => !removed.has(keyOf(member)));
   if (fresh) result.end = patchObject.end;
   return result;
 }
