@@ -20,19 +20,19 @@ const limits = {
   rateLimitPerMinute: limit("requests per minute", INT_MAX),
 };
 
-export const Plan = t.Union(PLAN_NAMES.map((name) => t.Literal(name)));
+export const Plan = t.Union(PLAN_NAMES.map((name) => t.Literal(name)), { error: `must be one of ${PLAN_NAMES.join(", ")}` });
 
 export const CreateAccountBody = t.Object({
   name: Text({ minLength: 1, maxLength: 200 }),
   plan: t.Optional(Plan),
   ...limits,
-}, { additionalProperties: false });
+}, { additionalProperties: false, title: "CreateAccount" });
 
 export const PatchAccountBody = t.Object({
   name: t.Optional(Text({ minLength: 1, maxLength: 200 })),
   plan: t.Optional(Plan),
   ...limits,
-}, { additionalProperties: false, minProperties: 1 });
+}, { additionalProperties: false, minProperties: 1, title: "UpdateAccount" });
 
 const nullableInteger = t.Union([Type.Integer(), t.Null()]);
 
@@ -46,7 +46,7 @@ export const AccountView = t.Object({
   monthlyCredits: nullableInteger,
   rateLimitPerMinute: nullableInteger,
   createdAt: Type.Integer(),
-});
+}, { title: "Account" });
 
 export const Permission = t.Union(PERMISSIONS.map((name) => t.Literal(name)));
 
@@ -55,7 +55,7 @@ export const CreateKeyBody = t.Object({
   permissions: t.Array(Permission, { minItems: 1, uniqueItems: true }),
   name: t.Optional(Text({ minLength: 1, maxLength: 200 })),
   expiresAt: t.Optional(t.Union([Type.Integer({ minimum: 0, maximum: BYTES_MAX, description: "epoch ms" }), t.Null()])),
-}, { additionalProperties: false });
+}, { additionalProperties: false, title: "CreateKey" });
 
 export const ApiKeyView = t.Object({
   id: t.String(),
@@ -65,4 +65,4 @@ export const ApiKeyView = t.Object({
   createdAt: Type.Integer(),
   expiresAt: t.Union([Type.Integer(), t.Null()]),
   revokedAt: t.Union([Type.Integer(), t.Null()]),
-});
+}, { title: "Key" });
