@@ -73,7 +73,7 @@ describe("415 for bodies Kiln does not read", () => {
     form.set("name", "x");
     const multipart = await t.app.handle(new Request("http://localhost/api/v1/documents", { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form }));
     expect(multipart.status).toBe(415);
-    expect((await multipart.json()).detail).toContain("multipart/form-data");
+    expect(((await multipart.json()) as { detail: string }).detail).toContain("multipart/form-data");
     const created = await t.json("POST", "/api/v1/documents", { key, body: { name: "kept", content: { a: 1 } } });
     const urlencoded = await t.json("PUT", `/api/v1/documents/${created.body.document.id}/content`, { key, rawBody: "a=1", headers: { "content-type": "application/x-www-form-urlencoded" } });
     expect(urlencoded.status).toBe(415);

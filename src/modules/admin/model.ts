@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { PERMISSIONS, PLAN_NAMES } from "./plans";
-import { Type } from "@sinclair/typebox";
+import { Type, type TLiteral } from "@sinclair/typebox";
 
 /** PostgreSQL text cannot hold U+0000: refused here (400) instead of failing in the database (500). */
 export const Text = (options: { minLength?: number; maxLength?: number; description?: string } = {}) =>
@@ -20,7 +20,11 @@ const limits = {
   rateLimitPerMinute: limit("requests per minute", INT_MAX),
 };
 
-export const Plan = t.Union(PLAN_NAMES.map((name) => t.Literal(name)), { error: `must be one of ${PLAN_NAMES.join(", ")}` });
+/** A union of string literals typed as the union of its values (for typed clients), not of an array. */
+const oneOf = <T extends string>(values: readonly T[]) =>
+  t.Union(values.map((value) => t.Literal(value)) as unknown as [TLiteral<T>], { error: `must be one of ${values.join(", ")}` });
+
+export const Plan = oneOf(PLAN_NAMES);
 
 export const CreateAccountBody = t.Object({
   name: Text({ minLength: 1, maxLength: 200 }),
@@ -48,7 +52,7 @@ export const AccountView = t.Object({
   createdAt: Type.Integer(),
 }, { title: "Account" });
 
-export const Permission = t.Union(PERMISSIONS.map((name) => t.Literal(name)));
+export const Permission = oneOf(PERMISSIONS);
 
 export const CreateKeyBody = t.Object({
   accountId: Text({ minLength: 1 }),

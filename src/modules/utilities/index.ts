@@ -34,12 +34,13 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin 
       return new Response(text, { headers: { "Content-Type": "application/json" } });
     }, {
       params: UtilityParams,
+      // The output comes back as JSON text from the run (a Response, not re-validated); this types it.
+      response: { 200: ExecuteResponse },
       detail: operation({
         operationId: "runUtility",
         summary: "Run a utility on JSON inputs",
         description: "Payloads up to UTILITY_INLINE_MAX_BYTES run inline, larger ones in a worker thread. A successful run uses one credit.",
         requestBody: { content: { "application/json": ExecuteBody } },
-        responses: { 200: { description: "The utility's output", content: { "application/json": ExecuteResponse } } },
         errors: {
           400: "validation_failed (the body or the utility's config), malformed_json, body_required or utility_failed (the utility could not process the input)",
           402: "credits_exhausted: the account's monthly credits are used up",
