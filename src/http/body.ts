@@ -2,7 +2,7 @@
  * The one body parser. It reads the request stream itself, counting bytes, so an oversized body is
  * refused by the app (problem+json) rather than by Bun, and never buffered past its limit. Parsing
  * never throws: a bad body becomes a BodyProblem that is thrown only after authentication (401 comes
- * before 400 and 413, decisions.md §2). The exact bytes stay reachable through rawBody(request), for
+ * before 400 and 413, docs/api.md "Order of checks"). The exact bytes stay reachable through rawBody(request), for
  * lossless document content and for utility inputs that travel to workers unparsed.
  */
 import { Elysia } from "elysia";

@@ -1,6 +1,6 @@
 /**
  * Typed errors and the one renderer that turns anything thrown into RFC 9457 problem+json
- * (decisions.md §2). No stack trace, SQL or path ever leaves here: a non-HttpError is a 500 whose cause
+ * (docs/api.md, Errors). No stack trace, SQL or path ever leaves here: a non-HttpError is a 500 whose cause
  * is logged with the request id.
  */
 import { Elysia } from "elysia";

@@ -1,4 +1,4 @@
-/** Documents API (permission `documents`): api.md §4.1 with decisions.md §4. */
+/** Documents API (permission `documents`), as docs/api.md describes it. */
 import { Elysia, t } from "elysia";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
 import { RawBody, rawBody } from "../../http/body";

@@ -23,7 +23,7 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin 
       detail: operation({ operationId: "getUtility", summary: "Describe one utility", errors: { 404: "utility_not_found" } }),
     })
     .post("/:utilityId", async ({ params, body, principal, request }) => {
-      getUtility(deps.engine.registry, params.utilityId); // 404 before the body's own 413 (decisions.md §2)
+      getUtility(deps.engine.registry, params.utilityId); // 404 before the body's own 413 (docs/api.md, order of checks)
       const bytes = body instanceof RawBody ? body.bytes : new Uint8Array(0);
       const text = await executeUtility(deps.engine, {
         accountId: requirePrincipal(principal).accountId,
