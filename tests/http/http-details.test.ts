@@ -45,6 +45,12 @@ describe("405 Method Not Allowed", () => {
     expect((await t.json("DELETE", "/health", { key: null })).headers.get("allow")).toBe("GET, HEAD");
   });
 
+  test("HEAD, listed in Allow beside GET, is answered", async () => {
+    const head = await t.request("HEAD", "/health", { key: null });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe("");
+  });
+
   test("an unknown path stays 404", async () => {
     const unknown = await t.json("GET", "/api/v1/documents/a/b/c", {});
     expect(unknown.status).toBe(404);
