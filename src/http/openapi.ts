@@ -289,7 +289,7 @@ const docsPage = (title: string) => `<!doctype html>
   <div id="app"></div>
   <script src="/docs/standalone.js"></script>
   <script>
-    Scalar.createApiReference("#app", { url: "/openapi.json", withDefaultFonts: false, hideClientButton: true, telemetry: false });
+    Scalar.createApiReference("#app", { url: "/openapi.json", withDefaultFonts: false, hideClientButton: true, telemetry: false, showToolbar: "never", showDeveloperTools: "never", mcp: { disabled: true }, agent: { disabled: true } });
   </script>
 </body>
 </html>
