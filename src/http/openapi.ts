@@ -52,6 +52,10 @@ const HEADERS = {
   "X-RateLimit-Remaining": integerHeader("same as RateLimit-Remaining"),
   "X-RateLimit-Reset": integerHeader("epoch seconds when the window is full again"),
   "X-Request-Id": stringHeader("the caller's X-Request-Id when it is a sane token, else a fresh one"),
+  // Declared here for the routes that answer them (idempotent retries, range downloads).
+  "Idempotent-Replayed": stringHeader("true when this is the stored answer to an earlier request with the same Idempotency-Key"),
+  "Accept-Ranges": stringHeader("bytes"),
+  "Content-Range": stringHeader("the byte range sent, e.g. bytes 0-99/1234 (or bytes */1234 with 416)"),
 } as const;
 
 export type HeaderName = keyof typeof HEADERS;

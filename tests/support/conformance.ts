@@ -20,7 +20,7 @@ export interface Operation {
 const API_HEADERS = [
   "etag", "location", "content-disposition", "www-authenticate", "retry-after",
   "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset",
-  "x-request-id",
+  "x-request-id", "idempotent-replayed", "accept-ranges", "content-range", "allow",
 ];
 
 /** Every object schema closed (additionalProperties: false unless it says otherwise), refs pointed at $defs. */
