@@ -1,4 +1,4 @@
-/** Documents API (permission `documents`): api.md §4.1 with decisions.md §4. */
+/** Documents API (permission `documents`), as docs/api.md describes it. */
 import { Elysia, t } from "elysia";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
 import { RawBody, rawBody } from "../../http/body";
@@ -7,16 +7,17 @@ import { parseJsonBytes } from "../../http/json";
 import { contentDisposition } from "./content-disposition";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
 import {
-  CreateDocumentBody, DocumentResponse, FoldersResponse, IdParams, ListQuery, ListResponse, Problem, UpdateDocumentBody, VersionParams, VersionsQuery, VersionsResponse,
+  CreateDocumentBody, DocumentResponse, FoldersResponse, IdParams, JsonPatchDocument, ListQuery, ListResponse, UpdateDocumentBody, VersionParams, VersionsQuery, VersionsResponse,
 } from "./model";
 import { JSON_PATCH, MERGE_PATCH } from "./patch";
 import { listVersions, openVersion, patchContent, restoreVersion, versionView } from "./versions";
 import {
-  createDocument, documentView, getDocument, listDocuments, listLimit, listFolders, openContent, purgeDocument,
+  createDocument, documentView, getDocument, LIST_LIMIT_MAX, listDocuments, listLimit, listFolders, openContent, purgeDocument,
   replaceContent, restoreDocument, softDelete, updateMetadata, type DocumentsDeps,
 } from "./service";
 import type { DocumentRow } from "../../db/schema";
 import { Type } from "@sinclair/typebox";
+import { operation } from "../../http/openapi";
 
 /**
  * Routes whose bodies the handlers read as raw bytes: content is stored as received (a patch's values
@@ -24,7 +25,7 @@ import { Type } from "@sinclair/typebox";
  */
 export const DOCUMENT_RAW_ROUTES = ["/api/v1/documents/:id", "/api/v1/documents/:id/content"] as const;
 
-const Deleted = t.Object({ success: t.Literal(true), deleted: t.Literal(true), purgeAt: Type.Integer({ description: "epoch ms when the sweeper purges it" }) });
+const Deleted = t.Object({ success: t.Literal(true), deleted: t.Literal(true), purgeAt: Type.Integer({ description: "epoch ms when the sweeper purges it" }) }, { title: "DeletedDocument" });
 const Purged = t.Object({ success: t.Literal(true), deleted: t.Literal(true), permanent: t.Literal(true) });
 const ContentReplaced = t.Object({ success: t.Literal(true), fileSize: Type.Integer() });
 
@@ -53,9 +54,6 @@ function contentResponse(request: Request, headers: Record<string, string | numb
   });
 }
 
-const problems = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, Problem]));
-/** A download answers the stored bytes themselves (application/json), as a Response that is not validated. */
-const DOWNLOAD = t.Unknown({ description: "the stored JSON bytes, exactly as stored" });
 
 export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
   const withMetadataETag = (set: { headers: Record<string, unknown> }, row: DocumentRow) => {
@@ -76,7 +74,16 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       query: ListQuery,
       response: { 200: ListResponse },
-      detail: { summary: "List documents", description: "Newest first. Pass nextCursor as cursor for the next page; null means no more. `deleted=true` lists the caller's soft-deleted documents instead." },
+      detail: {
+        ...operation({
+          operationId: "listDocuments",
+          summary: "List documents",
+          description: "Newest first. Pass nextCursor as cursor for the next page; null means no more. `deleted=true` lists the caller's soft-deleted documents instead.",
+          errors: { 400: "validation_failed (limit, deleted, unknown query parameter) or invalid_cursor" },
+        }),
+        // limit is checked as text by listLimit() (Elysia's numeric coercion loses the field's path); clients send an integer.
+        parameters: [{ name: "limit", in: "query", required: false, description: `page size`, schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: 50 } }],
+      },
     })
     .post("/documents", async ({ principal, body, request, set }) => {
       const row = await createDocument(deps, requirePrincipal(principal).accountId, body, rawBody(request));
@@ -86,7 +93,13 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       body: CreateDocumentBody,
       response: { 201: DocumentResponse },
-      detail: { summary: "Create a document", description: "Exactly one of content (stored exactly as written in the request) and contentText (JSON text, stored byte for byte). 413 document_too_large / storage_limit_exceeded when it does not fit the account." },
+      detail: operation({
+        operationId: "createDocument",
+        summary: "Create a document",
+        description: "Exactly one of content (stored exactly as written in the request) and contentText (JSON text, stored byte for byte).",
+        errors: { 413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded" },
+        headers: { 201: ["Location", "ETag"] },
+      }),
     })
     .get("/documents/:id", async ({ principal, params, request, set, status }) => {
       const row = await getDocument(deps, requirePrincipal(principal).accountId, params.id);
@@ -96,14 +109,32 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       params: IdParams,
       response: { 200: DocumentResponse, 304: t.Void() },
-      detail: { summary: "Get document metadata", description: "ETag is the metadata version; If-None-Match gives 304." },
+      detail: operation({
+        operationId: "getDocument",
+        summary: "Get document metadata",
+        description: "ETag is the metadata version; If-None-Match gives 304.",
+        errors: { 404: "document_not_found" },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-None-Match"],
+        notModified: true,
+      }),
     })
     .get("/documents/:id/content", async ({ principal, params, request, set }) => {
       const { row, content } = await openContent(deps, requirePrincipal(principal).accountId, params.id);
       return contentResponse(request, set.headers as Record<string, string>, row.name, row.contentHash, content);
     }, {
       params: IdParams,
-      detail: { summary: "Download document content", description: "The stored bytes, streamed from disk, with Content-Type application/json, Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304." },
+      // Documents the body for typed clients; the handler streams a Response, which Elysia does not re-validate.
+      response: { 200: t.Unknown({ description: "any JSON value" }), 304: t.Void() },
+      detail: operation({
+        operationId: "downloadDocumentContent",
+        summary: "Download document content",
+        description: "The stored bytes, streamed from disk, with Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304.",
+        errors: { 404: "document_not_found" },
+        headers: { 200: ["ETag", "Content-Disposition"] },
+        conditional: ["If-None-Match"],
+        notModified: true,
+      }),
     })
     .put("/documents/:id", async ({ principal, params, body, request, set }) => {
       const row = await updateMetadata(deps, requirePrincipal(principal).accountId, params.id, body, { ifMatch: request.headers.get("if-match") });
@@ -122,7 +153,15 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       },
       body: UpdateDocumentBody,
       response: { 200: DocumentResponse },
-      detail: { summary: "Update document metadata", description: "At least one field. Tags are replaced, not merged. If-Match (metadata ETag) gives 412 when it does not match." },
+      detail: operation({
+        operationId: "updateDocument",
+        summary: "Update document metadata",
+        description: "At least one field. Tags are replaced, not merged.",
+        requestBody: { content: { "application/json": UpdateDocumentBody } },
+        errors: { 404: "document_not_found", 412: "precondition_failed: If-Match is not the current metadata ETag" },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-Match"],
+      }),
     })
     .put("/documents/:id/content", async ({ principal, params, body, request, set }) => {
       const row = await replaceContent(deps, requirePrincipal(principal).accountId, params.id, rawBytes(body), { ifMatch: request.headers.get("if-match") });
@@ -131,7 +170,19 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       params: IdParams,
       response: { 200: ContentReplaced },
-      detail: { summary: "Replace document content", description: "The body is the new JSON value itself, stored byte for byte. If-Match (content ETag) gives 412 when it does not match. 413 document_too_large / storage_limit_exceeded." },
+      detail: operation({
+        operationId: "replaceDocumentContent",
+        summary: "Replace document content",
+        description: "The body is the new JSON value itself, stored byte for byte.",
+        requestBody: { description: "any JSON value", content: { "application/json": {} } },
+        errors: {
+          404: "document_not_found",
+          412: "precondition_failed: If-Match is not the current content ETag",
+          413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded",
+        },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-Match"],
+      }),
     })
     .patch("/documents/:id/content", async ({ principal, params, body, request, set }) => {
       const row = await patchContent(deps, requirePrincipal(principal).accountId, params.id, request.headers.get("content-type"), () => rawBytes(body), { ifMatch: request.headers.get("if-match") });
@@ -139,18 +190,29 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       return { success: true as const, document: documentView(row) };
     }, {
       params: IdParams,
-      response: { 200: DocumentResponse, ...problems(400, 401, 403, 404, 409, 412, 413, 415, 429) },
-      detail: {
+      response: { 200: DocumentResponse },
+      detail: operation({
+        operationId: "patchDocumentContent",
         summary: "Patch document content (JSON Patch or JSON Merge Patch)",
-        description: `The patch is applied to the current content and the result stored as a new version (200, ETag = the new content ETag). \`${JSON_PATCH}\`: an RFC 6902 array of operations (add, remove, replace, move, copy, test), applied atomically. \`${MERGE_PATCH}\`: an RFC 7396 merge patch. The parts the patch does not touch keep their exact bytes; the values it writes are stored as written in the patch. 400 patch_invalid names the operation (errors[].path = "/<index>") for a malformed operation or a path that does not exist; 409 patch_test_failed for a failing test; 412 when If-Match (content ETag) does not match; 413 when the result does not fit the account; 415 unsupported_media_type for any other Content-Type.`,
+        description: `Applies the patch to the current content and stores the result as a new version. \`${JSON_PATCH}\`: an RFC 6902 array of operations (add, remove, replace, move, copy, test), applied atomically. \`${MERGE_PATCH}\`: an RFC 7396 merge patch. The parts the patch does not touch keep their exact bytes; the values it writes are stored as written in the patch.`,
         requestBody: {
-          required: true,
+          description: "the patch, by its media type",
           content: {
-            [JSON_PATCH]: { schema: { type: "array", items: { type: "object", required: ["op", "path"], properties: { op: { enum: ["add", "remove", "replace", "move", "copy", "test"] }, path: { type: "string" }, from: { type: "string" }, value: {} } } } },
-            [MERGE_PATCH]: { schema: {} },
+            [JSON_PATCH]: JsonPatchDocument,
+            [MERGE_PATCH]: { description: "any JSON value: an object merges member by member (null removes), anything else replaces the content" },
           },
         },
-      },
+        errors: {
+          400: "patch_invalid: not an array of operations, a malformed operation, or a path that does not exist (errors[0].path is /<index> of the operation); malformed_json; body_required",
+          404: "document_not_found",
+          409: "patch_test_failed: a test operation found a different value",
+          412: "precondition_failed: If-Match is not the current content ETag",
+          413: "document_too_large (the result is over the account's maximum document size) or storage_limit_exceeded",
+          415: "unsupported_media_type: neither application/json-patch+json nor application/merge-patch+json",
+        },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-Match"],
+      }),
     })
     .get("/documents/:id/versions", async ({ principal, params, query }) => {
       const { versions, nextCursor } = await listVersions(deps, requirePrincipal(principal).accountId, params.id, { limit: listLimit(query.limit), cursor: query.cursor });
@@ -158,16 +220,33 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       params: IdParams,
       query: VersionsQuery,
-      response: { 200: VersionsResponse, ...problems(400, 401, 403, 404, 429) },
-      detail: { summary: "List a document's kept versions", description: "Newest first (the current content is the newest); limit 1–200 (default 50) and cursor as in the document list. The account's maxVersions bounds how many are kept; older ones are dropped." },
+      response: { 200: VersionsResponse },
+      detail: {
+        ...operation({
+          operationId: "listDocumentVersions",
+          summary: "List a document's kept versions",
+          description: "Newest first (the current content is the newest); limit and cursor as in the document list. The account's maxVersions bounds how many are kept; older ones are dropped.",
+          errors: { 400: "validation_failed (limit, unknown query parameter) or invalid_cursor", 404: "document_not_found" },
+        }),
+        parameters: [{ name: "limit", in: "query", required: false, description: "page size", schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: 50 } }],
+      },
     })
     .get("/documents/:id/versions/:version/content", async ({ principal, params, request, set }) => {
       const { document, version, content } = await openVersion(deps, requirePrincipal(principal).accountId, params.id, params.version);
       return contentResponse(request, set.headers as Record<string, string>, document.name, version.contentHash, content);
     }, {
       params: VersionParams,
-      response: { 200: DOWNLOAD, 304: t.Void(), ...problems(401, 403, 404, 429) },
-      detail: { summary: "Download one version's content", description: "That version's bytes, with its ETag (If-None-Match gives 304) and Content-Disposition like the current download. 404 version_not_found for a version that is not kept." },
+      // Documents the body for typed clients; the handler streams a Response, which Elysia does not re-validate.
+      response: { 200: t.Unknown({ description: "any JSON value: the version's bytes, exactly as stored" }), 304: t.Void() },
+      detail: operation({
+        operationId: "downloadDocumentVersion",
+        summary: "Download one version's content",
+        description: "That version's bytes, with its ETag and Content-Disposition like the current download; If-None-Match gives 304.",
+        errors: { 404: "document_not_found, or version_not_found for a version that is not kept" },
+        headers: { 200: ["ETag", "Content-Disposition"] },
+        conditional: ["If-None-Match"],
+        notModified: true,
+      }),
     })
     .post("/documents/:id/versions/:version/restore", async ({ principal, params, request, set }) => {
       const row = await restoreVersion(deps, requirePrincipal(principal).accountId, params.id, params.version, { ifMatch: request.headers.get("if-match") });
@@ -175,8 +254,19 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       return { success: true as const, document: documentView(row) };
     }, {
       params: VersionParams,
-      response: { 200: DocumentResponse, ...problems(401, 403, 404, 412, 413, 429) },
-      detail: { summary: "Restore a version as a new version", description: "The content of that version becomes a new version (history is never rewritten); 200 with the document and its new content ETag. If-Match (content ETag) gives 412; 413 when the copy does not fit the account; 404 version_not_found." },
+      response: { 200: DocumentResponse },
+      detail: operation({
+        operationId: "restoreDocumentVersion",
+        summary: "Restore a version as a new version",
+        description: "The content of that version becomes a new version (history is never rewritten); 200 with the document and its new content ETag.",
+        errors: {
+          404: "document_not_found, or version_not_found for a version that is not kept",
+          412: "precondition_failed: If-Match is not the current content ETag",
+          413: "document_too_large or storage_limit_exceeded: the copy does not fit the account",
+        },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-Match"],
+      }),
     })
     .delete("/documents/:id", async ({ principal, params, request }) => {
       const row = await softDelete(deps, requirePrincipal(principal).accountId, params.id, { ifMatch: request.headers.get("if-match") });
@@ -184,7 +274,13 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       params: IdParams,
       response: { 200: Deleted },
-      detail: { summary: "Soft-delete a document", description: "It stays restorable (and counts towards storage) until purgeAt. If-Match (metadata ETag) gives 412 when it does not match." },
+      detail: operation({
+        operationId: "deleteDocument",
+        summary: "Soft-delete a document",
+        description: "It stays restorable (and counts towards storage) until purgeAt.",
+        errors: { 404: "document_not_found", 412: "precondition_failed: If-Match is not the current metadata ETag" },
+        conditional: ["If-Match"],
+      }),
     })
     .post("/documents/:id/purge", async ({ principal, params }) => {
       await purgeDocument(deps, requirePrincipal(principal).accountId, params.id);
@@ -192,7 +288,12 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       params: IdParams,
       response: { 200: Purged },
-      detail: { summary: "Purge a soft-deleted document", description: "Permanent; releases its storage. 409 document_not_deleted for an active document." },
+      detail: operation({
+        operationId: "purgeDocument",
+        summary: "Purge a soft-deleted document",
+        description: "Permanent; releases its storage.",
+        errors: { 404: "document_not_found", 409: "document_not_deleted: the document is active; delete it first" },
+      }),
     })
     .post("/documents/:id/restore", async ({ principal, params, set }) => {
       const row = await restoreDocument(deps, requirePrincipal(principal).accountId, params.id);
@@ -200,10 +301,19 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       params: IdParams,
       response: { 200: DocumentResponse },
-      detail: { summary: "Restore a soft-deleted document", description: "409 document_not_deleted for an active document." },
+      detail: operation({
+        operationId: "restoreDocument",
+        summary: "Restore a soft-deleted document",
+        errors: { 404: "document_not_found", 409: "document_not_deleted: the document is active" },
+        headers: { 200: ["ETag"] },
+      }),
     })
     .get("/folders", async ({ principal }) => ({ success: true as const, folders: await listFolders(deps, requirePrincipal(principal).accountId) }), {
       response: { 200: FoldersResponse },
-      detail: { summary: "List folders with their document counts", description: "Every folder (and ancestor) a document was ever filed in, by path; documentCount counts active documents directly in it." },
+      detail: operation({
+        operationId: "listFolders",
+        summary: "List folders with their document counts",
+        description: "Every folder (and ancestor) a document was ever filed in, by path; documentCount counts active documents directly in it.",
+      }),
     });
 };

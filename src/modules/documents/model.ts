@@ -17,14 +17,14 @@ export const CreateDocumentBody = t.Object({
   description: t.Optional(Description),
   tags: t.Optional(Tags),
   folder: t.Optional(Folder),
-}, { additionalProperties: false, description: "exactly one of content and contentText" });
+}, { additionalProperties: false, title: "CreateDocument", description: "exactly one of content and contentText" });
 
 export const UpdateDocumentBody = t.Object({
   name: t.Optional(Name),
   description: t.Optional(t.Union([Description, t.Null()], { description: `at most ${DESCRIPTION_MAX} characters; null or "" removes it` })),
   tags: t.Optional(Tags),
   folder: t.Optional(Folder),
-}, { additionalProperties: false, description: "at least one field" });
+}, { additionalProperties: false, title: "UpdateDocument", description: "at least one field" });
 
 export const DocumentView = t.Object({
   id: t.String(),
@@ -37,9 +37,9 @@ export const DocumentView = t.Object({
   version: Type.Integer({ description: "the current content version: 1 for the content given at create, one more for every content change" }),
   createdAt: Type.Integer({ description: "epoch ms" }),
   updatedAt: Type.Integer({ description: "epoch ms" }),
-});
+}, { title: "Document" });
 
-export const DocumentResponse = t.Object({ success: t.Literal(true), document: DocumentView });
+export const DocumentResponse = t.Object({ success: t.Literal(true), document: DocumentView }, { title: "DocumentResult" });
 
 export const ListQuery = t.Object({
   // A string checked by listLimit(): Elysia's coercion of numeric query values loses the field's path.
@@ -53,23 +53,18 @@ export const ListResponse = t.Object({
   success: t.Literal(true),
   documents: t.Array(DocumentView),
   nextCursor: t.Union([t.String(), t.Null()]),
-});
+}, { title: "DocumentList" });
 
 export const IdParams = t.Object({ id: t.String() });
 
-/** An RFC 9457 problem, as every error answers (application/problem+json). */
-export const Problem = t.Object({
-  success: t.Literal(false),
-  error: t.String(),
-  code: t.String({ description: "stable snake_case identifier" }),
-  type: t.String(),
-  title: t.String(),
-  status: Type.Integer(),
-  detail: t.String(),
-  requestId: t.String(),
-  errors: t.Optional(t.Array(t.Object({ path: t.String(), message: t.String() }))),
-}, { description: "application/problem+json" });
 export const VersionParams = t.Object({ id: t.String(), version: t.String({ description: "a version number: 1, 2, …" }) });
+
+export const JsonPatchDocument = t.Array(t.Object({
+  op: t.Union(["add", "remove", "replace", "move", "copy", "test"].map((op) => t.Literal(op))),
+  path: t.String({ description: "JSON Pointer (RFC 6901)" }),
+  from: t.Optional(t.String({ description: "JSON Pointer; move and copy" })),
+  value: t.Optional(t.Unknown({ description: "add, replace, test; stored as written" })),
+}), { title: "JsonPatch", description: "RFC 6902: applied in order, all or nothing" });
 
 export const VersionsQuery = t.Object({
   limit: ListQuery.properties.limit,
@@ -95,5 +90,5 @@ export const FoldersResponse = t.Object({
     path: t.String(),
     documentCount: Type.Integer({ description: "active documents directly in this folder" }),
     createdAt: Type.Integer(),
-  })),
-});
+  }, { title: "Folder" })),
+}, { title: "FolderList" });
