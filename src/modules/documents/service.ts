@@ -213,17 +213,18 @@ function retire(store: ContentStore, key: string): void {
 /**
  * Makes `stored` the document's new current version, inside the transaction that holds the document's
  * row lock: the versions it pushes past the account's maxVersions are dropped (oldest first), the
- * storage change (its size less theirs) is reserved, the version recorded and the row pointed at it.
+ * version recorded, the row pointed at it, and the storage change (its size less theirs) reserved.
  * Returns the row and the content keys that are no longer referenced once this commits.
  */
 async function adoptVersion(tx: Tx, deps: DocumentsDeps, accountId: string, current: DocumentRow, stored: StoredContent): Promise<{ row: DocumentRow; released: string[] }> {
   const next = current.contentVersion + 1;
   const dropped = await deps.repository.dropVersionsFor(tx, accountId, current.id, next);
   const releasedBytes = dropped.reduce((sum, version) => sum + version.fileSize, 0);
-  await reserveOrThrow(tx, deps, accountId, stored.size - releasedBytes, stored.size);
   const now = deps.now();
   await deps.repository.insertVersion(tx, { documentId: current.id, version: next, fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, createdAt: now });
   const row = await deps.repository.update(tx, current.id, { fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, contentVersion: next, updatedAt: now });
+  // last: the account's row stays locked from here to the commit only, however busy the account is
+  await reserveOrThrow(tx, deps, accountId, stored.size - releasedBytes, stored.size);
   return { row, released: dropped.map((version) => version.contentKey) };
 }
 
