@@ -50,11 +50,14 @@ export function createApp(deps: AppDeps) {
     bytes: config.utilityMaxPayloadBytes,
     tooLarge: (limit) => new HttpError(413, "payload_too_large", `The utility payload exceeds ${limit} bytes`),
   };
+  const documents = documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs });
   const utilityEngine = {
     db: database.db,
     pool: deps.workerPool,
     registry: deps.utilityRegistry ?? defaultUtilityRegistry,
     inlineMaxBytes: config.utilityInlineMaxBytes,
+    maxPayloadBytes: config.utilityMaxPayloadBytes,
+    documents,
     logger,
     now: deps.now ?? Date.now,
   };
@@ -69,7 +72,7 @@ export function createApp(deps: AppDeps) {
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth }))
-    .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth }));
+    .use(documentsModule({ ...documents, auth }));
 }
 
 function bearerToken(request: Request): string | undefined {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { executeBytes } from "../../src/modules/utilities/execution";
+import { executeBytes } from "../../src/modules/utilities/request";
 import { PoolBusyError, RunCancelledError, RunTimeoutError, WorkerCrashedError, WorkerPool, type PoolOptions } from "../../src/workers/pool";
 import { registry } from "./fixtures/registry";
 
@@ -45,7 +45,7 @@ describe("WorkerPool", () => {
   test("bad input comes back as an outcome with status, code and field errors", async () => {
     const workers = pool();
     expect(await workers.run("schema.clean-json", encode({ inputs: {} }))).toMatchObject({
-      ok: false, status: 400, code: "validation_failed", errors: [{ path: "/inputs/primary", message: "required (null is a valid value)" }],
+      ok: false, status: 400, code: "validation_failed", errors: [{ path: "/inputs/primary", message: "required (null is a valid value), or primaryDocumentId" }],
     });
     expect(await workers.run("test.type-error", echo(1))).toMatchObject({ ok: false, status: 400, code: "utility_failed" });
     expect(await workers.run("no.such-utility", echo(1))).toMatchObject({ ok: false, status: 404, code: "utility_not_found" });

@@ -9,13 +9,13 @@ const decoder = new TextDecoder();
 
 const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
 
-function skipWhitespace(bytes: Uint8Array, at: number): number {
+export function skipWhitespace(bytes: Uint8Array, at: number): number {
   while (at < bytes.length && isWhitespace(bytes[at])) at++;
   return at;
 }
 
 /** From an opening quote to just past its closing quote. */
-function skipString(bytes: Uint8Array, at: number): number {
+export function skipString(bytes: Uint8Array, at: number): number {
   for (let i = at + 1; i < bytes.length; i++) {
     if (bytes[i] === BACKSLASH) i++;
     else if (bytes[i] === QUOTE) return i + 1;
@@ -24,7 +24,7 @@ function skipString(bytes: Uint8Array, at: number): number {
 }
 
 /** From the first byte of a value to just past its last byte. */
-function skipValue(bytes: Uint8Array, at: number): number {
+export function skipValue(bytes: Uint8Array, at: number): number {
   const first = bytes[at];
   if (first === QUOTE) return skipString(bytes, at);
   if (first === OPEN_BRACE || first === OPEN_BRACKET) {

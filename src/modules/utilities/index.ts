@@ -28,7 +28,7 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin 
       getUtility(deps.engine.registry, params.utilityId); // 404 before the body's own 413 (decisions.md §2)
       const bytes = body instanceof RawBody ? body.bytes : new Uint8Array(0);
       const text = await executeUtility(deps.engine, {
-        accountId: requirePrincipal(principal).accountId,
+        principal: requirePrincipal(principal),
         utilityId: params.utilityId,
         bytes,
         signal: request.signal,
