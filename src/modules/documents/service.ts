@@ -8,7 +8,7 @@ import { HttpError, badRequest, notFound, validationError, type FieldError } fro
 import { CheckedJson, parseJsonBytes } from "../../http/json";
 import { newId } from "../admin/keys";
 import type { ContentStore, OpenedContent, StoredContent } from "../../storage/content-store";
-import { decodeCursor, encodeCursor } from "./cursor";
+import { decodeCursor, pageOf } from "./cursor";
 import { contentETag, ifMatchAllows, metadataETag } from "./etag";
 import { memberValueSpan } from "./json-span";
 import { documentsRepository, type DocumentsRepository, type ReserveOutcome, type Tx } from "./repository";
@@ -271,9 +271,8 @@ export async function listDocuments(deps: DocumentsDeps, accountId: string, opti
   if (errors.length > 0) throw validationError(errors.map((error) => ({ ...error, message: `${error.message} (query parameter folder)` })));
   const after = options.cursor === undefined ? undefined : decodeCursor(accountId, options.cursor);
   const rows = await deps.repository.list(accountId, { deleted: options.deleted, folder, after, limit: options.limit + 1 });
-  const page = rows.slice(0, options.limit);
-  const last = page.at(-1);
-  return { documents: page, nextCursor: rows.length > options.limit && last ? encodeCursor(accountId, last) : null };
+  const { page, nextCursor } = pageOf(accountId, rows, options.limit);
+  return { documents: page, nextCursor };
 }
 
 export const listFolders = (deps: DocumentsDeps, accountId: string) => deps.repository.folders(accountId);
