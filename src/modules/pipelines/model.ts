@@ -4,6 +4,7 @@ import { DocumentView, ListQuery } from "../documents/model";
 import { LIST_LIMIT_MAX } from "../documents/service";
 import { DESCRIPTION_MAX, NAME_MAX } from "../documents/validation";
 import { MAX_STEPS } from "../utilities/request";
+import { Output } from "../utilities/model";
 
 export const Step = t.Object({
   utility: t.String({ description: "a utility id, e.g. generate.filter (GET /api/v1/utilities lists them)" }),
@@ -54,18 +55,6 @@ const Inputs = t.Object({
   primary: t.Optional(t.Unknown({ description: "the first step's input, any JSON value (null included)" })),
   primaryDocumentId: t.Optional(t.String({ description: "a stored document as the input instead (needs the documents permission)" })),
 }, { additionalProperties: false, description: "exactly one of primary and primaryDocumentId" });
-
-export const Output = t.Object({
-  saveAs: t.Optional(t.Object({
-    name: Name,
-    folder: t.Optional(t.Union([t.String(), t.Null()])),
-    tags: t.Optional(t.Array(t.String())),
-    description: t.Optional(t.String()),
-  }, { additionalProperties: false, description: "save the output as a new document" })),
-  saveTo: t.Optional(t.String({ description: "save the output as the new content of this document (doc_…)" })),
-  ifMatch: t.Optional(t.String({ description: "with saveTo: the document's content ETag; 412 when it changed" })),
-  return: t.Optional(t.Boolean({ description: "false leaves output out of the response", default: true })),
-}, { additionalProperties: false, description: "saveAs and saveTo need the documents permission; a save and its run succeed or fail together" });
 
 export const RunPipelineBody = t.Object({ steps: Steps, inputs: Inputs, output: t.Optional(Output) }, { additionalProperties: false });
 export const RunSavedPipelineBody = t.Object({ inputs: Inputs, output: t.Optional(Output) }, { additionalProperties: false });

@@ -38,7 +38,7 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin 
       params: UtilityParams,
       detail: {
         summary: "Run a utility on JSON inputs",
-        description: "Payloads up to UTILITY_INLINE_MAX_BYTES run inline, larger ones in a worker thread. 402 credits_exhausted, 408 utility_timeout, 413 payload_too_large, 503 busy (with Retry-After).",
+        description: "Inputs up to UTILITY_INLINE_MAX_BYTES run inline, larger ones in a worker thread. Stored documents may be the inputs (primaryDocumentId, secondaryDocumentId) and the output may be saved (output.saveAs, output.saveTo): both need the documents permission (403), 404 document_not_found, 412 for a stale output.ifMatch. 402 credits_exhausted, 408 utility_timeout, 413 payload_too_large (the request plus the stored inputs) or document_too_large / storage_limit_exceeded (the saved output), 503 busy (with Retry-After).",
         requestBody: { required: true, ...json(ExecuteBody) },
         responses: { 200: { description: "The utility's output", ...json(ExecuteResponse) } },
       },

@@ -57,7 +57,8 @@ describe("GET /api/v1/utilities", () => {
     const single = body.paths["/api/v1/utilities/{utilityId}"];
     expect(single.get).toBeDefined();
     expect(single.post.requestBody.content["application/json"].schema.required).toEqual(["inputs"]);
-    expect(single.post.requestBody.content["application/json"].schema.properties.inputs.required).toEqual(["primary"]);
-    expect(single.post.responses["200"].content["application/json"].schema.required).toEqual(["success", "output", "durationMs", "creditsUsed"]);
+    expect(Object.keys(single.post.requestBody.content["application/json"].schema.properties.inputs.properties)).toEqual(["primary", "primaryDocumentId", "secondary", "secondaryDocumentId"]);
+    expect(Object.keys(single.post.requestBody.content["application/json"].schema.properties)).toEqual(["inputs", "config", "output"]);
+    expect(single.post.responses["200"].content["application/json"].schema.required).toEqual(["success", "durationMs", "creditsUsed"]);
   });
 });
