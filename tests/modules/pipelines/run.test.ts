@@ -145,3 +145,21 @@ describe("POST /api/v1/pipelines/run", () => {
     expect(saved.body).toEqual(expected);
   });
 });
+
+describe("one time limit for the whole pipeline (one worker, 64-byte inline limit)", () => {
+  let limited: TestApp;
+  beforeAll(async () => { limited = await createTestApp({ UTILITY_TIMEOUT_MS: "1500", UTILITY_INLINE_MAX_BYTES: "64", UTILITY_WORKERS: "1" }, { utilityRegistry: testRegistry }); });
+  afterAll(async () => { await limited.close(); });
+
+  test("a step that never ends: 408 for the pipeline, every credit given back, the next run served", async () => {
+    const { key } = await limited.newAccount();
+    const steps = [{ utility: "schema.clean-json" }, { utility: "test.spin" }, { utility: "schema.clean-json" }];
+    const res = await limited.json("POST", "/api/v1/pipelines/run", { key, body: { steps, inputs: { primary: { padding: "x".repeat(100) } } } });
+    expect(res.status).toBe(408);
+    expect(res.body.code).toBe("utility_timeout");
+    expect((await limited.json("GET", "/api/v1/usage", { key })).body.credits.used).toBe(0);
+    const next = await limited.json("POST", "/api/v1/pipelines/run", { key, body: { steps: [steps[0], steps[2]], inputs: { primary: { a: null, padding: "x".repeat(100) } } } });
+    expect(next.status).toBe(200);
+    expect(next.body.creditsUsed).toBe(2);
+  });
+});

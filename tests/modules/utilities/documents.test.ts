@@ -137,6 +137,16 @@ describe("saved outputs", () => {
   });
 });
 
+test("a large body whose member names are escaped (\\u) is read the same way", async () => {
+  const { key } = await t.newAccount();
+  const primary = Array.from({ length: 3000 }, (_, id) => ({ id, v: null }));
+  const text = JSON.stringify({ inputs: { primary }, output: { saveAs: { name: "escaped.json" }, return: false } }).replace('"output"', '"outp\\u0075t"');
+  const res = await t.json("POST", "/api/v1/utilities/schema.clean-json", { key, rawBody: text });
+  expect(res.status).toBe(200);
+  expect(res.body.document.name).toBe("escaped.json");
+  expect(JSON.parse(await contentOf(key, res.body.document.id))[2]).toEqual({ id: 2 });
+});
+
 describe("the payload limit counts stored inputs", () => {
   let small: TestApp;
   beforeAll(async () => { small = await createTestApp({ UTILITY_MAX_PAYLOAD_BYTES: "4096" }); });
