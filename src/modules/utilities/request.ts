@@ -5,11 +5,11 @@
  * that go to the worker, and only the small rest (ids, config, output, steps) is parsed here.
  */
 import { badRequest, HttpError, validationError, type FieldError } from "../../http/errors";
+import { memberSpans } from "../../http/json-scan";
 import { parseJsonBytes } from "../../http/json";
 import { isObject } from "../../utilities/lib/paths";
 import type { UtilityRegistry } from "../../utilities/registry";
 import type { Utility } from "../../utilities/types";
-import { skipString, skipValue, skipWhitespace } from "../documents/json-span";
 import { normalizeMetadata, type Metadata } from "../documents/validation";
 import { runSteps, validateConfig, type RunResult, type Source } from "./execution";
 
@@ -52,8 +52,6 @@ export interface Reading<T> {
   errors: FieldError[];
 }
 
-const QUOTE = 0x22, OPEN_BRACE = 0x7b, CLOSE_BRACE = 0x7d, COMMA = 0x2c, COLON = 0x3a;
-
 const ENVELOPE_MARKERS = ['DocumentId"', '"output"', "\\u"].map((marker) => Buffer.from(marker));
 
 /**
@@ -69,43 +67,6 @@ function parseSmall(bytes: Uint8Array): unknown {
   const parsed = parseJsonBytes(bytes);
   if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
   return parsed.value;
-}
-
-const malformed = (at: number) => badRequest("malformed_json", `Malformed JSON: unexpected input at byte ${at}`);
-
-/**
- * The members of the JSON object text, as value spans, checking the object's own syntax (each value
- * is checked when it is parsed). undefined when the text is not an object. Duplicates: the last wins.
- */
-function memberSpans(bytes: Uint8Array): Map<string, Uint8Array> | undefined {
-  let at = skipWhitespace(bytes, 0);
-  if (bytes[at] !== OPEN_BRACE) return undefined;
-  const members = new Map<string, Uint8Array>();
-  at = skipWhitespace(bytes, at + 1);
-  if (bytes[at] === CLOSE_BRACE) at++;
-  else {
-    for (;;) {
-      if (bytes[at] !== QUOTE) throw malformed(at);
-      const keyEnd = skipString(bytes, at);
-      const key = parseSmall(bytes.subarray(at, keyEnd)) as string;
-      at = skipWhitespace(bytes, keyEnd);
-      if (bytes[at] !== COLON) throw malformed(at);
-      const start = skipWhitespace(bytes, at + 1);
-      const end = skipValue(bytes, start);
-      if (end === start) throw malformed(start);
-      members.set(key, bytes.subarray(start, end));
-      at = skipWhitespace(bytes, end);
-      if (bytes[at] === COMMA) {
-        at = skipWhitespace(bytes, at + 1);
-        continue;
-      }
-      if (bytes[at] !== CLOSE_BRACE) throw malformed(at);
-      at++;
-      break;
-    }
-  }
-  if (skipWhitespace(bytes, at) !== bytes.length) throw malformed(at);
-  return members;
 }
 
 const INLINE_INPUTS = new Set(["primary", "secondary"]);
