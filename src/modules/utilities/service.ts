@@ -114,7 +114,7 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
   const count = plan.steps.length;
   return withCredits(engine, principal.accountId, count, async () => {
     const bytesOf = new Map<string, Uint8Array>();
-    for (const [id, content] of stored) bytesOf.set(id, await content.body.bytes());
+    for (const [id, content] of stored) bytesOf.set(id, await readStored(engine.documents, principal.accountId, id, content));
     const source = (input: InputRef): Source => ("source" in input ? input.source : { json: bytesOf.get(input.documentId)! });
     const primary = source(plan.primary);
     const steps = plan.steps.map(({ secondary, ...step }) => ({ ...step, ...(secondary ? { secondary: source(secondary) } : {}) }));
@@ -139,6 +139,15 @@ async function openStoredInputs(documents: DocumentsDeps, accountId: string, pla
     }
   }
   return opened;
+}
+
+/** The opened content's bytes; if it was replaced or purged since it was opened, the current content (or 404). */
+async function readStored(documents: DocumentsDeps, accountId: string, id: string, opened: OpenedContent): Promise<Uint8Array> {
+  try {
+    return await opened.body.bytes();
+  } catch {
+    return (await openContent(documents, accountId, id)).content.body.bytes();
+  }
 }
 
 /** saveTo's document must exist (and match ifMatch) before credits are taken; the save checks again under lock. */
