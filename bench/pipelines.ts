@@ -44,7 +44,8 @@ const STEPS = [
 ];
 
 export async function benchPipelines(settings: Settings, kiln: KilnServer): Promise<void> {
-  const repetitions = Math.max(3, settings.repetitions(10 * MB));
+  // more rounds than the utilities section: each ratio compares medians of runs that share a loaded machine
+  const repetitions = Math.max(7, 2 * settings.repetitions(10 * MB));
 
   // 1. one hop: the pipeline against each step alone, each on the input it sees inside the pipeline
   const csv = csvOfSize(10 * MB);

@@ -111,10 +111,12 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
     throw new HttpError(413, "payload_too_large", `The run's inputs (${payloadBytes} bytes with the stored documents) exceed ${engine.maxPayloadBytes} bytes`);
   }
   if (plan.output?.saveTo !== undefined) await checkSaveTarget(engine.documents, principal.accountId, plan.output);
+  // The stored inputs are read while the credits are reserved: a refusal (402) then only wastes the read.
+  const reads = Promise.all([...stored].map(async ([id, content]) => [id, await readStored(engine.documents, principal.accountId, id, content)] as const));
+  reads.catch(() => {});
   const count = plan.steps.length;
   return withCredits(engine, principal.accountId, count, async () => {
-    const bytesOf = new Map<string, Uint8Array>();
-    for (const [id, content] of stored) bytesOf.set(id, await readStored(engine.documents, principal.accountId, id, content));
+    const bytesOf = new Map(await reads);
     const source = (input: InputRef): Source => ("source" in input ? input.source : { json: bytesOf.get(input.documentId)! });
     const primary = source(plan.primary);
     const steps = plan.steps.map(({ secondary, ...step }) => ({ ...step, ...(secondary ? { secondary: source(secondary) } : {}) }));
