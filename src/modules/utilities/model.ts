@@ -14,7 +14,7 @@ export const Output = t.Object({
   saveTo: t.Optional(t.String({ description: "save the output as the new content of this document (doc_…)" })),
   ifMatch: t.Optional(t.String({ description: "with saveTo: the document's content ETag; 412 when it changed" })),
   return: t.Optional(t.Boolean({ description: "false leaves output out of the response", default: true })),
-}, { additionalProperties: false, description: "saveAs and saveTo need the documents permission; a save and its run succeed or fail together" });
+}, { additionalProperties: false, title: "RunOutput", description: "saveAs and saveTo need the documents permission; a save and its run succeed or fail together" });
 
 /** The execution body. The route reads it raw (it may travel to a worker unparsed), so this documents it. */
 export const ExecuteBody = t.Object({
@@ -26,7 +26,7 @@ export const ExecuteBody = t.Object({
   }, { additionalProperties: false, description: "exactly one of primary and primaryDocumentId; at most one of secondary and secondaryDocumentId" }),
   config: t.Optional(t.Object({}, { additionalProperties: true, description: "the utility's settings (see its configSchema); omitted fields take their defaults" })),
   output: t.Optional(Output),
-}, { additionalProperties: false });
+}, { additionalProperties: false, title: "UtilityRun" });
 
 export const ExecuteResponse = t.Object({
   success: t.Literal(true),
@@ -34,7 +34,7 @@ export const ExecuteResponse = t.Object({
   durationMs: t.Number({ description: "the utility's own execution time, fractional milliseconds" }),
   creditsUsed: t.Literal(1),
   document: t.Optional(DocumentView),
-});
+}, { title: "UtilityOutput" });
 
 export const UtilityView = t.Object({
   id: t.String(),
@@ -42,4 +42,4 @@ export const UtilityView = t.Object({
   category: t.String(),
   description: t.String(),
   configSchema: t.Unknown({ description: "JSON Schema of `config`, with defaults" }),
-});
+}, { title: "Utility" });

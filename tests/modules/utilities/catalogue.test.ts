@@ -56,9 +56,11 @@ describe("GET /api/v1/utilities", () => {
     expect(body.paths["/api/v1/utilities"].get).toBeDefined();
     const single = body.paths["/api/v1/utilities/{utilityId}"];
     expect(single.get).toBeDefined();
-    expect(single.post.requestBody.content["application/json"].schema.required).toEqual(["inputs"]);
-    expect(Object.keys(single.post.requestBody.content["application/json"].schema.properties.inputs.properties)).toEqual(["primary", "primaryDocumentId", "secondary", "secondaryDocumentId"]);
-    expect(Object.keys(single.post.requestBody.content["application/json"].schema.properties)).toEqual(["inputs", "config", "output"]);
-    expect(single.post.responses["200"].content["application/json"].schema.required).toEqual(["success", "durationMs", "creditsUsed"]);
+    expect(single.post.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UtilityRun" });
+    expect(body.components.schemas.UtilityRun.required).toEqual(["inputs"]);
+    expect(Object.keys(body.components.schemas.UtilityRun.properties.inputs.properties)).toEqual(["primary", "primaryDocumentId", "secondary", "secondaryDocumentId"]);
+    expect(Object.keys(body.components.schemas.UtilityRun.properties)).toEqual(["inputs", "config", "output"]);
+    expect(single.post.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UtilityOutput" });
+    expect(body.components.schemas.UtilityOutput.required).toEqual(["success", "durationMs", "creditsUsed"]);
   });
 });
