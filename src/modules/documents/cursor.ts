@@ -12,7 +12,8 @@ export interface CursorPosition {
 }
 
 const VERSION = 1;
-const DOCUMENT_ID = /^doc_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** ids are `<prefix>_<UUIDv7>`: doc_ for documents, pip_ for pipelines (same cursor rules for every list) */
+const idPattern = (prefix: string) => new RegExp(`^${prefix}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`);
 
 /** A short digest of the account id: the cursor names its owner without revealing the id. */
 function accountTag(accountId: string): string {
@@ -52,11 +53,18 @@ function open(accountId: string, cursor: string, length: number): unknown[] {
 
 const isPositiveInteger = (value: unknown): value is number => typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 
-export function decodeCursor(accountId: string, cursor: string): CursorPosition {
+export function decodeCursor(accountId: string, cursor: string, idPrefix = "doc"): CursorPosition {
   const [createdAt, id] = open(accountId, cursor, 4);
   if (!isPositiveInteger(createdAt)) throw invalidCursor();
-  if (typeof id !== "string" || !DOCUMENT_ID.test(id)) throw invalidCursor();
+  if (typeof id !== "string" || !idPattern(idPrefix).test(id)) throw invalidCursor();
   return { createdAt, id };
+}
+
+/** One page of a keyset listing fetched with `limit + 1` rows: the page, and the cursor of the next one. */
+export function pageOf<T extends CursorPosition>(accountId: string, rows: T[], limit: number): { page: T[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { page, nextCursor: rows.length > limit && last ? encodeCursor(accountId, last) : null };
 }
 
 /** The last version number of the previous page; the cursor must have been made for this document. */

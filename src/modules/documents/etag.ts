@@ -1,5 +1,5 @@
 /**
- * Strong ETags: the content hash for content, the row version for metadata. `If-Match` uses the strong
+ * Strong ETags: the content hash for content, the row revision for metadata. `If-Match` uses the strong
  * comparison (a weak tag never matches), `If-None-Match` the weak one (RFC 9110 §13.1).
  */
 

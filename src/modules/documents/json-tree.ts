@@ -9,7 +9,9 @@
  * trusts their structure.
  */
 
-const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_BRACE = 0x7b, CLOSE_BRACE = 0x7d, OPEN_BRACKET = 0x5b, CLOSE_BRACKET = 0x5d, COMMA = 0x2c, COLON = 0x3a;
+import { skipString, skipValue, skipWhitespace } from "../../http/json-scan";
+
+const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_BRACE = 0x7b, CLOSE_BRACE = 0x7d, OPEN_BRACKET = 0x5b, CLOSE_BRACKET = 0x5d, COMMA = 0x2c;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -25,42 +27,6 @@ export type Container = ObjectNode | ArrayNode;
 
 /** A whole text: the bytes before the value (whitespace, a byte order mark), the value, the bytes after. */
 export interface JsonText { lead: Piece; root: JsonNode; trail: Piece }
-
-const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
-
-function skipWhitespace(bytes: Uint8Array, at: number, end = bytes.length): number {
-  while (at < end && isWhitespace(bytes[at])) at++;
-  return at;
-}
-
-/** From an opening quote to just past its closing quote. */
-function skipString(bytes: Uint8Array, at: number): number {
-  for (let i = at + 1; i < bytes.length; i++) {
-    const byte = bytes[i];
-    if (byte === BACKSLASH) i++;
-    else if (byte === QUOTE) return i + 1;
-  }
-  return bytes.length;
-}
-
-/** From the first byte of a value to just past its last byte. */
-function skipValue(bytes: Uint8Array, at: number): number {
-  const first = bytes[at];
-  if (first === QUOTE) return skipString(bytes, at);
-  if (first === OPEN_BRACE || first === OPEN_BRACKET) {
-    let depth = 0;
-    for (let i = at; i < bytes.length; i++) {
-      const byte = bytes[i];
-      if (byte === QUOTE) i = skipString(bytes, i) - 1;
-      else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) depth++;
-      else if ((byte === CLOSE_BRACE || byte === CLOSE_BRACKET) && --depth === 0) return i + 1;
-    }
-    return bytes.length;
-  }
-  let i = at;
-  while (i < bytes.length && !isWhitespace(bytes[i]) && bytes[i] !== COMMA && bytes[i] !== CLOSE_BRACE && bytes[i] !== CLOSE_BRACKET) i++;
-  return i;
-}
 
 const piece = (source: Uint8Array, start: number, end: number): Piece => ({ source, start, end });
 export const literal = (text: string): Piece => {
@@ -103,7 +69,7 @@ export function expand(node: JsonNode): JsonNode {
   let endPiece = piece(source, at, close);
   while (at < close) {
     const leadStart = at;
-    at = skipWhitespace(source, at, close);
+    at = skipWhitespace(source, at);
     if (at >= close) break;
     const lead = piece(source, leadStart, at);
     let keyText: Piece | undefined;
@@ -117,7 +83,7 @@ export function expand(node: JsonNode): JsonNode {
     }
     const valueEnd = skipValue(source, at);
     const value = raw(piece(source, at, valueEnd));
-    const next = skipWhitespace(source, valueEnd, close);
+    const next = skipWhitespace(source, valueEnd);
     const isLast = source[next] !== COMMA;
     const trail = isLast ? EMPTY : piece(source, valueEnd, next);
     if (isObj) members.push({ lead, keyText: keyText!, colon: colon!, value, trail });
