@@ -79,6 +79,19 @@ describe("every content change makes a version", () => {
   });
 });
 
+describe("a saved utility output is a new version", () => {
+  test("output.saveTo adds a version holding the output; the previous content stays readable", async () => {
+    const { key: both } = await t.newAccount({ permissions: ["documents", "utilities"] });
+    const id = await createWith('{"a": null, "b": 1.0}', both);
+    const run = await t.json("POST", "/api/v1/utilities/schema.clean-json", { key: both, body: { inputs: { primaryDocumentId: id }, output: { saveTo: id } } });
+    expect(run.status).toBe(200);
+    expect(run.body.document.version).toBe(2);
+    expect((await versionsOf(id, both)).map((v) => v.version)).toEqual([2, 1]);
+    expect(await versionText(id, 1, both)).toBe('{"a": null, "b": 1.0}');
+    expect(JSON.parse(await versionText(id, 2, both))).toEqual({ b: 1 });
+  });
+});
+
 describe("GET …/versions", () => {
   test("paginated like the document list: limit 1–200, opaque cursor, no repeats or gaps", async () => {
     const id = await createWith("0");
