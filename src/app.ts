@@ -16,7 +16,7 @@ import { usageModule } from "./modules/usage";
 import { DOCUMENT_RAW_ROUTES, documentsModule } from "./modules/documents";
 import { documentsDeps } from "./modules/documents/service";
 import type { ContentStore } from "./storage/content-store";
-import { contentStoreIn } from "./storage/disk";
+import { createContentStore } from "./storage";
 import { EXECUTE_ROUTE, utilitiesModule } from "./modules/utilities";
 import { registry as defaultUtilityRegistry, type UtilityRegistry } from "./utilities/registry";
 import type { WorkerPool } from "./workers/pool";
@@ -30,7 +30,7 @@ export interface AppDeps {
   workerPool: WorkerPool;
   /** the utilities served; tests inject their own (the pool's registryModule must name the same set) */
   utilityRegistry?: UtilityRegistry;
-  /** where document content lives; by default $DATA_DIR/content (src/index.ts shares it with the sweepers) */
+  /** where document content lives; by default the configured store (src/index.ts shares it with the sweepers) */
   contentStore?: ContentStore;
 }
 
@@ -39,6 +39,7 @@ export const MAX_DOCUMENT_BODY_BYTES = 64 * 1024 * 1024;
 
 export function createApp(deps: AppDeps) {
   const { config, database } = deps;
+  const contentStore = deps.contentStore ?? createContentStore(config);
   const logger = deps.logger ?? createLogger(config.logLevel);
   const authenticator = new Authenticator(database.db, deps.now);
   const auth = authentication(authenticator);
@@ -65,11 +66,11 @@ export function createApp(deps: AppDeps) {
     .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]) }))
     .use(openapiDocs())
     .use(auth)
-    .use(healthModule({ database }))
+    .use(healthModule({ database, contentStore }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth }))
-    .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth }));
+    .use(documentsModule({ ...documentsDeps({ db: database.db, store: contentStore, now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth }));
 }
 
 function bearerToken(request: Request): string | undefined {
