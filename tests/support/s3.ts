@@ -24,6 +24,8 @@ export interface TestBucket {
   client: S3Client;
   /** true for the s3rver the tests started (stop()/start() work only then) */
   local: boolean;
+  /** the s3rver's folder (objects' last-modified times are their files' mtimes), when local */
+  directory?: string;
   /** makes the endpoint unreachable (connections refused) until start() */
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -102,6 +104,7 @@ export async function startTestBucket(options: { prefix?: string } = {}): Promis
     env,
     client,
     local: proc !== undefined,
+    directory,
     stop,
     async start() {
       if (!directory) throw new Error("start() needs the local s3rver (TEST_S3_ENDPOINT is set)");
