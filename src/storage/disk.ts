@@ -87,7 +87,8 @@ export class DiskContentStore implements ContentStore {
     }
   }
 
-  private pathOf(key: string, suffix: string): string {
+  /** Where the complete content of `key` lives (the copy to a bucket reads it from there). */
+  pathOf(key: string, suffix = COMPLETE): string {
     return join(this.root, shardOf(key), key + suffix);
   }
 
