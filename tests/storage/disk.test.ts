@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DiskContentStore } from "../../src/storage/disk";
-import { sha256Hex } from "../../src/storage/content-store";
+import { ContentStoreUnavailable, sha256Hex } from "../../src/storage/content-store";
 import { contentStoreContract } from "./contract";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-store-"));
@@ -39,4 +39,12 @@ test("list names complete files and temp files left by an interrupted write", as
   const after = [];
   for await (const file of store.list()) after.push(file.key);
   expect(after).not.toContain(leftover);
+});
+
+test("the probe fails, naming DATA_DIR, when the content folder cannot be used", async () => {
+  const blocked = join(root, "not-a-folder");
+  writeFileSync(blocked, "a file where the folder should be");
+  const error = await new DiskContentStore(join(blocked, "content")).probe().then(() => undefined, (e) => e);
+  expect(error).toBeInstanceOf(ContentStoreUnavailable);
+  expect(error.setting).toBe("DATA_DIR");
 });
