@@ -9,11 +9,11 @@
  * Response over an S3File with a redirect to the bucket, while the contract needs Content-Length, ETag
  * and Content-Disposition from Kiln itself. So small content is read into memory, and larger content is
  * streamed from the bucket into a node-local spool file that Bun then sends with sendfile: memory stays
- * flat whatever the size.
+ * flat whatever the size (Bun.write(path, s3File) streams; iterating s3File.stream() here buffered).
  */
 import { S3Client, type S3File } from "bun";
 import { mkdirSync, rmSync } from "node:fs";
-import { open, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { ContentStoreUnavailable, sha256Hex, type ContentStore, type OpenedContent, type StoredContent, type StoredFile } from "./content-store";
 
@@ -151,24 +151,17 @@ export class S3ContentStore implements ContentStore {
     await this.call("write", () => this.client.write(this.objectKey(key), Bun.file(path), { type: "application/json" }));
   }
 
-  /** Streams the object into a spool file (never holding it whole) and serves that file. */
+  /** Copies the object into a spool file (Bun.write streams it: never held whole) and serves that file. */
   private async spool(key: string, file: S3File): Promise<OpenedContent | undefined> {
     const path = join(this.spoolDir, `${key}-${Bun.randomUUIDv7()}`);
-    const handle = await open(path, "wx", 0o600);
-    let size = 0;
+    let size: number;
     try {
-      for await (const chunk of file.stream()) {
-        let written = 0;
-        while (written < chunk.byteLength) written += (await handle.write(chunk, written)).bytesWritten;
-        size += chunk.byteLength;
-      }
+      size = await Bun.write(path, file);
     } catch (error) {
-      await handle.close();
       await rm(path, { force: true });
       if (isMissing(error)) return undefined;
       throw this.unavailable("read", error);
     }
-    await handle.close();
     setTimeout(() => void rm(path, { force: true }).catch(() => {}), SPOOL_LIFETIME_MS).unref();
     return { size, body: Bun.file(path) };
   }
