@@ -96,7 +96,8 @@ export async function startTestBucket(options: { prefix?: string } = {}): Promis
   };
   const stop = async () => {
     if (!proc) throw new Error("stop() needs the local s3rver (TEST_S3_ENDPOINT is set)");
-    proc.kill("SIGTERM");
+    // SIGKILL: a graceful close would wait for the clients' keep-alive connections to time out
+    proc.kill("SIGKILL");
     await proc.exited;
   };
   return {
