@@ -15,6 +15,7 @@ let t: TestApp;
 let bucket: TestBucket;
 let key: string;
 const documents: { id: string; bytes: string }[] = [];
+// Bun applies the preload's setDefaultTimeout to the first test file only: hooks that start servers say theirs.
 beforeAll(async () => {
   [t, bucket] = await Promise.all([createTestApp(), startTestBucket()]);
   key = (await t.newAccount({ permissions: ["documents"] })).key;
@@ -27,11 +28,11 @@ beforeAll(async () => {
   const leftover = join(t.config.dataDir, "content", "ef", "01234567-89ab-7def-8123-4567890abcef.tmp");
   mkdirSync(join(leftover, ".."), { recursive: true });
   writeFileSync(leftover, '{"half":');
-});
+}, 60_000);
 afterAll(async () => {
   await t?.close();
   await bucket?.close();
-});
+}, 60_000);
 
 async function copy(env: Record<string, string> = bucket.env, tty = false): Promise<{ code: number; stdout: string; stderr: string }> {
   const command = tty ? ["script", "-qec", "bun run content:copy-to-s3", "/dev/null"] : ["bun", "run", "content:copy-to-s3"];

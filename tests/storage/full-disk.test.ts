@@ -15,6 +15,7 @@ let t: TestApp;
 let content = "";
 let mounted = false;
 let skipReason = "";
+// Bun applies the preload's setDefaultTimeout to the first test file only: hooks that start servers say theirs.
 beforeAll(async () => {
   t = await createTestApp();
   content = join(t.config.dataDir, "content");
@@ -25,11 +26,11 @@ beforeAll(async () => {
     skipReason = `mount -t tmpfs is not permitted here (${mount.stderr.toString().trim() || `exit ${mount.exitCode}`})`;
     console.log(`full-disk test skipped: ${skipReason}`);
   }
-});
+}, 60_000);
 afterAll(async () => {
   if (mounted) Bun.spawnSync(["umount", content]);
   await t.close();
-});
+}, 60_000);
 
 function filesIn(folder: string): string[] {
   return readdirSync(folder, { recursive: true }).map(String).filter((name) => name.includes("."));

@@ -14,15 +14,16 @@ const sha256 = (bytes: string | Uint8Array) => new Bun.CryptoHasher("sha256").up
 let bucket: TestBucket;
 let t: TestApp;
 let key: string;
+// Bun applies the preload's setDefaultTimeout to the first test file only: hooks that start servers say theirs.
 beforeAll(async () => {
   bucket = await startTestBucket();
   t = await createTestApp(bucket.env);
   key = (await t.newAccount({ permissions: ["documents"] })).key;
-});
+}, 60_000);
 afterAll(async () => {
   await t?.close();
   await bucket?.close();
-});
+}, 60_000);
 
 const create = (content: string, name = "doc.json") => t.json("POST", DOCS, { key, rawBody: `{"name":${JSON.stringify(name)},"content":${content}}` });
 const usage = async () => (await t.json("GET", "/api/v1/usage", { key })).body.storage.usedBytes as number;

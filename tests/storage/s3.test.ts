@@ -11,14 +11,15 @@ import { contentStoreContract } from "./contract";
 let bucket: TestBucket;
 let store: S3ContentStore;
 const spool = mkdtempSync(join(tmpdir(), "kiln-s3-spool-"));
+// Bun applies the preload's setDefaultTimeout to the first test file only: hooks that start servers say theirs.
 beforeAll(async () => {
   bucket = await startTestBucket();
   store = new S3ContentStore(bucket.settings, spool);
-});
+}, 60_000);
 afterAll(async () => {
   await bucket.close();
   rmSync(spool, { recursive: true, force: true });
-});
+}, 60_000);
 
 const bytesOf = (text: string) => new TextEncoder().encode(text);
 
