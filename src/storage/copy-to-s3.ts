@@ -16,6 +16,9 @@ import { S3ContentStore } from "./s3";
 
 /** Uploads in flight at once: enough to hide the bucket's latency, few enough for a small machine. */
 const PARALLEL = 8;
+/** Tries per file before it counts as failed: a bucket over a network has passing hiccups. */
+const ATTEMPTS = 3;
+const RETRY_DELAY_MS = 250;
 
 export interface CopyProgress {
   total: number;
@@ -44,18 +47,26 @@ export async function copyDiskToBucket(source: DiskContentStore, target: S3Conte
   const worker = async () => {
     while (next < files.length) {
       const file = files[next++];
-      try {
-        if ((await target.sizeOf(file.key)) === file.size) progress.skipped++;
-        else {
-          await target.upload(file.key, file.path);
-          const copied = await target.sizeOf(file.key);
-          if (copied !== file.size) throw new Error(`the bucket holds ${copied ?? "no"} bytes after the copy, the file ${file.size}`);
-          progress.copied++;
-          progress.copiedBytes += file.size;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          if ((await target.sizeOf(file.key)) === file.size) progress.skipped++;
+          else {
+            await target.upload(file.key, file.path);
+            const copied = await target.sizeOf(file.key);
+            if (copied !== file.size) throw new Error(`the bucket holds ${copied ?? "no"} bytes after the copy, the file ${file.size}`);
+            progress.copied++;
+            progress.copiedBytes += file.size;
+          }
+          break;
+        } catch (error) {
+          if (attempt < ATTEMPTS) {
+            await Bun.sleep(RETRY_DELAY_MS * attempt);
+            continue;
+          }
+          progress.failed++;
+          failures.push({ key: file.key, reason: (error as Error).message });
+          break;
         }
-      } catch (error) {
-        progress.failed++;
-        failures.push({ key: file.key, reason: (error as Error).message });
       }
       progress.done++;
       onProgress(progress);

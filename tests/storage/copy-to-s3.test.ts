@@ -63,6 +63,7 @@ test("a re-run skips what is there and copies again what is missing or the wrong
   await bucket.client.delete(objects[0]);
   await bucket.client.write(objects[1], "{}");
   const run = await copy();
+  expect(run.stderr).not.toContain("failed:");
   expect(run.code).toBe(0);
   expect(run.stdout).toContain(`${documents.length} content files: 2 copied`);
   expect(run.stdout).toContain(`${documents.length - 2} already in the bucket`);
@@ -94,6 +95,21 @@ test.skipIf(!Bun.which("script"))("on a terminal it draws a progress bar", async
   expect(run.stdout).toContain("100%");
   expect(run.stdout).toContain(`${documents.length}/${documents.length} files`);
   expect(run.stdout).toContain(`${documents.length} already in the bucket`);
+});
+
+test("a file that cannot be copied is reported on stderr, the others are copied, and the exit code is 1", async () => {
+  const unreadable = join(t.config.dataDir, "content", "ab", "01234567-89ab-7def-8123-4567890abcab.json");
+  mkdirSync(unreadable, { recursive: true }); // a folder where a content file should be
+  try {
+    const run = await copy();
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("failed: 01234567-89ab-7def-8123-4567890abcab");
+    expect(run.stdout).toContain(`${documents.length + 1} content files: 0 copied`);
+    expect(run.stdout).toContain(`${documents.length} already in the bucket, 1 failed`);
+    expect(run.stdout).toContain("Run the command again");
+  } finally {
+    rmSync(unreadable, { recursive: true, force: true });
+  }
 });
 
 test("without a bucket, or with an unreachable endpoint, it stops naming the variable", async () => {
