@@ -7,6 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { createTestApp, type TestApp } from "../support/app";
+import { ConformanceChecker } from "../support/conformance";
 
 const DOCS = "/api/v1/documents";
 const SIZE = "1m";
@@ -54,6 +55,10 @@ test("writes that do not fit answer 507 with nothing left behind; reads go on; f
   expect(full?.status).toBe(507);
   expect(full?.headers.get("content-type")).toBe("application/problem+json");
   expect(full?.body).toMatchObject({ code: "insufficient_storage", status: 507, success: false });
+  const checker = new ConformanceChecker((await t.json("GET", "/openapi.json", { key: null })).body);
+  const refused = await t.request("POST", DOCS, { key, rawBody: `{"name":"d","contentText":${JSON.stringify(document(50))}}` });
+  expect(refused.status).toBe(507);
+  expect(await checker.check("createDocument", "POST", DOCS, refused)).toEqual([]);
 
   const used = stored.reduce((sum, doc) => sum + Buffer.byteLength(doc.bytes), 0);
   expect(await usage()).toBe(used);

@@ -3,7 +3,8 @@
  * answers as on disk, and clean problems when the bucket is down or loses content behind Kiln's back.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { createTestApp, type RequestOptions, type TestApp } from "../support/app";
+import { ConformanceChecker } from "../support/conformance";
 import { startTestBucket, type TestBucket } from "../support/s3";
 import { removeDataDir, startServer, tempDataDir } from "../support/server";
 
@@ -14,18 +15,28 @@ const sha256 = (bytes: string | Uint8Array) => new Bun.CryptoHasher("sha256").up
 let bucket: TestBucket;
 let t: TestApp;
 let key: string;
+let checker: ConformanceChecker;
 // Bun applies the preload's setDefaultTimeout to the first test file only: hooks that start servers say theirs.
 beforeAll(async () => {
   bucket = await startTestBucket();
   t = await createTestApp(bucket.env);
   key = (await t.newAccount({ permissions: ["documents"] })).key;
+  checker = new ConformanceChecker((await t.json("GET", "/openapi.json", { key: null })).body);
 }, 60_000);
 afterAll(async () => {
   await t?.close();
   await bucket?.close();
 }, 60_000);
 
-const create = (content: string, name = "doc.json") => t.json("POST", DOCS, { key, rawBody: `{"name":${JSON.stringify(name)},"content":${content}}` });
+/** A request whose answer must be one the OpenAPI document declares for `operation`; its parsed body. */
+async function declared(operation: string, method: string, path: string, options: RequestOptions = {}) {
+  const response = await t.request(method, path, { key, ...options });
+  const text = await response.text();
+  expect(await checker.check(operation, method, path, new Response(text, { status: response.status, headers: response.headers }))).toEqual([]);
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+const createBody = (content: string, name = "doc.json") => ({ rawBody: `{"name":${JSON.stringify(name)},"content":${content}}` });
+const create = (content: string, name = "doc.json") => declared("createDocument", "POST", DOCS, createBody(content, name));
 const usage = async () => (await t.json("GET", "/api/v1/usage", { key })).body.storage.usedBytes as number;
 const count = async () => (await t.json("GET", `${DOCS}?limit=200`, { key })).body.documents.length as number;
 
@@ -88,10 +99,10 @@ describe("documents on the S3 store", () => {
       const object = bucket.client.file(name);
       if ((await object.text()) === '{"soon":"gone"}') await object.delete();
     }
-    const missing = await t.request("GET", `${DOCS}/${id}/content`, { key });
+    const missing = await declared("downloadDocumentContent", "GET", `${DOCS}/${id}/content`);
     expect(missing.status).toBe(500);
     expect(missing.headers.get("content-type")).toBe("application/problem+json");
-    const problem = await missing.json() as any;
+    const problem = missing.body;
     expect(problem).toMatchObject({ code: "content_missing", status: 500 });
     expect(problem.detail).toContain(id);
     expect(t.logLines.some((line) => line.includes("content_missing") && line.includes(problem.requestId))).toBe(true);
@@ -112,10 +123,10 @@ describe.skipIf(!!process.env.TEST_S3_ENDPOINT)("the bucket down mid-run", () =>
         expect(response.headers.get("retry-after")).toMatch(/^\d+$/);
         expect(response.body).toMatchObject({ code: "content_store_unavailable", status: 503, success: false });
       };
-      await expectUnavailable(await t.json("GET", `${DOCS}/${id}/content`, { key }));
+      await expectUnavailable(await declared("downloadDocumentContent", "GET", `${DOCS}/${id}/content`));
       await expectUnavailable(await create('{"new":true}'));
-      await expectUnavailable(await t.json("PUT", `${DOCS}/${id}/content`, { key, rawBody: '{"kept":2}' }));
-      const ready = await t.json("GET", "/ready", { key: null });
+      await expectUnavailable(await declared("replaceDocumentContent", "PUT", `${DOCS}/${id}/content`, { rawBody: '{"kept":2}' }));
+      const ready = await declared("getReadiness", "GET", "/ready", { key: null });
       expect(ready.status).toBe(503);
       expect(ready.body.detail).toContain("content store");
       // metadata lives in the database and is still served
