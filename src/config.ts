@@ -41,20 +41,20 @@ function integer(env: Env, name: string, fallback: number, min: number, max = Nu
   return value;
 }
 
-/** S3_NAME, else its AWS_NAME equivalent (the names Bun's S3Client reads). */
-const s3Variable = (env: Env, name: string) => env[`S3_${name}`] || env[`AWS_${name}`] || undefined;
+/** The S3_* variable, else its AWS_* equivalent (the names Bun's S3Client reads). */
+const firstSet = (env: Env, name: string, fallback: string) => env[name] || env[fallback] || undefined;
 
 function contentStoreConfig(env: Env): ContentStoreConfig {
   const kind = env.CONTENT_STORE || "disk";
   if (kind === "disk") return { kind };
   if (kind !== "s3") throw new ConfigError(`CONTENT_STORE must be disk or s3, got '${env.CONTENT_STORE}'`);
-  const bucket = s3Variable(env, "BUCKET");
+  const bucket = firstSet(env, "S3_BUCKET", "AWS_BUCKET");
   if (!bucket) throw new ConfigError("S3_BUCKET (or AWS_BUCKET) is required with CONTENT_STORE=s3");
-  const endpoint = s3Variable(env, "ENDPOINT");
+  const endpoint = firstSet(env, "S3_ENDPOINT", "AWS_ENDPOINT");
   if (endpoint !== undefined && !URL.canParse(endpoint)) throw new ConfigError(`S3_ENDPOINT must be a URL such as https://s3.eu-west-1.amazonaws.com, got '${endpoint}'`);
   if (endpoint !== undefined && !/^https?:$/.test(new URL(endpoint).protocol)) throw new ConfigError(`S3_ENDPOINT must be an http:// or https:// URL, got '${endpoint}'`);
-  const accessKeyId = s3Variable(env, "ACCESS_KEY_ID");
-  const secretAccessKey = s3Variable(env, "SECRET_ACCESS_KEY");
+  const accessKeyId = firstSet(env, "S3_ACCESS_KEY_ID", "AWS_ACCESS_KEY_ID");
+  const secretAccessKey = firstSet(env, "S3_SECRET_ACCESS_KEY", "AWS_SECRET_ACCESS_KEY");
   if (!accessKeyId) throw new ConfigError("S3_ACCESS_KEY_ID (or AWS_ACCESS_KEY_ID) is required with CONTENT_STORE=s3");
   if (!secretAccessKey) throw new ConfigError("S3_SECRET_ACCESS_KEY (or AWS_SECRET_ACCESS_KEY) is required with CONTENT_STORE=s3");
   const prefix = env.S3_PREFIX ?? "kiln/";
@@ -63,7 +63,7 @@ function contentStoreConfig(env: Env): ContentStoreConfig {
   }
   return {
     kind,
-    s3: { bucket, endpoint, region: s3Variable(env, "REGION"), accessKeyId, secretAccessKey, sessionToken: s3Variable(env, "SESSION_TOKEN"), prefix },
+    s3: { bucket, endpoint, region: firstSet(env, "S3_REGION", "AWS_REGION"), accessKeyId, secretAccessKey, sessionToken: firstSet(env, "S3_SESSION_TOKEN", "AWS_SESSION_TOKEN"), prefix },
   };
 }
 
