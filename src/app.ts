@@ -9,6 +9,7 @@ import { bodyParser, type BodyLimit } from "./http/body";
 import { createLogger, requestContext, type Logger } from "./http/context";
 import { errorHandler, HttpError } from "./http/errors";
 import { authentication, Authenticator } from "./http/auth";
+import { idempotency as idempotencyPlugin } from "./http/idempotency";
 import { openapiDocs } from "./http/openapi";
 import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
@@ -42,6 +43,7 @@ export function createApp(deps: AppDeps) {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const authenticator = new Authenticator(database.db, deps.now);
   const auth = authentication(authenticator);
+  const idempotency = idempotencyPlugin({ db: database.db, now: deps.now });
   const documentBodyLimit: BodyLimit = {
     bytes: MAX_DOCUMENT_BODY_BYTES,
     tooLarge: (limit) => new HttpError(413, "document_too_large", `The request body exceeds ${limit} bytes`),
@@ -68,8 +70,8 @@ export function createApp(deps: AppDeps) {
     .use(healthModule({ database }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
-    .use(utilitiesModule({ engine: utilityEngine, auth }))
-    .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth }));
+    .use(utilitiesModule({ engine: utilityEngine, auth, idempotency }))
+    .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth, idempotency }));
 }
 
 function bearerToken(request: Request): string | undefined {

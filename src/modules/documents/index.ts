@@ -1,6 +1,7 @@
 /** Documents API (permission `documents`): api.md §4.1 with decisions.md §4. */
 import { Elysia, t } from "elysia";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
+import type { IdempotencyPlugin } from "../../http/idempotency";
 import { RawBody, rawBody } from "../../http/body";
 import { badRequest } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
@@ -31,7 +32,7 @@ function stringHeaders(headers: Record<string, string | number>): Record<string,
 
 const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
 
-export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
+export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempotency: IdempotencyPlugin }) => {
   const withMetadataETag = (set: { headers: Record<string, unknown> }, row: DocumentRow) => {
     set.headers.ETag = metadataETag(row.version);
     return { success: true as const, document: documentView(row) };
@@ -39,6 +40,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
 
   return new Elysia({ name: "kiln.documents", prefix: "/api/v1", detail: { tags: ["Documents"] } })
     .use(deps.auth)
+    .use(deps.idempotency)
     .get("/documents", async ({ principal, query }) => {
       const { documents, nextCursor } = await listDocuments(deps, requirePrincipal(principal).accountId, {
         limit: listLimit(query.limit),
@@ -58,6 +60,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       set.headers.Location = `/api/v1/documents/${row.id}`;
       return withMetadataETag(set, row);
     }, {
+      idempotent: true,
       body: CreateDocumentBody,
       response: { 201: DocumentResponse },
       detail: { summary: "Create a document", description: "Exactly one of content (stored exactly as written in the request) and contentText (JSON text, stored byte for byte). 413 document_too_large / storage_limit_exceeded when it does not fit the account." },

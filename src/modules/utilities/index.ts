@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { TSchema } from "@sinclair/typebox";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
+import type { IdempotencyPlugin } from "../../http/idempotency";
 import { RawBody } from "../../http/body";
 import { ExecuteBody, ExecuteResponse, UtilityParams, UtilityView } from "./model";
 import { executeUtility, getUtility, utilityView, type UtilityEngine } from "./service";
@@ -12,9 +13,10 @@ export const EXECUTE_ROUTE = "/api/v1/utilities/:utilityId";
 /** A `t` schema as an OpenAPI media type (TypeBox schemas are JSON Schema). */
 const json = (schema: TSchema) => ({ content: { "application/json": { schema: schema as object } } });
 
-export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin }) =>
+export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin; idempotency: IdempotencyPlugin }) =>
   new Elysia({ name: "kiln.utilities", prefix: "/api/v1/utilities", detail: { tags: ["Utilities"] } })
     .use(deps.auth)
+    .use(deps.idempotency)
     .get("", () => ({ success: true as const, utilities: deps.engine.registry.utilities.map(utilityView) }), {
       response: { 200: t.Object({ success: t.Literal(true), utilities: t.Array(UtilityView) }) },
       detail: { summary: "List the utilities with their config JSON Schemas (defaults included)" },
@@ -35,6 +37,7 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin 
       });
       return new Response(text, { headers: { "Content-Type": "application/json" } });
     }, {
+      idempotent: true,
       params: UtilityParams,
       detail: {
         summary: "Run a utility on JSON inputs",
