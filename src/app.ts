@@ -14,7 +14,7 @@ import { openapiDocs } from "./http/openapi";
 import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
-import { DOCUMENT_RAW_ROUTES, documentsModule } from "./modules/documents";
+import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
 import { documentsDeps } from "./modules/documents/service";
 import type { ContentStore } from "./storage/content-store";
 import { contentStoreIn } from "./storage/disk";
@@ -64,14 +64,14 @@ export function createApp(deps: AppDeps) {
   return new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
     .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path, bearerToken(request)) }))
-    .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]) }))
+    .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]), streamedRoutes: new Set([IMPORT_ROUTE]) }))
     .use(openapiDocs())
     .use(auth)
     .use(healthModule({ database }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth, idempotency }))
-    .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth, idempotency }));
+    .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }));
 }
 
 function bearerToken(request: Request): string | undefined {

@@ -26,6 +26,12 @@ export class RawBody {
   }
 }
 
+/**
+ * The body of a route that reads the request stream itself (an NDJSON import of any size): the parser
+ * leaves the stream untouched for the handler.
+ */
+export class StreamedBody {}
+
 /** Parsed JSON, boxed so that a body of `null` is not mistaken by Elysia for "no parser answered". */
 class ParsedBody {
   constructor(readonly value: unknown) {}
@@ -101,11 +107,14 @@ export interface BodyParserOptions {
   limitFor(route: string): BodyLimit;
   /** routes whose handlers take the raw bytes (a RawBody) instead of parsed JSON */
   rawRoutes: ReadonlySet<string>;
+  /** routes whose handlers read request.body incrementally (a StreamedBody): nothing is buffered */
+  streamedRoutes?: ReadonlySet<string>;
 }
 
 export const bodyParser = (options: BodyParserOptions) =>
   new Elysia({ name: "kiln.body" })
     .onParse({ as: "global" }, async ({ request, route }) => {
+      if (options.streamedRoutes?.has(route)) return new StreamedBody();
       const limit = options.limitFor(route);
       const bytes = await readLimited(request, limit.bytes);
       const raw = options.rawRoutes.has(route);

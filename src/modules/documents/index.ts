@@ -3,17 +3,21 @@ import { Elysia, t } from "elysia";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
 import type { IdempotencyPlugin } from "../../http/idempotency";
 import { RawBody, rawBody } from "../../http/body";
-import { badRequest } from "../../http/errors";
+import { badRequest, HttpError } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
 import { contentDisposition } from "./content-disposition";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
-import { CreateDocumentBody, DocumentResponse, FoldersResponse, IdParams, ListQuery, ListResponse, UpdateDocumentBody } from "./model";
+import { CreateDocumentBody, DocumentResponse, ExportQuery, FoldersResponse, IdParams, ListQuery, ListResponse, UpdateDocumentBody } from "./model";
 import {
   createDocument, documentView, getDocument, listDocuments, listLimit, listFolders, openContent, purgeDocument,
   replaceContent, restoreDocument, softDelete, updateMetadata, type DocumentsDeps,
 } from "./service";
 import type { DocumentRow } from "../../db/schema";
-import { Type } from "@sinclair/typebox";
+import { Type, type TSchema } from "@sinclair/typebox";
+import { exportDocuments, importDocuments } from "./transfer";
+
+/** The import route as Elysia names it: its body is streamed, never buffered (see app.ts's body parser). */
+export const IMPORT_ROUTE = "/api/v1/import";
 
 /** Routes whose bodies the handlers read as raw bytes: content is stored as received, and a metadata update is parsed only once its document was found (404 before 400). */
 export const DOCUMENT_RAW_ROUTES = ["/api/v1/documents/:id", "/api/v1/documents/:id/content"] as const;
@@ -32,7 +36,19 @@ function stringHeaders(headers: Record<string, string | number>): Record<string,
 
 const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
 
-export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempotency: IdempotencyPlugin }) => {
+/** A line of an export or an import (OpenAPI). */
+const TransferLine = t.Object({
+  document: t.Object({ name: t.String(), description: t.Optional(t.Union([t.String(), t.Null()])), tags: t.Optional(t.Array(t.String())), folder: t.Optional(t.Union([t.String(), t.Null()])) }, { description: "the document's metadata (an export gives every field of a document; an import reads name, description, tags and folder only)" }),
+  content: t.Optional(t.Unknown({ description: "the content, embedded byte for byte" })),
+  contentText: t.Optional(t.String({ description: "instead of content, for content whose text holds line breaks: the text as a JSON string" })),
+});
+const ImportResultLine = t.Union([
+  t.Object({ line: Type.Integer(), id: t.String() }),
+  t.Object({ line: Type.Integer(), error: t.Object({ code: t.String(), detail: t.String() }) }),
+]);
+const ndjson = (schema: TSchema, description: string) => ({ description, content: { "application/x-ndjson": { schema: schema as object } } });
+
+export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempotency: IdempotencyPlugin; importLineMaxBytes: number }) => {
   const withMetadataETag = (set: { headers: Record<string, unknown> }, row: DocumentRow) => {
     set.headers.ETag = metadataETag(row.version);
     return { success: true as const, document: documentView(row) };
@@ -144,6 +160,31 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
       params: IdParams,
       response: { 200: DocumentResponse },
       detail: { summary: "Restore a soft-deleted document", description: "409 document_not_deleted for an active document." },
+    })
+    .get("/export", ({ principal, query, set }) => {
+      const stream = exportDocuments(deps, requirePrincipal(principal).accountId, { folder: query.folder, deleted: query.deleted === "true" });
+      return new Response(stream, { headers: { ...stringHeaders(set.headers as Record<string, string>), "Content-Type": "application/x-ndjson" } });
+    }, {
+      query: ExportQuery,
+      detail: {
+        summary: "Export documents as NDJSON",
+        description: "One line per document, oldest first: {\"document\": {metadata}, \"content\": <the stored JSON text, byte for byte>} (content with line breaks comes as contentText). Streamed: memory stays flat whatever the number of documents.",
+        responses: { 200: ndjson(TransferLine, "One line per document") },
+      },
+    })
+    .post("/import", ({ principal, request, set }) => {
+      const accountId = requirePrincipal(principal).accountId;
+      const type = request.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
+      if (type !== "application/x-ndjson") throw new HttpError(415, "unsupported_media_type", "The import body must be NDJSON: Content-Type: application/x-ndjson");
+      const results = importDocuments(deps, accountId, request.body, deps.importLineMaxBytes);
+      return new Response(results, { headers: { ...stringHeaders(set.headers as Record<string, string>), "Content-Type": "application/x-ndjson" } });
+    }, {
+      detail: {
+        summary: "Import documents from NDJSON",
+        description: "The export's line format; of document, only name, description, tags and folder are read. Each line is created on its own (quotas per line) and answered by one result line, streamed as it is stored: {\"line\": n, \"id\"} or {\"line\": n, \"error\": {code, detail}}. Blank lines are skipped. 415 unsupported_media_type for another Content-Type.",
+        requestBody: { required: true, ...ndjson(TransferLine, "One document per line") },
+        responses: { 200: ndjson(ImportResultLine, "One result per input line") },
+      },
     })
     .get("/folders", async ({ principal }) => ({ success: true as const, folders: await listFolders(deps, requirePrincipal(principal).accountId) }), {
       response: { 200: FoldersResponse },
