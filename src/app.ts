@@ -11,6 +11,8 @@ import { errorHandler, HttpError } from "./http/errors";
 import { authentication, Authenticator } from "./http/auth";
 import { idempotency as idempotencyPlugin } from "./http/idempotency";
 import { openapiDocs } from "./http/openapi";
+import { compressResponse } from "./http/compression";
+import { corsPolicy } from "./http/cors";
 import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
@@ -61,7 +63,7 @@ export function createApp(deps: AppDeps) {
     now: deps.now ?? Date.now,
   };
 
-  return new Elysia({ normalize: false, name: "kiln" })
+  const app = new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
     .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path, bearerToken(request)) }))
     .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]), streamedRoutes: new Set([IMPORT_ROUTE]) }))
@@ -72,6 +74,12 @@ export function createApp(deps: AppDeps) {
     .use(usageModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth, idempotency }))
     .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }));
+
+  // CORS and compression act on the final Response, whichever part of the app built it (a route, onError, a replay).
+  const cors = corsPolicy(config.corsOrigins);
+  const handle = app.handle;
+  app.handle = async (request) => cors.preflight(request) ?? cors.apply(request, await compressResponse(request, await handle(request)));
+  return app;
 }
 
 function bearerToken(request: Request): string | undefined {

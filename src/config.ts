@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import { parseCorsOrigins, type CorsOrigins } from "./http/cors";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
@@ -21,6 +22,8 @@ export interface Config {
   readonly purgeAfterMs: number;
   readonly sweepIntervalMs: number;
   readonly logLevel: LogLevel;
+  /** origins whose browsers may call the API (CORS); empty: none */
+  readonly corsOrigins: CorsOrigins;
 }
 
 export class ConfigError extends Error {}
@@ -51,6 +54,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got '${env.LOG_LEVEL}'`);
   }
+  const corsOrigins = parseCorsOrigins(env.CORS_ORIGINS);
+  if (corsOrigins === undefined) {
+    throw new ConfigError(`CORS_ORIGINS must be * or a comma-separated list of origins such as https://app.example.com (scheme, host and port only), got '${env.CORS_ORIGINS}'`);
+  }
   return Object.freeze({
     port: integer(env, "PORT", 3000, 0, 65535),
     host: env.HOST || "0.0.0.0",
@@ -65,5 +72,6 @@ export function loadConfig(env: Env = process.env): Config {
     purgeAfterMs: integer(env, "PURGE_AFTER_MS", 2_592_000_000, 0),
     sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 60_000, 100),
     logLevel,
+    corsOrigins,
   });
 }
