@@ -14,7 +14,7 @@
  * Requests refused before the route ran (401, 403, 429, a body that fails validation or is too large)
  * never claim the key.
  */
-import { Elysia } from "elysia";
+import { Elysia, t } from "elysia";
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
@@ -76,6 +76,25 @@ function asResponse(value: unknown, set: { status?: number | string; headers: Re
   return new Response(typeof value === "string" ? value : JSON.stringify(value), { status: typeof set.status === "number" ? set.status : 200, headers });
 }
 
+/** The answers the header adds to a route (problem+json bodies; the 409 also carries Retry-After). */
+const problem = (description: string) => t.Object({ code: t.String(), status: t.Integer(), detail: t.String() }, { additionalProperties: true, description });
+
+/**
+ * What an idempotent route declares, as schemas so that they merge with the route's own in the
+ * OpenAPI document. The header is checked by the hook below (its own 400 code), not by the schema.
+ */
+const IDEMPOTENCY_SCHEMAS = {
+  headers: t.Object({
+    "idempotency-key": t.Optional(t.String({
+      description: "1 to 255 printable ASCII characters (else 400 invalid_idempotency_key). A retry with the same key and body within 24 hours gets the first answer again, with the response header Idempotent-Replayed: true, and nothing is done twice.",
+    })),
+  }),
+  response: {
+    409: problem("idempotency_in_progress: a request with this Idempotency-Key is still running (Retry-After: 1)"),
+    422: problem("idempotency_key_reused: this Idempotency-Key was used with another request"),
+  },
+};
+
 export interface IdempotencyDeps {
   db: Db;
   now?: () => number;
@@ -132,6 +151,7 @@ export const idempotency = (deps: IdempotencyDeps) => {
 
   return new Elysia({ name: "kiln.idempotency" }).macro({
     idempotent: {
+      ...IDEMPOTENCY_SCHEMAS,
       async beforeHandle(context) {
         const { request, path } = context;
         const principal = (context as unknown as { principal?: { accountId: string } }).principal;

@@ -183,7 +183,10 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
         summary: "Import documents from NDJSON",
         description: "The export's line format; of document, only name, description, tags and folder are read. Each line is created on its own (quotas per line) and answered by one result line, streamed as it is stored: {\"line\": n, \"id\"} or {\"line\": n, \"error\": {code, detail}}. Blank lines are skipped. 415 unsupported_media_type for another Content-Type.",
         requestBody: { required: true, ...ndjson(TransferLine, "One document per line") },
-        responses: { 200: ndjson(ImportResultLine, "One result per input line") },
+        responses: {
+          200: ndjson(ImportResultLine, "One result per input line"),
+          415: { description: "unsupported_media_type: the body is not application/x-ndjson", content: { "application/problem+json": { schema: { type: "object" } } } },
+        },
       },
     })
     .get("/folders", async ({ principal }) => ({ success: true as const, folders: await listFolders(deps, requirePrincipal(principal).accountId) }), {
