@@ -45,7 +45,7 @@ const keyReused = () => new HttpError(422, "idempotency_key_reused", "This Idemp
 const inProgress = () => new HttpError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still running; retry once it has finished", { headers: { "Retry-After": "1" } });
 
 /** The Idempotency-Key header, checked: undefined when absent, 400 `invalid_idempotency_key` when malformed. */
-export function idempotencyKeyOf(request: Request): string | undefined {
+function idempotencyKeyOf(request: Request): string | undefined {
   const key = request.headers.get("idempotency-key");
   if (key === null) return undefined;
   if (!KEY.test(key)) throw badRequest("invalid_idempotency_key", "The Idempotency-Key header must be 1 to 255 printable ASCII characters");

@@ -1,9 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import zlib from "node:zlib";
 import { createTestApp, type TestApp } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../support/server";
 import { negotiateCoding } from "../../src/http/compression";
+
+// test apps, worker threads and real servers take seconds on a loaded machine
+setDefaultTimeout(60_000);
 
 describe("negotiateCoding", () => {
   test.each([
@@ -144,12 +147,12 @@ describe("through the real server", () => {
       body: JSON.stringify({ name: "big", contentText: big }),
     });
     id = ((await created.json()) as any).document.id;
-  });
+  }, 90_000);
   afterAll(async () => {
     await server?.stop();
     await database?.drop();
     if (dataDir) await removeDataDir(dataDir);
-  });
+  }, 60_000);
 
   const call = (method: string, path: string, headers: Record<string, string>) =>
     fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${KEY}`, ...headers }, decompress: false } as RequestInit);

@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
 import { ConfigError, loadConfig } from "../../src/config";
+
+// test apps, worker threads and real servers take seconds on a loaded machine
+setDefaultTimeout(60_000);
 
 const APP = "https://app.example.com";
 const preflight = (t: TestApp, origin: string, path = "/api/v1/documents") =>

@@ -1,7 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { sql } from "drizzle-orm";
 import { createTestApp, type TestApp } from "../support/app";
 import { IDEMPOTENCY_STALE_CLAIM_MS, IDEMPOTENCY_TTL_MS, purgeExpiredIdempotencyKeys } from "../../src/http/idempotency";
+
+// test apps, worker threads and real servers take seconds on a loaded machine
+setDefaultTimeout(60_000);
 
 let t: TestApp;
 let clock = Date.now();

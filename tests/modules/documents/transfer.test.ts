@@ -1,6 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
 import { ndjsonLines } from "../../../src/modules/documents/transfer";
+
+// test apps, worker threads and real servers take seconds on a loaded machine
+setDefaultTimeout(60_000);
 
 let t: TestApp;
 beforeAll(async () => {
