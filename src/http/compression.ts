@@ -63,6 +63,9 @@ function isCompressible(contentType: string | null): boolean {
   return type === "application/json" || type.endsWith("+json") || type === "application/x-ndjson";
 }
 
+/** NDJSON is streamed (exports, import results); other JSON of unknown length was made in memory. */
+const isStream = (response: Response) => response.headers.get("content-type")!.includes("ndjson");
+
 function addVary(headers: Headers): void {
   const vary = headers.get("vary");
   if (!vary) headers.set("Vary", "Accept-Encoding");
@@ -100,6 +103,8 @@ export async function compressResponse(request: Request, response: Response): Pr
   const declared = response.headers.get("content-length");
   const size = declared === null ? undefined : Number(declared);
   if (size !== undefined && size <= COMPRESSION_MIN_BYTES) return response;
+  // A stream answering a POST (an import's results) goes out line by line: a compressor would hold the lines back.
+  if (size === undefined && isStream(response) && request.method === "POST") return response;
 
   const init = { status: response.status, statusText: response.statusText, headers: new Headers(response.headers) };
   init.headers.set("Content-Encoding", coding);
@@ -109,7 +114,7 @@ export async function compressResponse(request: Request, response: Response): Pr
   // HEAD (no body): the header fields a GET would get; the compressed length is not known without compressing.
   if (response.body === null) return new Response(null, init);
   // Downloads (a known, large size) and NDJSON streams are compressed as they are read; JSON made in memory at once.
-  if (size === undefined ? init.headers.get("content-type")!.includes("ndjson") : size > BUFFERED_MAX_BYTES) {
+  if (size === undefined ? isStream(response) : size > BUFFERED_MAX_BYTES) {
     return new Response(compressStream(response.body, coding), init);
   }
   const bytes = await response.bytes();

@@ -174,6 +174,18 @@ describe("import line by line", () => {
     expect((await reader.read()).done).toBe(true);
   });
 
+  test("the results of an import are never held back by compression", async () => {
+    const { key } = await t.newAccount();
+    const lines = Array.from({ length: 30 }, (_, i) => `{"document":{"name":"n${i}","description":"${"d".repeat(100)}"},"content":${i}}`).join("\n");
+    const response = await t.app.handle(new Request("http://localhost/api/v1/import", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/x-ndjson", "accept-encoding": "gzip, br" },
+      body: lines,
+    }));
+    expect(response.headers.get("content-encoding")).toBeNull();
+    expect(linesOf(await response.text()).length).toBe(30);
+  });
+
   test("another Content-Type is 415; no key is 401; a key without documents is 403", async () => {
     const { key } = await t.newAccount();
     const wrongType = await t.request("POST", "/api/v1/import", { key, rawBody: `{"document":{"name":"x"},"content":1}` });
