@@ -1,7 +1,8 @@
 /**
- * Idempotency-Key for POSTs that create or spend something. A route opts in with `idempotent: true`
- * (after `.use(deps.idempotency)`); the key is looked at only after authentication, permission and
- * body validation, so it never changes who may do what.
+ * Idempotency-Key for POSTs that create or spend something. A route opts in by spreading the hooks
+ * into its options (`...deps.idempotency`) and declares it in its OpenAPI operation (`idempotent: true`
+ * in operation()). The key is looked at only after authentication, permission and body validation
+ * (the hooks run before the handler), so it never changes who may do what.
  *
  * The first request with a key claims it in PostgreSQL (one INSERT … ON CONFLICT, so of any number of
  * concurrent duplicates exactly one runs). Its answer is kept for 24 hours and replayed to retries with
@@ -14,7 +15,6 @@
  * Requests refused before the route ran (401, 403, 429, a body that fails validation or is too large)
  * never claim the key.
  */
-import { Elysia, t } from "elysia";
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
@@ -76,25 +76,6 @@ function asResponse(value: unknown, set: { status?: number | string; headers: Re
   return new Response(typeof value === "string" ? value : JSON.stringify(value), { status: typeof set.status === "number" ? set.status : 200, headers });
 }
 
-/** The answers the header adds to a route (problem+json bodies; the 409 also carries Retry-After). */
-const problem = (description: string) => t.Object({ code: t.String(), status: t.Integer(), detail: t.String() }, { additionalProperties: true, description });
-
-/**
- * What an idempotent route declares, as schemas so that they merge with the route's own in the
- * OpenAPI document. The header is checked by the hook below (its own 400 code), not by the schema.
- */
-const IDEMPOTENCY_SCHEMAS = {
-  headers: t.Object({
-    "idempotency-key": t.Optional(t.String({
-      description: "1 to 255 printable ASCII characters (else 400 invalid_idempotency_key). A retry with the same key and body within 24 hours gets the first answer again, with the response header Idempotent-Replayed: true, and nothing is done twice.",
-    })),
-  }),
-  response: {
-    409: problem("idempotency_in_progress: a request with this Idempotency-Key is still running (Retry-After: 1)"),
-    422: problem("idempotency_key_reused: this Idempotency-Key was used with another request"),
-  },
-};
-
 export interface IdempotencyDeps {
   db: Db;
   now?: () => number;
@@ -149,26 +130,22 @@ export const idempotency = (deps: IdempotencyDeps) => {
     return new Response(body, { status: response.status, headers: response.headers });
   }
 
-  return new Elysia({ name: "kiln.idempotency" }).macro({
-    idempotent: {
-      ...IDEMPOTENCY_SCHEMAS,
-      async beforeHandle(context) {
-        const { request, path } = context;
-        const principal = (context as unknown as { principal?: { accountId: string } }).principal;
-        if (!principal) return;
-        return begin(request, path, principal.accountId);
-      },
-      async mapResponse(context) {
-        const { request, set } = context;
-        const value = (context as unknown as { responseValue: unknown }).responseValue;
-        if (!claims.has(request)) return;
-        return finish(request, asResponse(value, set as { status?: number; headers: Record<string, unknown> }));
-      },
+  return {
+    async beforeHandle(context: { request: Request; path: string; principal?: { accountId: string } }): Promise<void> {
+      const { request, path, principal } = context;
+      if (!principal) return;
+      // A replay is the route's own earlier answer, so for typed clients (Eden) the route's response types stand.
+      return begin(request, path, principal.accountId) as Promise<unknown> as Promise<void>;
     },
-  });
+    async mapResponse(context: { request: Request; set: { status?: number | string; headers: Record<string, unknown> }; responseValue?: unknown }) {
+      if (!claims.has(context.request)) return;
+      return finish(context.request, asResponse(context.responseValue, context.set));
+    },
+  };
 };
 
-export type IdempotencyPlugin = ReturnType<typeof idempotency>;
+/** The hooks an idempotent route spreads into its options: `...deps.idempotency`. */
+export type IdempotencyHooks = ReturnType<typeof idempotency>;
 
 /** Deletes expired keys (a retry after 24 hours runs again); returns how many. */
 export async function purgeExpiredIdempotencyKeys(db: Db, at: number): Promise<number> {

@@ -1,19 +1,20 @@
-/** Documents API (permission `documents`): api.md §4.1 with decisions.md §4. */
+/** Documents API (permission `documents`), as docs/api.md describes it. */
 import { Elysia, t } from "elysia";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
-import type { IdempotencyPlugin } from "../../http/idempotency";
+import type { IdempotencyHooks } from "../../http/idempotency";
 import { RawBody, rawBody } from "../../http/body";
 import { badRequest, HttpError } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
 import { contentDisposition } from "./content-disposition";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
-import { CreateDocumentBody, DocumentResponse, ExportQuery, FoldersResponse, IdParams, ListQuery, ListResponse, UpdateDocumentBody } from "./model";
+import { CreateDocumentBody, DocumentResponse, DocumentView, ExportQuery, FoldersResponse, IdParams, ListQuery, ListResponse, UpdateDocumentBody } from "./model";
 import {
-  createDocument, documentView, getDocument, listDocuments, listLimit, listFolders, openContent, purgeDocument,
+  createDocument, documentView, getDocument, LIST_LIMIT_MAX, listDocuments, listLimit, listFolders, openContent, purgeDocument,
   replaceContent, restoreDocument, softDelete, updateMetadata, type DocumentsDeps,
 } from "./service";
 import type { DocumentRow } from "../../db/schema";
-import { Type, type TSchema } from "@sinclair/typebox";
+import { Type } from "@sinclair/typebox";
+import { operation } from "../../http/openapi";
 import { exportDocuments, importDocuments } from "./transfer";
 
 /** The import route as Elysia names it: its body is streamed, never buffered (see app.ts's body parser). */
@@ -22,7 +23,7 @@ export const IMPORT_ROUTE = "/api/v1/import";
 /** Routes whose bodies the handlers read as raw bytes: content is stored as received, and a metadata update is parsed only once its document was found (404 before 400). */
 export const DOCUMENT_RAW_ROUTES = ["/api/v1/documents/:id", "/api/v1/documents/:id/content"] as const;
 
-const Deleted = t.Object({ success: t.Literal(true), deleted: t.Literal(true), purgeAt: Type.Integer({ description: "epoch ms when the sweeper purges it" }) });
+const Deleted = t.Object({ success: t.Literal(true), deleted: t.Literal(true), purgeAt: Type.Integer({ description: "epoch ms when the sweeper purges it" }) }, { title: "DeletedDocument" });
 const Purged = t.Object({ success: t.Literal(true), deleted: t.Literal(true), permanent: t.Literal(true) });
 const ContentReplaced = t.Object({ success: t.Literal(true), fileSize: Type.Integer() });
 
@@ -36,19 +37,27 @@ function stringHeaders(headers: Record<string, string | number>): Record<string,
 
 const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
 
-/** A line of an export or an import (OpenAPI). */
-const TransferLine = t.Object({
-  document: t.Object({ name: t.String(), description: t.Optional(t.Union([t.String(), t.Null()])), tags: t.Optional(t.Array(t.String())), folder: t.Optional(t.Union([t.String(), t.Null()])) }, { description: "the document's metadata (an export gives every field of a document; an import reads name, description, tags and folder only)" }),
+/** A line of an export, and of an import (whose `document` may hold more fields: they are ignored). */
+const contentMembers = {
   content: t.Optional(t.Unknown({ description: "the content, embedded byte for byte" })),
   contentText: t.Optional(t.String({ description: "instead of content, for content whose text holds line breaks: the text as a JSON string" })),
-});
-const ImportResultLine = t.Union([
-  t.Object({ line: Type.Integer(), id: t.String() }),
+};
+const ExportLine = t.Object({ document: DocumentView, ...contentMembers }, { title: "ExportLine" });
+const ImportLine = t.Object({
+  document: t.Object({
+    name: t.String(),
+    description: t.Optional(t.Union([t.String(), t.Null()])),
+    tags: t.Optional(t.Array(t.String())),
+    folder: t.Optional(t.Union([t.String(), t.Null()])),
+  }, { additionalProperties: true, description: "name, description, tags and folder are read; other fields (an export's id, sizes, times) are ignored" }),
+  ...contentMembers,
+}, { title: "ImportLine" });
+const ImportResult = t.Union([
+  t.Object({ line: Type.Integer({ description: "the input line's number, from 1" }), id: t.String() }),
   t.Object({ line: Type.Integer(), error: t.Object({ code: t.String(), detail: t.String() }) }),
-]);
-const ndjson = (schema: TSchema, description: string) => ({ description, content: { "application/x-ndjson": { schema: schema as object } } });
+], { title: "ImportResult" });
 
-export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempotency: IdempotencyPlugin; importLineMaxBytes: number }) => {
+export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempotency: IdempotencyHooks; importLineMaxBytes: number }) => {
   const withMetadataETag = (set: { headers: Record<string, unknown> }, row: DocumentRow) => {
     set.headers.ETag = metadataETag(row.version);
     return { success: true as const, document: documentView(row) };
@@ -56,7 +65,6 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
 
   return new Elysia({ name: "kiln.documents", prefix: "/api/v1", detail: { tags: ["Documents"] } })
     .use(deps.auth)
-    .use(deps.idempotency)
     .get("/documents", async ({ principal, query }) => {
       const { documents, nextCursor } = await listDocuments(deps, requirePrincipal(principal).accountId, {
         limit: listLimit(query.limit),
@@ -68,7 +76,16 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
     }, {
       query: ListQuery,
       response: { 200: ListResponse },
-      detail: { summary: "List documents", description: "Newest first. Pass nextCursor as cursor for the next page; null means no more. `deleted=true` lists the caller's soft-deleted documents instead." },
+      detail: {
+        ...operation({
+          operationId: "listDocuments",
+          summary: "List documents",
+          description: "Newest first. Pass nextCursor as cursor for the next page; null means no more. `deleted=true` lists the caller's soft-deleted documents instead.",
+          errors: { 400: "validation_failed (limit, deleted, unknown query parameter) or invalid_cursor" },
+        }),
+        // limit is checked as text by listLimit() (Elysia's numeric coercion loses the field's path); clients send an integer.
+        parameters: [{ name: "limit", in: "query", required: false, description: `page size`, schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: 50 } }],
+      },
     })
     .post("/documents", async ({ principal, body, request, set }) => {
       const row = await createDocument(deps, requirePrincipal(principal).accountId, body, rawBody(request));
@@ -76,10 +93,17 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
       set.headers.Location = `/api/v1/documents/${row.id}`;
       return withMetadataETag(set, row);
     }, {
-      idempotent: true,
+      ...deps.idempotency,
       body: CreateDocumentBody,
       response: { 201: DocumentResponse },
-      detail: { summary: "Create a document", description: "Exactly one of content (stored exactly as written in the request) and contentText (JSON text, stored byte for byte). 413 document_too_large / storage_limit_exceeded when it does not fit the account." },
+      detail: operation({
+        operationId: "createDocument",
+        summary: "Create a document",
+        description: "Exactly one of content (stored exactly as written in the request) and contentText (JSON text, stored byte for byte).",
+        errors: { 413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded" },
+        headers: { 201: ["Location", "ETag"] },
+        idempotent: { success: 201 },
+      }),
     })
     .get("/documents/:id", async ({ principal, params, request, set, status }) => {
       const row = await getDocument(deps, requirePrincipal(principal).accountId, params.id);
@@ -89,7 +113,15 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
     }, {
       params: IdParams,
       response: { 200: DocumentResponse, 304: t.Void() },
-      detail: { summary: "Get document metadata", description: "ETag is the metadata version; If-None-Match gives 304." },
+      detail: operation({
+        operationId: "getDocument",
+        summary: "Get document metadata",
+        description: "ETag is the metadata version; If-None-Match gives 304.",
+        errors: { 404: "document_not_found" },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-None-Match"],
+        notModified: true,
+      }),
     })
     .get("/documents/:id/content", async ({ principal, params, request, set }) => {
       const { row, content } = await openContent(deps, requirePrincipal(principal).accountId, params.id);
@@ -107,7 +139,17 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
       });
     }, {
       params: IdParams,
-      detail: { summary: "Download document content", description: "The stored bytes, streamed from disk, with Content-Type application/json, Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304." },
+      // Documents the body for typed clients; the handler streams a Response, which Elysia does not re-validate.
+      response: { 200: t.Unknown({ description: "any JSON value" }), 304: t.Void() },
+      detail: operation({
+        operationId: "downloadDocumentContent",
+        summary: "Download document content",
+        description: "The stored bytes, streamed from disk, with Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304.",
+        errors: { 404: "document_not_found" },
+        headers: { 200: ["ETag", "Content-Disposition"] },
+        conditional: ["If-None-Match"],
+        notModified: true,
+      }),
     })
     .put("/documents/:id", async ({ principal, params, body, request, set }) => {
       const row = await updateMetadata(deps, requirePrincipal(principal).accountId, params.id, body, { ifMatch: request.headers.get("if-match") });
@@ -126,7 +168,15 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
       },
       body: UpdateDocumentBody,
       response: { 200: DocumentResponse },
-      detail: { summary: "Update document metadata", description: "At least one field. Tags are replaced, not merged. If-Match (metadata ETag) gives 412 when it does not match." },
+      detail: operation({
+        operationId: "updateDocument",
+        summary: "Update document metadata",
+        description: "At least one field. Tags are replaced, not merged.",
+        requestBody: { content: { "application/json": UpdateDocumentBody } },
+        errors: { 404: "document_not_found", 412: "precondition_failed: If-Match is not the current metadata ETag" },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-Match"],
+      }),
     })
     .put("/documents/:id/content", async ({ principal, params, body, request, set }) => {
       const row = await replaceContent(deps, requirePrincipal(principal).accountId, params.id, rawBytes(body), { ifMatch: request.headers.get("if-match") });
@@ -135,7 +185,19 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
     }, {
       params: IdParams,
       response: { 200: ContentReplaced },
-      detail: { summary: "Replace document content", description: "The body is the new JSON value itself, stored byte for byte. If-Match (content ETag) gives 412 when it does not match. 413 document_too_large / storage_limit_exceeded." },
+      detail: operation({
+        operationId: "replaceDocumentContent",
+        summary: "Replace document content",
+        description: "The body is the new JSON value itself, stored byte for byte.",
+        requestBody: { description: "any JSON value", content: { "application/json": {} } },
+        errors: {
+          404: "document_not_found",
+          412: "precondition_failed: If-Match is not the current content ETag",
+          413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded",
+        },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-Match"],
+      }),
     })
     .delete("/documents/:id", async ({ principal, params, request }) => {
       const row = await softDelete(deps, requirePrincipal(principal).accountId, params.id, { ifMatch: request.headers.get("if-match") });
@@ -143,7 +205,13 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
     }, {
       params: IdParams,
       response: { 200: Deleted },
-      detail: { summary: "Soft-delete a document", description: "It stays restorable (and counts towards storage) until purgeAt. If-Match (metadata ETag) gives 412 when it does not match." },
+      detail: operation({
+        operationId: "deleteDocument",
+        summary: "Soft-delete a document",
+        description: "It stays restorable (and counts towards storage) until purgeAt.",
+        errors: { 404: "document_not_found", 412: "precondition_failed: If-Match is not the current metadata ETag" },
+        conditional: ["If-Match"],
+      }),
     })
     .post("/documents/:id/purge", async ({ principal, params }) => {
       await purgeDocument(deps, requirePrincipal(principal).accountId, params.id);
@@ -151,7 +219,12 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
     }, {
       params: IdParams,
       response: { 200: Purged },
-      detail: { summary: "Purge a soft-deleted document", description: "Permanent; releases its storage. 409 document_not_deleted for an active document." },
+      detail: operation({
+        operationId: "purgeDocument",
+        summary: "Purge a soft-deleted document",
+        description: "Permanent; releases its storage.",
+        errors: { 404: "document_not_found", 409: "document_not_deleted: the document is active; delete it first" },
+      }),
     })
     .post("/documents/:id/restore", async ({ principal, params, set }) => {
       const row = await restoreDocument(deps, requirePrincipal(principal).accountId, params.id);
@@ -159,18 +232,24 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
     }, {
       params: IdParams,
       response: { 200: DocumentResponse },
-      detail: { summary: "Restore a soft-deleted document", description: "409 document_not_deleted for an active document." },
+      detail: operation({
+        operationId: "restoreDocument",
+        summary: "Restore a soft-deleted document",
+        errors: { 404: "document_not_found", 409: "document_not_deleted: the document is active" },
+        headers: { 200: ["ETag"] },
+      }),
     })
     .get("/export", ({ principal, query, set }) => {
       const stream = exportDocuments(deps, requirePrincipal(principal).accountId, { folder: query.folder, deleted: query.deleted === "true" });
       return new Response(stream, { headers: { ...stringHeaders(set.headers as Record<string, string>), "Content-Type": "application/x-ndjson" } });
     }, {
       query: ExportQuery,
-      detail: {
+      detail: operation({
+        operationId: "exportDocuments",
         summary: "Export documents as NDJSON",
         description: "One line per document, oldest first: {\"document\": {metadata}, \"content\": <the stored JSON text, byte for byte>} (content with line breaks comes as contentText). Streamed: memory stays flat whatever the number of documents.",
-        responses: { 200: ndjson(TransferLine, "One line per document") },
-      },
+        responses: { 200: { description: "One line per document", content: { "application/x-ndjson": ExportLine } } },
+      }),
     })
     .post("/import", ({ principal, request, set }) => {
       const accountId = requirePrincipal(principal).accountId;
@@ -179,18 +258,21 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
       const results = importDocuments(deps, accountId, request.body, deps.importLineMaxBytes);
       return new Response(results, { headers: { ...stringHeaders(set.headers as Record<string, string>), "Content-Type": "application/x-ndjson" } });
     }, {
-      detail: {
+      detail: operation({
+        operationId: "importDocuments",
         summary: "Import documents from NDJSON",
-        description: "The export's line format; of document, only name, description, tags and folder are read. Each line is created on its own (quotas per line) and answered by one result line, streamed as it is stored: {\"line\": n, \"id\"} or {\"line\": n, \"error\": {code, detail}}. Blank lines are skipped. 415 unsupported_media_type for another Content-Type.",
-        requestBody: { required: true, ...ndjson(TransferLine, "One document per line") },
-        responses: {
-          200: ndjson(ImportResultLine, "One result per input line"),
-          415: { description: "unsupported_media_type: the body is not application/x-ndjson", content: { "application/problem+json": { schema: { type: "object" } } } },
-        },
-      },
+        description: "The export's line format; of document, only name, description, tags and folder are read. Each line is created on its own (quotas per line) and answered by one result line, streamed as it is stored: {\"line\": n, \"id\"} or {\"line\": n, \"error\": {code, detail}}. Blank lines are skipped.",
+        requestBody: { description: "One document per line", content: { "application/x-ndjson": ImportLine } },
+        responses: { 200: { description: "One result per input line", content: { "application/x-ndjson": ImportResult } } },
+        errors: { 415: "unsupported_media_type: the body is not application/x-ndjson (or has a Content-Encoding)" },
+      }),
     })
     .get("/folders", async ({ principal }) => ({ success: true as const, folders: await listFolders(deps, requirePrincipal(principal).accountId) }), {
       response: { 200: FoldersResponse },
-      detail: { summary: "List folders with their document counts", description: "Every folder (and ancestor) a document was ever filed in, by path; documentCount counts active documents directly in it." },
+      detail: operation({
+        operationId: "listFolders",
+        summary: "List folders with their document counts",
+        description: "Every folder (and ancestor) a document was ever filed in, by path; documentCount counts active documents directly in it.",
+      }),
     });
 };
