@@ -1,6 +1,6 @@
 /**
  * Idempotency-Key for POSTs that create or spend something. A route opts in by spreading the hooks
- * into its options (`...deps.idempotency`) and declares it in its OpenAPI operation (`idempotent: true`
+ * into its options (`...deps.idempotency`) and declares it in its OpenAPI operation (`idempotent: { success: <status> }`
  * in operation()). The key is looked at only after authentication, permission and body validation
  * (the hooks run before the handler), so it never changes who may do what.
  *
