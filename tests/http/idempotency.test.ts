@@ -203,6 +203,41 @@ describe("POST /api/v1/utilities/{id} with Idempotency-Key", () => {
   });
 });
 
+describe("POST /api/v1/pipelines/run and /{id}/run with Idempotency-Key", () => {
+  const steps = [{ utility: "schema.clean-json" }, { utility: "structure.pick-fields", config: { paths: ["id"] } }];
+  const body = { steps, inputs: { primary: [{ id: 1, x: null }] }, output: { saveAs: { name: "report" } } };
+
+  test("20 concurrent duplicates run once: one run's credits, one saved document", async () => {
+    const { key } = await t.newAccount({ plan: "starter" });
+    const idem = newKey();
+    const responses = await Promise.all(Array.from({ length: 20 }, () =>
+      t.request("POST", "/api/v1/pipelines/run", { key, body, headers: { "Idempotency-Key": idem } })));
+    expect(responses.every((response) => response.status === 200 || response.status === 409)).toBe(true);
+    expect(await creditsUsed(key)).toBe(steps.length);
+    expect(await documentCount(key)).toBe(1);
+    const retry = await t.request("POST", "/api/v1/pipelines/run", { key, body, headers: { "Idempotency-Key": idem } });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(await creditsUsed(key)).toBe(steps.length);
+  });
+
+  test("a saved pipeline's run replays too, and the same key with another body is 422", async () => {
+    const { key } = await t.newAccount({ plan: "starter" });
+    const saved = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "p", steps } });
+    expect(saved.status).toBe(201);
+    const path = `/api/v1/pipelines/${saved.body.pipeline.id}/run`;
+    const idem = newKey();
+    const first = await t.request("POST", path, { key, body: { inputs: { primary: [{ id: 2 }] } }, headers: { "Idempotency-Key": idem } });
+    expect(first.status).toBe(200);
+    const again = await t.request("POST", path, { key, body: { inputs: { primary: [{ id: 2 }] } }, headers: { "Idempotency-Key": idem } });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.text()).toBe(await first.text());
+    expect(await creditsUsed(key)).toBe(steps.length);
+    const other = await t.request("POST", path, { key, body: { inputs: { primary: [{ id: 3 }] } }, headers: { "Idempotency-Key": idem } });
+    expect(other.status).toBe(422);
+  });
+});
+
 describe("failed first attempts", () => {
   test("a timed-out run (408) releases the key: the retry runs again and is not a replay", async () => {
     const slow = await createTestApp({ UTILITY_TIMEOUT_MS: "1", UTILITY_INLINE_MAX_BYTES: "0" });

@@ -16,6 +16,8 @@ afterAll(() => t.close());
 test.each([
   ["/api/v1/documents", "post"],
   ["/api/v1/utilities/{utilityId}", "post"],
+  ["/api/v1/pipelines/run", "post"],
+  ["/api/v1/pipelines/{id}/run", "post"],
 ])("%s %s declares the Idempotency-Key header and its 409 and 422", (path, method) => {
   const operation = spec.paths[path][method];
   const header = operation.parameters.find((parameter: any) => parameter.name.toLowerCase() === "idempotency-key");
