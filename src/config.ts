@@ -8,6 +8,7 @@ import type { S3Settings } from "./storage/s3";
 
 /** Where document content lives: `$DATA_DIR/content`, or an S3-compatible bucket. */
 export type ContentStoreConfig = { readonly kind: "disk" } | { readonly kind: "s3"; readonly s3: S3Settings };
+import { parseCorsOrigins, type CorsOrigins } from "./http/cors";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
@@ -26,6 +27,8 @@ export interface Config {
   readonly sweepIntervalMs: number;
   readonly logLevel: LogLevel;
   readonly contentStore: ContentStoreConfig;
+  /** origins whose browsers may call the API (CORS); empty: none */
+  readonly corsOrigins: CorsOrigins;
 }
 
 export class ConfigError extends Error {}
@@ -82,6 +85,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got '${env.LOG_LEVEL}'`);
   }
+  const corsOrigins = parseCorsOrigins(env.CORS_ORIGINS);
+  if (corsOrigins === undefined) {
+    throw new ConfigError(`CORS_ORIGINS must be * or a comma-separated list of origins such as https://app.example.com (scheme, host and port only), got '${env.CORS_ORIGINS}'`);
+  }
   return Object.freeze({
     port: integer(env, "PORT", 3000, 0, 65535),
     host: env.HOST || "0.0.0.0",
@@ -97,5 +104,6 @@ export function loadConfig(env: Env = process.env): Config {
     sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 60_000, 100),
     logLevel,
     contentStore: contentStoreConfig(env),
+    corsOrigins,
   });
 }

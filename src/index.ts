@@ -13,6 +13,7 @@ import { createContentStore } from "./storage";
 import { ContentStoreUnavailable } from "./storage/content-store";
 import { documentsRepository } from "./modules/documents/repository";
 import { startSweepers } from "./modules/documents/sweeper";
+import { purgeExpiredIdempotencyKeys } from "./http/idempotency";
 
 let config;
 try {
@@ -43,6 +44,9 @@ if (generatedKey) {
 const workerPool = createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start();
 const app = createApp({ config, database, logger, workerPool, contentStore });
 const sweepers = startSweepers({ repository: documentsRepository(database.db), store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs });
+const idempotencySweep = setInterval(() => {
+  purgeExpiredIdempotencyKeys(database.db, Date.now()).catch((error) => logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }));
+}, config.sweepIntervalMs);
 const server = Bun.serve({
   port: config.port,
   hostname: config.host,
@@ -60,6 +64,7 @@ async function shutdown(signal: string) {
   logger.log("info", "shutting down", { signal });
   await server.stop();
   await sweepers.stop();
+  clearInterval(idempotencySweep);
   await workerPool.stop();
   await database.close();
   process.exit(0);
