@@ -1,23 +1,30 @@
 /** Documents API (permission `documents`), as docs/api.md describes it. */
 import { Elysia, t } from "elysia";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
+import type { IdempotencyHooks } from "../../http/idempotency";
 import { RawBody, rawBody } from "../../http/body";
-import { badRequest } from "../../http/errors";
+import { badRequest, HttpError } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
 import { contentDisposition } from "./content-disposition";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
 import {
-  CreateDocumentBody, DocumentResponse, FoldersResponse, IdParams, JsonPatchDocument, ListQuery, ListResponse, UpdateDocumentBody, VersionParams, VersionsQuery, VersionsResponse,
+  CreateDocumentBody, DocumentResponse, DocumentView, ExportQuery, FoldersResponse, IdParams, JsonPatchDocument, ListQuery, ListResponse, UpdateDocumentBody,
+  VersionParams, VersionsQuery, VersionsResponse,
 } from "./model";
 import { JSON_PATCH, MERGE_PATCH } from "./patch";
-import { listVersions, openVersion, patchContent, restoreVersion, versionView } from "./versions";
+import { findVersion, listVersions, openVersionContent, patchContent, restoreVersion, versionView } from "./versions";
 import {
   createDocument, documentView, getDocument, LIST_LIMIT_MAX, listDocuments, listLimit, listFolders, openContent, purgeDocument,
   replaceContent, restoreDocument, softDelete, updateMetadata, type DocumentsDeps,
 } from "./service";
 import type { DocumentRow } from "../../db/schema";
+import type { OpenedContent } from "../../storage/content-store";
 import { Type } from "@sinclair/typebox";
 import { operation } from "../../http/openapi";
+import { exportDocuments, importDocuments } from "./transfer";
+
+/** The import route as Elysia names it: its body is streamed, never buffered (see app.ts's body parser). */
+export const IMPORT_ROUTE = "/api/v1/import";
 
 /**
  * Routes whose bodies the handlers read as raw bytes: content is stored as received (a patch's values
@@ -39,10 +46,8 @@ function stringHeaders(headers: Record<string, string | number>): Record<string,
 
 const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
 
-/** A download of stored bytes: its ETag, 304 for If-None-Match, the name as attachment. */
-function contentResponse(request: Request, headers: Record<string, string | number>, name: string, contentHash: string, content: { size: number; body: Blob }): Response {
-  const etag = contentETag(contentHash);
-  if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return notModified(etag, headers);
+/** A download of stored bytes, the name as attachment. */
+function downloadResponse(headers: Record<string, string | number>, name: string, etag: string, content: OpenedContent): Response {
   return new Response(content.body, {
     headers: {
       ...stringHeaders(headers),
@@ -54,8 +59,27 @@ function contentResponse(request: Request, headers: Record<string, string | numb
   });
 }
 
+/** A line of an export, and of an import (whose `document` may hold more fields: they are ignored). */
+const contentMembers = {
+  content: t.Optional(t.Unknown({ description: "the content, embedded byte for byte" })),
+  contentText: t.Optional(t.String({ description: "instead of content, for content whose text holds line breaks: the text as a JSON string" })),
+};
+const ExportLine = t.Object({ document: DocumentView, ...contentMembers }, { title: "ExportLine" });
+const ImportLine = t.Object({
+  document: t.Object({
+    name: t.String(),
+    description: t.Optional(t.Union([t.String(), t.Null()])),
+    tags: t.Optional(t.Array(t.String())),
+    folder: t.Optional(t.Union([t.String(), t.Null()])),
+  }, { additionalProperties: true, description: "name, description, tags and folder are read; other fields (an export's id, sizes, times) are ignored" }),
+  ...contentMembers,
+}, { title: "ImportLine" });
+const ImportResult = t.Union([
+  t.Object({ line: Type.Integer({ description: "the input line's number, from 1" }), id: t.String() }),
+  t.Object({ line: Type.Integer(), error: t.Object({ code: t.String(), detail: t.String() }) }),
+], { title: "ImportResult" });
 
-export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
+export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempotency: IdempotencyHooks; importLineMaxBytes: number }) => {
   const withMetadataETag = (set: { headers: Record<string, unknown> }, row: DocumentRow) => {
     set.headers.ETag = metadataETag(row.revision);
     return { success: true as const, document: documentView(row) };
@@ -91,14 +115,20 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       set.headers.Location = `/api/v1/documents/${row.id}`;
       return withMetadataETag(set, row);
     }, {
+      ...deps.idempotency,
       body: CreateDocumentBody,
       response: { 201: DocumentResponse },
       detail: operation({
         operationId: "createDocument",
         summary: "Create a document",
         description: "Exactly one of content (stored exactly as written in the request) and contentText (JSON text, stored byte for byte).",
-        errors: { 413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded" },
+        errors: {
+          413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded",
+          503: "content_store_unavailable: the content store cannot be reached; nothing was stored (Retry-After)",
+          507: "insufficient_storage: the content store has no room (a full disk); nothing was stored",
+        },
         headers: { 201: ["Location", "ETag"] },
+        idempotent: { success: 201 },
       }),
     })
     .get("/documents/:id", async ({ principal, params, request, set, status }) => {
@@ -120,8 +150,16 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       }),
     })
     .get("/documents/:id/content", async ({ principal, params, request, set }) => {
-      const { row, content } = await openContent(deps, requirePrincipal(principal).accountId, params.id);
-      return contentResponse(request, set.headers as Record<string, string>, row.name, row.contentHash, content);
+      const accountId = requirePrincipal(principal).accountId;
+      const headers = set.headers as Record<string, string>;
+      const ifNoneMatch = request.headers.get("if-none-match");
+      // A conditional request is answered from the row, without reading the content from the store.
+      if (ifNoneMatch !== null) {
+        const etag = contentETag((await getDocument(deps, accountId, params.id)).contentHash);
+        if (ifNoneMatchHits(ifNoneMatch, etag)) return notModified(etag, headers);
+      }
+      const { row, content } = await openContent(deps, accountId, params.id);
+      return downloadResponse(headers, row.name, contentETag(row.contentHash), content);
     }, {
       params: IdParams,
       // Documents the body for typed clients; the handler streams a Response, which Elysia does not re-validate.
@@ -129,8 +167,12 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       detail: operation({
         operationId: "downloadDocumentContent",
         summary: "Download document content",
-        description: "The stored bytes, streamed from disk, with Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304.",
-        errors: { 404: "document_not_found" },
+        description: "The stored bytes, streamed from the content store, with Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304 without reading the content.",
+        errors: {
+          404: "document_not_found",
+          500: "content_missing: the content is missing from the content store (removed behind Kiln's back; logged), or internal_error",
+          503: "content_store_unavailable: the content store cannot be reached (Retry-After)",
+        },
         headers: { 200: ["ETag", "Content-Disposition"] },
         conditional: ["If-None-Match"],
         notModified: true,
@@ -179,6 +221,8 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
           404: "document_not_found",
           412: "precondition_failed: If-Match is not the current content ETag",
           413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded",
+          503: "content_store_unavailable: the content store cannot be reached; nothing was stored (Retry-After)",
+          507: "insufficient_storage: the content store has no room (a full disk); nothing was stored",
         },
         headers: { 200: ["ETag"] },
         conditional: ["If-Match"],
@@ -232,8 +276,12 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       },
     })
     .get("/documents/:id/versions/:version/content", async ({ principal, params, request, set }) => {
-      const { document, version, content } = await openVersion(deps, requirePrincipal(principal).accountId, params.id, params.version);
-      return contentResponse(request, set.headers as Record<string, string>, document.name, version.contentHash, content);
+      const headers = set.headers as Record<string, string>;
+      const { document, version } = await findVersion(deps, requirePrincipal(principal).accountId, params.id, params.version);
+      // a conditional request is answered from the row, without reading the content from the store
+      const etag = contentETag(version.contentHash);
+      if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return notModified(etag, headers);
+      return downloadResponse(headers, document.name, etag, await openVersionContent(deps, params.id, params.version, version));
     }, {
       params: VersionParams,
       // Documents the body for typed clients; the handler streams a Response, which Elysia does not re-validate.
@@ -306,6 +354,34 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
         summary: "Restore a soft-deleted document",
         errors: { 404: "document_not_found", 409: "document_not_deleted: the document is active" },
         headers: { 200: ["ETag"] },
+      }),
+    })
+    .get("/export", ({ principal, query, set }) => {
+      const stream = exportDocuments(deps, requirePrincipal(principal).accountId, { folder: query.folder, deleted: query.deleted === "true" });
+      return new Response(stream, { headers: { ...stringHeaders(set.headers as Record<string, string>), "Content-Type": "application/x-ndjson" } });
+    }, {
+      query: ExportQuery,
+      detail: operation({
+        operationId: "exportDocuments",
+        summary: "Export documents as NDJSON",
+        description: "One line per document, oldest first: {\"document\": {metadata}, \"content\": <the stored JSON text, byte for byte>} (content with line breaks comes as contentText). Streamed: memory stays flat whatever the number of documents.",
+        responses: { 200: { description: "One line per document", content: { "application/x-ndjson": ExportLine } } },
+      }),
+    })
+    .post("/import", ({ principal, request, set }) => {
+      const accountId = requirePrincipal(principal).accountId;
+      const type = request.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
+      if (type !== "application/x-ndjson") throw new HttpError(415, "unsupported_media_type", "The import body must be NDJSON: Content-Type: application/x-ndjson");
+      const results = importDocuments(deps, accountId, request.body, deps.importLineMaxBytes);
+      return new Response(results, { headers: { ...stringHeaders(set.headers as Record<string, string>), "Content-Type": "application/x-ndjson" } });
+    }, {
+      detail: operation({
+        operationId: "importDocuments",
+        summary: "Import documents from NDJSON",
+        description: "The export's line format; of document, only name, description, tags and folder are read. Each line is created on its own (quotas per line) and answered by one result line, streamed as it is stored: {\"line\": n, \"id\"} or {\"line\": n, \"error\": {code, detail}}. Blank lines are skipped.",
+        requestBody: { description: "One document per line", content: { "application/x-ndjson": ImportLine } },
+        responses: { 200: { description: "One result per input line", content: { "application/x-ndjson": ImportResult } } },
+        errors: { 415: "unsupported_media_type: the body is not application/x-ndjson (or has a Content-Encoding)" },
       }),
     })
     .get("/folders", async ({ principal }) => ({ success: true as const, folders: await listFolders(deps, requirePrincipal(principal).accountId) }), {

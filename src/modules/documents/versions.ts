@@ -35,7 +35,7 @@ export async function listVersions(deps: DocumentsDeps, accountId: string, id: s
   return { versions: page, nextCursor: rows.length > options.limit && last ? encodeVersionCursor(accountId, id, last.version) : null };
 }
 
-async function findVersion(deps: DocumentsDeps, accountId: string, id: string, rawVersion: string): Promise<{ document: DocumentRow; version: DocumentVersionRow }> {
+export async function findVersion(deps: DocumentsDeps, accountId: string, id: string, rawVersion: string): Promise<{ document: DocumentRow; version: DocumentVersionRow }> {
   const document = await getDocument(deps, accountId, id);
   const version = await deps.repository.version(id, versionNumber(id, rawVersion));
   if (!version) throw versionNotFound(id, rawVersion);
@@ -43,23 +43,20 @@ async function findVersion(deps: DocumentsDeps, accountId: string, id: string, r
 }
 
 /**
- * A version dropped between finding its row and opening its file is simply gone (404); a kept version
- * without its file is a fault of the store (500).
+ * A kept version's content. A version dropped between finding its row and opening its file is simply
+ * gone (404); a kept version without its file is a fault of the store (500).
  */
-async function missingFile(deps: DocumentsDeps, id: string, rawVersion: string, version: DocumentVersionRow): Promise<never> {
+export async function openVersionContent(deps: DocumentsDeps, id: string, rawVersion: string, version: DocumentVersionRow): Promise<OpenedContent> {
+  const content = await deps.store.open(version.contentKey);
+  if (content) return content;
   if (await deps.repository.version(id, version.version)) throw new Error(`content of version ${version.version} of document ${id} is missing from the content store`);
   throw versionNotFound(id, rawVersion);
 }
 
-export async function openVersion(deps: DocumentsDeps, accountId: string, id: string, rawVersion: string): Promise<{ document: DocumentRow; version: DocumentVersionRow; content: OpenedContent }> {
-  const { document, version } = await findVersion(deps, accountId, id, rawVersion);
-  const content = await deps.store.open(version.contentKey) ?? await missingFile(deps, id, rawVersion, version);
-  return { document, version, content };
-}
-
 /** A new version holding a copy of an old one's bytes; history is never rewritten. */
 export async function restoreVersion(deps: DocumentsDeps, accountId: string, id: string, rawVersion: string, preconditions: Preconditions): Promise<DocumentRow> {
-  const { document, version, content } = await openVersion(deps, accountId, id, rawVersion);
+  const { document, version } = await findVersion(deps, accountId, id, rawVersion);
+  const content = await openVersionContent(deps, id, rawVersion, version);
   return storeNewVersion(deps, accountId, document, new Uint8Array(await content.body.arrayBuffer()), preconditions);
 }
 
