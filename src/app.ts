@@ -10,6 +10,7 @@ import { createLogger, requestContext, type Logger } from "./http/context";
 import { errorHandler, HttpError } from "./http/errors";
 import { authentication, Authenticator } from "./http/auth";
 import { openapiDocs } from "./http/openapi";
+import { createMetrics, metricsPlugin, type Metrics } from "./http/metrics";
 import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
@@ -32,6 +33,8 @@ export interface AppDeps {
   utilityRegistry?: UtilityRegistry;
   /** where document content lives; by default $DATA_DIR/content (src/index.ts shares it with the sweepers) */
   contentStore?: ContentStore;
+  /** given by src/index.ts, which shares it with the sweepers; else made here when METRICS_TOKEN is set */
+  metrics?: Metrics;
 }
 
 /** Limit on request bodies outside utility execution (document create and content update). */
@@ -39,7 +42,8 @@ export const MAX_DOCUMENT_BODY_BYTES = 64 * 1024 * 1024;
 
 export function createApp(deps: AppDeps) {
   const { config, database } = deps;
-  const logger = deps.logger ?? createLogger(config.logLevel);
+  const logger = deps.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
+  const metrics = deps.metrics ?? (config.metricsToken ? createMetrics({ workerPool: deps.workerPool, workerPoolSize: config.utilityWorkers, database }) : undefined);
   const authenticator = new Authenticator(database.db, deps.now);
   const auth = authentication(authenticator);
   const documentBodyLimit: BodyLimit = {
@@ -57,6 +61,7 @@ export function createApp(deps: AppDeps) {
     inlineMaxBytes: config.utilityInlineMaxBytes,
     logger,
     now: deps.now ?? Date.now,
+    metrics,
   };
 
   return new Elysia({ normalize: false, name: "kiln" })
@@ -64,12 +69,17 @@ export function createApp(deps: AppDeps) {
     .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path, bearerToken(request)) }))
     .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]) }))
     .use(openapiDocs())
+    .use(metricsPlugin(metrics, config.metricsToken))
     .use(auth)
     .use(healthModule({ database }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth }))
-    .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth }));
+    .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? instrumented(contentStoreIn(config.dataDir), metrics), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth }));
+}
+
+function instrumented(store: ContentStore, metrics: Metrics | undefined): ContentStore {
+  return metrics ? metrics.instrumentStore(store) : store;
 }
 
 function bearerToken(request: Request): string | undefined {

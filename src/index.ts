@@ -5,6 +5,7 @@
 import { ConfigError, loadConfig } from "./config";
 import { createDatabase } from "./db/client";
 import { createLogger } from "./http/context";
+import { createMetrics } from "./http/metrics";
 import { bootstrap } from "./modules/admin/service";
 import { createApp } from "./app";
 import { registry } from "./utilities/registry";
@@ -23,7 +24,7 @@ try {
   }
   throw error;
 }
-const logger = createLogger(config.logLevel);
+const logger = createLogger(config.logLevel, undefined, config.logFormat);
 const startedAt = performance.now();
 const database = await createDatabase(config, (message) => logger.log("info", message));
 const generatedKey = await bootstrap(database.db, config.bootstrapApiKey);
@@ -32,9 +33,10 @@ if (generatedKey) {
   console.log(`\n  Kiln generated an API key with every permission (shown only now):\n\n    ${generatedKey}\n`);
 }
 const workerPool = createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start();
-const contentStore = contentStoreIn(config.dataDir);
-const app = createApp({ config, database, logger, workerPool, contentStore });
-const sweepers = startSweepers({ repository: documentsRepository(database.db), store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs });
+const metrics = config.metricsToken ? createMetrics({ workerPool, workerPoolSize: config.utilityWorkers, database }) : undefined;
+const contentStore = metrics ? metrics.instrumentStore(contentStoreIn(config.dataDir)) : contentStoreIn(config.dataDir);
+const app = createApp({ config, database, logger, workerPool, contentStore, metrics });
+const sweepers = startSweepers({ repository: documentsRepository(database.db), store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs, metrics });
 const server = Bun.serve({
   port: config.port,
   hostname: config.host,

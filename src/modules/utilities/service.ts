@@ -6,6 +6,7 @@
 import type { TObject } from "@sinclair/typebox";
 import type { Db } from "../../db/client";
 import type { Logger } from "../../http/context";
+import type { Metrics } from "../../http/metrics";
 import { badRequest, HttpError, notFound } from "../../http/errors";
 import type { UtilityRegistry } from "../../utilities/registry";
 import type { Utility } from "../../utilities/types";
@@ -21,6 +22,7 @@ export interface UtilityEngine {
   inlineMaxBytes: number;
   logger: Logger;
   now: () => number;
+  metrics?: Pick<Metrics, "observeUtilityRun">;
 }
 
 export function getUtility(registry: UtilityRegistry, utilityId: string): Utility {
@@ -68,14 +70,17 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
     throw new HttpError(402, "credits_exhausted", "The account's monthly utility credits are used up; they renew on the first day of next month (UTC)");
   }
   let result: RunResult;
+  const started = performance.now();
   try {
     result = request.bytes.byteLength <= engine.inlineMaxBytes
       ? await executeBytes(utility, request.bytes)
       : await runInWorker(engine, utility, request);
   } catch (error) {
+    engine.metrics?.observeUtilityRun(utility.id, error instanceof HttpError ? error.code : "internal_error", (performance.now() - started) / 1000);
     await refundCredit(engine.db, request.accountId, periodStart);
     throw error;
   }
+  engine.metrics?.observeUtilityRun(utility.id, "ok", (performance.now() - started) / 1000);
   const durationMs = Math.round(result.durationMs * 1000) / 1000;
   return `{"success":true,"output":${result.outputJson},"durationMs":${durationMs},"creditsUsed":1}`;
 }
