@@ -76,7 +76,7 @@ export function docsCommand(client: () => Client): Command {
       }
       if (options.replace !== undefined) {
         const path = `${DOCS}/${encodeURIComponent(options.replace)}/content`;
-        const result = await upload(client(), "PUT", path, input.bytes, globals);
+        const result = await upload(client(), "PUT", path, input.bytes, input.bytes.byteLength, globals);
         if (globals.json) return printJson(result);
         return void process.stdout.write(`replaced the content of ${options.replace} (${formatBytes(result.fileSize)})\n`);
       }
@@ -89,7 +89,7 @@ export function docsCommand(client: () => Client): Command {
         ...(options.description !== undefined ? { description: options.description } : {}),
         contentText: text,
       });
-      const result = await upload(client(), "POST", DOCS, new TextEncoder().encode(body), globals);
+      const result = await upload(client(), "POST", DOCS, new TextEncoder().encode(body), input.bytes.byteLength, globals);
       if (globals.json) return printJson(result.document);
       process.stdout.write(`${result.document.id}  ${result.document.name}  ${formatBytes(result.document.fileSize)}\n`);
     });
@@ -143,9 +143,13 @@ function printDocument(document: DocumentView): void {
   for (const [label, value] of lines) process.stdout.write(`${label.padEnd(12)}${value}\n`);
 }
 
-/** Sends the bytes, with a progress bar of what the server has taken when one is shown. */
-async function upload(client: Client, method: string, path: string, bytes: Uint8Array, globals: GlobalOptions): Promise<any> {
-  const bar = progress(`${method === "PUT" ? "replace" : "push"}`, { total: bytes.byteLength, bytes: true, json: globals.json });
+/**
+ * Sends the bytes, with a bar of what the server has taken when one is shown; the bar counts in bytes
+ * of the file (`fileBytes`), which a create request carries escaped inside its JSON body.
+ */
+async function upload(client: Client, method: string, path: string, bytes: Uint8Array, fileBytes: number, globals: GlobalOptions): Promise<any> {
+  const bar = progress(`${method === "PUT" ? "replace" : "push"}`, { total: fileBytes, bytes: true, json: globals.json });
+  const scale = fileBytes / Math.max(1, bytes.byteLength);
   try {
     let offset = 0;
     const chunks = new ReadableStream<Uint8Array>({
@@ -156,7 +160,7 @@ async function upload(client: Client, method: string, path: string, bytes: Uint8
       },
     });
     const response = await client.request(method, path, {
-      body: process.stderr.isTTY && !globals.json ? counted(chunks, (done) => bar.update(done)) : bytes,
+      body: process.stderr.isTTY && !globals.json ? counted(chunks, (done) => bar.update(Math.round(done * scale))) : bytes,
       contentType: "application/json",
     });
     return await response.json();

@@ -2,7 +2,7 @@
  * What the CLI prints: tables for people, the API's JSON with --json, progress bars on stderr when it
  * is a terminal (never mixed into data written to that same terminal), and its inputs (a file or stdin).
  */
-import { SingleBar } from "cli-progress";
+import { Presets, SingleBar } from "cli-progress";
 import { CliError } from "./client";
 
 export interface GlobalOptions {
@@ -60,7 +60,7 @@ export function progress(label: string, options: { total?: number; bytes?: boole
   const format = options.total === undefined
     ? `${label} {done} {detail}`
     : `${label} [{bar}] {percentage}% {done}/{all} {detail}`;
-  const bar = new SingleBar({ format, stream: process.stderr, hideCursor: true, clearOnComplete: false, barsize: 30, fps: 10 });
+  const bar = new SingleBar({ format, stream: process.stderr, hideCursor: true, clearOnComplete: false, barsize: 30, fps: 10 }, Presets.shades_classic);
   bar.start(options.total ?? 0, 0, { done: show(0), all: show(options.total ?? 0), detail: "" });
   return {
     update(done, detail = "") {
