@@ -45,3 +45,29 @@ export function kiln(args: string[], target: Target, options: { stdin?: string |
 export function shell(script: string, target: Target, cwd?: string): Promise<CliResult> {
   return collect(Bun.spawn(["bash", "-o", "pipefail", "-c", script], { cwd, env: environment(target), stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
 }
+
+const TMUX_SOCKET = `kiln-cli-test-${process.pid}`;
+let sessions = 0;
+
+/**
+ * Runs a shell command in a fresh tmux session (a real terminal, 150×20) in `cwd` and returns the screen
+ * once it has finished, with a last line `EXIT=<code>`. stopTerminals() ends the tmux server.
+ */
+export async function onTerminal(target: Target, cwd: string, name: string, command: string): Promise<string> {
+  const session = `${name}-${sessions++}`;
+  const env = [`KILN_URL=${target.url}`, `KILN_KEY=${target.key ?? ""}`].flatMap((pair) => ["-e", pair]);
+  // PATH is set in the command itself: a login shell's profile would reset it.
+  const script = `export PATH=${KILN_BIN_DIR}:$PATH; ${command}; echo EXIT=$?; sleep 600`;
+  const started = Bun.spawnSync(["tmux", "-L", TMUX_SOCKET, "new-session", "-d", "-s", session, "-x", "150", "-y", "20", "-c", cwd, ...env, script]);
+  if (started.exitCode !== 0) throw new Error(`tmux: ${started.stderr.toString()}`);
+  for (let tries = 0; tries < 600; tries++) {
+    const screen = Bun.spawnSync(["tmux", "-L", TMUX_SOCKET, "capture-pane", "-p", "-t", session]).stdout.toString();
+    if (/EXIT=\d+/.test(screen)) return screen;
+    await Bun.sleep(100);
+  }
+  throw new Error(`${command} did not finish on the terminal`);
+}
+
+export function stopTerminals(): void {
+  Bun.spawnSync(["tmux", "-L", TMUX_SOCKET, "kill-server"]);
+}
