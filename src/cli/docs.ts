@@ -62,7 +62,7 @@ export function docsCommand(client: () => Client): Command {
     .description("upload a JSON file (or stdin with '-') as a new document, or as the new content of --replace ID")
     .option("--name <name>", "document name (default: the file's name; required for stdin)")
     .option("--folder <path>", "folder to file it in")
-    .option("--tag <tag...>", "tags (repeatable)")
+    .option("--tag <tag>", "a tag (repeat for several)", (tag: string, tags: string[] = []) => [...tags, tag])
     .option("--description <text>", "description")
     .option("--replace <id>", "replace the content of this document instead of creating one")
     .action(async (file: string | undefined, options: { name?: string; folder?: string; tag?: string[]; description?: string; replace?: string }, command: Command) => {
