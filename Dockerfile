@@ -21,7 +21,8 @@ COPY package.json tsconfig.json ./
 COPY src ./src
 COPY drizzle ./drizzle
 # The image's unprivileged `bun` user owns the data volume; the embedded PostgreSQL runs as that user too.
-RUN mkdir -p /data && chown bun:bun /data
+# `kiln` (the CLI) is on the PATH: docker exec <container> kiln usage
+RUN mkdir -p /data && chown bun:bun /data && ln -s /app/src/cli/index.ts /usr/local/bin/kiln
 USER bun
 VOLUME ["/data"]
 EXPOSE 3000

@@ -273,6 +273,11 @@ await step("HEALTHCHECK reports healthy", async () => {
   });
   console.log(`     ${status}`);
 });
+await step("the kiln CLI inside the container (docker exec)", async () => {
+  const usage = JSON.parse(await must(["docker", "exec", "-e", `KILN_KEY=${KEY}`, container, "kiln", "--json", "usage"]));
+  if (usage.success !== true) throw new Error(`kiln --json usage: ${JSON.stringify(usage)}`);
+  console.log(`     kiln --json usage: plan ${usage.plan}`);
+});
 const content = { kept: "across restarts", at: new Date().toISOString(), list: [1, 2, 3] };
 let documentId = "";
 await step("a document survives docker restart", async () => {
