@@ -13,7 +13,10 @@ export const openapiDocs = () =>
         description: "JSON document storage and transformation API. Errors are application/problem+json (RFC 9457).",
       },
       components: {
-        securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer kiln_…" } },
+        securitySchemes: {
+          bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer kiln_…" },
+          metricsToken: { type: "http", scheme: "bearer", description: "GET /metrics only: Authorization: Bearer <METRICS_TOKEN>" },
+        },
       },
       security: [{ bearerAuth: [] }],
     },
