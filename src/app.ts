@@ -10,7 +10,7 @@ import { createLogger, requestContext, type Logger } from "./http/context";
 import { errorHandler, HttpError } from "./http/errors";
 import { authentication, Authenticator } from "./http/auth";
 import { openapiDocs } from "./http/openapi";
-import { createMetrics, metricsPlugin, type Metrics } from "./http/metrics";
+import { metricsFor, metricsPlugin, type Metrics } from "./http/metrics";
 import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
@@ -43,7 +43,7 @@ export const MAX_DOCUMENT_BODY_BYTES = 64 * 1024 * 1024;
 export function createApp(deps: AppDeps) {
   const { config, database } = deps;
   const logger = deps.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
-  const metrics = deps.metrics ?? (config.metricsToken ? createMetrics({ workerPool: deps.workerPool, workerPoolSize: config.utilityWorkers, database }) : undefined);
+  const metrics = deps.metrics ?? metricsFor(config, deps.workerPool, database);
   const authenticator = new Authenticator(database.db, deps.now);
   const auth = authentication(authenticator);
   const documentBodyLimit: BodyLimit = {

@@ -5,7 +5,7 @@
 import { ConfigError, loadConfig } from "./config";
 import { createDatabase } from "./db/client";
 import { createLogger } from "./http/context";
-import { createMetrics } from "./http/metrics";
+import { metricsFor } from "./http/metrics";
 import { bootstrap } from "./modules/admin/service";
 import { createApp } from "./app";
 import { registry } from "./utilities/registry";
@@ -33,8 +33,8 @@ if (generatedKey) {
   console.log(`\n  Kiln generated an API key with every permission (shown only now):\n\n    ${generatedKey}\n`);
 }
 const workerPool = createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start();
-const metrics = config.metricsToken ? createMetrics({ workerPool, workerPoolSize: config.utilityWorkers, database }) : undefined;
-const contentStore = metrics ? metrics.instrumentStore(contentStoreIn(config.dataDir)) : contentStoreIn(config.dataDir);
+const metrics = metricsFor(config, workerPool, database);
+const contentStore = metrics?.instrumentStore(contentStoreIn(config.dataDir)) ?? contentStoreIn(config.dataDir);
 const app = createApp({ config, database, logger, workerPool, contentStore, metrics });
 const sweepers = startSweepers({ repository: documentsRepository(database.db), store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs, metrics });
 const server = Bun.serve({

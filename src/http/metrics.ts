@@ -6,6 +6,7 @@
 import { timingSafeEqual } from "node:crypto";
 import { Elysia, t } from "elysia";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Config } from "../config";
 import type { Database } from "../db/client";
 import type { ContentStore } from "../storage/content-store";
 import type { WorkerPool } from "../workers/pool";
@@ -28,6 +29,11 @@ export interface MetricsSources {
   workerPool: WorkerPool;
   workerPoolSize: number;
   database: Database;
+}
+
+/** The metrics of a process, or undefined when METRICS_TOKEN is unset (nothing is measured then). */
+export function metricsFor(config: Pick<Config, "metricsToken" | "utilityWorkers">, workerPool: WorkerPool, database: Database): Metrics | undefined {
+  return config.metricsToken ? createMetrics({ workerPool, workerPoolSize: config.utilityWorkers, database }) : undefined;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];

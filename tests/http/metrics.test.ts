@@ -4,6 +4,7 @@ import { documentsRepository } from "../../src/modules/documents/repository";
 import { startSweepers } from "../../src/modules/documents/sweeper";
 import { contentStoreIn } from "../../src/storage/disk";
 import { createMetrics } from "../../src/http/metrics";
+import { startRunServer } from "../reliability/support/run-server";
 
 const TOKEN = "metrics-token-0123456789abcdef";
 const DOCS = "/api/v1/documents";
@@ -106,4 +107,22 @@ describe("with METRICS_TOKEN", () => {
     expect(sample(text, 'kiln_sweeper_runs_total{kind="orphans",outcome="ok"}')).toBe(1);
     expect(sample(text, 'kiln_content_store_operations_total{operation="list"}')).toBe(1);
   });
+});
+
+test("the real server measures its sweepers and content store, and serves them on /metrics", async () => {
+  const run = await startRunServer({ METRICS_TOKEN: TOKEN });
+  try {
+    const key = await run.newKey(["documents"]);
+    const created = await fetch(`${run.server.url}${DOCS}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ name: "m.json", content: [1] }) });
+    expect(created.status).toBe(201);
+    await Bun.sleep(20);
+    const response = await fetch(`${run.server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(sample(text, 'kiln_sweeper_runs_total{kind="purge",outcome="ok"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'kiln_content_store_operations_total{operation="put"}')).toBe(1);
+    expect(sample(text, 'kiln_http_request_duration_seconds_count{method="POST",route="/api/v1/documents",status="201"}')).toBe(1);
+  } finally {
+    await run.close();
+  }
 });
