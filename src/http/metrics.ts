@@ -10,8 +10,9 @@ import type { Config } from "../config";
 import type { Database } from "../db/client";
 import type { ContentStore } from "../storage/content-store";
 import type { WorkerPool } from "../workers/pool";
-import { requestState, responseStatus } from "./context";
+import { requestState, statusSent } from "./context";
 import { HttpError, notFound } from "./errors";
+import { operation } from "./openapi";
 
 export type SweepKind = "purge" | "orphans";
 
@@ -143,15 +144,21 @@ export const metricsPlugin = (metrics: Metrics | undefined, token: string | unde
       set.headers["content-type"] = metrics.registry.contentType;
       return metrics.registry.metrics();
     }, {
-      response: { 200: t.String({ description: "Prometheus text exposition format" }) },
       detail: {
-        summary: "Prometheus metrics (Authorization: Bearer <METRICS_TOKEN>; 404 when METRICS_TOKEN is unset)",
+        ...operation({
+          operationId: "getMetrics",
+          summary: "Prometheus metrics",
+          description: "Requests, utility runs, worker pool, database pool, sweepers and content store, in the Prometheus text format. Needs `Authorization: Bearer <METRICS_TOKEN>`; without METRICS_TOKEN the route answers 404 like any unknown path.",
+          errors: { 401: "unauthorized: no METRICS_TOKEN or a wrong one", 404: "route_not_found: METRICS_TOKEN is not set" },
+          headers: { 401: ["WWW-Authenticate"] },
+          responses: { 200: { description: "The metrics", content: { "text/plain; version=0.0.4; charset=utf-8": t.String() } } },
+        }),
         security: [{ metricsToken: [] }],
       },
     });
   if (!metrics) return plugin;
-  return plugin.onAfterResponse({ as: "global" }, ({ request, set, route }) => {
+  return plugin.onAfterResponse({ as: "global" }, ({ request, set, route, responseValue }) => {
     const state = requestState(request);
-    metrics.observeRequest(request.method, route || UNMATCHED_ROUTE, responseStatus(state, set.status), (performance.now() - state.startedAt) / 1000);
+    metrics.observeRequest(request.method, route || UNMATCHED_ROUTE, statusSent(state, responseValue, set.status), (performance.now() - state.startedAt) / 1000);
   });
 };
