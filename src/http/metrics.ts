@@ -151,7 +151,7 @@ export const metricsPlugin = (metrics: Metrics | undefined, token: string | unde
           description: "Requests, utility runs, worker pool, database pool, sweepers and content store, in the Prometheus text format. Needs `Authorization: Bearer <METRICS_TOKEN>`; without METRICS_TOKEN the route answers 404 like any unknown path.",
           errors: { 401: "unauthorized: no METRICS_TOKEN or a wrong one", 404: "route_not_found: METRICS_TOKEN is not set" },
           headers: { 401: ["WWW-Authenticate"] },
-          responses: { 200: { description: "The metrics", content: { "text/plain; version=0.0.4; charset=utf-8": t.String() } } },
+          responses: { 200: { description: "The metrics", content: { "text/plain": t.String({ description: "Prometheus text exposition format 0.0.4 (Content-Type text/plain; version=0.0.4; charset=utf-8)" }) } } },
         }),
         security: [{ metricsToken: [] }],
       },

@@ -2,12 +2,15 @@
  * The `kiln` CLI as a user runs it: a subprocess against the real server, checking stdout, stderr and
  * exit codes. (Progress bars on a terminal: progress.test.ts.)
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, setDefaultTimeout, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startRunServer, type RunServer } from "../reliability/support/run-server";
 import { kiln, shell, type Target } from "./support";
+
+// Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.
+setDefaultTimeout(60_000);
 
 let run: RunServer;
 let user: Target;

@@ -2,12 +2,15 @@
  * The README's CLI quickstart, run as written (its placeholders, the URL and the key, replaced by the
  * test server's) in a scratch folder that looks like a checkout to `bun run kiln`.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, setDefaultTimeout, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startRunServer, type RunServer } from "../reliability/support/run-server";
 import { kiln, shell } from "./support";
+
+// Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.
+setDefaultTimeout(60_000);
 
 const ROOT = resolve(import.meta.dir, "../..");
 let run: RunServer;

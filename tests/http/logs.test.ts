@@ -3,10 +3,13 @@
  * a terminal; and never a key, a document's content or a utility payload, whatever the request did
  * (success, validation error, malformed body, failed run, worker run, wrong key).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, setDefaultTimeout, describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../../src/config";
 import { createLogger } from "../../src/http/context";
 import { startRunServer, type RunServer } from "../reliability/support/run-server";
+
+// Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.
+setDefaultTimeout(60_000);
 
 test("LOG_FORMAT is json or pretty; METRICS_TOKEN needs 16 characters: other values stop the start naming the variable", () => {
   expect(loadConfig({}).logFormat).toBe("json");

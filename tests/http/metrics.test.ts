@@ -1,10 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, setDefaultTimeout, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
 import { documentsRepository } from "../../src/modules/documents/repository";
 import { startSweepers } from "../../src/modules/documents/sweeper";
 import { contentStoreIn } from "../../src/storage/disk";
 import { createMetrics } from "../../src/http/metrics";
 import { startRunServer } from "../reliability/support/run-server";
+
+// Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.
+setDefaultTimeout(60_000);
 
 const TOKEN = "metrics-token-0123456789abcdef";
 const DOCS = "/api/v1/documents";
