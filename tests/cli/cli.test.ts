@@ -7,7 +7,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startRunServer, type RunServer } from "../reliability/support/run-server";
-import { kiln, shell, type Target } from "./support";
+import { freePort, removeDataDir, tempDataDir } from "../support/server";
+import { CLI, kiln, shell, type Target } from "./support";
 
 // Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.
 setDefaultTimeout(60_000);
@@ -213,4 +214,31 @@ describe("keys and usage", () => {
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toStartWith(`kiln: cannot reach http://127.0.0.1:${closedPort}`);
   });
+});
+
+test("kiln serve starts the server like bun run start and stops cleanly on SIGTERM", async () => {
+  const dataDir = tempDataDir();
+  const port = freePort();
+  const key = `kiln_ServeTest${Bun.randomUUIDv7().replaceAll("-", "")}`;
+  const server = Bun.spawn(["bun", CLI, "serve"], {
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, BOOTSTRAP_API_KEY: key, LOG_LEVEL: "warn" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  try {
+    const target = { url: `http://127.0.0.1:${port}`, key };
+    let ready = false;
+    for (let waited = 0; waited < 50_000 && !ready && server.exitCode === null; waited += 100) {
+      ready = await fetch(`${target.url}/ready`).then((response) => response.ok, () => false);
+      if (!ready) await Bun.sleep(100);
+    }
+    expect(ready).toBe(true);
+    const usage = await kiln(["--json", "usage"], target);
+    expect(JSON.parse(usage.stdout)).toMatchObject({ success: true, plan: "unlimited" });
+    server.kill("SIGTERM");
+    expect(await server.exited).toBe(0);
+  } finally {
+    if (server.exitCode === null) server.kill("SIGKILL");
+    await removeDataDir(dataDir);
+  }
 });
