@@ -81,16 +81,22 @@ describe("with METRICS_TOKEN", () => {
     expect(sample(text, 'kiln_content_store_operations_total{operation="put"}')).toBeGreaterThanOrEqual(1);
   });
 
-  test("counts utility runs by id and outcome, inline and in the worker pool", async () => {
+  test("counts utility runs by id and outcome, inline and in the worker pool, and pipelines as one run", async () => {
     const { key } = await t.newAccount({ permissions: ["utilities"] });
     const small = { inputs: { primary: { a: { b: 1 } } } };
     const large = { inputs: { primary: { a: { b: "x".repeat(200) } } } };
     expect((await t.request("POST", "/api/v1/utilities/structure.flatten-nest", { key, body: small })).status).toBe(200);
     expect((await t.request("POST", "/api/v1/utilities/structure.flatten-nest", { key, body: large })).status).toBe(200);
+    expect((await t.request("POST", "/api/v1/utilities/convert.json-to-csv", { key, body: { inputs: { primary: 5 } } })).status).toBe(400);
+    // refused before it runs (no credit taken): not a run
     expect((await t.request("POST", "/api/v1/utilities/structure.flatten-nest", { key, body: { inputs: { primary: 1 }, config: { nope: true } } })).status).toBe(400);
+    const pipeline = { steps: [{ utility: "convert.csv-to-json" }, { utility: "structure.pick-fields", config: { fields: ["a"] } }], inputs: { primary: "a,b\n1,2\n" } };
+    expect((await t.request("POST", "/api/v1/pipelines/run", { key, body: pipeline })).status).toBe(200);
     const text = await scrape();
     expect(sample(text, 'kiln_utility_run_duration_seconds_count{utility="structure.flatten-nest",outcome="ok"}')).toBe(2);
-    expect(sample(text, 'kiln_utility_run_duration_seconds_count{utility="structure.flatten-nest",outcome="validation_failed"}')).toBe(1);
+    expect(sample(text, 'kiln_utility_run_duration_seconds_count{utility="convert.json-to-csv",outcome="utility_failed"}')).toBe(1);
+    expect(text).not.toContain('outcome="validation_failed"');
+    expect(sample(text, 'kiln_utility_run_duration_seconds_count{utility="pipeline",outcome="ok"}')).toBe(1);
   });
 
   test("counts sweeper runs and the items they removed", async () => {
