@@ -9,15 +9,18 @@ import { bodyParser, type BodyLimit } from "./http/body";
 import { createLogger, requestContext, type Logger } from "./http/context";
 import { errorHandler, HttpError, methodsAllowed } from "./http/errors";
 import { authentication, Authenticator } from "./http/auth";
+import { idempotency as idempotencyHooks } from "./http/idempotency";
 import { openapiDocs } from "./http/openapi";
 import { metricsFor, metricsPlugin, type Metrics } from "./http/metrics";
+import { compressResponse } from "./http/compression";
+import { corsPolicy } from "./http/cors";
 import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
-import { DOCUMENT_RAW_ROUTES, documentsModule } from "./modules/documents";
+import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
 import { documentsDeps } from "./modules/documents/service";
 import type { ContentStore } from "./storage/content-store";
-import { contentStoreIn } from "./storage/disk";
+import { createContentStore } from "./storage";
 import { EXECUTE_ROUTE, utilitiesModule } from "./modules/utilities";
 import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
 import { pipelinesRepository } from "./modules/pipelines/repository";
@@ -33,7 +36,7 @@ export interface AppDeps {
   workerPool: WorkerPool;
   /** the utilities served; tests inject their own (the pool's registryModule must name the same set) */
   utilityRegistry?: UtilityRegistry;
-  /** where document content lives; by default $DATA_DIR/content (src/index.ts shares it with the sweepers) */
+  /** where document content lives; by default the configured store (src/index.ts shares it with the sweepers) */
   contentStore?: ContentStore;
   /** given by src/index.ts, which shares it with the sweepers; else made here when METRICS_TOKEN is set */
   metrics?: Metrics;
@@ -46,8 +49,10 @@ export function createApp(deps: AppDeps) {
   const { config, database } = deps;
   const logger = deps.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
   const metrics = deps.metrics ?? metricsFor(config, deps.workerPool, database);
+  const contentStore = deps.contentStore ?? instrumented(createContentStore(config), metrics);
   const authenticator = new Authenticator(database.db, deps.now);
   const auth = authentication(authenticator);
+  const idempotency = idempotencyHooks({ db: database.db, now: deps.now });
   const documentBodyLimit: BodyLimit = {
     bytes: MAX_DOCUMENT_BODY_BYTES,
     tooLarge: (limit) => new HttpError(413, "document_too_large", `The request body exceeds ${limit} bytes`),
@@ -64,7 +69,7 @@ export function createApp(deps: AppDeps) {
     ...[EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES].map((route) => [route, utilityBodyLimit] as const),
     ...PIPELINE_DEFINITION_ROUTES.map((route) => [route, pipelineBodyLimit] as const),
   ]);
-  const documents = documentsDeps({ db: database.db, store: deps.contentStore ?? instrumented(contentStoreIn(config.dataDir), metrics), now: deps.now, purgeAfterMs: config.purgeAfterMs });
+  const documents = documentsDeps({ db: database.db, store: contentStore, now: deps.now, purgeAfterMs: config.purgeAfterMs });
   const utilityEngine = {
     db: database.db,
     pool: deps.workerPool,
@@ -81,17 +86,22 @@ export function createApp(deps: AppDeps) {
   const app = new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
     .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path), methodsAllowed: (path): string[] => methodsAllowed(app.routes, path) }))
-    .use(bodyParser({ limitFor: (route) => bodyLimits.get(route) ?? documentBodyLimit, rawRoutes: new Set([EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES, ...DOCUMENT_RAW_ROUTES]), authorize: (request, path) => authenticator.authorize(request, path) }))
+    .use(bodyParser({ limitFor: (route) => bodyLimits.get(route) ?? documentBodyLimit, rawRoutes: new Set([EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES, ...DOCUMENT_RAW_ROUTES]), streamedRoutes: new Set([IMPORT_ROUTE]), authorize: (request, path) => authenticator.authorize(request, path) }))
     .use(docs.plugin)
     .use(metricsPlugin(metrics, config.metricsToken))
     .use(auth)
-    .use(healthModule({ database }))
+    .use(healthModule({ database, contentStore }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
-    .use(utilitiesModule({ engine: utilityEngine, auth }))
-    .use(pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth }))
-    .use(documentsModule({ ...documents, auth }));
+    .use(utilitiesModule({ engine: utilityEngine, auth, idempotency }))
+    .use(pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }))
+    .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }));
   docs.describe(app);
+
+  // CORS and compression act on the final Response, whichever part of the app built it (a route, onError, a replay).
+  const cors = corsPolicy(config.corsOrigins);
+  const handle = app.handle;
+  app.handle = async (request) => cors.preflight(request) ?? cors.apply(request, await compressResponse(request, await handle(request)));
   return app;
 }
 

@@ -79,7 +79,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   });
   const sweeps = new Counter({ name: "kiln_sweeper_runs_total", help: "Background sweeps by kind and outcome", labelNames: ["kind", "outcome"] as const, registers });
   const swept = new Counter({ name: "kiln_sweeper_items_total", help: "Documents purged and orphaned files removed by the sweepers", labelNames: ["kind"] as const, registers });
-  const storeOperations = new Counter({ name: "kiln_content_store_operations_total", help: "Content store operations", labelNames: ["operation"] as const, registers });
+  const storeOperations = new Counter({ name: "kiln_content_store_operations_total", help: "Content store operations (put, open, remove, list, probe)", labelNames: ["operation"] as const, registers });
   const storeErrors = new Counter({ name: "kiln_content_store_errors_total", help: "Content store operations that failed", labelNames: ["operation"] as const, registers });
 
   const counted = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
@@ -109,6 +109,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
         put: (bytes) => counted("put", () => store.put(bytes)),
         open: (key) => counted("open", () => store.open(key)),
         remove: (key) => counted("remove", () => store.remove(key)),
+        probe: () => counted("probe", () => store.probe()),
         async *list() {
           storeOperations.inc({ operation: "list" });
           try {

@@ -142,12 +142,15 @@ export async function getDocument(deps: DocumentsDeps, accountId: string, id: st
  * finding the file, the row is read again.
  */
 export async function openContent(deps: DocumentsDeps, accountId: string, id: string): Promise<{ row: DocumentRow; content: OpenedContent }> {
+  let key = "";
   for (let attempt = 0; attempt < 5; attempt++) {
     const row = await getDocument(deps, accountId, id);
-    const content = await deps.store.open(row.contentKey);
+    key = row.contentKey;
+    const content = await deps.store.open(key);
     if (content) return { row, content };
   }
-  throw new Error(`content of document ${id} is missing from the content store`);
+  // Removed behind Kiln's back (or lost by the store): nothing to serve and nothing a retry would fix.
+  throw new HttpError(500, "content_missing", `The content of document '${id}' (key ${key}) is missing from the content store`);
 }
 
 export interface Preconditions {
@@ -265,10 +268,16 @@ export interface ListOptions {
   deleted: boolean;
 }
 
-export async function listDocuments(deps: DocumentsDeps, accountId: string, options: ListOptions): Promise<{ documents: DocumentRow[]; nextCursor: string | null }> {
+/** The `folder` query parameter of a listing or an export: a normalised path, or undefined for any folder. */
+export function folderFilter(raw: string | undefined): string | undefined {
   const errors: FieldError[] = [];
-  const folder = options.folder === undefined ? undefined : normalizeFolder(options.folder, errors, "/folder") ?? undefined;
+  const folder = raw === undefined ? undefined : normalizeFolder(raw, errors, "/folder") ?? undefined;
   if (errors.length > 0) throw validationError(errors.map((error) => ({ ...error, message: `${error.message} (query parameter folder)` })));
+  return folder;
+}
+
+export async function listDocuments(deps: DocumentsDeps, accountId: string, options: ListOptions): Promise<{ documents: DocumentRow[]; nextCursor: string | null }> {
+  const folder = folderFilter(options.folder);
   const after = options.cursor === undefined ? undefined : decodeCursor(accountId, options.cursor);
   const rows = await deps.repository.list(accountId, { deleted: options.deleted, folder, after, limit: options.limit + 1 });
   const { page, nextCursor } = pageOf(accountId, rows, options.limit);
