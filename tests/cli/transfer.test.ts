@@ -1,11 +1,9 @@
 /**
  * kiln export / kiln import / kiln pipeline run against the real server (GET /api/v1/export,
  * POST /api/v1/import, POST /api/v1/pipelines/run), including their progress on a terminal.
- * Each group runs once the server has its routes (they come from other branches); until then it is
- * skipped, saying so.
  */
 import { afterAll, beforeAll, setDefaultTimeout, describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startRunServer, type RunServer } from "../reliability/support/run-server";
@@ -28,15 +26,9 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const SRC = join(import.meta.dir, "../../src/modules");
-const hasTransfer = existsSync(join(SRC, "documents/transfer.ts"));
-const hasPipelines = existsSync(join(SRC, "pipelines"));
-if (!hasTransfer) console.warn("tests/cli/transfer.test.ts: export and import skipped: the server has no /api/v1/export and /api/v1/import yet");
-if (!hasPipelines) console.warn("tests/cli/transfer.test.ts: pipeline run skipped: the server has no /api/v1/pipelines/run yet");
-
 const contents = ['{"a":1}', '[1, 2,  3]', '{"nested":{"deep":true},"text":"é"}'];
 
-describe.skipIf(!hasTransfer)("export and import", () => {
+describe("export and import", () => {
   test("kiln export --folder F > file, then kiln import file on another account recreates the documents byte for byte", async () => {
     for (const [index, content] of contents.entries()) {
       expect((await kiln(["docs", "push", "--name", `e${index}.json`, "--folder", "exp", "--tag", "t", "-"], source, { stdin: content })).code).toBe(0);
@@ -89,7 +81,7 @@ describe.skipIf(!hasTransfer)("export and import", () => {
   });
 });
 
-describe.skipIf(!hasPipelines)("kiln pipeline run", () => {
+describe("kiln pipeline run", () => {
   test("runs the steps of FILE on stdin and writes the output, composing like kiln run", async () => {
     writeFileSync(join(work, "pipeline.json"), JSON.stringify({ steps: [{ utility: "convert.csv-to-json" }, { utility: "structure.pick-fields", config: { fields: ["name"] } }] }));
     writeFileSync(join(work, "people.csv"), "name,age\nAlice,30\nBob,41\n");
