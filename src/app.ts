@@ -11,6 +11,7 @@ import { errorHandler, HttpError, methodsAllowed } from "./http/errors";
 import { authentication, Authenticator } from "./http/auth";
 import { idempotency as idempotencyHooks } from "./http/idempotency";
 import { openapiDocs } from "./http/openapi";
+import { metricsFor, metricsPlugin, type Metrics } from "./http/metrics";
 import { compressResponse } from "./http/compression";
 import { corsPolicy } from "./http/cors";
 import { adminModule } from "./modules/admin";
@@ -37,6 +38,8 @@ export interface AppDeps {
   utilityRegistry?: UtilityRegistry;
   /** where document content lives; by default the configured store (src/index.ts shares it with the sweepers) */
   contentStore?: ContentStore;
+  /** given by src/index.ts, which shares it with the sweepers; else made here when METRICS_TOKEN is set */
+  metrics?: Metrics;
 }
 
 /** Limit on request bodies outside utility execution (document create and content update). */
@@ -44,8 +47,9 @@ export const MAX_DOCUMENT_BODY_BYTES = 64 * 1024 * 1024;
 
 export function createApp(deps: AppDeps) {
   const { config, database } = deps;
-  const contentStore = deps.contentStore ?? createContentStore(config);
-  const logger = deps.logger ?? createLogger(config.logLevel);
+  const logger = deps.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
+  const metrics = deps.metrics ?? metricsFor(config, deps.workerPool, database);
+  const contentStore = deps.contentStore ?? instrumented(createContentStore(config), metrics);
   const authenticator = new Authenticator(database.db, deps.now);
   const auth = authentication(authenticator);
   const idempotency = idempotencyHooks({ db: database.db, now: deps.now });
@@ -75,6 +79,7 @@ export function createApp(deps: AppDeps) {
     documents,
     logger,
     now: deps.now ?? Date.now,
+    metrics,
   };
 
   const docs = openapiDocs();
@@ -83,6 +88,7 @@ export function createApp(deps: AppDeps) {
     .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path), methodsAllowed: (path): string[] => methodsAllowed(app.routes, path) }))
     .use(bodyParser({ limitFor: (route) => bodyLimits.get(route) ?? documentBodyLimit, rawRoutes: new Set([EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES, ...DOCUMENT_RAW_ROUTES]), streamedRoutes: new Set([IMPORT_ROUTE]), authorize: (request, path) => authenticator.authorize(request, path) }))
     .use(docs.plugin)
+    .use(metricsPlugin(metrics, config.metricsToken))
     .use(auth)
     .use(healthModule({ database, contentStore }))
     .use(adminModule({ db: database.db, authenticator }))
@@ -99,5 +105,8 @@ export function createApp(deps: AppDeps) {
   return app;
 }
 
+function instrumented(store: ContentStore, metrics: Metrics | undefined): ContentStore {
+  return metrics ? metrics.instrumentStore(store) : store;
+}
 
 export type App = ReturnType<typeof createApp>;

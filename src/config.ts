@@ -11,6 +11,7 @@ export type ContentStoreConfig = { readonly kind: "disk" } | { readonly kind: "s
 import { parseCorsOrigins, type CorsOrigins } from "./http/cors";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+export type LogFormat = "json" | "pretty";
 
 export interface Config {
   readonly port: number;
@@ -26,6 +27,9 @@ export interface Config {
   readonly purgeAfterMs: number;
   readonly sweepIntervalMs: number;
   readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
+  /** bearer token of GET /metrics; unset: no metrics */
+  readonly metricsToken: string | undefined;
   readonly contentStore: ContentStoreConfig;
   /** origins whose browsers may call the API (CORS); empty: none */
   readonly corsOrigins: CorsOrigins;
@@ -71,6 +75,7 @@ function contentStoreConfig(env: Env): ContentStoreConfig {
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
+const LOG_FORMATS: readonly LogFormat[] = ["json", "pretty"];
 
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
@@ -84,6 +89,14 @@ export function loadConfig(env: Env = process.env): Config {
   const logLevel = (env.LOG_LEVEL || "info") as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got '${env.LOG_LEVEL}'`);
+  }
+  const logFormat = (env.LOG_FORMAT || "json") as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) {
+    throw new ConfigError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(", ")}, got '${env.LOG_FORMAT}'`);
+  }
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
+    throw new ConfigError("METRICS_TOKEN must be at least 16 characters long, without spaces");
   }
   const corsOrigins = parseCorsOrigins(env.CORS_ORIGINS);
   if (corsOrigins === undefined) {
@@ -103,6 +116,8 @@ export function loadConfig(env: Env = process.env): Config {
     purgeAfterMs: integer(env, "PURGE_AFTER_MS", 2_592_000_000, 0),
     sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 60_000, 100),
     logLevel,
+    logFormat,
+    metricsToken,
     contentStore: contentStoreConfig(env),
     corsOrigins,
   });

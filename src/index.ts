@@ -5,6 +5,7 @@
 import { ConfigError, loadConfig } from "./config";
 import { createDatabase } from "./db/client";
 import { createLogger } from "./http/context";
+import { metricsFor } from "./http/metrics";
 import { bootstrap } from "./modules/admin/service";
 import { createApp } from "./app";
 import { registry } from "./utilities/registry";
@@ -25,11 +26,11 @@ try {
   }
   throw error;
 }
-const logger = createLogger(config.logLevel);
+const logger = createLogger(config.logLevel, undefined, config.logFormat);
 const startedAt = performance.now();
-const contentStore = createContentStore(config);
+const store = createContentStore(config);
 try {
-  await contentStore.probe();
+  await store.probe();
 } catch (error) {
   if (!(error instanceof ContentStoreUnavailable)) throw error;
   console.error(`kiln: the content store cannot be used: ${error.setting ? `check ${error.setting}: ` : ""}${error.message}`);
@@ -42,8 +43,10 @@ if (generatedKey) {
   console.log(`\n  Kiln generated an API key with every permission (shown only now):\n\n    ${generatedKey}\n`);
 }
 const workerPool = createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start();
-const app = createApp({ config, database, logger, workerPool, contentStore });
-const sweepers = startSweepers({ repository: documentsRepository(database.db), store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs });
+const metrics = metricsFor(config, workerPool, database);
+const contentStore = metrics?.instrumentStore(store) ?? store;
+const app = createApp({ config, database, logger, workerPool, contentStore, metrics });
+const sweepers = startSweepers({ repository: documentsRepository(database.db), store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs, metrics });
 const idempotencySweep = setInterval(() => {
   purgeExpiredIdempotencyKeys(database.db, Date.now()).catch((error) => logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }));
 }, config.sweepIntervalMs);

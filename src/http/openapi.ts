@@ -275,7 +275,8 @@ export function buildOpenApiDocument(routes: readonly RouteLike[], info: Documen
       ...(merged.length ? { parameters: merged } : {}),
       ...(requestBody ? { requestBody } : {}),
       responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b))),
-      security: secured ? [{ bearerAuth: [] }] : [],
+      // a route with its own scheme (GET /metrics and its METRICS_TOKEN) names it in its detail
+      security: (detail.security as Json[] | undefined) ?? (secured ? [{ bearerAuth: [] }] : []),
     };
   }
   return {
@@ -293,7 +294,10 @@ export function buildOpenApiDocument(routes: readonly RouteLike[], info: Documen
     components: {
       schemas: Object.fromEntries([...named].sort(([a], [b]) => a.localeCompare(b)).map(([name, { schema }]) => [name, schema])),
       headers: HEADERS,
-      securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer kiln_… (the scheme name is case-insensitive)" } },
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer kiln_… (the scheme name is case-insensitive)" },
+        metricsToken: { type: "http", scheme: "bearer", description: "GET /metrics only: Authorization: Bearer <METRICS_TOKEN>" },
+      },
     },
   };
 }

@@ -46,6 +46,7 @@ const doc = (f: Fixtures) => `/api/v1/documents/${f.documentId}`;
 const user = (f: Fixtures, options: RequestOptions = {}): RequestOptions => ({ key: f.key, ...options });
 const NO_KEY = { key: null };
 const BAD_KEY = { key: "kiln_not-a-real-key-000000000000000000" };
+const METRICS_TOKEN = "conformance-metrics-token-0123";
 
 const PIPELINE_STEPS = [{ utility: "schema.clean-json" }, { utility: "structure.pick-fields", config: { paths: ["id", "x"] } }];
 
@@ -55,6 +56,9 @@ export const CASES: Case[] = [
   { operation: "getApiReferenceViewer", name: "the script", status: 200, method: "GET", path: () => "/docs/standalone.js", options: () => NO_KEY },
   { operation: "getHealth", name: "ok", status: 200, method: "GET", path: () => "/health", options: () => NO_KEY },
   { operation: "getReadiness", name: "ready", status: 200, method: "GET", path: () => "/ready", options: () => NO_KEY },
+  { operation: "getMetrics", name: "scraped", status: 200, method: "GET", path: () => "/metrics", options: () => ({ key: METRICS_TOKEN }) },
+  { operation: "getMetrics", name: "no token", status: 401, method: "GET", path: () => "/metrics", options: () => NO_KEY },
+  { operation: "getMetrics", name: "an API key instead", status: 401, method: "GET", path: () => "/metrics", options: (f) => user(f) },
 
   { operation: "createAccount", name: "created", status: 201, method: "POST", path: () => "/api/v1/admin/accounts", options: () => ({ body: { name: "conformance", plan: "pro" } }) },
   { operation: "createAccount", name: "unknown plan", status: 400, method: "POST", path: () => "/api/v1/admin/accounts", options: () => ({ body: { name: "x", plan: "gold" } }) },
@@ -191,7 +195,7 @@ let fixtures: Fixtures;
 let checked = 0;
 
 beforeAll(async () => {
-  t = await createTestApp({ UTILITY_MAX_PAYLOAD_BYTES: "4096" });
+  t = await createTestApp({ UTILITY_MAX_PAYLOAD_BYTES: "4096", METRICS_TOKEN });
   checker = new ConformanceChecker((await t.json("GET", "/openapi.json", { key: null })).body);
   const { accountId, key } = await t.newAccount();
   const { key: utilitiesOnlyKey } = await t.newAccount({ permissions: ["utilities"] });

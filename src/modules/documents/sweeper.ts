@@ -4,6 +4,7 @@
  * between committing a replacement and removing the old file).
  */
 import type { Logger } from "../../http/context";
+import type { Metrics, SweepKind } from "../../http/metrics";
 import type { ContentStore } from "../../storage/content-store";
 import type { DocumentsRepository } from "./repository";
 
@@ -64,20 +65,25 @@ export async function sweepOrphans(deps: SweepDeps, graceMs = ORPHAN_GRACE_MS): 
  * Runs both sweeps at once and then periodically (purges every `intervalMs`, orphans at most once per
  * grace period); stop() waits for a sweep in progress.
  */
-export function startSweepers(deps: SweepDeps & { logger: Logger; intervalMs: number }): { stop(): Promise<void> } {
+export function startSweepers(deps: SweepDeps & { logger: Logger; intervalMs: number; metrics?: Pick<Metrics, "observeSweep"> }): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   let lastOrphanSweep = -Infinity;
   const tick = async () => {
+    let kind: SweepKind = "purge";
     try {
       const purged = await purgeDue(deps);
+      deps.metrics?.observeSweep(kind, "ok", purged);
       if (purged > 0) deps.logger.log("info", "purged due documents", { purged });
       if (deps.now() - lastOrphanSweep >= ORPHAN_GRACE_MS) {
+        kind = "orphans";
         lastOrphanSweep = deps.now();
         const removed = await sweepOrphans(deps);
+        deps.metrics?.observeSweep(kind, "ok", removed);
         if (removed > 0) deps.logger.log("info", "removed orphaned content files", { removed });
       }
     } catch (error) {
-      deps.logger.log("error", "sweep failed", { error: (error as Error).message });
+      deps.metrics?.observeSweep(kind, "error", 0);
+      deps.logger.log("error", "sweep failed", { sweep: kind, error: (error as Error).message });
     }
   };
   const schedule = () => {
