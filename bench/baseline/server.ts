@@ -85,11 +85,11 @@ async function create(principal: Principal, request: Request): Promise<Response>
   const stored = await putContent(bytes);
   const now = Date.now();
   const row = await sql.begin(async (tx) => {
+    const [inserted] = await tx`insert into documents (id, account_id, name, tags, file_size, content_hash, content_key, created_at, updated_at)
+      values (${`doc_${Bun.randomUUIDv7()}`}, ${principal.accountId}, ${body.name}, ${[]}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now}, ${now}) returning *`;
     await tx`update accounts set storage_used_bytes = storage_used_bytes + ${bytes.byteLength} where id = ${principal.accountId}
       and (max_document_bytes is null or ${bytes.byteLength} <= max_document_bytes)
       and (storage_limit_bytes is null or storage_used_bytes + ${bytes.byteLength} <= storage_limit_bytes) returning id`;
-    const [inserted] = await tx`insert into documents (id, account_id, name, tags, file_size, content_hash, content_key, created_at, updated_at)
-      values (${`doc_${Bun.randomUUIDv7()}`}, ${principal.accountId}, ${body.name}, ${[]}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now}, ${now}) returning *`;
     return inserted;
   });
   return json({ success: true, document: metadata(row) }, 201);
@@ -102,9 +102,9 @@ async function replaceContent(principal: Principal, id: string, request: Request
     const [row] = await tx`select * from documents where id = ${id} and account_id = ${principal.accountId} and deleted_at is null for update`;
     if (!row) return undefined;
     const delta = bytes.byteLength - Number(row.file_size);
-    await tx`update accounts set storage_used_bytes = storage_used_bytes + ${delta} where id = ${principal.accountId} returning id`;
     await tx`update documents set file_size = ${bytes.byteLength}, content_hash = ${stored.hash}, content_key = ${stored.key},
       updated_at = ${Date.now()}, version = version + 1 where id = ${id} returning *`;
+    await tx`update accounts set storage_used_bytes = storage_used_bytes + ${delta} where id = ${principal.accountId} returning id`;
     return row.content_key as string;
   });
   if (oldKey === undefined) {

@@ -57,6 +57,12 @@ async function precheckQuota(deps: DocumentsDeps, accountId: string, size: numbe
   if (delta > 0 && limits.storageLimitBytes !== null && limits.storageUsedBytes + delta > limits.storageLimitBytes) throw quotaError("storage_limit_exceeded", size);
 }
 
+/**
+ * Every write of an account queues on its account row from this statement until COMMIT, so it is the
+ * last statement of each transaction: the row is then held for one answer and the commit's WAL flush,
+ * not for the other statements' round trips too (bench/README.md, "Replace serialised on the account row").
+ * A refusal throws, which rolls back what the transaction did before it.
+ */
 async function reserveOrThrow(tx: Tx, deps: DocumentsDeps, accountId: string, delta: number, size: number): Promise<void> {
   const outcome = await deps.repository.reserve(tx, accountId, delta, size);
   if (outcome !== "reserved") throw quotaError(outcome, size);
@@ -111,10 +117,9 @@ export async function createDocument(deps: DocumentsDeps, accountId: string, inp
   await precheckQuota(deps, accountId, bytes.byteLength, bytes.byteLength);
   return withStoredContent(deps, bytes, (stored) =>
     deps.repository.transaction(async (tx) => {
-      await reserveOrThrow(tx, deps, accountId, stored.size, stored.size);
       const now = deps.now();
       await deps.repository.ensureFolder(tx, accountId, metadata.folder, now);
-      return deps.repository.insert(tx, {
+      const row = await deps.repository.insert(tx, {
         id: newId("doc"),
         accountId,
         name: metadata.name!,
@@ -127,6 +132,8 @@ export async function createDocument(deps: DocumentsDeps, accountId: string, inp
         createdAt: now,
         updatedAt: now,
       });
+      await reserveOrThrow(tx, deps, accountId, stored.size, stored.size);
+      return row;
     }));
 }
 
@@ -211,9 +218,10 @@ export async function replaceContent(deps: DocumentsDeps, accountId: string, id:
   const row = await withStoredContent(deps, bytes, (stored) =>
     deps.repository.transaction((tx) =>
       underLock(tx, deps, accountId, id, preconditions, rowContentETag, async (current) => {
+        const updated = await deps.repository.update(tx, id, { fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, updatedAt: deps.now() });
         await reserveOrThrow(tx, deps, accountId, stored.size - current.fileSize, stored.size);
         replacedKey = current.contentKey;
-        return deps.repository.update(tx, id, { fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, updatedAt: deps.now() });
+        return updated;
       })));
   if (replacedKey) retire(deps.store, replacedKey);
   return row;
