@@ -3,12 +3,14 @@
  * `git archive` of the previous commit with node_modules linked in) against this tree ("after").
  * Each version gets its own Kiln and its own bare baseline (from the same checkout) over that Kiln's database; every round runs
  * before-bare, before-Kiln, after-Kiln, after-bare (reversed on odd rounds), so load from other work
- * on the machine falls on both sides alike. Prints each round's ratios, their median, and the load.
+ * on the machine falls on both sides alike. Prints each round's ratios, their median, the load, and
+ * the CPU time Kiln's process spent per request (user + system, from /proc: far less sensitive to the
+ * load than the rates).
  *
  *   bun bench/ab.ts --before <checkout> [--mode embedded|external] [--cases get,list,create,replace,replace-one,download,engine]
  *                   [--rounds 4] [--seconds 3]
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { join } from "node:path";
@@ -87,9 +89,19 @@ const CASES: Record<string, Case[]> = {
   ],
 };
 
+/** CPU seconds (user + system) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+const cpuPerRequest = new Map<Server, number[]>();
+
 function measure(server: Server, key: string, spec: Spec, metric: Case["metric"]): number {
+  const cpuBefore = cpuSeconds(server.pid);
   const result = load({ ...spec, base: server.url, key, seconds });
   if (result.errors > 0) throw new Error(`${server.name}: ${result.errors} failed of ${result.requests}`);
+  cpuPerRequest.get(server)?.push(((cpuSeconds(server.pid) - cpuBefore) / result.requests) * 1e6);
   return metric === "rps" ? result.rps : result.p50Ms;
 }
 
@@ -106,6 +118,7 @@ try {
       const specs = new Map([before, after].map((s) => [s, testCase.spec(s.ids)]));
       for (const s of [before, after]) for (const server of [s.bare, s.kiln]) load({ ...specs.get(s)!, base: server.url, key: s.kiln.key, seconds: 1 });
       const ratios: Record<string, number[]> = { before: [], after: [] };
+      for (const s of [before, after]) cpuPerRequest.set(s.kiln, []);
       const loads: number[] = [];
       for (let round = 0; round < rounds; round++) {
         loads.push(loadAverage());
@@ -121,6 +134,7 @@ try {
         console.log(`  ${testCase.name} round ${round + 1} (load ${loads.at(-1)!.toFixed(2)}): ${detail} (Kiln/bare${testCase.metric === "rps" ? " req/s" : " p50 ms"})`);
       }
       console.log(`${testCase.name}: before ${show(testCase.metric, median(ratios.before))} [${ratios.before.map((r) => show(testCase.metric, r)).join(" ")}]  after ${show(testCase.metric, median(ratios.after))} [${ratios.after.map((r) => show(testCase.metric, r)).join(" ")}]  load ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}`);
+      console.log(`${testCase.name}: Kiln CPU per request, median: before ${median(cpuPerRequest.get(before.kiln)!).toFixed(0)} µs, after ${median(cpuPerRequest.get(after.kiln)!).toFixed(0)} µs`);
     }
   }
 } finally {

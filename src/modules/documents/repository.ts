@@ -17,8 +17,9 @@ export type NewDocument = typeof documents.$inferInsert;
  * An id no document can have matches nothing (404) rather than failing the query (500): PostgreSQL text
  * cannot hold U+0000, and Elysia hands over null for a path segment that is not valid percent-encoded UTF-8.
  */
+const isDocumentId = (id: string | null): id is string => typeof id === "string" && !id.includes("\u0000");
 const owned = (accountId: string, id: string | null) =>
-  (typeof id !== "string" || id.includes("\u0000") ? sql`false` : and(eq(documents.id, id), eq(documents.accountId, accountId)));
+  (isDocumentId(id) ? and(eq(documents.id, id), eq(documents.accountId, accountId)) : sql`false`);
 const active = isNull(documents.deletedAt);
 const deleted = isNotNull(documents.deletedAt);
 
@@ -30,19 +31,45 @@ export interface AccountLimitsRow {
   maxDocumentBytes: number | null;
 }
 
+/**
+ * The statements of the hottest routes (metadata, download, a first page, the quota pre-check), built
+ * once with placeholders: Drizzle's query builder otherwise assembles the same SQL text on every call,
+ * a measurable share of a metadata read's CPU (bench/README.md, "SQL built once").
+ */
+const preparedByDb = new WeakMap<Db, ReturnType<typeof prepareReads>>();
+
+function preparedReads(db: Db): ReturnType<typeof prepareReads> {
+  let reads = preparedByDb.get(db);
+  if (!reads) preparedByDb.set(db, (reads = prepareReads(db)));
+  return reads;
+}
+
+function prepareReads(db: Db) {
+  const accountId = sql.placeholder("accountId");
+  const firstPage = (state: SQL) => db.select().from(documents).where(and(eq(documents.accountId, accountId), state))
+    .orderBy(desc(documents.createdAt), desc(documents.id)).limit(sql.placeholder("limit"));
+  return {
+    limits: db.select({
+      storageLimitBytes: accounts.storageLimitBytes,
+      storageUsedBytes: accounts.storageUsedBytes,
+      maxDocumentBytes: accounts.maxDocumentBytes,
+    }).from(accounts).where(eq(accounts.id, accountId)).prepare("documents_account_limits"),
+    findActive: db.select().from(documents).where(and(eq(documents.id, sql.placeholder("id")), eq(documents.accountId, accountId), active)).prepare("documents_find_active"),
+    firstActivePage: firstPage(active).prepare("documents_first_active_page"),
+    firstDeletedPage: firstPage(deleted).prepare("documents_first_deleted_page"),
+  };
+}
+
 export const documentsRepository = (db: Db) => ({
   transaction: <T>(work: (tx: Tx) => Promise<T>) => db.transaction(work),
 
   async limits(accountId: string): Promise<AccountLimitsRow | undefined> {
-    const [row] = await db.select({
-      storageLimitBytes: accounts.storageLimitBytes,
-      storageUsedBytes: accounts.storageUsedBytes,
-      maxDocumentBytes: accounts.maxDocumentBytes,
-    }).from(accounts).where(eq(accounts.id, accountId));
+    const [row] = await preparedReads(db).limits.execute({ accountId });
     return row;
   },
 
   async findActive(accountId: string, id: string, tx: Executor = db): Promise<DocumentRow | undefined> {
+    if (tx === db) return isDocumentId(id) ? (await preparedReads(db).findActive.execute({ accountId, id }))[0] : undefined;
     const [row] = await tx.select().from(documents).where(and(owned(accountId, id), active));
     return row;
   },
@@ -130,6 +157,10 @@ export const documentsRepository = (db: Db) => ({
   },
 
   async list(accountId: string, options: { deleted: boolean; folder?: string; after?: CursorPosition; limit: number }): Promise<DocumentRow[]> {
+    if (options.folder === undefined && !options.after) {
+      const reads = preparedReads(db);
+      return (options.deleted ? reads.firstDeletedPage : reads.firstActivePage).execute({ accountId, limit: options.limit });
+    }
     const conditions: (SQL | undefined)[] = [eq(documents.accountId, accountId), options.deleted ? deleted : active];
     if (options.folder !== undefined) conditions.push(eq(documents.folder, options.folder));
     if (options.after) conditions.push(sql`(${documents.createdAt}, ${documents.id}) < (${options.after.createdAt}, ${options.after.id})`);
