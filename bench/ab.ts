@@ -118,7 +118,7 @@ try {
       const specs = new Map([before, after].map((s) => [s, testCase.spec(s.ids)]));
       for (const s of [before, after]) for (const server of [s.bare, s.kiln]) load({ ...specs.get(s)!, base: server.url, key: s.kiln.key, seconds: 1 });
       const ratios: Record<string, number[]> = { before: [], after: [] };
-      for (const s of [before, after]) cpuPerRequest.set(s.kiln, []);
+      for (const s of [before, after]) for (const server of [s.kiln, s.bare]) cpuPerRequest.set(server, []);
       const loads: number[] = [];
       for (let round = 0; round < rounds; round++) {
         loads.push(loadAverage());
@@ -134,7 +134,8 @@ try {
         console.log(`  ${testCase.name} round ${round + 1} (load ${loads.at(-1)!.toFixed(2)}): ${detail} (Kiln/bare${testCase.metric === "rps" ? " req/s" : " p50 ms"})`);
       }
       console.log(`${testCase.name}: before ${show(testCase.metric, median(ratios.before))} [${ratios.before.map((r) => show(testCase.metric, r)).join(" ")}]  after ${show(testCase.metric, median(ratios.after))} [${ratios.after.map((r) => show(testCase.metric, r)).join(" ")}]  load ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}`);
-      console.log(`${testCase.name}: Kiln CPU per request, median: before ${median(cpuPerRequest.get(before.kiln)!).toFixed(0)} µs, after ${median(cpuPerRequest.get(after.kiln)!).toFixed(0)} µs`);
+      const cpu = (server: Server) => median(cpuPerRequest.get(server)!);
+      console.log(`${testCase.name}: CPU per request (median, Kiln / bare): before ${cpu(before.kiln).toFixed(0)} / ${cpu(before.bare).toFixed(0)} µs, after ${cpu(after.kiln).toFixed(0)} / ${cpu(after.bare).toFixed(0)} µs`);
     }
   }
 } finally {
