@@ -8,7 +8,7 @@ import type { Config } from "../config";
 import type { FieldError } from "../http/errors";
 
 export type WorkerOutcome =
-  | { ok: true; outputJson: string; durationMs: number }
+  | ({ ok: true; durationMs: number } & ({ outputJson: string } | { outputChunks: Uint8Array[] }))
   | { ok: false; status: number; code: string; message: string; errors?: FieldError[] };
 
 export type ToWorker =

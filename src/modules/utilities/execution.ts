@@ -11,14 +11,17 @@ import { badRequest, HttpError, validationError, type FieldError } from "../../h
 import { parseJsonBytes } from "../../http/json";
 import { isObject } from "../../utilities/lib/paths";
 import { UtilityConfigError, UtilityError, type Utility, type UtilityInputs } from "../../utilities/types";
+import { runStreamed } from "./streaming";
 
-export interface RunResult {
-  /** the output as JSON text, so that a worker's answer is never parsed again on the main thread */
-  outputJson: string;
-  durationMs: number;
-}
+/**
+ * The output as JSON text, so that a worker's answer is never parsed again on the main thread, or, for a
+ * streamed record-wise run (./streaming.ts), as UTF-8 chunks.
+ */
+export type RunResult = ({ outputJson: string } | { outputChunks: Uint8Array[] }) & { durationMs: number };
 
 export async function executeBytes(utility: Utility, bytes: Uint8Array): Promise<RunResult> {
+  const streamed = runStreamed(utility, bytes);
+  if (streamed) return { outputChunks: streamed.chunks, durationMs: streamed.durationMs };
   const parsed = parseJsonBytes(bytes);
   if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
   const { inputs, config } = checkRequest(parsed.value);

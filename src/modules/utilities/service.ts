@@ -59,8 +59,11 @@ export interface ExecuteRequest {
   signal?: AbortSignal;
 }
 
-/** The success body as JSON text: the output is spliced in as the text the run produced. */
-export async function executeUtility(engine: UtilityEngine, request: ExecuteRequest): Promise<string> {
+/**
+ * The success body: JSON text with the output spliced in as the text the run produced, or, for a
+ * streamed run, a stream of the same bytes that lets go of each output chunk once it is sent.
+ */
+export async function executeUtility(engine: UtilityEngine, request: ExecuteRequest): Promise<string | ReadableStream<Uint8Array>> {
   const utility = getUtility(engine.registry, request.utilityId);
   if (request.bytes.byteLength === 0) throw badRequest("body_required", "A JSON request body `{ inputs: { primary }, config? }` is required");
   const periodStart = creditPeriodStart(engine.now());
@@ -77,7 +80,23 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
     throw error;
   }
   const durationMs = Math.round(result.durationMs * 1000) / 1000;
-  return `{"success":true,"output":${result.outputJson},"durationMs":${durationMs},"creditsUsed":1}`;
+  const tail = `,"durationMs":${durationMs},"creditsUsed":1}`;
+  if ("outputJson" in result) return `{"success":true,"output":${result.outputJson}${tail}`;
+  return streamOf([`{"success":true,"output":`, ...result.outputChunks, tail]);
+}
+
+const encoder = new TextEncoder();
+
+function streamOf(parts: (string | Uint8Array | undefined)[]): ReadableStream<Uint8Array> {
+  let next = 0;
+  return new ReadableStream({
+    pull(controller) {
+      const part = parts[next];
+      if (part === undefined) return controller.close();
+      parts[next++] = undefined;
+      controller.enqueue(typeof part === "string" ? encoder.encode(part) : part);
+    },
+  });
 }
 
 async function runInWorker(engine: UtilityEngine, utility: Utility, request: ExecuteRequest): Promise<RunResult> {
