@@ -46,6 +46,17 @@ describe("record-wise runs over a large array stream element by element", () => 
     }
   });
 
+  test("pick-fields streams too, with the same bytes; its element errors are today's 400", async () => {
+    const pickFields = registry.find("structure.pick-fields")!;
+    const config = { paths: ["id", "alpha.tags", "list"] };
+    const result = await executeBytes(pickFields, encoder.encode(JSON.stringify({ inputs: { primary }, config })));
+    expect(decodeChunks((result as { outputChunks: Uint8Array[] }).outputChunks)).toBe(JSON.stringify(pickFields.run({ primary }, config as never)));
+    const withString = [...primary.slice(0, 5000), "not a record", ...primary.slice(5000)];
+    const response = await t.json("POST", "/api/v1/utilities/structure.pick-fields", { body: { inputs: { primary: withString }, config } });
+    expect(response.status).toBe(400);
+    expect(response.body.detail).toContain("element 5000 of primary is a string");
+  });
+
   test("over HTTP (worker thread): 200 with the same bytes, one credit", async () => {
     const config = { search: "alpha", replacement: "omega" };
     const response = await t.request("POST", "/api/v1/utilities/structure.find-replace", { body: { inputs: { primary }, config } });
