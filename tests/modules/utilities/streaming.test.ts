@@ -1,20 +1,20 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
-import { executeBytes } from "../../../src/modules/utilities/execution";
-import { STREAM_MIN_BYTES } from "../../../src/modules/utilities/streaming";
+import { executeBytes, validateConfig } from "../../../src/modules/utilities/execution";
+import { runStreamed, STREAM_MIN_BYTES } from "../../../src/modules/utilities/streaming";
 import { registry } from "../../../src/utilities/registry";
-import { validateConfig } from "../../../src/modules/utilities/execution";
 
-setDefaultTimeout(60_000);
+setDefaultTimeout(120_000);
 
 let t: TestApp;
 beforeAll(async () => { t = await createTestApp(); });
 afterAll(async () => { await t.close(); });
 
 const findReplace = registry.find("structure.find-replace")!;
+const pickFields = registry.find("structure.pick-fields")!;
 const encoder = new TextEncoder();
 
-/** Records with multi-byte text, escapes, nesting and keys that match, past the streaming threshold. */
+/** Records with multi-byte text, escapes, nesting and keys that match. */
 function records(count: number) {
   return Array.from({ length: count }, (_, i) => ({
     id: i,
@@ -24,65 +24,56 @@ function records(count: number) {
   }));
 }
 
-/** The output text the whole-document path gives: JSON.parse, run, JSON.stringify. */
-function expectedOutput(primary: unknown, config: Record<string, unknown>): string {
-  return JSON.stringify(findReplace.run({ primary }, validateConfig(findReplace, config) as never));
-}
+/** The output text of the whole-document path: JSON.parse, run, JSON.stringify. */
+const wholeOutput = (utility: typeof findReplace, primary: unknown, config: Record<string, unknown>) =>
+  JSON.stringify(utility.run({ primary }, validateConfig(utility, config) as never));
 
-const decodeChunks = (chunks: Uint8Array[]) => new TextDecoder().decode(Buffer.concat(chunks));
+const streamedText = (utility: typeof findReplace, body: unknown) => {
+  const streamed = runStreamed(utility, encoder.encode(typeof body === "string" ? body : JSON.stringify(body)), 0);
+  return streamed && new TextDecoder().decode(Buffer.concat(streamed.chunks));
+};
 
-describe("record-wise runs over a large array stream element by element", () => {
-  const primary = records(6000);
+describe("record-wise runs over a large array stream batch by batch", () => {
+  const primary = records(3000);
 
-  test("the streamed output is byte for byte the whole-document output, compact or indented input, values and keys", async () => {
-    for (const config of [{ search: "alpha", replacement: "omega" }, { search: "alpha", replacement: "Ω", mode: "both" }, { search: "ALPHA", caseSensitive: false, replacement: "" }]) {
+  test("the streamed output is byte for byte the whole-document output: compact or indented, values and keys, empty", () => {
+    for (const config of [{ search: "alpha", replacement: "omega" }, { search: "alpha", replacement: "Ω", mode: "both" }, { search: "ALPHA", caseSensitive: false }]) {
       for (const indent of [undefined, 2]) {
-        const bytes = encoder.encode(JSON.stringify({ inputs: { primary }, config }, null, indent));
-        expect(bytes.byteLength).toBeGreaterThan(STREAM_MIN_BYTES);
-        const result = await executeBytes(findReplace, bytes);
-        expect("outputChunks" in result).toBe(true);
-        expect(decodeChunks((result as { outputChunks: Uint8Array[] }).outputChunks)).toBe(expectedOutput(primary, config));
+        expect(streamedText(findReplace, JSON.stringify({ inputs: { primary }, config }, null, indent))).toBe(wholeOutput(findReplace, primary, config));
       }
     }
+    expect(streamedText(findReplace, { inputs: { primary: [] }, config: { search: "a" } })).toBe("[]");
+    const pick = { paths: ["id", "alpha.tags", "list"] };
+    expect(streamedText(pickFields, { inputs: { primary }, config: pick })).toBe(wholeOutput(pickFields, primary, pick));
   });
 
-  test("pick-fields streams too, with the same bytes; its element errors are today's 400", async () => {
-    const pickFields = registry.find("structure.pick-fields")!;
-    const config = { paths: ["id", "alpha.tags", "list"] };
-    const result = await executeBytes(pickFields, encoder.encode(JSON.stringify({ inputs: { primary }, config })));
-    expect(decodeChunks((result as { outputChunks: Uint8Array[] }).outputChunks)).toBe(JSON.stringify(pickFields.run({ primary }, config as never)));
-    const withString = [...primary.slice(0, 5000), "not a record", ...primary.slice(5000)];
-    const response = await t.json("POST", "/api/v1/utilities/structure.pick-fields", { body: { inputs: { primary: withString }, config } });
-    expect(response.status).toBe(400);
-    expect(response.body.detail).toContain("element 5000 of primary is a string");
+  test("what needs the whole input, or fails, is left to the whole-document path", () => {
+    expect(streamedText(findReplace, { inputs: { primary }, config: { search: "alpha", replacement: "{{ root.length }}" } })).toBeUndefined();
+    expect(streamedText(findReplace, `{"inputs":{"primary":[1],"primary":["alpha"]},"config":{"search":"a"}}`)).toBeUndefined();
+    expect(streamedText(pickFields, { inputs: { primary: [...primary.slice(0, 2000), "not a record"] }, config: { paths: ["id"] } })).toBeUndefined();
+    expect(streamedText(pickFields, { inputs: { primary }, config: { paths: [] } })).toBeUndefined();
   });
 
-  test("over HTTP (worker thread): 200 with the same bytes, one credit", async () => {
+  test("executeBytes gives the whole-document answers and errors when streaming steps aside", async () => {
+    const dynamic = { search: "alpha", replacement: "{{ root.length }}" };
+    expect(await executeBytes(findReplace, encoder.encode(JSON.stringify({ inputs: { primary }, config: dynamic })))).toMatchObject({ outputJson: wholeOutput(findReplace, primary, dynamic) });
+    const withString = encoder.encode(JSON.stringify({ inputs: { primary: [...primary.slice(0, 2000), "not a record"] }, config: { paths: ["id"] } }));
+    await expect(executeBytes(pickFields, withString)).rejects.toMatchObject({ status: 400, message: expect.stringContaining("element 2000 of primary is a string") });
+  });
+
+  test("over HTTP, past the threshold (worker thread): 200 with the same bytes; malformed deep inside: today's 400", async () => {
+    const large = Array.from({ length: Math.ceil((STREAM_MIN_BYTES * 1.05) / JSON.stringify(primary).length) }, () => primary).flat();
     const config = { search: "alpha", replacement: "omega" };
-    const response = await t.request("POST", "/api/v1/utilities/structure.find-replace", { body: { inputs: { primary }, config } });
+    const text = JSON.stringify({ inputs: { primary: large }, config });
+    expect(text.length).toBeGreaterThan(STREAM_MIN_BYTES);
+    const response = await t.request("POST", "/api/v1/utilities/structure.find-replace", { rawBody: text });
     expect(response.status).toBe(200);
     expect(response.headers.get("content-type")).toStartWith("application/json");
-    const text = await response.text();
-    expect(text).toStartWith(`{"success":true,"output":${expectedOutput(primary, config)},"durationMs":`);
-    expect(JSON.parse(text)).toMatchObject({ success: true, creditsUsed: 1 });
-  });
-
-  test("a template reading the whole input and duplicate members take the whole-document path, same answers", async () => {
-    const dynamic = { search: "alpha", replacement: "{{ root.length }}" };
-    const result = await executeBytes(findReplace, encoder.encode(JSON.stringify({ inputs: { primary }, config: dynamic })));
-    expect(result).toMatchObject({ outputJson: expectedOutput(primary, dynamic) });
-    const duplicated = `{"inputs":{"primary":${JSON.stringify(primary)},"primary":["alpha"]},"config":{"search":"alpha","replacement":"z"}}`;
-    expect(await executeBytes(findReplace, encoder.encode(duplicated))).toMatchObject({ outputJson: `["z"]` });
-  });
-
-  test("malformed input deep inside the array is the same 400 as before, nothing streamed", async () => {
-    const text = JSON.stringify({ inputs: { primary }, config: { search: "alpha" } });
-    const broken = text.replace(`{"id":5000,`, `{"id":5000,,`);
-    const response = await t.json("POST", "/api/v1/utilities/structure.find-replace", { rawBody: broken });
-    expect(response.status).toBe(400);
-    expect(response.body.code).toBe("malformed_json");
-    const badConfig = await t.json("POST", "/api/v1/utilities/structure.find-replace", { rawBody: text.replace(`"search":"alpha"`, `"search":"alpha","nope":1`) });
-    expect(badConfig.status).toBe(400);
-    expect(badConfig.body.errors).toEqual([{ path: "/config/nope", message: "unknown field" }]);
+    const answer = await response.text();
+    expect(answer).toStartWith(`{"success":true,"output":${wholeOutput(findReplace, large, config)},"durationMs":`);
+    expect(JSON.parse(answer)).toMatchObject({ success: true, creditsUsed: 1 });
+    const broken = await t.json("POST", "/api/v1/utilities/structure.find-replace", { rawBody: text.replace(`{"id":2500,`, `{"id":2500,,`) });
+    expect(broken.status).toBe(400);
+    expect(broken.body.code).toBe("malformed_json");
   });
 });
