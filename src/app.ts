@@ -7,7 +7,7 @@ import type { Config } from "./config";
 import type { Database } from "./db/client";
 import { bodyParser, type BodyLimit } from "./http/body";
 import { createLogger, requestContext, type Logger } from "./http/context";
-import { errorHandler, HttpError } from "./http/errors";
+import { errorHandler, HttpError, methodsAllowed } from "./http/errors";
 import { authentication, Authenticator } from "./http/auth";
 import { openapiDocs } from "./http/openapi";
 import { adminModule } from "./modules/admin";
@@ -59,22 +59,21 @@ export function createApp(deps: AppDeps) {
     now: deps.now ?? Date.now,
   };
 
-  return new Elysia({ normalize: false, name: "kiln" })
+  const docs = openapiDocs();
+  const app = new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
-    .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path, bearerToken(request)) }))
-    .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]) }))
-    .use(openapiDocs())
+    .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path), methodsAllowed: (path): string[] => methodsAllowed(app.routes, path) }))
+    .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]), authorize: (request, path) => authenticator.authorize(request, path) }))
+    .use(docs.plugin)
     .use(auth)
     .use(healthModule({ database }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth }))
     .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth }));
+  docs.describe(app);
+  return app;
 }
 
-function bearerToken(request: Request): string | undefined {
-  const header = request.headers.get("authorization");
-  return header?.startsWith("Bearer ") ? header.slice("Bearer ".length) : undefined;
-}
 
 export type App = ReturnType<typeof createApp>;
