@@ -9,15 +9,20 @@ import { bodyParser, type BodyLimit } from "./http/body";
 import { createLogger, requestContext, type Logger } from "./http/context";
 import { errorHandler, HttpError, methodsAllowed } from "./http/errors";
 import { authentication, Authenticator } from "./http/auth";
+import { idempotency as idempotencyHooks } from "./http/idempotency";
 import { openapiDocs } from "./http/openapi";
+import { compressResponse } from "./http/compression";
+import { corsPolicy } from "./http/cors";
 import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
-import { DOCUMENT_RAW_ROUTES, documentsModule } from "./modules/documents";
+import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
 import { documentsDeps } from "./modules/documents/service";
 import type { ContentStore } from "./storage/content-store";
-import { contentStoreIn } from "./storage/disk";
+import { createContentStore } from "./storage";
 import { EXECUTE_ROUTE, utilitiesModule } from "./modules/utilities";
+import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
+import { pipelinesRepository } from "./modules/pipelines/repository";
 import { registry as defaultUtilityRegistry, type UtilityRegistry } from "./utilities/registry";
 import type { WorkerPool } from "./workers/pool";
 
@@ -30,7 +35,7 @@ export interface AppDeps {
   workerPool: WorkerPool;
   /** the utilities served; tests inject their own (the pool's registryModule must name the same set) */
   utilityRegistry?: UtilityRegistry;
-  /** where document content lives; by default $DATA_DIR/content (src/index.ts shares it with the sweepers) */
+  /** where document content lives; by default the configured store (src/index.ts shares it with the sweepers) */
   contentStore?: ContentStore;
 }
 
@@ -39,9 +44,11 @@ export const MAX_DOCUMENT_BODY_BYTES = 64 * 1024 * 1024;
 
 export function createApp(deps: AppDeps) {
   const { config, database } = deps;
+  const contentStore = deps.contentStore ?? createContentStore(config);
   const logger = deps.logger ?? createLogger(config.logLevel);
   const authenticator = new Authenticator(database.db, deps.now);
   const auth = authentication(authenticator);
+  const idempotency = idempotencyHooks({ db: database.db, now: deps.now });
   const documentBodyLimit: BodyLimit = {
     bytes: MAX_DOCUMENT_BODY_BYTES,
     tooLarge: (limit) => new HttpError(413, "document_too_large", `The request body exceeds ${limit} bytes`),
@@ -50,11 +57,22 @@ export function createApp(deps: AppDeps) {
     bytes: config.utilityMaxPayloadBytes,
     tooLarge: (limit) => new HttpError(413, "payload_too_large", `The utility payload exceeds ${limit} bytes`),
   };
+  const pipelineBodyLimit: BodyLimit = {
+    bytes: PIPELINE_DEFINITION_MAX_BYTES,
+    tooLarge: (limit) => new HttpError(413, "pipeline_too_large", `A pipeline definition may hold at most ${limit} bytes`),
+  };
+  const bodyLimits = new Map<string, BodyLimit>([
+    ...[EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES].map((route) => [route, utilityBodyLimit] as const),
+    ...PIPELINE_DEFINITION_ROUTES.map((route) => [route, pipelineBodyLimit] as const),
+  ]);
+  const documents = documentsDeps({ db: database.db, store: contentStore, now: deps.now, purgeAfterMs: config.purgeAfterMs });
   const utilityEngine = {
     db: database.db,
     pool: deps.workerPool,
     registry: deps.utilityRegistry ?? defaultUtilityRegistry,
     inlineMaxBytes: config.utilityInlineMaxBytes,
+    maxPayloadBytes: config.utilityMaxPayloadBytes,
+    documents,
     logger,
     now: deps.now ?? Date.now,
   };
@@ -63,15 +81,21 @@ export function createApp(deps: AppDeps) {
   const app = new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
     .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path), methodsAllowed: (path): string[] => methodsAllowed(app.routes, path) }))
-    .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]), authorize: (request, path) => authenticator.authorize(request, path) }))
+    .use(bodyParser({ limitFor: (route) => bodyLimits.get(route) ?? documentBodyLimit, rawRoutes: new Set([EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES, ...DOCUMENT_RAW_ROUTES]), streamedRoutes: new Set([IMPORT_ROUTE]), authorize: (request, path) => authenticator.authorize(request, path) }))
     .use(docs.plugin)
     .use(auth)
-    .use(healthModule({ database }))
+    .use(healthModule({ database, contentStore }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
-    .use(utilitiesModule({ engine: utilityEngine, auth }))
-    .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth }));
+    .use(utilitiesModule({ engine: utilityEngine, auth, idempotency }))
+    .use(pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }))
+    .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }));
   docs.describe(app);
+
+  // CORS and compression act on the final Response, whichever part of the app built it (a route, onError, a replay).
+  const cors = corsPolicy(config.corsOrigins);
+  const handle = app.handle;
+  app.handle = async (request) => cors.preflight(request) ?? cors.apply(request, await compressResponse(request, await handle(request)));
   return app;
 }
 

@@ -9,9 +9,11 @@ import { bootstrap } from "./modules/admin/service";
 import { createApp } from "./app";
 import { registry } from "./utilities/registry";
 import { createWorkerPool } from "./workers/pool";
-import { contentStoreIn } from "./storage/disk";
+import { createContentStore } from "./storage";
+import { ContentStoreUnavailable } from "./storage/content-store";
 import { documentsRepository } from "./modules/documents/repository";
 import { startSweepers } from "./modules/documents/sweeper";
+import { purgeExpiredIdempotencyKeys } from "./http/idempotency";
 
 let config;
 try {
@@ -25,6 +27,14 @@ try {
 }
 const logger = createLogger(config.logLevel);
 const startedAt = performance.now();
+const contentStore = createContentStore(config);
+try {
+  await contentStore.probe();
+} catch (error) {
+  if (!(error instanceof ContentStoreUnavailable)) throw error;
+  console.error(`kiln: the content store cannot be used: ${error.setting ? `check ${error.setting}: ` : ""}${error.message}`);
+  process.exit(1);
+}
 const database = await createDatabase(config, (message) => logger.log("info", message));
 const generatedKey = await bootstrap(database.db, config.bootstrapApiKey);
 if (generatedKey) {
@@ -32,9 +42,11 @@ if (generatedKey) {
   console.log(`\n  Kiln generated an API key with every permission (shown only now):\n\n    ${generatedKey}\n`);
 }
 const workerPool = createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start();
-const contentStore = contentStoreIn(config.dataDir);
 const app = createApp({ config, database, logger, workerPool, contentStore });
 const sweepers = startSweepers({ repository: documentsRepository(database.db), store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs });
+const idempotencySweep = setInterval(() => {
+  purgeExpiredIdempotencyKeys(database.db, Date.now()).catch((error) => logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }));
+}, config.sweepIntervalMs);
 const server = Bun.serve({
   port: config.port,
   hostname: config.host,
@@ -43,7 +55,7 @@ const server = Bun.serve({
   idleTimeout: 30,
   fetch: (request) => app.handle(request),
 });
-logger.log("info", "listening", { url: server.url.href, startupMs: Math.round(performance.now() - startedAt), database: config.databaseUrl ? "external" : "embedded" });
+logger.log("info", "listening", { url: server.url.href, startupMs: Math.round(performance.now() - startedAt), database: config.databaseUrl ? "external" : "embedded", contentStore: config.contentStore.kind });
 
 let stopping = false;
 async function shutdown(signal: string) {
@@ -52,6 +64,7 @@ async function shutdown(signal: string) {
   logger.log("info", "shutting down", { signal });
   await server.stop();
   await sweepers.stop();
+  clearInterval(idempotencySweep);
   await workerPool.stop();
   await database.close();
   process.exit(0);

@@ -26,6 +26,9 @@ interface Fixtures {
   documentId: string;
   deletedId: string;
   keyId: string;
+  /** a saved pipeline, and one that a case deletes */
+  pipelineId: string;
+  doomedPipelineId: string;
 }
 
 interface Case {
@@ -41,6 +44,8 @@ const doc = (f: Fixtures) => `/api/v1/documents/${f.documentId}`;
 const user = (f: Fixtures, options: RequestOptions = {}): RequestOptions => ({ key: f.key, ...options });
 const NO_KEY = { key: null };
 const BAD_KEY = { key: "kiln_not-a-real-key-000000000000000000" };
+
+const PIPELINE_STEPS = [{ utility: "schema.clean-json" }, { utility: "structure.pick-fields", config: { paths: ["id", "x"] } }];
 
 export const CASES: Case[] = [
   { operation: "getOpenApiDocument", name: "the document", status: 200, method: "GET", path: () => "/openapi.json", options: () => NO_KEY },
@@ -80,6 +85,9 @@ export const CASES: Case[] = [
   { operation: "getUtility", name: "unknown", status: 404, method: "GET", path: () => "/api/v1/utilities/no.such", options: (f) => user(f) },
   { operation: "getUtility", name: "lowercase bearer", status: 200, method: "GET", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => ({ key: null, headers: { authorization: `bearer ${f.key}` } }) },
   { operation: "runUtility", name: "run", status: 200, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primary: { a: null, b: 1 } } } }) },
+  { operation: "runUtility", name: "with an Idempotency-Key", status: 200, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primary: { a: null } } }, headers: { "idempotency-key": "conformance-run" } }) },
+  { operation: "runUtility", name: "the same key and body: replayed", status: 200, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primary: { a: null } } }, headers: { "idempotency-key": "conformance-run" } }) },
+  { operation: "runUtility", name: "the same key, another body", status: 422, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primary: 1 } }, headers: { "idempotency-key": "conformance-run" } }) },
   { operation: "runUtility", name: "bad config", status: 400, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primary: {} }, config: { nope: 1 } } }) },
   { operation: "runUtility", name: "unknown utility", status: 404, method: "POST", path: () => "/api/v1/utilities/no.such", options: (f) => user(f, { body: { inputs: { primary: 1 } } }) },
   { operation: "runUtility", name: "no credits", status: 402, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => ({ key: f.tinyKey, body: { inputs: { primary: {} } } }) },
@@ -95,6 +103,10 @@ export const CASES: Case[] = [
   { operation: "createDocument", name: "created", status: 201, method: "POST", path: () => "/api/v1/documents", options: (f) => user(f, { body: { name: "made", content: { a: 1 }, tags: ["t"], folder: "x/y", description: "d" } }) },
   { operation: "createDocument", name: "no name", status: 400, method: "POST", path: () => "/api/v1/documents", options: (f) => user(f, { body: { content: 1 } }) },
   { operation: "createDocument", name: "too large for the account", status: 413, method: "POST", path: () => "/api/v1/documents", options: (f) => ({ key: f.tinyKey, body: { name: "big", content: "x".repeat(100) } }) },
+  { operation: "createDocument", name: "with an Idempotency-Key", status: 201, method: "POST", path: () => "/api/v1/documents", options: (f) => user(f, { body: { name: "once", content: 1 }, headers: { "idempotency-key": "conformance-create" } }) },
+  { operation: "createDocument", name: "the same key and body: replayed", status: 201, method: "POST", path: () => "/api/v1/documents", options: (f) => user(f, { body: { name: "once", content: 1 }, headers: { "idempotency-key": "conformance-create" } }) },
+  { operation: "createDocument", name: "the same key, another body", status: 422, method: "POST", path: () => "/api/v1/documents", options: (f) => user(f, { body: { name: "twice", content: 2 }, headers: { "idempotency-key": "conformance-create" } }) },
+  { operation: "createDocument", name: "an Idempotency-Key too long", status: 400, method: "POST", path: () => "/api/v1/documents", options: (f) => user(f, { body: { name: "x", content: 1 }, headers: { "idempotency-key": "k".repeat(256) } }) },
   { operation: "createDocument", name: "deflate body", status: 415, method: "POST", path: () => "/api/v1/documents", options: (f) => user(f, { rawBody: "x", headers: { "content-encoding": "deflate" } }) },
   { operation: "getDocument", name: "found", status: 200, method: "GET", path: doc, options: (f) => user(f) },
   { operation: "getDocument", name: "not modified", status: 304, method: "GET", path: doc, options: (f) => user(f, { headers: { "if-none-match": "*" } }) },
@@ -117,8 +129,41 @@ export const CASES: Case[] = [
   { operation: "purgeDocument", name: "active", status: 409, method: "POST", path: (f) => `${doc(f)}/purge`, options: (f) => user(f) },
   { operation: "purgeDocument", name: "purged", status: 200, method: "POST", path: (f) => `/api/v1/documents/${f.deletedId}/purge`, options: (f) => user(f) },
   { operation: "purgeDocument", name: "unknown", status: 404, method: "POST", path: () => "/api/v1/documents/nope/purge", options: (f) => user(f) },
+  { operation: "exportDocuments", name: "every document", status: 200, method: "GET", path: () => "/api/v1/export", options: (f) => user(f) },
+  { operation: "exportDocuments", name: "one folder, deleted ones", status: 200, method: "GET", path: () => "/api/v1/export?folder=x/y&deleted=true", options: (f) => user(f) },
+  { operation: "exportDocuments", name: "a bad folder", status: 400, method: "GET", path: () => "/api/v1/export?folder=a/../b", options: (f) => user(f) },
+  { operation: "exportDocuments", name: "utilities-only key", status: 403, method: "GET", path: () => "/api/v1/export", options: (f) => ({ key: f.utilitiesOnlyKey }) },
+  { operation: "importDocuments", name: "lines", status: 200, method: "POST", path: () => "/api/v1/import", options: (f) => user(f, { rawBody: '{"document":{"name":"in","id":"ignored"},"content":[1.0]}\nnot json\n', headers: { "content-type": "application/x-ndjson" } }) },
+  { operation: "importDocuments", name: "not NDJSON", status: 415, method: "POST", path: () => "/api/v1/import", options: (f) => user(f, { rawBody: "{}" }) },
+  { operation: "importDocuments", name: "no key", status: 401, method: "POST", path: () => "/api/v1/import", options: () => ({ ...NO_KEY, rawBody: "", headers: { "content-type": "application/x-ndjson" } }) },
   { operation: "listFolders", name: "folders", status: 200, method: "GET", path: () => "/api/v1/folders", options: (f) => user(f) },
   { operation: "listFolders", name: "bad key", status: 401, method: "GET", path: () => "/api/v1/folders", options: () => BAD_KEY },
+  { operation: "runUtility", name: "stored input, output saved", status: 200, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primaryDocumentId: f.documentId }, output: { saveAs: { name: "saved" }, return: false } } }) },
+  { operation: "runUtility", name: "stored input not found", status: 404, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primaryDocumentId: f.deletedId } } }) },
+  { operation: "runUtility", name: "stale saveTo ifMatch", status: 412, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primary: {} }, output: { saveTo: f.documentId, ifMatch: '"stale"' } } }) },
+  { operation: "runPipeline", name: "run", status: 200, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => user(f, { body: { steps: PIPELINE_STEPS, inputs: { primary: [{ id: 1, x: null }] } } }) },
+  { operation: "runPipeline", name: "stored input, output saved", status: 200, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => user(f, { body: { steps: [{ utility: "schema.clean-json" }], inputs: { primaryDocumentId: f.documentId }, output: { saveAs: { name: "piped" }, return: false } } }) },
+  { operation: "runPipeline", name: "unknown utility", status: 400, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => user(f, { body: { steps: [{ utility: "no.such" }], inputs: { primary: 1 } } }) },
+  { operation: "runPipeline", name: "no credits", status: 402, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => ({ key: f.tinyKey, body: { steps: PIPELINE_STEPS, inputs: { primary: 1 } } }) },
+  { operation: "runPipeline", name: "stored input without the documents permission", status: 403, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => ({ key: f.utilitiesOnlyKey, body: { steps: PIPELINE_STEPS, inputs: { primaryDocumentId: f.documentId } } }) },
+  { operation: "runPipeline", name: "stored input not found", status: 404, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => user(f, { body: { steps: PIPELINE_STEPS, inputs: { primaryDocumentId: f.deletedId } } }) },
+  { operation: "runPipeline", name: "stale saveTo ifMatch", status: 412, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => user(f, { body: { steps: PIPELINE_STEPS, inputs: { primary: {} }, output: { saveTo: f.documentId, ifMatch: '"stale"' } } }) },
+  { operation: "runPipeline", name: "over the payload limit", status: 413, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => user(f, { body: { steps: PIPELINE_STEPS, inputs: { primary: "x".repeat(5000) } } }) },
+  { operation: "createPipeline", name: "created", status: 201, method: "POST", path: () => "/api/v1/pipelines", options: (f) => user(f, { body: { name: "made", description: "d", steps: PIPELINE_STEPS } }) },
+  { operation: "createPipeline", name: "unknown utility", status: 400, method: "POST", path: () => "/api/v1/pipelines", options: (f) => user(f, { body: { name: "bad", steps: [{ utility: "no.such" }] } }) },
+  { operation: "createPipeline", name: "over 1 MiB", status: 413, method: "POST", path: () => "/api/v1/pipelines", options: (f) => user(f, { body: { name: "big", steps: [{ utility: "merge.deep-merge", secondary: "x".repeat(1 << 20) }] } }) },
+  { operation: "listPipelines", name: "a page", status: 200, method: "GET", path: () => "/api/v1/pipelines?limit=1", options: (f) => user(f) },
+  { operation: "listPipelines", name: "bad limit", status: 400, method: "GET", path: () => "/api/v1/pipelines?limit=0", options: (f) => user(f) },
+  { operation: "getPipeline", name: "found", status: 200, method: "GET", path: (f) => `/api/v1/pipelines/${f.pipelineId}`, options: (f) => user(f) },
+  { operation: "getPipeline", name: "not found", status: 404, method: "GET", path: () => "/api/v1/pipelines/pip_none", options: (f) => user(f) },
+  { operation: "updatePipeline", name: "renamed", status: 200, method: "PUT", path: (f) => `/api/v1/pipelines/${f.pipelineId}`, options: (f) => user(f, { body: { name: "renamed", description: null } }) },
+  { operation: "updatePipeline", name: "no field", status: 400, method: "PUT", path: (f) => `/api/v1/pipelines/${f.pipelineId}`, options: (f) => user(f, { body: {} }) },
+  { operation: "updatePipeline", name: "not found", status: 404, method: "PUT", path: () => "/api/v1/pipelines/pip_none", options: (f) => user(f, { body: { name: "x" } }) },
+  { operation: "deletePipeline", name: "deleted", status: 200, method: "DELETE", path: (f) => `/api/v1/pipelines/${f.doomedPipelineId}`, options: (f) => user(f) },
+  { operation: "deletePipeline", name: "not found", status: 404, method: "DELETE", path: () => "/api/v1/pipelines/pip_none", options: (f) => user(f) },
+  { operation: "runSavedPipeline", name: "run", status: 200, method: "POST", path: (f) => `/api/v1/pipelines/${f.pipelineId}/run`, options: (f) => user(f, { body: { inputs: { primary: [{ id: 1, x: null }] } } }) },
+  { operation: "runSavedPipeline", name: "steps in the body", status: 400, method: "POST", path: (f) => `/api/v1/pipelines/${f.pipelineId}/run`, options: (f) => user(f, { body: { steps: PIPELINE_STEPS, inputs: { primary: 1 } } }) },
+  { operation: "runSavedPipeline", name: "not found", status: 404, method: "POST", path: () => "/api/v1/pipelines/pip_none/run", options: (f) => user(f, { body: { inputs: { primary: 1 } } }) },
 ];
 
 let t: TestApp;
@@ -139,7 +184,12 @@ beforeAll(async () => {
   const deleted = await t.json("POST", "/api/v1/documents", { key, body: { name: "to purge", content: [] } });
   expect((await t.request("DELETE", `/api/v1/documents/${deleted.body.document.id}`, { key })).status).toBe(200);
   const newKey = await t.json("POST", "/api/v1/admin/keys", { key: ADMIN_KEY, body: { accountId, permissions: ["documents"] } });
-  fixtures = { key, accountId, utilitiesOnlyKey, documentsOnlyKey, limitedKey, tinyKey, documentId: created.body.document.id, deletedId: deleted.body.document.id, keyId: newKey.body.apiKey.id };
+  const pipeline = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "fixture", steps: PIPELINE_STEPS } });
+  const doomed = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "to delete", steps: PIPELINE_STEPS } });
+  fixtures = {
+    key, accountId, utilitiesOnlyKey, documentsOnlyKey, limitedKey, tinyKey, documentId: created.body.document.id, deletedId: deleted.body.document.id,
+    keyId: newKey.body.apiKey.id, pipelineId: pipeline.body.pipeline.id, doomedPipelineId: doomed.body.pipeline.id,
+  };
 });
 afterAll(async () => {
   console.log(`conformance: ${checked} responses checked over ${checker.operations.length} operations`);

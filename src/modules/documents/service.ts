@@ -5,10 +5,10 @@
  */
 import type { DocumentRow } from "../../db/schema";
 import { HttpError, badRequest, notFound, validationError, type FieldError } from "../../http/errors";
-import { parseJsonBytes } from "../../http/json";
+import { CheckedJson, parseJsonBytes } from "../../http/json";
 import { newId } from "../admin/keys";
 import type { ContentStore, OpenedContent, StoredContent } from "../../storage/content-store";
-import { decodeCursor, encodeCursor } from "./cursor";
+import { decodeCursor, pageOf } from "./cursor";
 import { contentETag, ifMatchAllows, metadataETag } from "./etag";
 import { memberValueSpan } from "./json-span";
 import { documentsRepository, type DocumentsRepository, type ReserveOutcome, type Tx } from "./repository";
@@ -40,7 +40,7 @@ export const documentView = (row: DocumentRow) => ({
 export const documentNotFound = (id: string) => notFound("document_not_found", `No document with id '${id}'`);
 const documentNotDeleted = (id: string) =>
   new HttpError(409, "document_not_deleted", `Document '${id}' is not deleted; delete it first (DELETE /api/v1/documents/${id})`);
-const preconditionFailed = (current: string) =>
+export const preconditionFailed = (current: string) =>
   new HttpError(412, "precondition_failed", `If-Match does not match the current ETag ${current}`);
 
 function quotaError(outcome: Exclude<ReserveOutcome, "reserved">, size: number): HttpError {
@@ -93,6 +93,7 @@ const encoder = new TextEncoder();
 
 /** The bytes to store: the `content` member exactly as written in the request, or `contentText`'s text. */
 function contentBytesOf(input: CreateInput, rawBody: Uint8Array | undefined): Uint8Array {
+  if (input.content instanceof CheckedJson) return input.content.bytes;
   const hasContent = "content" in input && input.content !== undefined;
   const hasText = input.contentText !== undefined;
   if (hasContent && hasText) throw validationError([{ path: "/contentText", message: "give either content or contentText, not both" }]);
@@ -148,12 +149,15 @@ export async function getDocument(deps: DocumentsDeps, accountId: string, id: st
  * finding the file, the row is read again.
  */
 export async function openContent(deps: DocumentsDeps, accountId: string, id: string): Promise<{ row: DocumentRow; content: OpenedContent }> {
+  let key = "";
   for (let attempt = 0; attempt < 5; attempt++) {
     const row = await getDocument(deps, accountId, id);
-    const content = await deps.store.open(row.contentKey);
+    key = row.contentKey;
+    const content = await deps.store.open(key);
     if (content) return { row, content };
   }
-  throw new Error(`content of document ${id} is missing from the content store`);
+  // Removed behind Kiln's back (or lost by the store): nothing to serve and nothing a retry would fix.
+  throw new HttpError(500, "content_missing", `The content of document '${id}' (key ${key}) is missing from the content store`);
 }
 
 export interface Preconditions {
@@ -191,7 +195,8 @@ export async function updateMetadata(deps: DocumentsDeps, accountId: string, id:
 }
 
 /** The raw body of a content update: not empty, and JSON. */
-export function contentBodyOf(bytes: Uint8Array): Uint8Array {
+export function contentBodyOf(bytes: Uint8Array | CheckedJson): Uint8Array {
+  if (bytes instanceof CheckedJson) return bytes.bytes;
   if (bytes.byteLength === 0) throw badRequest("body_required", "The request body must be the new JSON content; it is empty");
   const parsed = parseJsonBytes(bytes);
   if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
@@ -209,7 +214,7 @@ function retire(store: ContentStore, key: string): void {
   setTimeout(() => void store.remove(key).catch(() => {}), RETIRE_DELAY_MS).unref();
 }
 
-export async function replaceContent(deps: DocumentsDeps, accountId: string, id: string, body: Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
+export async function replaceContent(deps: DocumentsDeps, accountId: string, id: string, body: Uint8Array | CheckedJson, preconditions: Preconditions): Promise<DocumentRow> {
   const before = await getDocument(deps, accountId, id);
   const bytes = contentBodyOf(body);
   if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
@@ -271,15 +276,20 @@ export interface ListOptions {
   deleted: boolean;
 }
 
-export async function listDocuments(deps: DocumentsDeps, accountId: string, options: ListOptions): Promise<{ documents: DocumentRow[]; nextCursor: string | null }> {
+/** The `folder` query parameter of a listing or an export: a normalised path, or undefined for any folder. */
+export function folderFilter(raw: string | undefined): string | undefined {
   const errors: FieldError[] = [];
-  const folder = options.folder === undefined ? undefined : normalizeFolder(options.folder, errors, "/folder") ?? undefined;
+  const folder = raw === undefined ? undefined : normalizeFolder(raw, errors, "/folder") ?? undefined;
   if (errors.length > 0) throw validationError(errors.map((error) => ({ ...error, message: `${error.message} (query parameter folder)` })));
+  return folder;
+}
+
+export async function listDocuments(deps: DocumentsDeps, accountId: string, options: ListOptions): Promise<{ documents: DocumentRow[]; nextCursor: string | null }> {
+  const folder = folderFilter(options.folder);
   const after = options.cursor === undefined ? undefined : decodeCursor(accountId, options.cursor);
   const rows = await deps.repository.list(accountId, { deleted: options.deleted, folder, after, limit: options.limit + 1 });
-  const page = rows.slice(0, options.limit);
-  const last = page.at(-1);
-  return { documents: page, nextCursor: rows.length > options.limit && last ? encodeCursor(accountId, last) : null };
+  const { page, nextCursor } = pageOf(accountId, rows, options.limit);
+  return { documents: page, nextCursor };
 }
 
 export const listFolders = (deps: DocumentsDeps, accountId: string) => deps.repository.folders(accountId);

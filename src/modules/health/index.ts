@@ -1,18 +1,23 @@
 import { Elysia, t } from "elysia";
 import type { Database } from "../../db/client";
 import { HttpError } from "../../http/errors";
+import type { ContentStore } from "../../storage/content-store";
 import { operation } from "../../http/openapi";
 
-export const healthModule = (deps: { database: Database }) =>
+const notReady = (detail: string) => new HttpError(503, "not_ready", detail, { headers: { "Retry-After": "5" } });
+
+export const healthModule = (deps: { database: Database; contentStore: ContentStore }) =>
   new Elysia({ name: "kiln.health", detail: { tags: ["Operations"] } })
     .get("/health", () => ({ success: true as const, status: "ok" }), {
       response: { 200: t.Object({ success: t.Literal(true), status: t.String() }) },
       detail: operation({ operationId: "getHealth", summary: "The process serves" }),
     })
     .get("/ready", async () => {
-      if (!(await deps.database.ping())) throw new HttpError(503, "not_ready", "The database does not answer");
+      const [database, store] = await Promise.all([deps.database.ping(), deps.contentStore.probe().then(() => true, () => false)]);
+      if (!database) throw notReady("The database does not answer");
+      if (!store) throw notReady("The content store does not answer");
       return { success: true as const, status: "ready" };
     }, {
       response: { 200: t.Object({ success: t.Literal(true), status: t.String() }) },
-      detail: operation({ operationId: "getReadiness", summary: "The database answers", errors: { 503: "not_ready: the database does not answer" } }),
+      detail: operation({ operationId: "getReadiness", summary: "The database and the content store answer", errors: { 503: "not_ready: the database or the content store does not answer" } }),
     });
