@@ -17,20 +17,21 @@ export interface Case {
   target: number;
 }
 
-export async function seed(kiln: KilnServer): Promise<{ small: string[]; replaceable: string[]; oneMb: string; fiftyMb: string }> {
+export async function seed(kiln: KilnServer): Promise<{ small: string[]; replaceable: string[]; replacedAlone: string; oneMb: string; fiftyMb: string }> {
   const content = recordsOfSize(1 * KB);
   const create = async (name: string) => (await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name, content })).document.id as string;
   const small: string[] = [];
   for (let i = 0; i < 60; i++) small.push(await create(`bench-${i}`));
   const replaceable: string[] = [];
   for (let i = 0; i < 50; i++) replaceable.push(await create(`replace-${i}`));
+  const replacedAlone = await create("replace-one");
   const withContent = async (name: string, bytes: number) => {
     const id = await create(name);
     const response = await fetch(`${kiln.url}/api/v1/documents/${id}/content`, { method: "PUT", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" }, body: documentText(bytes) });
     if (!response.ok) throw new Error(`seeding ${name}: ${response.status} ${await response.text()}`);
     return id;
   };
-  return { small, replaceable, oneMb: await withContent("one-mb", 1 * MB), fiftyMb: await withContent("fifty-mb", 50_000_000) };
+  return { small, replaceable, replacedAlone, oneMb: await withContent("one-mb", 1 * MB), fiftyMb: await withContent("fifty-mb", 50_000_000) };
 }
 
 export function cases(ids: Awaited<ReturnType<typeof seed>>): Case[] {
@@ -40,11 +41,12 @@ export function cases(ids: Awaited<ReturnType<typeof seed>>): Case[] {
   writeFileSync(replaceBody, JSON.stringify(recordsOfSize(1 * KB, 5)));
   const documents = "/api/v1/documents";
   return [
-    { name: "get metadata", target: 0.67, spec: { method: "GET", paths: ids.small.slice(0, 50).map((id) => `${documents}/${id}`), connections: 8 } },
-    { name: "list a page of 50", target: 0.67, spec: { method: "GET", paths: [`${documents}?limit=50`], connections: 8 } },
-    { name: "create 1 KB", target: 0.67, spec: { method: "POST", paths: [documents], bodyFile: createBody, connections: 8 } },
-    { name: "replace 1 KB content", target: 0.67, spec: { method: "PUT", paths: ids.replaceable.map((id) => `${documents}/${id}/content`), bodyFile: replaceBody, connections: 8 } },
-    { name: "download 1 MB", target: 0.67, spec: { method: "GET", paths: [`${documents}/${ids.oneMb}/content`], connections: 4 } },
+    { name: "get metadata", target: 0.8, spec: { method: "GET", paths: ids.small.slice(0, 50).map((id) => `${documents}/${id}`), connections: 8 } },
+    { name: "list a page of 50", target: 0.8, spec: { method: "GET", paths: [`${documents}?limit=50`], connections: 8 } },
+    { name: "create 1 KB", target: 0.8, spec: { method: "POST", paths: [documents], bodyFile: createBody, connections: 8 } },
+    { name: "replace 1 KB, 50 documents", target: 0.8, spec: { method: "PUT", paths: ids.replaceable.map((id) => `${documents}/${id}/content`), bodyFile: replaceBody, connections: 8 } },
+    { name: "replace 1 KB, one document", target: 0.8, spec: { method: "PUT", paths: [`${documents}/${ids.replacedAlone}/content`], bodyFile: replaceBody, connections: 8 } },
+    { name: "download 1 MB", target: 0.8, spec: { method: "GET", paths: [`${documents}/${ids.oneMb}/content`], connections: 4 } },
     { name: "download 50 MB", target: 0.8, spec: { method: "GET", paths: [`${documents}/${ids.fiftyMb}/content`], connections: 2 } },
   ];
 }

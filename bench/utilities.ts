@@ -234,9 +234,10 @@ export async function benchUtilities(settings: Settings, kiln: KilnServer, bare:
         kiln: ms(kilnMs),
         reference: `floor: ${ms(floorMs)} · bare HTTP: ${ms(bareMs)}`,
         peer: peerMs === undefined ? peerNote : `${utilityCase.peer!.tool}: ${ms(peerMs)} (Kiln ${speedup!.toFixed(1)}× faster)`,
-        ratio: `${times(ratio)} floor`,
-        target: targeted ? `≤ 1.5×${speedup === undefined ? "" : "; peer ≥ 5×"}` : undefined,
-        met: targeted ? ratio <= 1.5 && (speedup === undefined || speedup >= 5) : undefined,
+        ratio: `${times(ratio)} floor · ${times(kilnMs / bareMs)} bare HTTP`,
+        // issue 12: what Kiln adds over the bare HTTP handler, and the peer
+        target: targeted ? `≤ 1.15× bare HTTP${speedup === undefined ? "" : "; peer ≥ 5×"}` : undefined,
+        met: targeted ? kilnMs / bareMs <= 1.15 && (speedup === undefined || speedup >= 5) : undefined,
       });
       console.error(`bench: ${label}: Kiln ${ms(kilnMs)}, floor ${ms(floorMs)}, bare HTTP ${ms(bareMs)}${peerMs === undefined ? "" : `, ${utilityCase.peer!.tool} ${ms(peerMs)}`}`);
     }

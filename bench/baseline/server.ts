@@ -85,6 +85,8 @@ async function create(principal: Principal, request: Request): Promise<Response>
   const stored = await putContent(bytes);
   const now = Date.now();
   const row = await sql.begin(async (tx) => {
+    const [inserted] = await tx`insert into documents (id, account_id, name, tags, file_size, content_hash, content_key, created_at, updated_at)
+      values (${`doc_${Bun.randomUUIDv7()}`}, ${principal.accountId}, ${body.name}, ${[]}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now}, ${now}) returning *`;
     await tx`update accounts set storage_used_bytes = storage_used_bytes + ${bytes.byteLength} where id = ${principal.accountId}
       and (max_document_bytes is null or ${bytes.byteLength} <= max_document_bytes)
       and (storage_limit_bytes is null or storage_used_bytes + ${bytes.byteLength} <= storage_limit_bytes) returning id`;

@@ -80,11 +80,11 @@ async function api(base: string, key: string, method: string, path: string, body
   return JSON.parse(text);
 }
 
-export async function startKiln(mode: "embedded" | "external", env: Record<string, string> = {}): Promise<KilnServer> {
+export async function startKiln(mode: "embedded" | "external", env: Record<string, string> = {}, entry?: string): Promise<KilnServer> {
   const dataDir = tempDataDir();
   // env.DATABASE_URL: share a database another server already migrated (one Kiln beside another)
   const externalUrl = env.DATABASE_URL ?? (mode === "external" ? await createExternalDatabase() : undefined);
-  const running = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: "error", ...(externalUrl ? { DATABASE_URL: externalUrl } : {}), ...env });
+  const running = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: "error", ...(externalUrl ? { DATABASE_URL: externalUrl } : {}), ...env }, 60_000, entry);
   const stop = async () => {
     await running.stop("SIGTERM");
     rmSync(dataDir, { recursive: true, force: true });

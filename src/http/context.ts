@@ -3,6 +3,7 @@
  */
 import { Elysia } from "elysia";
 import type { LogFormat, LogLevel } from "../config";
+import { batchedStdout } from "./log-writer";
 
 const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
 
@@ -10,7 +11,7 @@ export interface Logger {
   log(level: Exclude<LogLevel, "silent">, message: string, fields?: Record<string, unknown>): void;
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (line) => process.stdout.write(line + "\n"), format: LogFormat = "json"): Logger {
+export function createLogger(level: LogLevel, write: (line: string) => void = batchedStdout(), format: LogFormat = "json"): Logger {
   const threshold = LEVELS[level];
   const render = format === "pretty" ? prettyLine : jsonLine;
   return {

@@ -85,3 +85,28 @@ export function memberSpans(bytes: Uint8Array): Map<string, Uint8Array> | undefi
   return members;
 }
 
+
+/**
+ * The element spans of the JSON array text `bytes` (surrounding whitespace allowed), in order, without
+ * parsing them; undefined when it is not an array or its own structure is off (an empty element, a
+ * trailing comma, anything after it). The scan only finds boundaries: each span, and whatever lies
+ * between the spans a caller parses together, must still pass JSON.parse.
+ */
+export function elementSpans(bytes: Uint8Array): { start: number; end: number }[] | undefined {
+  let at = skipWhitespace(bytes, 0);
+  if (bytes[at] !== OPEN_BRACKET) return undefined;
+  const spans: { start: number; end: number }[] = [];
+  at = skipWhitespace(bytes, at + 1);
+  if (bytes[at] !== CLOSE_BRACKET) {
+    for (;;) {
+      const end = skipValue(bytes, at);
+      if (end === at || end >= bytes.length) return undefined;
+      spans.push({ start: at, end });
+      at = skipWhitespace(bytes, end);
+      if (bytes[at] === CLOSE_BRACKET) break;
+      if (bytes[at] !== COMMA) return undefined;
+      at = skipWhitespace(bytes, at + 1);
+    }
+  }
+  return skipWhitespace(bytes, at + 1) === bytes.length ? spans : undefined;
+}

@@ -21,6 +21,12 @@ export interface Utility<S extends TObject = TObject> {
   /** TypeBox object schema with `default`s and `additionalProperties: false` */
   configSchema: S;
   run(inputs: UtilityInputs, config: Static<S>): unknown;
+  /**
+   * For record-wise utilities whose records do not depend on each other: the function `run` applies to
+   * each element of an array `primary`, for this config (undefined when the config needs the whole
+   * input). The engine then streams a large array element by element (modules/utilities/streaming.ts).
+   */
+  recordWise?(config: Static<S>): ((record: unknown, index: number) => unknown) | undefined;
 }
 
 /** The input cannot be processed: 400 `utility_failed`, with this message as the detail. */

@@ -40,5 +40,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
     return;
   }
   const outcome = await run(message.jobId, message.job);
-  self.postMessage({ type: "finished", jobId: message.jobId, outcome } satisfies ToPool);
+  // a streamed output's chunks move to the main thread rather than being copied
+  const transfer = outcome.ok && "outputChunks" in outcome ? outcome.outputChunks.map((chunk) => chunk.buffer as ArrayBuffer) : [];
+  self.postMessage({ type: "finished", jobId: message.jobId, outcome } satisfies ToPool, transfer);
 };

@@ -50,9 +50,10 @@ export async function removeDataDir(dataDir: string): Promise<void> {
   rmSync(dataDir, { recursive: true, force: true });
 }
 
-export async function startServer(env: Record<string, string>, timeoutMs = 60_000): Promise<RunningServer> {
+/** `entry`: another checkout's src/index.ts, for A/B benchmarks of two versions of the code. */
+export async function startServer(env: Record<string, string>, timeoutMs = 60_000, entry = resolve(import.meta.dir, "../../src/index.ts")): Promise<RunningServer> {
   const port = env.PORT ?? String(freePort());
-  const proc = Bun.spawn(["bun", resolve(import.meta.dir, "../../src/index.ts")], {
+  const proc = Bun.spawn(["bun", entry], {
     env: { ...process.env, LOG_LEVEL: "warn", HOST: "127.0.0.1", ...env, PORT: port },
     stdout: "pipe",
     stderr: "pipe",

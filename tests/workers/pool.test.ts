@@ -31,7 +31,7 @@ describe("WorkerPool", () => {
     const inline = await executeBytes(registry.find("schema.clean-json")!, encode(body));
     const bytes = encode(body);
     const outcome = await workers.run("schema.clean-json", bytes);
-    expect(outcome).toMatchObject({ ok: true, outputJson: inline.outputJson });
+    expect(outcome).toMatchObject({ ok: true, outputJson: (inline as { outputJson: string }).outputJson });
     expect(bytes.byteLength).toBe(0);
   });
 
@@ -110,7 +110,7 @@ describe("WorkerPool", () => {
   test("queued runs are served in order as workers free up", async () => {
     const workers = pool({ size: 2 });
     const outcomes = await Promise.all([1, 2, 3, 4, 5].map((n) => workers.run("test.echo", echo(n))));
-    expect(outcomes.map((outcome) => outcome.ok && outcome.outputJson)).toEqual([1, 2, 3, 4, 5].map((n) => `{"primary":${n}}`));
+    expect(outcomes.map((outcome) => outcome.ok && "outputJson" in outcome && outcome.outputJson)).toEqual([1, 2, 3, 4, 5].map((n) => `{"primary":${n}}`));
   });
 
   test("a worker that dies fails its run only; the process and the pool carry on", async () => {

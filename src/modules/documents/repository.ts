@@ -18,8 +18,9 @@ export type NewVersion = typeof documentVersions.$inferInsert;
  * An id no document can have matches nothing (404) rather than failing the query (500): PostgreSQL text
  * cannot hold U+0000, and Elysia hands over null for a path segment that is not valid percent-encoded UTF-8.
  */
+const isDocumentId = (id: string | null): id is string => typeof id === "string" && !id.includes("\u0000");
 const owned = (accountId: string, id: string | null) =>
-  (typeof id !== "string" || id.includes("\u0000") ? sql`false` : and(eq(documents.id, id), eq(documents.accountId, accountId)));
+  (isDocumentId(id) ? and(eq(documents.id, id), eq(documents.accountId, accountId)) : sql`false`);
 const active = isNull(documents.deletedAt);
 const deleted = isNotNull(documents.deletedAt);
 
@@ -36,15 +37,43 @@ export interface AccountLimitsRow {
 /** Versions at or below this number go when `next` is added: maxVersions kept, the new one included (null: none go). */
 const dropBelowOrAt = (accountId: string, next: number) =>
   sql`${next} - (select ${accounts.maxVersions} from ${accounts} where ${accounts.id} = ${accountId})`;
+/**
+ * The statements of the hottest routes (metadata, download, a first page, the quota pre-check), built
+ * once with placeholders: Drizzle's query builder otherwise assembles the same SQL text on every call,
+ * a measurable share of a metadata read's CPU (bench/README.md, "SQL built once").
+ */
+const preparedByDb = new WeakMap<Db, ReturnType<typeof prepareReads>>();
+
+function preparedReads(db: Db): ReturnType<typeof prepareReads> {
+  let reads = preparedByDb.get(db);
+  if (!reads) preparedByDb.set(db, (reads = prepareReads(db)));
+  return reads;
+}
+
+function prepareReads(db: Db) {
+  const accountId = sql.placeholder("accountId");
+  const firstPage = (state: SQL) => db.select().from(documents).where(and(eq(documents.accountId, accountId), state))
+    .orderBy(desc(documents.createdAt), desc(documents.id)).limit(sql.placeholder("limit"));
+  return {
+    limits: db.select({
+      storageLimitBytes: accounts.storageLimitBytes,
+      storageUsedBytes: accounts.storageUsedBytes,
+      maxDocumentBytes: accounts.maxDocumentBytes,
+      droppableBytes: sql<number>`0::float8`,
+    }).from(accounts).where(eq(accounts.id, accountId)).prepare("documents_account_limits"),
+    findActive: db.select().from(documents).where(and(eq(documents.id, sql.placeholder("id")), eq(documents.accountId, accountId), active)).prepare("documents_find_active"),
+    firstActivePage: firstPage(active).prepare("documents_first_active_page"),
+    firstDeletedPage: firstPage(deleted).prepare("documents_first_deleted_page"),
+  };
+}
 
 export const documentsRepository = (db: Db) => ({
   transaction: <T>(work: (tx: Tx) => Promise<T>) => db.transaction(work),
 
   /** The account's limits; with a document, also what its next version would release. */
   async limits(accountId: string, next?: { documentId: string; version: number }): Promise<AccountLimitsRow | undefined> {
-    const droppable = next
-      ? sql<number>`(select coalesce(sum(${documentVersions.fileSize}), 0)::float8 from ${documentVersions} where ${documentVersions.documentId} = ${next.documentId} and ${documentVersions.version} <= ${next.version} - ${accounts.maxVersions})`
-      : sql<number>`0::float8`;
+    if (!next) return (await preparedReads(db).limits.execute({ accountId }))[0];
+    const droppable = sql<number>`(select coalesce(sum(${documentVersions.fileSize}), 0)::float8 from ${documentVersions} where ${documentVersions.documentId} = ${next.documentId} and ${documentVersions.version} <= ${next.version} - ${accounts.maxVersions})`;
     const [row] = await db.select({
       storageLimitBytes: accounts.storageLimitBytes,
       storageUsedBytes: accounts.storageUsedBytes,
@@ -55,6 +84,7 @@ export const documentsRepository = (db: Db) => ({
   },
 
   async findActive(accountId: string, id: string, tx: Executor = db): Promise<DocumentRow | undefined> {
+    if (tx === db) return isDocumentId(id) ? (await preparedReads(db).findActive.execute({ accountId, id }))[0] : undefined;
     const [row] = await tx.select().from(documents).where(and(owned(accountId, id), active));
     return row;
   },
@@ -173,6 +203,10 @@ export const documentsRepository = (db: Db) => ({
 
   /** Newest first (the listing), or oldest first (an export, so that an import recreates them in order). */
   async list(accountId: string, options: { deleted: boolean; folder?: string; after?: CursorPosition; limit: number; oldestFirst?: boolean }): Promise<DocumentRow[]> {
+    if (!options.oldestFirst && options.folder === undefined && !options.after) {
+      const reads = preparedReads(db);
+      return (options.deleted ? reads.firstDeletedPage : reads.firstActivePage).execute({ accountId, limit: options.limit });
+    }
     const conditions: (SQL | undefined)[] = [eq(documents.accountId, accountId), options.deleted ? deleted : active];
     if (options.folder !== undefined) conditions.push(eq(documents.folder, options.folder));
     const order = options.oldestFirst ? asc : desc;

@@ -62,6 +62,12 @@ async function precheckQuota(deps: DocumentsDeps, accountId: string, size: numbe
   if (delta > 0 && limits.storageLimitBytes !== null && limits.storageUsedBytes + delta > limits.storageLimitBytes) throw quotaError("storage_limit_exceeded", size);
 }
 
+/**
+ * Every write of an account queues on its account row from this statement until COMMIT, so it is the
+ * last statement of each transaction: the row is then held for one answer and the commit's WAL flush,
+ * not for the other statements' round trips too (bench/README.md, "Replace serialised on the account row").
+ * A refusal throws, which rolls back what the transaction did before it.
+ */
 async function reserveOrThrow(tx: Tx, deps: DocumentsDeps, accountId: string, delta: number, size: number): Promise<void> {
   const outcome = await deps.repository.reserve(tx, accountId, delta, size);
   if (outcome !== "reserved") throw quotaError(outcome, size);
@@ -117,7 +123,6 @@ export async function createDocument(deps: DocumentsDeps, accountId: string, inp
   await precheckQuota(deps, accountId, bytes.byteLength);
   return withStoredContent(deps, bytes, (stored) =>
     deps.repository.transaction(async (tx) => {
-      await reserveOrThrow(tx, deps, accountId, stored.size, stored.size);
       const now = deps.now();
       await deps.repository.ensureFolder(tx, accountId, metadata.folder, now);
       const id = newId("doc");
@@ -135,6 +140,7 @@ export async function createDocument(deps: DocumentsDeps, accountId: string, inp
         updatedAt: now,
       });
       await deps.repository.insertVersion(tx, { documentId: id, version: 1, fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, createdAt: now });
+      await reserveOrThrow(tx, deps, accountId, stored.size, stored.size);
       return row;
     }));
 }

@@ -10,6 +10,7 @@ import {
   PipelineRunResponse, RunPipelineBody, RunSavedPipelineBody, UpdatePipelineBody,
 } from "./model";
 import { createPipeline, deletePipeline, getPipeline, listPipelines, pipelineView, runPipeline, updatePipeline, type PipelinesDeps } from "./service";
+import type { ResponseBody } from "../utilities/service";
 
 /** The run routes, as Elysia names them: their bodies are read raw (inline inputs may go to a worker unparsed). */
 export const PIPELINE_RUN_ROUTES = ["/api/v1/pipelines/run", "/api/v1/pipelines/:id/run"] as const;
@@ -17,7 +18,7 @@ export const PIPELINE_RUN_ROUTES = ["/api/v1/pipelines/run", "/api/v1/pipelines/
 export const PIPELINE_DEFINITION_ROUTES = ["/api/v1/pipelines", "/api/v1/pipelines/:id"] as const;
 export const PIPELINE_DEFINITION_MAX_BYTES = 1024 * 1024;
 
-const jsonResponse = (text: string) => new Response(text, { headers: { "Content-Type": "application/json" } });
+const jsonResponse = (body: ResponseBody) => new Response(body, { headers: { "Content-Type": "application/json" } });
 const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
 
 const RUN_ERRORS = {

@@ -10,7 +10,7 @@ import { newId } from "../admin/keys";
 import { decodeCursor, pageOf } from "../documents/cursor";
 import { normalizeMetadata } from "../documents/validation";
 import { readBody, readPipelineRun, readSteps } from "../utilities/request";
-import { executeRun, type UtilityEngine } from "../utilities/service";
+import { executeRun, type ResponseBody, type UtilityEngine } from "../utilities/service";
 import { transferable } from "../../workers/pool";
 import type { PipelinesRepository } from "./repository";
 
@@ -99,7 +99,7 @@ export interface PipelineRunRequest {
 }
 
 /** `POST /api/v1/pipelines/run` (steps in the body), or a saved pipeline's run when `saved` is given. */
-export function runPipeline(deps: PipelinesDeps, request: PipelineRunRequest, saved?: PipelineRow): Promise<string> {
+export function runPipeline(deps: PipelinesDeps, request: PipelineRunRequest, saved?: PipelineRow): Promise<ResponseBody> {
   const { bytes } = request;
   if (bytes.byteLength === 0) throw badRequest("body_required", saved ? "A JSON request body `{ inputs, output? }` is required" : "A JSON request body `{ steps, inputs, output? }` is required");
   const body = readBody(transferable(bytes), bytes.byteLength > deps.engine.inlineMaxBytes);

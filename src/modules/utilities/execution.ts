@@ -11,6 +11,7 @@ import type { TObject, TSchema } from "@sinclair/typebox";
 import { badRequest, HttpError, validationError, type FieldError } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
 import { UtilityConfigError, UtilityError, type Utility, type UtilityInputs } from "../../utilities/types";
+import { runStreamed } from "./streaming";
 
 /**
  * An input of a run: JSON text still to be parsed (a span of the request body, or a stored document's
@@ -25,20 +26,26 @@ export interface Step {
   secondary?: Source;
 }
 
-export interface RunResult {
-  /** the output as JSON text, so that a worker's answer is never parsed again on the main thread */
-  outputJson: string;
+/**
+ * The output as JSON text, so that a worker's answer is never parsed again on the main thread, or, for
+ * a streamed record-wise run (./streaming.ts), as UTF-8 chunks of the same bytes.
+ */
+export type RunResult = ({ outputJson: string } | { outputChunks: Uint8Array[] }) & {
   /** the whole run: parsing the inputs, every step, serialising the output */
   durationMs: number;
   /** each step's own execution time */
   stepDurationsMs: number[];
-}
+};
 
 /**
  * Runs the steps in order, each on the previous one's output. `nameSteps` (pipelines): errors name the
- * failing step by its index, `/steps/<i>`.
+ * failing step by its index, `/steps/<i>`. A single step over JSON text with no secondary input may be
+ * streamed record by record; whatever streaming declines runs here as usual.
  */
 export async function runSteps(steps: readonly Step[], primary: Source, nameSteps: boolean): Promise<RunResult> {
+  const [only] = steps;
+  const streamed = steps.length === 1 && only.secondary === undefined && "json" in primary ? runStreamed(only.utility, only.config, primary.json) : undefined;
+  if (streamed) return streamed;
   const started = performance.now();
   let value = readSource(primary);
   const stepDurationsMs: number[] = [];

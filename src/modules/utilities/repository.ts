@@ -1,20 +1,17 @@
 /**
  * Credit counting: one row per account and calendar month (UTC) in credit_usage.
  *
- * Both statements commit without waiting for the WAL flush (synchronous_commit off for their own
- * transaction): on a 1 KB run that wait was most of the engine's overhead (bench/README.md). A crash of
- * PostgreSQL itself may then forget the last fraction of a second of counts (runs would be free, never
- * over the limit: the row lock still decides); a crash of Kiln loses nothing.
+ * Both statements commit without waiting for the WAL flush: on a 1 KB run that wait was most of the
+ * engine's overhead (bench/README.md). A crash of PostgreSQL itself may then forget the last fraction of
+ * a second of counts (runs would be free, never over the limit: the row lock still decides); a crash of
+ * Kiln loses nothing. The setting is made by `set_config(…, true)` in the statement itself: it lasts
+ * until the end of the statement's own implicit transaction, whose commit reads it, so each statement is
+ * one round trip rather than BEGIN, SET LOCAL, the statement and COMMIT (four).
  */
-import { sql, type SQL } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 
-function withoutFlushWait(db: Db, statement: SQL) {
-  return db.transaction(async (tx) => {
-    await tx.execute(sql`set local synchronous_commit = off`);
-    return tx.execute(statement);
-  });
-}
+const noFlushWait = sql`(select set_config('synchronous_commit', 'off', true)) no_flush_wait`;
 
 /**
  * Takes `count` credits (one per step of a run) in a single statement: inserts or increments the
@@ -23,9 +20,9 @@ function withoutFlushWait(db: Db, statement: SQL) {
  * False: not enough left (none is taken).
  */
 export async function reserveCredits(db: Db, accountId: string, periodStart: number, count: number): Promise<boolean> {
-  const rows = await withoutFlushWait(db, sql`
+  const rows = await db.execute(sql`
     insert into credit_usage (account_id, period_start, used)
-    select ${accountId}, ${periodStart}, ${count} from accounts
+    select ${accountId}, ${periodStart}, ${count} from accounts, ${noFlushWait}
      where id = ${accountId} and (monthly_credits is null or monthly_credits >= ${count})
     on conflict (account_id, period_start) do update set used = credit_usage.used + ${count}
      where credit_usage.used + ${count} <= coalesce((select monthly_credits from accounts where id = ${accountId}), 2147483647)
@@ -35,7 +32,7 @@ export async function reserveCredits(db: Db, accountId: string, periodStart: num
 
 /** Gives back the credits reserved for a run that failed, timed out or was cancelled. */
 export async function refundCredits(db: Db, accountId: string, periodStart: number, count: number): Promise<void> {
-  await withoutFlushWait(db, sql`
-    update credit_usage set used = greatest(used - ${count}, 0)
+  await db.execute(sql`
+    update credit_usage set used = greatest(used - ${count}, 0) from ${noFlushWait}
      where account_id = ${accountId} and period_start = ${periodStart}`);
 }

@@ -12,6 +12,7 @@ import type { UtilityRegistry } from "../../utilities/registry";
 import type { Utility } from "../../utilities/types";
 import { normalizeMetadata, type Metadata } from "../documents/validation";
 import { runSteps, validateConfig, type RunResult, type Source } from "./execution";
+import { runStreamed, STREAM_MIN_BYTES } from "./streaming";
 
 /** Where an input comes from: given in the request, or a stored document of the caller's. */
 export type InputRef = { source: Source } | { documentId: string };
@@ -268,9 +269,13 @@ export function usesDocuments(plan: RunPlan): boolean {
 
 /**
  * A whole utility request, read and run where it runs: the path of a large body that names no document
- * and no output (needsReadingHere said so), which the worker receives unread.
+ * and no output (needsReadingHere said so), which the worker receives unread. A record-wise run over a
+ * large array is streamed from the array's span; anything else, or anything that streaming declines,
+ * parses the whole body, so answers and errors are the whole-document path's.
  */
 export async function executeBytes(utility: Utility, bytes: Uint8Array): Promise<RunResult> {
+  const streamed = streamedRequest(utility, bytes);
+  if (streamed) return streamed;
   const { value: plan, errors } = readUtilityRun(readBody(bytes, false), utility);
   if (errors.length > 0) throw validationError(errors);
   const [{ config, secondary }] = plan.steps;
@@ -278,4 +283,18 @@ export async function executeBytes(utility: Utility, bytes: Uint8Array): Promise
     throw new Error("a request naming documents or an output must be read on the main thread");
   }
   return runSteps([{ utility, config, ...(secondary ? { secondary: secondary.source } : {}) }], plan.primary.source, false);
+}
+
+/** The request read by member spans and its primary array streamed; undefined when that does not apply or fails. */
+function streamedRequest(utility: Utility, bytes: Uint8Array): RunResult | undefined {
+  if (!utility.recordWise || bytes.byteLength < STREAM_MIN_BYTES) return undefined;
+  try {
+    const { value: plan, errors } = readUtilityRun(readBody(bytes, true), utility);
+    const [{ config, secondary }] = plan.steps;
+    const primary = "source" in plan.primary ? plan.primary.source : undefined;
+    if (errors.length > 0 || secondary || plan.output || !primary || !("json" in primary)) return undefined;
+    return runStreamed(utility, config, primary.json);
+  } catch {
+    return undefined;
+  }
 }

@@ -72,8 +72,11 @@ export interface ExecuteRequest {
   signal?: AbortSignal;
 }
 
-/** The success body as JSON text: the output is spliced in as the text the run produced. */
-export async function executeUtility(engine: UtilityEngine, request: ExecuteRequest): Promise<string> {
+/**
+ * The success body: JSON text with the output spliced in as the text the run produced, or, for a
+ * streamed run, a stream of the same bytes (see responseBody).
+ */
+export async function executeUtility(engine: UtilityEngine, request: ExecuteRequest): Promise<ResponseBody> {
   const utility = getUtility(engine.registry, request.utilityId);
   const { bytes } = request;
   if (bytes.byteLength === 0) throw badRequest("body_required", "A JSON request body `{ inputs: { primary }, config? }` is required");
@@ -82,7 +85,7 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
     // Inline inputs only: the worker reads the whole body, this thread does not even scan it.
     const result = await withCredits(engine, request.principal.accountId, 1, utility.id, () =>
       inWorker(engine, utility.id, () => engine.pool.run(utility.id, bytes, request.signal)));
-    return responseText({ steps: [{ utility }], pipeline: false }, result, 1);
+    return responseBody({ steps: [{ utility }], pipeline: false }, result, 1);
   }
   const reading = readUtilityRun(readBody(transferable(bytes), large), utility);
   return executeRun(engine, { principal: request.principal, reading, payloadBytes: bytes.byteLength, signal: request.signal });
@@ -98,9 +101,9 @@ export interface RunRequest {
 
 /**
  * Runs a plan: permission, validation, stored inputs (404, 413 before a byte is read), the saveTo
- * target, credits, the run (inline or one worker hop), the save; the response body as JSON text.
+ * target, credits, the run (inline or one worker hop), the save; the response body.
  */
-export async function executeRun(engine: UtilityEngine, request: RunRequest): Promise<string> {
+export async function executeRun(engine: UtilityEngine, request: RunRequest): Promise<ResponseBody> {
   const { principal, reading } = request;
   const plan = reading.value;
   if (usesDocuments(plan) && !principal.permissions.has("documents")) {
@@ -129,8 +132,8 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
         primary,
         nameSteps: plan.pipeline,
       }, request.signal));
-    const document = plan.output && await saveOutput(engine.documents, principal.accountId, plan.output, result.outputJson);
-    return responseText(plan, result, count, document);
+    const document = plan.output && await saveOutput(engine.documents, principal.accountId, plan.output, result);
+    return responseBody(plan, result, count, document);
   });
 }
 
@@ -163,8 +166,12 @@ async function checkSaveTarget(documents: DocumentsDeps, accountId: string, outp
 
 const encoder = new TextEncoder();
 
-function saveOutput(documents: DocumentsDeps, accountId: string, output: OutputSpec, outputJson: string): Promise<DocumentRow> | undefined {
-  const content = new CheckedJson(encoder.encode(outputJson));
+/** The run's output bytes, text or streamed chunks alike. */
+const outputBytes = (result: RunResult): Uint8Array => ("outputJson" in result ? encoder.encode(result.outputJson) : Buffer.concat(result.outputChunks));
+
+function saveOutput(documents: DocumentsDeps, accountId: string, output: OutputSpec, result: RunResult): Promise<DocumentRow> | undefined {
+  if (!output.saveAs && output.saveTo === undefined) return undefined;
+  const content = new CheckedJson(outputBytes(result));
   if (output.saveAs) return createDocument(documents, accountId, { ...output.saveAs, content }, undefined);
   if (output.saveTo !== undefined) return replaceContent(documents, accountId, output.saveTo, content, { ifMatch: output.ifMatch ?? null });
   return undefined;
@@ -172,20 +179,39 @@ function saveOutput(documents: DocumentsDeps, accountId: string, output: OutputS
 
 const rounded = (ms: number) => Math.round(ms * 1000) / 1000;
 
+/** A run's success body: JSON text, or for a streamed run the same bytes as a stream. */
+export type ResponseBody = string | ReadableStream<Uint8Array>;
+
 /**
  * A single run answers `{ success, output, durationMs (the utility's own), creditsUsed }`, a pipeline
- * adds `steps` and its `durationMs` is the whole run's; `document` when the output was saved.
+ * adds `steps` and its `durationMs` is the whole run's; `document` when the output was saved. A
+ * streamed output is sent as its chunks between the text before and after it.
  */
-function responseText(plan: Pick<RunPlan, "pipeline" | "output"> & { steps: { utility: Utility }[] }, result: RunResult, credits: number, document?: DocumentRow): string {
-  const parts = ['"success":true'];
-  if (plan.output?.returnOutput !== false) parts.push(`"output":${result.outputJson}`);
+function responseBody(plan: Pick<RunPlan, "pipeline" | "output"> & { steps: { utility: Utility }[] }, result: RunResult, credits: number, document?: DocumentRow): ResponseBody {
+  const after: string[] = [];
   if (plan.pipeline) {
     const steps = plan.steps.map((step, index) => ({ utility: step.utility.id, durationMs: rounded(result.stepDurationsMs[index]) }));
-    parts.push(`"steps":${JSON.stringify(steps)}`, `"durationMs":${rounded(result.durationMs)}`);
-  } else parts.push(`"durationMs":${rounded(result.stepDurationsMs[0])}`);
-  parts.push(`"creditsUsed":${credits}`);
-  if (document) parts.push(`"document":${JSON.stringify(documentView(document))}`);
-  return `{${parts.join(",")}}`;
+    after.push(`"steps":${JSON.stringify(steps)}`, `"durationMs":${rounded(result.durationMs)}`);
+  } else after.push(`"durationMs":${rounded(result.stepDurationsMs[0])}`);
+  after.push(`"creditsUsed":${credits}`);
+  if (document) after.push(`"document":${JSON.stringify(documentView(document))}`);
+  const tail = `,${after.join(",")}}`;
+  if (plan.output?.returnOutput === false) return `{"success":true${tail}`;
+  if ("outputJson" in result) return `{"success":true,"output":${result.outputJson}${tail}`;
+  return streamOf([`{"success":true,"output":`, ...result.outputChunks, tail]);
+}
+
+/** The parts in order, letting go of each once it is sent. */
+function streamOf(parts: (string | Uint8Array | undefined)[]): ReadableStream<Uint8Array> {
+  let next = 0;
+  return new ReadableStream({
+    pull(controller) {
+      const part = parts[next];
+      if (part === undefined) return controller.close();
+      parts[next++] = undefined;
+      controller.enqueue(typeof part === "string" ? encoder.encode(part) : part);
+    },
+  });
 }
 
 /** Reserves `count` credits (402 when they are not there), gives them back if the work fails. */

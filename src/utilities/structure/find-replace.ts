@@ -70,14 +70,19 @@ const evaluateWith = (template: CompiledTemplate, record: unknown, root: unknown
   (old: string, groups: (string | null)[]) => toText(template.evaluate({ record, root, old, groups }));
 
 export function findReplace(primary: unknown, config: FindReplaceConfig): unknown {
+  return mapRecords(primary, replacerOf(config, primary));
+}
+
+/** The replacement in one record; `root` (the whole input) is what a template may read as `root`. */
+function replacerOf(config: FindReplaceConfig, root: unknown): (record: unknown) => unknown {
   const replace = compileReplace(config);
   const scope = scopeOf(config.paths === undefined ? undefined : parsePaths(config.paths, "paths"));
   const values = config.mode !== "key";
   const keys = config.mode !== "value";
 
-  return mapRecords(primary, (record) => {
+  return (record) => {
     const walk = (value: unknown, scope: Scope): unknown => {
-      if (typeof value === "string") return values && scope === true ? replace(value, record, primary) : value;
+      if (typeof value === "string") return values && scope === true ? replace(value, record, root) : value;
       if (Array.isArray(value)) {
         return value.map((element, index) => {
           const inner = enterScope(scope, index);
@@ -89,12 +94,12 @@ export function findReplace(primary: unknown, config: FindReplaceConfig): unknow
       for (const key of Object.keys(value)) {
         const inner = enterScope(scope, key);
         if (inner === null) renamed.push([key, value[key]]);
-        else renamed.push([keys && inner === true ? replace(key, record, primary) : key, walk(value[key], inner)]);
+        else renamed.push([keys && inner === true ? replace(key, record, root) : key, walk(value[key], inner)]);
       }
       return rebuild(Object.keys(value), renamed);
     };
     return walk(record, scope);
-  });
+  };
 }
 
 /** The renamed members in their original order; a key renamed onto an existing key replaces it. */
@@ -116,4 +121,6 @@ export default defineUtility({
   description: "Replaces text in string values, keys or both; literal or regular expression (linear-time engine).",
   configSchema,
   run: (inputs: UtilityInputs, config) => findReplace(inputs.primary, config as FindReplaceConfig),
+  // a template may read `root`, the whole input: such a run needs it all at once
+  recordWise: (config) => (compileTemplate(config.replacement ?? "", "replacement").dynamic ? undefined : replacerOf(config as FindReplaceConfig, undefined)),
 });

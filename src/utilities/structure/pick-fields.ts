@@ -59,13 +59,17 @@ function pick(value: unknown, state: PathState): unknown {
 }
 
 export function pickFields(primary: unknown, config: PickFieldsConfig): unknown {
+  return mapRecords(primary, pickerOf(config));
+}
+
+function pickerOf(config: PickFieldsConfig): (record: unknown, index: number | null) => unknown {
   const paths = [...parsePaths(config.paths ?? [], "paths"), ...parsePaths(config.fields ?? [], "fields")];
   if (paths.length === 0) throw new UtilityConfigError("paths", "at least one path is required (`paths`, or its alias `fields`)");
   const start = new PathSet(paths).start;
-  return mapRecords(primary, (record, index) => {
+  return (record, index) => {
     const picked = pick(objectRecord(record, index, id), start);
     return picked === NOTHING ? {} : picked;
-  });
+  };
 }
 
 export default defineUtility({
@@ -75,4 +79,5 @@ export default defineUtility({
   description: "Keeps only the given paths of each record (wildcards allowed), with their nesting.",
   configSchema,
   run: (inputs: UtilityInputs, config) => pickFields(inputs.primary, config),
+  recordWise: (config) => pickerOf(config),
 });

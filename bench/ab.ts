@@ -1,0 +1,143 @@
+/**
+ * A/B of two versions of Kiln in one sitting: the code of another checkout ("before", e.g. a
+ * `git archive` of the previous commit with node_modules linked in) against this tree ("after").
+ * Each version gets its own Kiln and its own bare baseline (from the same checkout) over that Kiln's database; every round runs
+ * before-bare, before-Kiln, after-Kiln, after-bare (reversed on odd rounds), so load from other work
+ * on the machine falls on both sides alike. Prints each round's ratios, their median, the load, and
+ * the CPU time Kiln's process spent per request (user + system, from /proc: far less sensitive to the
+ * load than the rates).
+ *
+ *   bun bench/ab.ts --before <checkout> [--mode embedded|external] [--cases get,list,create,replace,replace-one,download,engine]
+ *                   [--rounds 4] [--seconds 3]
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { join } from "node:path";
+import { api, startKiln, startProcess, stopAll, type KilnServer, type Server } from "./lib/servers";
+import { dataPath, KB, MB, documentText, recordsOfSize } from "./lib/data";
+import { load, type LoadSpec } from "./lib/wrk";
+import { loadAverage } from "./lib/report";
+import { ensureTool } from "./lib/tools";
+
+const { values } = parseArgs({
+  options: {
+    before: { type: "string" },
+    mode: { type: "string", default: "embedded" },
+    cases: { type: "string", default: "get,list,create,replace,replace-one,download,engine" },
+    rounds: { type: "string", default: "4" },
+    seconds: { type: "string", default: "3" },
+  },
+});
+if (!values.before) throw new Error("--before <checkout> is required");
+ensureTool("wrk", "wrk");
+const mode = values.mode as "embedded" | "external";
+const rounds = Number(values.rounds);
+const seconds = Number(values.seconds);
+const wanted = new Set(values.cases!.split(","));
+
+interface Side { label: string; kiln: KilnServer; bare: Server; ids: { small: string[]; replaceable: string[]; one: string; oneMb: string } }
+
+async function seed(kiln: KilnServer): Promise<Side["ids"]> {
+  const content = recordsOfSize(1 * KB);
+  const create = async (name: string) => (await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name, content })).document.id as string;
+  const small: string[] = [];
+  for (let i = 0; i < 50; i++) small.push(await create(`bench-${i}`));
+  const replaceable: string[] = [];
+  for (let i = 0; i < 50; i++) replaceable.push(await create(`replace-${i}`));
+  const one = await create("replace-one");
+  const oneMb = await create("one-mb");
+  await fetch(`${kiln.url}/api/v1/documents/${oneMb}/content`, { method: "PUT", headers: { authorization: `Bearer ${kiln.key}` }, body: documentText(1 * MB) });
+  return { small, replaceable, one, oneMb };
+}
+
+/** A Kiln of one checkout and that checkout's own bare baseline over the same database. */
+async function side(label: string, checkout: string): Promise<Side> {
+  const kiln = await startKiln(mode, {}, resolve(checkout, "src/index.ts"));
+  const bare = await startProcess("bare", resolve(checkout, "bench/baseline/server.ts"), { DATABASE_URL: kiln.databaseUrl, CONTENT_DIR: join(kiln.dataDir, "content") });
+  return { label, kiln, bare, ids: await seed(kiln) };
+}
+
+function findReplaceBody(bytes: number): string {
+  const path = dataPath(`ab-find-replace-${bytes}.json`);
+  const config = { search: "alpha", replacement: "omega" };
+  const wrapper = JSON.stringify({ inputs: { primary: [] }, config }).length;
+  writeFileSync(path, JSON.stringify({ inputs: { primary: recordsOfSize(bytes - wrapper) }, config }));
+  return path;
+}
+
+type Spec = Omit<LoadSpec, "base" | "key" | "seconds">;
+interface Case { name: string; spec(ids: Side["ids"]): Spec; metric: "rps" | "p50" }
+
+const documents = "/api/v1/documents";
+const createBody = dataPath("ab-create-1kb.json");
+writeFileSync(createBody, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
+const replaceBody = dataPath("ab-replace-1kb.json");
+writeFileSync(replaceBody, JSON.stringify(recordsOfSize(1 * KB, 5)));
+const utility = "/api/v1/utilities/structure.find-replace";
+
+const CASES: Record<string, Case[]> = {
+  get: [{ name: "get metadata", metric: "rps", spec: (ids) => ({ method: "GET", paths: ids.small.map((id) => `${documents}/${id}`), connections: 8 }) }],
+  list: [{ name: "list a page of 50", metric: "rps", spec: () => ({ method: "GET", paths: [`${documents}?limit=50`], connections: 8 }) }],
+  create: [{ name: "create 1 KB", metric: "rps", spec: () => ({ method: "POST", paths: [documents], bodyFile: createBody, connections: 8 }) }],
+  replace: [{ name: "replace 1 KB, 50 documents", metric: "rps", spec: (ids) => ({ method: "PUT", paths: ids.replaceable.map((id) => `${documents}/${id}/content`), bodyFile: replaceBody, connections: 8 }) }],
+  "replace-one": [{ name: "replace 1 KB, one document", metric: "rps", spec: (ids) => ({ method: "PUT", paths: [`${documents}/${ids.one}/content`], bodyFile: replaceBody, connections: 8 }) }],
+  download: [{ name: "download 1 MB", metric: "rps", spec: (ids) => ({ method: "GET", paths: [`${documents}/${ids.oneMb}/content`], connections: 4 }) }],
+  engine: [
+    { name: "1 KB run p50 (inline)", metric: "p50", spec: () => ({ method: "POST", paths: [utility], bodyFile: findReplaceBody(1 * KB), connections: 1 }) },
+    { name: "4 KB run p50 (worker)", metric: "p50", spec: () => ({ method: "POST", paths: [utility], bodyFile: findReplaceBody(4 * KB), connections: 1 }) },
+  ],
+};
+
+/** CPU seconds (user + system) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
+
+const cpuPerRequest = new Map<Server, number[]>();
+
+function measure(server: Server, key: string, spec: Spec, metric: Case["metric"]): number {
+  const cpuBefore = cpuSeconds(server.pid);
+  const result = load({ ...spec, base: server.url, key, seconds });
+  if (result.errors > 0) throw new Error(`${server.name}: ${result.errors} failed of ${result.requests}`);
+  cpuPerRequest.get(server)?.push(((cpuSeconds(server.pid) - cpuBefore) / result.requests) * 1e6);
+  return metric === "rps" ? result.rps : result.p50Ms;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const figure = (metric: Case["metric"], kiln: number, bare: number) => (metric === "rps" ? kiln / bare : kiln - bare);
+const show = (metric: Case["metric"], value: number) => (metric === "rps" ? `${value.toFixed(2)}×` : `+${value.toFixed(2)} ms`);
+
+try {
+  const before = await side("before", values.before);
+  const after = await side("after", resolve(import.meta.dir, ".."));
+  console.log(`A/B ${mode} PG, ${rounds} rounds of ${seconds} s; before = ${values.before}`);
+  for (const name of Object.keys(CASES).filter((name) => wanted.has(name))) {
+    for (const testCase of CASES[name]) {
+      const specs = new Map([before, after].map((s) => [s, testCase.spec(s.ids)]));
+      for (const s of [before, after]) for (const server of [s.bare, s.kiln]) load({ ...specs.get(s)!, base: server.url, key: s.kiln.key, seconds: 1 });
+      const ratios: Record<string, number[]> = { before: [], after: [] };
+      for (const s of [before, after]) for (const server of [s.kiln, s.bare]) cpuPerRequest.set(server, []);
+      const loads: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        loads.push(loadAverage());
+        const order = round % 2 === 0 ? [before, after] : [after, before];
+        const raw = new Map<Side, { kiln: number; bare: number }>();
+        for (const [index, s] of order.entries()) {
+          const servers = index === 0 ? [s.bare, s.kiln] : [s.kiln, s.bare];
+          const measured = servers.map((server) => measure(server, s.kiln.key, specs.get(s)!, testCase.metric));
+          raw.set(s, index === 0 ? { bare: measured[0], kiln: measured[1] } : { kiln: measured[0], bare: measured[1] });
+        }
+        for (const s of [before, after]) ratios[s.label].push(figure(testCase.metric, raw.get(s)!.kiln, raw.get(s)!.bare));
+        const detail = [before, after].map((s) => `${s.label} ${raw.get(s)!.kiln.toFixed(testCase.metric === "rps" ? 0 : 2)}/${raw.get(s)!.bare.toFixed(testCase.metric === "rps" ? 0 : 2)}`).join(", ");
+        console.log(`  ${testCase.name} round ${round + 1} (load ${loads.at(-1)!.toFixed(2)}): ${detail} (Kiln/bare${testCase.metric === "rps" ? " req/s" : " p50 ms"})`);
+      }
+      console.log(`${testCase.name}: before ${show(testCase.metric, median(ratios.before))} [${ratios.before.map((r) => show(testCase.metric, r)).join(" ")}]  after ${show(testCase.metric, median(ratios.after))} [${ratios.after.map((r) => show(testCase.metric, r)).join(" ")}]  load ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}`);
+      const cpu = (server: Server) => median(cpuPerRequest.get(server)!);
+      console.log(`${testCase.name}: CPU per request (median, Kiln / bare): before ${cpu(before.kiln).toFixed(0)} / ${cpu(before.bare).toFixed(0)} µs, after ${cpu(after.kiln).toFixed(0)} / ${cpu(after.bare).toFixed(0)} µs`);
+    }
+  }
+} finally {
+  await stopAll();
+}
