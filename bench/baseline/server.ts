@@ -84,16 +84,15 @@ async function create(principal: Principal, request: Request): Promise<Response>
   const bytes = new TextEncoder().encode(JSON.stringify(body.content));
   const stored = await putContent(bytes);
   const now = Date.now();
+  // as Kiln does it: the account row (the storage quota) is locked by the last statement, just before COMMIT
   const row = await sql.begin(async (tx) => {
-    const [inserted] = await tx`insert into documents (id, account_id, name, tags, file_size, content_hash, content_key, created_at, updated_at)
-      values (${`doc_${Bun.randomUUIDv7()}`}, ${principal.accountId}, ${body.name}, ${[]}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now}, ${now}) returning *`;
-    await tx`update accounts set storage_used_bytes = storage_used_bytes + ${bytes.byteLength} where id = ${principal.accountId}
-      and (max_document_bytes is null or ${bytes.byteLength} <= max_document_bytes)
-      and (storage_limit_bytes is null or storage_used_bytes + ${bytes.byteLength} <= storage_limit_bytes) returning id`;
     const [inserted] = await tx`insert into documents (id, account_id, name, tags, file_size, content_hash, content_key, created_at, updated_at)
       values (${`doc_${Bun.randomUUIDv7()}`}, ${principal.accountId}, ${body.name}, ${[]}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now}, ${now}) returning *`;
     await tx`insert into document_versions (document_id, version, file_size, content_hash, content_key, created_at)
       values (${inserted.id}, 1, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now})`;
+    await tx`update accounts set storage_used_bytes = storage_used_bytes + ${bytes.byteLength} where id = ${principal.accountId}
+      and (max_document_bytes is null or ${bytes.byteLength} <= max_document_bytes)
+      and (storage_limit_bytes is null or storage_used_bytes + ${bytes.byteLength} <= storage_limit_bytes) returning id`;
     return inserted;
   });
   return json({ success: true, document: metadata(row) }, 201);
@@ -110,12 +109,12 @@ async function replaceContent(principal: Principal, id: string, request: Request
     const dropped = await tx`delete from document_versions where document_id = ${id}
       and version <= ${next} - (select max_versions from accounts where id = ${principal.accountId}) returning file_size, content_key`;
     const delta = bytes.byteLength - dropped.reduce((sum, version) => sum + Number(version.file_size), 0);
-    await tx`update accounts set storage_used_bytes = storage_used_bytes + ${delta} where id = ${principal.accountId} returning id`;
     const now = Date.now();
     await tx`insert into document_versions (document_id, version, file_size, content_hash, content_key, created_at)
       values (${id}, ${next}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now})`;
     await tx`update documents set file_size = ${bytes.byteLength}, content_hash = ${stored.hash}, content_key = ${stored.key},
       updated_at = ${now}, content_version = ${next}, revision = revision + 1 where id = ${id} returning *`;
+    await tx`update accounts set storage_used_bytes = storage_used_bytes + ${delta} where id = ${principal.accountId} returning id`;
     return dropped.map((version) => version.content_key as string);
   });
   if (droppedKeys === undefined) {
