@@ -117,11 +117,43 @@ export async function compressResponse(request: Request, response: Response): Pr
   if (size === undefined ? isStream(response) : size > BUFFERED_MAX_BYTES) {
     return new Response(compressStream(response.body, coding), init);
   }
-  const bytes = await response.bytes();
+  const head = await readUpTo(response.body, BUFFERED_MAX_BYTES);
+  // A body of unknown length that goes on past the limit (a streamed utility output of 50 MB) is compressed
+  // as it is read rather than gathered whole first.
+  if (head.rest) return new Response(compressStream(head.rest, coding), init);
+  const bytes = head.bytes;
   if (bytes.byteLength <= COMPRESSION_MIN_BYTES) {
     return new Response(bytes, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
   const compressed = coding === "br" ? await brotli(bytes, BROTLI_OPTIONS) : await gzip(bytes);
   init.headers.set("Content-Length", String(compressed.byteLength));
   return new Response(compressed, init);
+}
+
+/**
+ * The body's bytes when it ends within `limit`; otherwise `rest`, a stream of the whole body again (what
+ * was read, then the remainder).
+ */
+async function readUpTo(body: ReadableStream<Uint8Array>, limit: number): Promise<{ bytes: Uint8Array; rest?: undefined } | { rest: ReadableStream<Uint8Array> }> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { bytes: Buffer.concat(chunks, total) };
+    chunks.push(value);
+    total += value.byteLength;
+    if (total > limit) break;
+  }
+  const rest = new ReadableStream<Uint8Array>({
+    pull: async (controller) => {
+      const chunk = chunks.shift();
+      if (chunk) return controller.enqueue(chunk);
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
+  return { rest };
 }

@@ -3,7 +3,7 @@ import zlib from "node:zlib";
 import { createTestApp, type TestApp } from "../support/app";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../support/server";
-import { negotiateCoding } from "../../src/http/compression";
+import { compressResponse, negotiateCoding } from "../../src/http/compression";
 
 // test apps, worker threads and real servers take seconds on a loaded machine
 setDefaultTimeout(60_000);
@@ -30,6 +30,27 @@ describe("negotiateCoding", () => {
     ["gzip;q=nonsense", undefined],
   ])("Accept-Encoding %p → %p", (header, expected) => {
     expect(negotiateCoding(header)).toBe(expected as never);
+  });
+});
+
+describe("compressResponse over a body of unknown length", () => {
+  const streamOf = (text: string, chunkBytes: number) => {
+    const bytes = new TextEncoder().encode(text);
+    let offset = 0;
+    return new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (offset >= bytes.byteLength) return controller.close();
+        controller.enqueue(bytes.subarray(offset, (offset += chunkBytes)));
+      },
+    });
+  };
+  const request = new Request("http://kiln.test/api/v1/utilities/structure.find-replace", { method: "POST", headers: { "accept-encoding": "gzip" } });
+
+  test.each([["a small one (gathered, then compressed whole)", 5_000], ["a large one (compressed as it is read)", 400_000]])("%s decodes to the same bytes", async (_, records) => {
+    const text = JSON.stringify({ success: true, output: Array.from({ length: records }, (_, i) => ({ i })) });
+    const response = await compressResponse(request, new Response(streamOf(text, 16_384), { headers: { "content-type": "application/json" } }));
+    expect(response.headers.get("content-encoding")).toBe("gzip");
+    expect(zlib.gunzipSync(new Uint8Array(await response.arrayBuffer())).toString()).toBe(text);
   });
 });
 
