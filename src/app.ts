@@ -9,6 +9,7 @@ import { bodyParser, type BodyLimit } from "./http/body";
 import { createLogger, requestContext, type Logger } from "./http/context";
 import { errorHandler, HttpError } from "./http/errors";
 import { authentication, Authenticator } from "./http/auth";
+import type { RateCounter } from "./http/rate-limit";
 import { openapiDocs } from "./http/openapi";
 import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
@@ -32,6 +33,10 @@ export interface AppDeps {
   utilityRegistry?: UtilityRegistry;
   /** where document content lives; by default $DATA_DIR/content (src/index.ts shares it with the sweepers) */
   contentStore?: ContentStore;
+  /** counts rate limits; by default in memory, per process (src/index.ts passes the Redis one with REDIS_URL) */
+  rateCounter?: RateCounter;
+  /** true once the process drains for shutdown: /ready then answers 503 */
+  draining?: () => boolean;
 }
 
 /** Limit on request bodies outside utility execution (document create and content update). */
@@ -40,7 +45,7 @@ export const MAX_DOCUMENT_BODY_BYTES = 64 * 1024 * 1024;
 export function createApp(deps: AppDeps) {
   const { config, database } = deps;
   const logger = deps.logger ?? createLogger(config.logLevel);
-  const authenticator = new Authenticator(database.db, deps.now);
+  const authenticator = new Authenticator(database.db, deps.now, deps.rateCounter);
   const auth = authentication(authenticator);
   const documentBodyLimit: BodyLimit = {
     bytes: MAX_DOCUMENT_BODY_BYTES,
@@ -65,7 +70,7 @@ export function createApp(deps: AppDeps) {
     .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]) }))
     .use(openapiDocs())
     .use(auth)
-    .use(healthModule({ database }))
+    .use(healthModule({ database, draining: deps.draining }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth }))

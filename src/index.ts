@@ -1,8 +1,9 @@
 /**
- * Process entry: config → database (+ migrations) → bootstrap key → listen. SIGTERM/SIGINT drain
- * in-flight requests, then close the database (stopping the embedded PostgreSQL).
+ * Process entry: config → database (+ migrations) → bootstrap key → listen. SIGTERM/SIGINT drain: /ready
+ * answers 503 at once, in-flight requests finish, then the database closes (stopping the embedded
+ * PostgreSQL) and the process exits 0.
  */
-import { ConfigError, loadConfig } from "./config";
+import { ConfigError, loadConfig, type Config } from "./config";
 import { createDatabase } from "./db/client";
 import { createLogger } from "./http/context";
 import { bootstrap } from "./modules/admin/service";
@@ -12,8 +13,9 @@ import { createWorkerPool } from "./workers/pool";
 import { contentStoreIn } from "./storage/disk";
 import { documentsRepository } from "./modules/documents/repository";
 import { startSweepers } from "./modules/documents/sweeper";
+import { rateCounterFor } from "./http/rate-limit";
 
-let config;
+let config: Config;
 try {
   config = loadConfig();
 } catch (error) {
@@ -33,8 +35,10 @@ if (generatedKey) {
 }
 const workerPool = createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start();
 const contentStore = contentStoreIn(config.dataDir);
-const app = createApp({ config, database, logger, workerPool, contentStore });
-const sweepers = startSweepers({ repository: documentsRepository(database.db), store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs });
+const rateCounter = rateCounterFor({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger });
+let draining = false;
+const app = createApp({ config, database, logger, workerPool, contentStore, rateCounter, draining: () => draining });
+const sweepers = startSweepers({ repository: documentsRepository(database.db), database, store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs });
 const server = Bun.serve({
   port: config.port,
   hostname: config.host,
@@ -45,15 +49,28 @@ const server = Bun.serve({
 });
 logger.log("info", "listening", { url: server.url.href, startupMs: Math.round(performance.now() - startedAt), database: config.databaseUrl ? "external" : "embedded" });
 
-let stopping = false;
+/**
+ * Drain: /ready answers 503 from now on, so a load balancer takes the node out of rotation. The node
+ * goes on serving for DRAIN_DELAY_MS (for balancers that poll /ready) and while requests are in flight,
+ * then stops listening and waits for the last ones; DRAIN_TIMEOUT_MS bounds the whole wait.
+ */
 async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  logger.log("info", "shutting down", { signal });
-  await server.stop();
+  if (draining) return;
+  draining = true;
+  logger.log("info", "draining", { signal, inFlight: server.pendingRequests });
+  const deadline = Date.now() + config.drainTimeoutMs;
+  await Bun.sleep(Math.min(config.drainDelayMs, config.drainTimeoutMs));
+  while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20);
+  const stopped = await Promise.race([server.stop().then(() => true), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => false)]);
+  if (!stopped) {
+    logger.log("warn", "drain timed out: closing the requests still in flight", { inFlight: server.pendingRequests });
+    await server.stop(true);
+  }
   await sweepers.stop();
   await workerPool.stop();
+  rateCounter.close();
   await database.close();
+  logger.log("info", "stopped", { signal });
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
