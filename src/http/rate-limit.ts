@@ -127,7 +127,6 @@ export class RedisRateLimiter implements RateCounter {
   private async takeShared(accountId: string, perMinute: number): Promise<RateDecision> {
     let timer: Timer | undefined;
     try {
-      if (!this.client.connected) await this.client.connect();
       const reply = await Promise.race([
         this.evaluate(`${this.prefix}rate:${accountId}`, perMinute),
         new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${REDIS_TIMEOUT_MS} ms`)), REDIS_TIMEOUT_MS); }),
@@ -146,6 +145,7 @@ export class RedisRateLimiter implements RateCounter {
   }
 
   private async evaluate(key: string, perMinute: number): Promise<[number, string]> {
+    if (!this.client.connected) await this.client.connect();
     const args = [key, String(perMinute)];
     try {
       return await this.client.send("EVALSHA", [TAKE_SHA, "1", ...args]);
