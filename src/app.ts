@@ -16,6 +16,7 @@ import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
 import { DOCUMENT_RAW_ROUTES, documentsModule } from "./modules/documents";
 import { documentsDeps } from "./modules/documents/service";
+import { documentLinksModule, linkSecretOf } from "./modules/documents/links";
 import type { ContentStore } from "./storage/content-store";
 import { contentStoreIn } from "./storage/disk";
 import { EXECUTE_ROUTE, utilitiesModule } from "./modules/utilities";
@@ -64,6 +65,8 @@ export function createApp(deps: AppDeps) {
     now: deps.now ?? Date.now,
   };
 
+  const documents = documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs });
+
   return new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
     .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path, bearerToken(request)) }))
@@ -74,7 +77,8 @@ export function createApp(deps: AppDeps) {
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth }))
-    .use(documentsModule({ ...documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs }), auth }));
+    .use(documentsModule({ ...documents, auth }))
+    .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), publicUrl: config.publicUrl, auth }));
 }
 
 function bearerToken(request: Request): string | undefined {

@@ -4,7 +4,7 @@ import { requirePrincipal, type AuthPlugin } from "../../http/auth";
 import { RawBody, rawBody } from "../../http/body";
 import { badRequest } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
-import { contentDisposition } from "./content-disposition";
+import { downloadResponse } from "./download";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
 import { CreateDocumentBody, DocumentResponse, FoldersResponse, IdParams, ListQuery, ListResponse, UpdateDocumentBody } from "./model";
 import {
@@ -20,14 +20,6 @@ export const DOCUMENT_RAW_ROUTES = ["/api/v1/documents/:id", "/api/v1/documents/
 const Deleted = t.Object({ success: t.Literal(true), deleted: t.Literal(true), purgeAt: Type.Integer({ description: "epoch ms when the sweeper purges it" }) });
 const Purged = t.Object({ success: t.Literal(true), deleted: t.Literal(true), permanent: t.Literal(true) });
 const ContentReplaced = t.Object({ success: t.Literal(true), fileSize: Type.Integer() });
-
-function notModified(etag: string, headers: Record<string, string | number>): Response {
-  return new Response(null, { status: 304, headers: { ...stringHeaders(headers), ETag: etag } });
-}
-
-function stringHeaders(headers: Record<string, string | number>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, String(value)]));
-}
 
 const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
 
@@ -74,18 +66,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     })
     .get("/documents/:id/content", async ({ principal, params, request, set }) => {
       const { row, content } = await openContent(deps, requirePrincipal(principal).accountId, params.id);
-      const etag = contentETag(row.contentHash);
-      const headers = set.headers as Record<string, string>;
-      if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return notModified(etag, headers);
-      return new Response(content.body, {
-        headers: {
-          ...stringHeaders(headers),
-          "Content-Type": "application/json",
-          "Content-Length": String(content.size),
-          "Content-Disposition": contentDisposition(row.name),
-          ETag: etag,
-        },
-      });
+      return downloadResponse(request, row, content, set.headers);
     }, {
       params: IdParams,
       detail: { summary: "Download document content", description: "The stored bytes, streamed from disk, with Content-Type application/json, Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304." },
