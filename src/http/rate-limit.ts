@@ -94,20 +94,28 @@ const REDIS_TIMEOUT_MS = 500;
 const REDIS_RETRY_MS = 1000;
 
 export class RedisRateLimiter implements RateCounter {
-  private readonly client: RedisClient;
+  private client: RedisClient;
   private down = false;
   private retryAt = 0;
 
   constructor(
-    url: string,
+    private readonly url: string,
     private readonly prefix: string,
     private readonly fallback: RateLimiter,
     private readonly logger: Logger,
   ) {
-    // No offline queue: while disconnected a command fails at once and the request counts in memory.
-    this.client = new RedisClient(url, { enableOfflineQueue: false, connectionTimeout: REDIS_TIMEOUT_MS, autoReconnect: true });
-    this.client.onclose = () => this.markDown("connection closed");
-    void this.client.connect().catch((error) => this.markDown((error as Error).message));
+    this.client = this.connect();
+  }
+
+  /**
+   * A client without an offline queue: while disconnected a command fails at once and the request
+   * counts in memory. Its own reconnection gives up after a while, so a probe replaces a client that
+   * is not connected by a fresh one.
+   */
+  private connect(): RedisClient {
+    const client = new RedisClient(this.url, { enableOfflineQueue: false, connectionTimeout: 5000, autoReconnect: true });
+    void client.connect().catch((error) => this.markDown((error as Error).message));
+    return client;
   }
 
   take(accountId: string, perMinute: number): RateDecision | Promise<RateDecision> {
@@ -115,12 +123,15 @@ export class RedisRateLimiter implements RateCounter {
       const now = Date.now();
       if (now < this.retryAt) return this.fallback.take(accountId, perMinute);
       this.retryAt = now + REDIS_RETRY_MS;
+      if (!this.client.connected) {
+        this.client.close();
+        this.client = this.connect();
+      }
     }
     return this.takeShared(accountId, perMinute);
   }
 
   close(): void {
-    this.client.onclose = null;
     this.client.close();
   }
 
@@ -145,7 +156,7 @@ export class RedisRateLimiter implements RateCounter {
   }
 
   private async evaluate(key: string, perMinute: number): Promise<[number, string]> {
-    if (!this.client.connected) await this.client.connect();
+    if (!this.client.connected) await this.client.connect(); // resolves with the connection under way
     const args = [key, String(perMinute)];
     try {
       return await this.client.send("EVALSHA", [TAKE_SHA, "1", ...args]);
