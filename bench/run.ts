@@ -1,7 +1,7 @@
 /**
  * `bun run bench` / `bun run bench:full`: every section in one run, then one table of ratios.
  *
- *   bun bench/run.ts [--full] [--only documents,utilities,engine,memory] [--readme]
+ *   bun bench/run.ts [--full] [--only documents,utilities,engine,memory,cluster] [--readme]
  *
  * Installs wrk, jq and Miller from Debian when they are missing, starts every server it measures on
  * loopback, and stops them (and drops the external database it created) at the end, also on failure.
@@ -15,8 +15,9 @@ import { benchDocuments } from "./documents";
 import { benchUtilities } from "./utilities";
 import { benchEngineScript, benchOverheads } from "./overheads";
 import { benchMemory } from "./memory";
+import { benchCluster } from "./cluster";
 
-const SECTIONS = ["documents", "utilities", "engine", "memory"] as const;
+const SECTIONS = ["documents", "utilities", "engine", "memory", "cluster"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({ options: { full: { type: "boolean", default: false }, only: { type: "string" }, readme: { type: "boolean", default: false } } });
@@ -42,6 +43,7 @@ try {
     await kiln.stop();
   }
   if (only.has("engine")) benchEngineScript(settings);
+  if (only.has("cluster")) await benchCluster(settings);
 } finally {
   await stopAll();
 }
