@@ -5,6 +5,7 @@
 FROM oven/bun:1.4.5 AS deps
 WORKDIR /app
 COPY package.json bun.lock ./
+COPY patches ./patches
 RUN bun install --frozen-lockfile --production
 
 FROM oven/bun:1.4.5 AS runtime
