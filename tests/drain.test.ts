@@ -48,4 +48,4 @@ test("SIGTERM: /ready 503 at once, a slow in-flight upload completes with 200, t
   expect(await server.proc.exited).toBe(0);
   expect(server.output()).toContain('"msg":"draining"');
   expect(server.output()).toContain('"msg":"stopped"');
-});
+}, 120_000);

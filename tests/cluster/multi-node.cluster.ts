@@ -5,10 +5,11 @@
  * Run by `bun run test:cluster` (CI: its own block in .ci/run); not part of plain `bun test`, which must
  * also pass where no PostgreSQL server or Redis runs.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { startCluster, type Cluster } from "../support/cluster";
 import type { RunningServer } from "../support/server";
 
+setDefaultTimeout(120_000); // real processes on a shared, loaded machine
 const NODES = 3;
 const PURGE_AFTER_MS = 1500;
 let cluster: Cluster;
@@ -235,16 +236,16 @@ test("a node SIGKILLed under load loses no acknowledged write; the others keep s
   };
 
   const clients = Array.from({ length: 6 }, (_, i) => client(i));
-  for (let waited = 0; acknowledged < 60 && waited < 20_000; waited += 10) await Bun.sleep(10);
+  for (let waited = 0; acknowledged < 150 && waited < 30_000; waited += 10) await Bun.sleep(10);
   victim.proc.kill("SIGKILL");
   await victim.proc.exited;
   killed = true;
   kills++;
   const ackedAtKill = acknowledged;
-  for (let waited = 0; afterKill < 60 && waited < 20_000; waited += 10) await Bun.sleep(10);
+  for (let waited = 0; afterKill < 150 && waited < 30_000; waited += 10) await Bun.sleep(10);
   stop.now = true;
   await Promise.all(clients);
-  expect(afterKill).toBeGreaterThanOrEqual(60); // the others kept serving
+  expect(afterKill).toBeGreaterThanOrEqual(150); // the others kept serving
   expect(ackedAtKill).toBeGreaterThan(0);
 
   // verify through each surviving node: every acknowledged write is there, nothing unknown appeared
@@ -273,5 +274,10 @@ test("a node SIGKILLed under load loses no acknowledged write; the others keep s
   const usage = await (await call(second, "GET", "/api/v1/usage", key)).json() as any;
   expect(usage.storage.usedBytes).toBe(sum);
   expect(violations).toEqual([]);
+  // a replacement node joins and serves what the cluster holds
+  const replacement = await cluster.addNode();
+  const sample = [...tracked.values()][0];
+  const served = await (await call(replacement, "GET", `${DOCS}/${sample.id}/content`, key)).text();
+  expect(served).toBe(await (await call(first, "GET", `${DOCS}/${sample.id}/content`, key)).text());
   console.log(`kill: ${ackedAtKill} writes acknowledged before the SIGKILL, ${afterKill} after it by the ${NODES - 1} other nodes, ${tracked.size} documents checked`);
 });

@@ -99,7 +99,7 @@ test("Redis going away mid-run and coming back: served throughout, shared again 
   } finally {
     proxy.close();
   }
-});
+}, 60_000);
 
 let t: TestApp;
 beforeAll(async () => {
@@ -130,4 +130,4 @@ test("a bad key is 401 even while Redis is down (fail open on rate limits only)"
   } finally {
     await down.close();
   }
-});
+}, 60_000);

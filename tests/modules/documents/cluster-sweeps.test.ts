@@ -72,7 +72,7 @@ test(`${NODES} nodes sweeping at once purge each due document exactly once; stor
   }
   // a second round finds nothing left to do
   expect(await Promise.all(nodes.map((node) => purgeDue(nodeDeps(node))))).toEqual(Array(NODES).fill(0));
-});
+}, 120_000);
 
 test("the orphan sweep runs on one node at a time: the others skip while it holds the lock", async () => {
   const store = contentStoreIn(t.config.dataDir);
