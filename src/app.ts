@@ -7,7 +7,7 @@ import type { Config } from "./config";
 import type { Database } from "./db/client";
 import { bodyParser, type BodyLimit } from "./http/body";
 import { createLogger, requestContext, type Logger } from "./http/context";
-import { errorHandler, HttpError } from "./http/errors";
+import { errorHandler, HttpError, methodsAllowed } from "./http/errors";
 import { authentication, Authenticator } from "./http/auth";
 import type { RateCounter } from "./http/rate-limit";
 import { openapiDocs } from "./http/openapi";
@@ -67,11 +67,12 @@ export function createApp(deps: AppDeps) {
 
   const documents = documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs });
 
-  return new Elysia({ normalize: false, name: "kiln" })
+  const docs = openapiDocs();
+  const app = new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
-    .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path, bearerToken(request)) }))
-    .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]) }))
-    .use(openapiDocs())
+    .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path), methodsAllowed: (path): string[] => methodsAllowed(app.routes, path) }))
+    .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]), authorize: (request, path) => authenticator.authorize(request, path) }))
+    .use(docs.plugin)
     .use(auth)
     .use(healthModule({ database, draining: deps.draining }))
     .use(adminModule({ db: database.db, authenticator }))
@@ -79,11 +80,9 @@ export function createApp(deps: AppDeps) {
     .use(utilitiesModule({ engine: utilityEngine, auth }))
     .use(documentsModule({ ...documents, auth }))
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), publicUrl: config.publicUrl, auth }));
+  docs.describe(app);
+  return app;
 }
 
-function bearerToken(request: Request): string | undefined {
-  const header = request.headers.get("authorization");
-  return header?.startsWith("Bearer ") ? header.slice("Bearer ".length) : undefined;
-}
 
 export type App = ReturnType<typeof createApp>;

@@ -1,6 +1,6 @@
 /**
  * Environment → one typed, frozen config object. Invalid values stop the process at start-up
- * with a message naming the variable (decisions.md §1).
+ * with a message naming the variable (docs/configuration.md).
  */
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";

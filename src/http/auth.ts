@@ -1,13 +1,11 @@
 /**
  * Authentication and authorisation, decided before the body is looked at (401 → 403 → 404 → 400).
  *
- * The key comes from the Authorization header only. @elysiajs/bearer also falls back to
- * `?access_token=`, which this API must not accept, so its value is used only when the header itself
- * carries the Bearer scheme. Permissions go by API area (path prefix), so an unknown route inside an
- * area still answers 401/403 before 404.
+ * The key comes from the Authorization header only (never the query string), with the Bearer scheme
+ * matched case-insensitively (RFC 9110 §11.1). Permissions go by API area (path prefix), so an unknown
+ * route inside an area still answers 401/403 before 404.
  */
 import { Elysia } from "elysia";
-import { bearer } from "@elysiajs/bearer";
 import type { Db } from "../db/client";
 import { forbidden, HttpError, unauthorized } from "./errors";
 import { requestState } from "./context";
@@ -32,6 +30,14 @@ const AREAS: readonly [prefix: string, permission: Permission][] = [
 ];
 
 /** The permission a path needs: a Permission, `null` for "any valid key", `undefined` for public paths. */
+const BEARER = /^bearer +(.*)$/i;
+
+/** The token of an `Authorization: Bearer <token>` header (any case of the scheme), else undefined. */
+export function bearerToken(request: Request): string | undefined {
+  const header = request.headers.get("authorization");
+  return header ? BEARER.exec(header)?.[1]?.trim() || undefined : undefined;
+}
+
 export function requiredPermission(path: string): Permission | null | undefined {
   for (const [prefix, permission] of AREAS) {
     if (path === prefix || path.startsWith(prefix + "/")) return permission;
@@ -82,14 +88,28 @@ export class Authenticator {
     };
   }
 
-  /** Authenticates, rate-limits and authorises one request; returns undefined for public paths. */
-  async authorize(request: Request, path: string, token: string | undefined): Promise<Principal | undefined> {
+  private readonly decisions = new WeakMap<Request, Promise<Principal | undefined>>();
+
+  /**
+   * Authenticates, rate-limits and authorises one request; undefined for public paths. Decided once per
+   * request: the body parser asks first (so a refused request's body is never read), the route after.
+   */
+  authorize(request: Request, path: string): Promise<Principal | undefined> {
+    let decision = this.decisions.get(request);
+    if (!decision) {
+      decision = this.decide(request, path);
+      this.decisions.set(request, decision);
+    }
+    return decision;
+  }
+
+  private async decide(request: Request, path: string): Promise<Principal | undefined> {
     const permission = requiredPermission(path);
     if (permission === undefined) return undefined;
-    const header = request.headers.get("authorization");
-    if (!header) throw unauthorized("An Authorization header with a Bearer API key is required");
-    if (!header.startsWith("Bearer ") || !token?.trim()) throw unauthorized("The Authorization header must use the Bearer scheme: 'Authorization: Bearer <API key>'");
-    const principal = await this.principalFor(token.trim());
+    if (!request.headers.has("authorization")) throw unauthorized("An Authorization header with a Bearer API key is required");
+    const token = bearerToken(request);
+    if (!token) throw unauthorized("The Authorization header must use the Bearer scheme: 'Authorization: Bearer <API key>'");
+    const principal = await this.principalFor(token);
     const state = requestState(request);
     state.accountId = principal.accountId;
     if (principal.rateLimitPerMinute !== null) {
@@ -107,9 +127,8 @@ export class Authenticator {
 
 export const authentication = (authenticator: Authenticator) =>
   new Elysia({ name: "kiln.auth" })
-    .use(bearer())
-    .derive({ as: "global" }, async ({ request, path, bearer, set }) => {
-      const principal = await authenticator.authorize(request, path, bearer);
+    .derive({ as: "global" }, async ({ request, path, set }) => {
+      const principal = await authenticator.authorize(request, path);
       Object.assign(set.headers, requestState(request).headers);
       return { principal };
     })

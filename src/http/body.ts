@@ -2,7 +2,7 @@
  * The one body parser. It reads the request stream itself, counting bytes, so an oversized body is
  * refused by the app (problem+json) rather than by Bun, and never buffered past its limit. Parsing
  * never throws: a bad body becomes a BodyProblem that is thrown only after authentication (401 comes
- * before 400 and 413, decisions.md §2). The exact bytes stay reachable through rawBody(request), for
+ * before 400 and 413, docs/api.md "Order of checks"). The exact bytes stay reachable through rawBody(request), for
  * lossless document content and for utility inputs that travel to workers unparsed.
  */
 import { Elysia } from "elysia";
@@ -101,14 +101,39 @@ export interface BodyParserOptions {
   limitFor(route: string): BodyLimit;
   /** routes whose handlers take the raw bytes (a RawBody) instead of parsed JSON */
   rawRoutes: ReadonlySet<string>;
+  /** the request's authorisation (memoised): a refused request's body is never read */
+  authorize(request: Request, path: string): Promise<unknown>;
+}
+
+/** Media types whose bodies are not JSON text: refused (415) rather than misread as malformed JSON. */
+const FORM_TYPES = /^\s*(multipart\/|application\/x-www-form-urlencoded)/i;
+
+/** A body Kiln cannot read as JSON text: a Content-Encoding (gzip, br, …) or a form media type. */
+function unsupportedBody(request: Request): HttpError | undefined {
+  const encoding = request.headers.get("content-encoding");
+  if (encoding !== null && encoding.trim().toLowerCase() !== "identity") {
+    return new HttpError(415, "unsupported_media_type", `Content-Encoding '${encoding}' is not accepted; send the body uncompressed`);
+  }
+  const type = request.headers.get("content-type");
+  if (type !== null && FORM_TYPES.test(type)) {
+    return new HttpError(415, "unsupported_media_type", `Content-Type '${type.split(";")[0].trim()}' is not accepted; send JSON (application/json)`);
+  }
+  return undefined;
 }
 
 export const bodyParser = (options: BodyParserOptions) =>
   new Elysia({ name: "kiln.body" })
-    .onParse({ as: "global" }, async ({ request, route }) => {
+    .onParse({ as: "global" }, async ({ request, route, path }) => {
+      // 401/403/429 are thrown by the route's authentication hook, from the same decision.
+      if (!(await options.authorize(request, path).then(() => true, () => false))) return new ParsedBody(undefined);
+      const raw = options.rawRoutes.has(route);
+      const unsupported = unsupportedBody(request);
+      if (unsupported) {
+        await request.body?.cancel().catch(() => {});
+        return raw ? new RawBody(unsupported) : new BodyProblem(unsupported);
+      }
       const limit = options.limitFor(route);
       const bytes = await readLimited(request, limit.bytes);
-      const raw = options.rawRoutes.has(route);
       if (bytes === "too_large") return raw ? new RawBody(limit.tooLarge(limit.bytes)) : new BodyProblem(limit.tooLarge(limit.bytes));
       rawBodies.set(request, bytes);
       if (raw) return new RawBody(bytes);
@@ -119,7 +144,12 @@ export const bodyParser = (options: BodyParserOptions) =>
       return new ParsedBody(parsed.value);
     });
 
-/** Called after authentication: throws a deferred body problem, or unwraps the parsed value. */
+/**
+ * Called after authentication: throws a deferred body problem, or unwraps the parsed value.
+ * With `Expect: 100-continue`, Bun sends the 100 before the app sees the request (uWS does it); what
+ * Kiln controls is that a request refused for its key, permission, rate or declared size is answered at
+ * once, without waiting for or reading the body.
+ */
 export function settleBody(context: { body: unknown }): void {
   const body = context.body;
   if (body instanceof BodyProblem) throw body.error;

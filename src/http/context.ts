@@ -52,6 +52,13 @@ export function requestState(request: Request): RequestState {
   return states.get(request) ?? beginRequest(request);
 }
 
+/** The status on the wire: an error's, a Response's own (a handler-built 304, 206, 416), else set.status. */
+function statusSent(state: RequestState, response: unknown, setStatus: unknown): number {
+  if (state.status !== undefined) return state.status;
+  if (response instanceof Response) return response.status;
+  return typeof setStatus === "number" ? setStatus : 200;
+}
+
 /** Request ids and the per-request log line, for every route of the app (public ones included). */
 export const requestContext = (logger: Logger) =>
   new Elysia({ name: "kiln.context" })
@@ -59,12 +66,12 @@ export const requestContext = (logger: Logger) =>
       const state = beginRequest(request);
       set.headers["X-Request-Id"] = state.requestId;
     })
-    .onAfterResponse({ as: "global" }, ({ request, set, path }) => {
+    .onAfterResponse({ as: "global" }, ({ request, set, path, responseValue }) => {
       const state = requestState(request);
       logger.log("info", "request", {
         method: request.method,
         path,
-        status: state.status ?? (typeof set.status === "number" ? set.status : 200),
+        status: statusSent(state, responseValue, set.status),
         durationMs: Math.round((performance.now() - state.startedAt) * 100) / 100,
         requestId: state.requestId,
         accountId: state.accountId,

@@ -1,6 +1,6 @@
 /**
  * Typed errors and the one renderer that turns anything thrown into RFC 9457 problem+json
- * (decisions.md §2). No stack trace, SQL or path ever leaves here: a non-HttpError is a 500 whose cause
+ * (docs/api.md, Errors). No stack trace, SQL or path ever leaves here: a non-HttpError is a 500 whose cause
  * is logged with the request id.
  */
 import { Elysia } from "elysia";
@@ -131,6 +131,8 @@ export const errorHandler = (options: {
   logger: Logger;
   /** decides 401/403 for unknown routes inside an API area, before their 404 */
   authorizeUnknownRoute: (request: Request, path: string) => Promise<unknown>;
+  /** the methods the app serves on a path (a 405 with Allow rather than a 404 when there are some) */
+  methodsAllowed: (path: string) => string[];
 }) =>
   new Elysia({ name: "kiln.errors" }).onError({ as: "global" }, async ({ code, error, request, path }) => {
     const state = requestState(request);
@@ -144,7 +146,10 @@ export const errorHandler = (options: {
     } else if (code === "NOT_FOUND") {
       try {
         await options.authorizeUnknownRoute(request, path);
-        problem = notFound("route_not_found", `No route for ${request.method} ${path}`);
+        const allowed = options.methodsAllowed(path);
+        problem = allowed.length > 0
+          ? new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`, { headers: { Allow: allowed.join(", ") } })
+          : notFound("route_not_found", `No route for ${request.method} ${path}`);
       } catch (authError) {
         problem = authError instanceof HttpError ? authError : unexpected(options.logger, authError, state.requestId);
       }
@@ -161,6 +166,23 @@ function unexpected(logger: Logger, cause: unknown, requestId: string): HttpErro
   while (root.cause) root = root.cause as typeof root; // Drizzle's own message quotes the query and its parameters
   logger.log("warn", "database unreachable", { requestId, error: root.message });
   return databaseUnavailable();
+}
+
+const routePatterns = new WeakMap<readonly unknown[], { method: string; pattern: RegExp }[]>();
+
+/** The methods of `routes` (Elysia's route list) whose path pattern matches `path`; HEAD goes with GET. */
+export function methodsAllowed(routes: readonly { method: string; path: string }[], path: string): string[] {
+  let patterns = routePatterns.get(routes);
+  if (!patterns) {
+    patterns = routes.filter((route) => route.method !== "ALL").map((route) => ({
+      method: route.method,
+      pattern: new RegExp(`^${route.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+")}$`),
+    }));
+    routePatterns.set(routes, patterns);
+  }
+  const methods = new Set(patterns.filter(({ pattern }) => pattern.test(path)).map(({ method }) => method));
+  if (methods.has("GET")) methods.add("HEAD");
+  return [...methods].sort();
 }
 
 function internal(logger: Logger, cause: unknown, requestId: string): HttpError {

@@ -1,20 +1,344 @@
-/** GET /openapi.json (generated from the route schemas) and GET /docs (a browsable reference). */
-import { openapi } from "@elysiajs/openapi";
+/**
+ * GET /openapi.json, generated from the routes themselves, and GET /docs, a browsable reference whose
+ * viewer (Scalar's standalone bundle) is served by Kiln from node_modules, so it works offline.
+ *
+ * The document is built here rather than by @elysiajs/openapi because the app-wide raw body parser
+ * hides route body schemas from that plugin and it declares no error responses. One central pass adds
+ * what every route shares, decided by the route's path (security, permission) and its schemas:
+ *   - public paths get `security: []`; API paths 401 (WWW-Authenticate) and 429 (Retry-After and the
+ *     RateLimit headers), and 403 when their area needs a permission;
+ *   - path parameters bring 404, any parameter or body 400, a body 413 and 415, every route 500;
+ *   - a schema with a `title` becomes a named component (`#/components/schemas/<title>`).
+ * A route declares only what is its own, through operation() in its `detail`: operationId, its specific
+ * problem statuses with the codes they carry, response headers, If-Match / If-None-Match, 304, and a
+ * raw request body with its media type.
+ */
+import { Elysia, t, type AnyElysia } from "elysia";
+import { Type, type TSchema } from "@sinclair/typebox";
+import { resolve } from "node:path";
+import { requiredPermission } from "./auth";
 
-export const openapiDocs = () =>
-  openapi({
-    path: "/docs",
-    specPath: "/openapi.json",
-    provider: "scalar",
-    documentation: {
-      info: {
-        title: "Kiln",
-        version: "1.0.0",
-        description: "JSON document storage and transformation API. Errors are application/problem+json (RFC 9457).",
-      },
-      components: {
-        securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer kiln_…" } },
-      },
-      security: [{ bearerAuth: [] }],
+type Json = Record<string, unknown>;
+
+export const Problem = t.Object({
+  success: t.Literal(false),
+  error: t.String({ description: "the same text as detail (kept for clients of the first API version)" }),
+  code: t.String({ description: "stable machine-readable reason, e.g. document_not_found" }),
+  type: t.String({ description: "always about:blank" }),
+  title: t.String({ description: "the HTTP status text" }),
+  status: Type.Integer(),
+  detail: t.String({ description: "what went wrong, for a human" }),
+  requestId: t.String({ description: "the X-Request-Id of this request, also in the log line" }),
+  errors: t.Optional(t.Array(t.Object({
+    path: t.String({ description: "JSON pointer to the field, \"\" for the whole body" }),
+    message: t.String(),
+  }), { description: "one entry per invalid field (validation_failed)" })),
+}, { title: "Problem", description: "An RFC 9457 problem details object (Content-Type application/problem+json)" });
+
+const integerHeader = (description: string) => ({ description, schema: { type: "integer", minimum: 0 } });
+const stringHeader = (description: string) => ({ description, schema: { type: "string" } });
+
+/** Response headers, declared once as components and referenced by name. */
+const HEADERS = {
+  ETag: stringHeader("Strong entity tag: \"v<version>\" for metadata, \"<sha256>\" for content"),
+  Location: stringHeader("URL path of the created resource"),
+  "Content-Disposition": stringHeader("attachment; filename=\"<document name>.json\""),
+  "WWW-Authenticate": stringHeader("Bearer"),
+  "Retry-After": integerHeader("seconds to wait before retrying"),
+  "RateLimit-Limit": integerHeader("requests allowed per minute for the account"),
+  "RateLimit-Remaining": integerHeader("requests left in the current window"),
+  "RateLimit-Reset": integerHeader("seconds until the window is full again"),
+  "X-RateLimit-Limit": integerHeader("same as RateLimit-Limit"),
+  "X-RateLimit-Remaining": integerHeader("same as RateLimit-Remaining"),
+  "X-RateLimit-Reset": integerHeader("epoch seconds when the window is full again"),
+  "X-Request-Id": stringHeader("the caller's X-Request-Id when it is a sane token, else a fresh one"),
+  // Declared here for the routes that answer them (idempotent retries, range downloads).
+  "Idempotent-Replayed": stringHeader("true when this is the stored answer to an earlier request with the same Idempotency-Key"),
+  "Accept-Ranges": stringHeader("bytes"),
+  "Content-Range": stringHeader("the byte range sent, e.g. bytes 0-99/1234 (or bytes */1234 with 416)"),
+} as const;
+
+export type HeaderName = keyof typeof HEADERS;
+const RATE_LIMIT_HEADERS: HeaderName[] = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
+
+/** What the shared statuses mean, with the codes they carry on every route. */
+const SHARED_PROBLEMS: Record<number, string> = {
+  400: "validation_failed (errors[] names each field), malformed_json or body_required",
+  401: "unauthorized: no key, not the Bearer scheme, or a key that is unknown, revoked or expired",
+  403: "forbidden: the key lacks the permission of this API area",
+  404: "not found",
+  413: "the request body is larger than the route accepts",
+  415: "unsupported_media_type: a Content-Encoding or Content-Type Kiln does not take",
+  429: "rate_limited: the account's requests per minute are used up",
+  500: "internal_error: logged with the request id",
+};
+
+const problemResponse = (description: string, headers: HeaderName[] = []): Json => ({
+  description,
+  ...(headers.length ? { headers: headerRefs(headers, headers) } : {}),
+  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+});
+
+function headerRefs(names: HeaderName[], required: HeaderName[] = []): Json {
+  return Object.fromEntries(names.map((name) => [name, required.includes(name)
+    ? { ...HEADERS[name], required: true }
+    : { $ref: `#/components/headers/${name}` }]));
+}
+
+export interface OperationOptions {
+  /** readable and unique, e.g. createDocument */
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** route-specific problem statuses, with the codes (and why) each carries */
+  errors?: Record<number, string>;
+  /** headers every response of this status carries */
+  headers?: Record<number, HeaderName[]>;
+  /** conditional request headers the route honours */
+  conditional?: ("If-Match" | "If-None-Match")[];
+  /** the route answers 304 Not Modified (no body) to If-None-Match */
+  notModified?: boolean;
+  /** a body the handler reads raw, by media type (the route's `body` schema is used otherwise) */
+  requestBody?: { description?: string; content: Record<string, TSchema | Json> };
+  /** success responses the handler builds itself (its Response bypasses `response` schemas) */
+  responses?: Record<number, { description: string; content: Record<string, TSchema | Json> }>;
+}
+
+const CONDITIONAL = {
+  "If-Match": "ETag the resource must still have; otherwise 412 precondition_failed and nothing changes",
+  "If-None-Match": "ETags the client already has; a match answers 304 without a body",
+};
+
+/** A route's `detail`: standard OpenAPI operation fields, merged by the generator with what it derives. */
+export function operation(options: OperationOptions) {
+  const responses: Json = {};
+  for (const [status, description] of Object.entries(options.errors ?? {})) {
+    responses[status] = problemResponse(description, Number(status) === 503 ? ["Retry-After"] : []);
+  }
+  for (const [status, response] of Object.entries(options.responses ?? {})) {
+    responses[status] = { description: response.description, content: mediaTypes(response.content) };
+  }
+  if (options.notModified) responses[304] = { description: "Not Modified: the If-None-Match tag matches; no body" };
+  for (const [status, names] of Object.entries(options.headers ?? {})) {
+    const response = (responses[status] ??= {}) as Json;
+    response.headers = { ...(response.headers as Json), ...headerRefs(names, names) };
+  }
+  if (options.notModified) (responses[304] as Json).headers = headerRefs(["ETag"], ["ETag"]);
+  return {
+    operationId: options.operationId,
+    summary: options.summary,
+    ...(options.description ? { description: options.description } : {}),
+    ...(options.conditional
+      ? { parameters: options.conditional.map((name) => ({ name, in: "header", required: false, description: CONDITIONAL[name], schema: { type: "string" } })) }
+      : {}),
+    ...(options.requestBody
+      ? { requestBody: { required: true, description: options.requestBody.description, content: mediaTypes(options.requestBody.content) } }
+      : {}),
+    responses,
+  } as Record<string, any>;
+}
+
+const mediaTypes = (content: Record<string, TSchema | Json>) =>
+  Object.fromEntries(Object.entries(content).map(([type, schema]) => [type, { schema }]));
+
+/** JSON Schema keywords TypeBox and Elysia accept that OpenAPI 3.1 (and strict validators) do not. */
+const NON_STANDARD = new Set(["error", "errorMessage"]);
+
+/** A plain JSON copy of a TypeBox schema: symbols and non-standard keywords dropped, titled schemas named. */
+function cleanSchema(schema: unknown, named: Map<string, { json: string; schema: unknown }>): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => cleanSchema(item, named));
+  if (schema === null || typeof schema !== "object") return schema;
+  const copy: Json = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (NON_STANDARD.has(key) && typeof value !== "object") continue;
+    copy[key] = key === "properties"
+      ? Object.fromEntries(Object.entries(value as Json).map(([name, member]) => [name, cleanSchema(member, named)]))
+      : key === "const" || key === "default" || key === "examples" || key === "enum" ? value : cleanSchema(value, named);
+  }
+  const title = typeof copy.title === "string" && copy.type !== undefined ? copy.title : undefined;
+  if (!title) return copy;
+  const json = JSON.stringify(copy);
+  const existing = named.get(title);
+  if (existing && existing.json !== json) throw new Error(`OpenAPI: two different schemas are titled ${title}`);
+  named.set(title, { json, schema: copy });
+  return { $ref: `#/components/schemas/${title}` };
+}
+
+interface RouteLike {
+  method: string;
+  path: string;
+  hooks?: { body?: unknown; query?: unknown; params?: unknown; response?: unknown; detail?: Json };
+}
+
+const openapiPath = (path: string) => path.replace(/:([^/]+)/g, "{$1}");
+
+function parametersOf(schema: unknown, location: "path" | "query", named: Map<string, { json: string; schema: unknown }>): Json[] {
+  const object = cleanSchema(schema, named) as { properties?: Json; required?: string[] } | undefined;
+  return Object.entries(object?.properties ?? {}).map(([name, member]) => ({
+    name,
+    in: location,
+    required: location === "path" || (object?.required ?? []).includes(name),
+    schema: member,
+  }));
+}
+
+function mergeResponse(into: Json | undefined, from: Json): Json {
+  if (!into) return from;
+  return {
+    ...into,
+    ...from,
+    ...(into.headers || from.headers ? { headers: { ...(into.headers as Json), ...(from.headers as Json) } } : {}),
+    ...(into.content || from.content ? { content: { ...(into.content as Json), ...(from.content as Json) } } : {}),
+  };
+}
+
+/** Whether a parameter can be refused (400): a query parameter or a path parameter narrower than any string. */
+const isConstrained = (parameter: Json) =>
+  parameter.in === "query" || (parameter.in === "path" && Object.keys(parameter.schema as Json).some((keyword) => keyword !== "type" && keyword !== "description"));
+
+const SUCCESS_DESCRIPTIONS: Record<number, string> = { 200: "OK", 201: "Created", 204: "No Content" };
+
+export interface DocumentInfo { title: string; version: string; description: string; serverUrl?: string }
+
+/** The OpenAPI 3.1 document of every route of `app` that is not hidden. */
+export function buildOpenApiDocument(routes: readonly RouteLike[], info: DocumentInfo): Json {
+  const named = new Map<string, { json: string; schema: unknown }>();
+  cleanSchema(Problem, named);
+  const paths: Record<string, Json> = {};
+  for (const route of routes) {
+    const hooks = route.hooks ?? {};
+    const detail = { ...(hooks.detail ?? {}) } as Json;
+    const method = route.method.toLowerCase();
+    if (detail.hide || method === "options" || route.method === "ALL") continue;
+    delete detail.hide;
+    const permission = requiredPermission(route.path);
+    const secured = permission !== undefined;
+    const parameters = [
+      ...parametersOf(hooks.params ?? { properties: Object.fromEntries([...route.path.matchAll(/:([^/]+)/g)].map((match) => [match[1], { type: "string" }])) }, "path", named),
+      ...(hooks.query ? parametersOf(hooks.query, "query", named) : []),
+    ];
+    // A route's own parameter (e.g. a more exact schema for a query value) replaces the derived one.
+    const own = (detail.parameters as Json[] | undefined) ?? [];
+    const merged = [...parameters.filter((derived) => !own.some((mine) => mine.name === derived.name && mine.in === derived.in)), ...own];
+    const requestBody = detail.requestBody
+      ? cleanSchema(detail.requestBody, named) as Json
+      : hooks.body ? { required: true, content: { "application/json": { schema: cleanSchema(hooks.body, named) } } } : undefined;
+
+    const responses: Record<string, Json> = {};
+    if (hooks.response && typeof hooks.response === "object") {
+      for (const [status, schema] of Object.entries(hooks.response as Json)) {
+        const description = SUCCESS_DESCRIPTIONS[Number(status)] ?? "Response";
+        // t.Void() (a 304) is a response without a body.
+        responses[status] = (schema as { type?: string }).type === "void" ? { description } : { description, content: { "application/json": { schema: cleanSchema(schema, named) } } };
+      }
+    }
+    for (const [status, response] of Object.entries((detail.responses as Json | undefined) ?? {})) {
+      responses[status] = mergeResponse(responses[status], cleanSchema(response, named) as Json);
+    }
+    const shared: number[] = [500];
+    if (merged.some((parameter) => parameter.in === "path")) shared.push(404);
+    if (merged.some(isConstrained) || requestBody) shared.push(400);
+    if (requestBody) shared.push(413, 415);
+    if (secured) shared.push(401, 429);
+    if (permission) shared.push(403);
+    for (const status of shared) {
+      responses[status] ??= problemResponse(SHARED_PROBLEMS[status], status === 401 ? ["WWW-Authenticate"] : status === 429 ? ["Retry-After"] : []);
+    }
+    for (const [status, response] of Object.entries(responses)) {
+      const headers: Json = { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } };
+      if (secured) Object.assign(headers, headerRefs(RATE_LIMIT_HEADERS, status === "429" ? RATE_LIMIT_HEADERS : []));
+      response.headers = { ...headers, ...(response.headers as Json) };
+    }
+    const tags = detail.tags;
+    delete detail.tags;
+    (paths[openapiPath(route.path)] ??= {})[method] = {
+      ...(tags ? { tags } : {}),
+      ...detail,
+      ...(merged.length ? { parameters: merged } : {}),
+      ...(requestBody ? { requestBody } : {}),
+      responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b))),
+      security: secured ? [{ bearerAuth: [] }] : [],
+    };
+  }
+  return {
+    openapi: "3.1.1",
+    info: { title: info.title, version: info.version, description: info.description },
+    servers: [{ url: info.serverUrl ?? "/", description: "this server" }],
+    tags: [
+      { name: "Documents", description: "Store, list, download and update JSON documents" },
+      { name: "Utilities", description: "Run JSON transformations" },
+      { name: "Usage", description: "The caller's storage and credits" },
+      { name: "Admin", description: "Accounts and API keys (permission admin)" },
+      { name: "Operations", description: "Health, readiness and this reference" },
+    ],
+    paths,
+    components: {
+      schemas: Object.fromEntries([...named].sort(([a], [b]) => a.localeCompare(b)).map(([name, { schema }]) => [name, schema])),
+      headers: HEADERS,
+      securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer kiln_… (the scheme name is case-insensitive)" } },
     },
-  });
+  };
+}
+
+const VIEWER = resolve(import.meta.dir, "../../node_modules/@scalar/api-reference/dist/browser/standalone.js");
+
+const docsPage = (title: string) => `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>${title}</title>
+</head>
+<body>
+  <div id="app"></div>
+  <script src="/docs/standalone.js"></script>
+  <script>
+    Scalar.createApiReference("#app", { url: "/openapi.json", withDefaultFonts: false, hideClientButton: true, telemetry: false, showToolbar: "never", showDeveloperTools: "never", mcp: { disabled: true }, agent: { disabled: true } });
+  </script>
+</body>
+</html>
+`;
+
+const INFO: DocumentInfo = {
+  title: "Kiln",
+  version: "1.0.0",
+  description: "JSON document storage and transformation API. Errors are application/problem+json (RFC 9457) with a stable `code`.",
+};
+
+/**
+ * The reference routes. describe(app) names the app whose routes the document lists; it is read on each
+ * request (cached while the route count stays the same), so routes added after this plugin are covered.
+ */
+export function openapiDocs() {
+  let routesOf: () => readonly RouteLike[] = () => [];
+  let cached: { count: number; text: string } | undefined;
+  const plugin = new Elysia({ name: "kiln.openapi", detail: { tags: ["Operations"] } })
+    .get("/openapi.json", () => {
+      const routes = routesOf();
+      if (cached?.count !== routes.length) cached = { count: routes.length, text: JSON.stringify(buildOpenApiDocument(routes, INFO)) };
+      return new Response(cached.text, { headers: { "Content-Type": "application/json" } });
+    }, {
+      detail: operation({
+        operationId: "getOpenApiDocument", summary: "This OpenAPI 3.1 document",
+        responses: { 200: { description: "The document", content: { "application/json": { type: "object" } } } },
+      }),
+    })
+    .get("/docs", () => new Response(docsPage("Kiln API reference"), { headers: { "Content-Type": "text/html; charset=utf-8" } }), {
+      detail: operation({
+        operationId: "getApiReference", summary: "Browsable API reference (works offline)",
+        responses: { 200: { description: "An HTML page", content: { "text/html": { type: "string" } } } },
+      }),
+    })
+    .get("/docs/standalone.js", () => new Response(Bun.file(VIEWER), { headers: { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=86400" } }), {
+      detail: operation({
+        operationId: "getApiReferenceViewer", summary: "The reference viewer's script (Scalar, served by this server)",
+        responses: { 200: { description: "JavaScript", content: { "text/javascript": { type: "string" } } } },
+      }),
+    });
+  return {
+    plugin,
+    describe(app: AnyElysia) {
+      routesOf = () => app.routes as unknown as RouteLike[];
+    },
+  };
+}

@@ -1,5 +1,5 @@
 /**
- * id → utility. Every id of api.md §4.3 is here (plus aliases such as compare.json-diff); the engine,
+ * id → utility. Every id of docs/utilities.md is here (plus aliases such as compare.json-diff); the engine,
  * the catalogue and the workers all read this one table, so a utility is written once.
  */
 import type { Utility } from "./types";

@@ -11,7 +11,7 @@ export interface UtilityInputs {
 }
 
 export interface Utility<S extends TObject = TObject> {
-  /** `<category>.<name>`, as in api.md §4.3 */
+  /** `<category>.<name>`, as in docs/utilities.md */
   id: string;
   /** other ids that reach the same utility (e.g. compare.json-diff) */
   aliases?: readonly string[];

@@ -18,10 +18,11 @@ const PAYLOAD_BYTES = 50 * 1024 * 1024 - 1024;
 
 let run: RunServer;
 let key: string;
+// The real server starts its embedded PostgreSQL: seconds more than the default 5 s hook limit on a loaded machine.
 beforeAll(async () => {
   run = await startRunServer({ UTILITY_WORKERS: "2", UTILITY_QUEUE_LIMIT: "2", LOG_LEVEL: "warn" });
   key = await run.newKey();
-});
+}, 60_000);
 afterAll(async () => { await run?.close(); });
 
 /** A valid utility body of about `bytes` bytes: one array of small records. */

@@ -3,6 +3,7 @@ import { Elysia, t } from "elysia";
 import type { Db } from "../../db/client";
 import type { Authenticator } from "../../http/auth";
 import { AccountView, ApiKeyView, CreateAccountBody, CreateKeyBody, PatchAccountBody, Text } from "./model";
+import { operation } from "../../http/openapi";
 import { accountView, apiKeyView, createAccount, createKey, getAccount, listKeys, patchAccount, revokeKey } from "./service";
 
 export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
@@ -13,12 +14,16 @@ export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
     }, {
       body: CreateAccountBody,
       response: { 201: t.Object({ success: t.Literal(true), account: AccountView }) },
-      detail: { summary: "Create an account", description: "The plan sets the default limits; any limit given explicitly overrides it (null = unlimited)." },
+      detail: operation({
+        operationId: "createAccount",
+        summary: "Create an account",
+        description: "The plan sets the default limits; any limit given explicitly overrides it (null = unlimited).",
+      }),
     })
     .get("/accounts/:id", async ({ params }) => ({ success: true as const, account: accountView(await getAccount(deps.db, params.id)) }), {
       params: t.Object({ id: Text() }),
       response: { 200: t.Object({ success: t.Literal(true), account: AccountView }) },
-      detail: { summary: "Get an account" },
+      detail: operation({ operationId: "getAccount", summary: "Get an account", errors: { 404: "account_not_found" } }),
     })
     .patch("/accounts/:id", async ({ params, body }) => {
       const account = await patchAccount(deps.db, params.id, body);
@@ -28,7 +33,12 @@ export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
       params: t.Object({ id: Text() }),
       body: PatchAccountBody,
       response: { 200: t.Object({ success: t.Literal(true), account: AccountView }) },
-      detail: { summary: "Edit an account's name, plan or limits", description: "A new plan resets the limits to its defaults, except limits given in the same request." },
+      detail: operation({
+        operationId: "updateAccount",
+        summary: "Edit an account's name, plan or limits",
+        description: "A new plan resets the limits to its defaults, except limits given in the same request.",
+        errors: { 404: "account_not_found" },
+      }),
     })
     .post("/keys", async ({ body, set }) => {
       const { key, apiKey } = await createKey(deps.db, body);
@@ -37,13 +47,18 @@ export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
       return { success: true as const, key, apiKey: created };
     }, {
       body: CreateKeyBody,
-      response: { 201: t.Object({ success: t.Literal(true), key: t.String({ description: "the secret, shown only here" }), apiKey: t.Omit(ApiKeyView, ["revokedAt"]) }) },
-      detail: { summary: "Create an API key", description: "The plaintext key is returned once; only its SHA-256 hash is stored." },
+      response: { 201: t.Object({ success: t.Literal(true), key: t.String({ description: "the secret, shown only here" }), apiKey: t.Omit(ApiKeyView, ["revokedAt"], { title: "NewKey" }) }, { title: "CreatedKey" }) },
+      detail: operation({
+        operationId: "createKey",
+        summary: "Create an API key",
+        description: "The plaintext key is returned once; only its SHA-256 hash is stored.",
+        errors: { 404: "account_not_found: accountId names no account" },
+      }),
     })
     .get("/keys", async ({ query }) => ({ success: true as const, keys: (await listKeys(deps.db, query.accountId)).map(apiKeyView) }), {
       query: t.Object({ accountId: t.Optional(Text()) }, { additionalProperties: false }),
       response: { 200: t.Object({ success: t.Literal(true), keys: t.Array(ApiKeyView) }) },
-      detail: { summary: "List API keys (without secrets)" },
+      detail: operation({ operationId: "listKeys", summary: "List API keys (without secrets)" }),
     })
     .delete("/keys/:id", async ({ params }) => {
       const key = await revokeKey(deps.db, params.id);
@@ -52,5 +67,10 @@ export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
     }, {
       params: t.Object({ id: Text() }),
       response: { 200: t.Object({ success: t.Literal(true), apiKey: ApiKeyView }) },
-      detail: { summary: "Revoke an API key", description: "The key answers 401 from then on (within one second on every process sharing the database)." },
+      detail: operation({
+        operationId: "revokeKey",
+        summary: "Revoke an API key",
+        description: "The key answers 401 from then on (within one second on every process sharing the database).",
+        errors: { 404: "key_not_found" },
+      }),
     });

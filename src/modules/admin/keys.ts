@@ -1,4 +1,4 @@
-/** API key format and hashing (decisions.md §3): `kiln_` + 40 base62 characters, SHA-256 at rest. */
+/** API key format and hashing (docs/api.md, Conventions): `kiln_` + 40 base62 characters, SHA-256 at rest. */
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const KEY_BODY_LENGTH = 40;
 

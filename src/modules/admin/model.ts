@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { PERMISSIONS, PLAN_NAMES } from "./plans";
-import { Type } from "@sinclair/typebox";
+import { Type, type TLiteral } from "@sinclair/typebox";
 
 /** PostgreSQL text cannot hold U+0000: refused here (400) instead of failing in the database (500). */
 export const Text = (options: { minLength?: number; maxLength?: number; description?: string } = {}) =>
@@ -20,19 +20,23 @@ const limits = {
   rateLimitPerMinute: limit("requests per minute", INT_MAX),
 };
 
-export const Plan = t.Union(PLAN_NAMES.map((name) => t.Literal(name)));
+/** A union of string literals typed as the union of its values (for typed clients), not of an array. */
+const oneOf = <T extends string>(values: readonly T[]) =>
+  t.Union(values.map((value) => t.Literal(value)) as unknown as [TLiteral<T>], { error: `must be one of ${values.join(", ")}` });
+
+export const Plan = oneOf(PLAN_NAMES);
 
 export const CreateAccountBody = t.Object({
   name: Text({ minLength: 1, maxLength: 200 }),
   plan: t.Optional(Plan),
   ...limits,
-}, { additionalProperties: false });
+}, { additionalProperties: false, title: "CreateAccount" });
 
 export const PatchAccountBody = t.Object({
   name: t.Optional(Text({ minLength: 1, maxLength: 200 })),
   plan: t.Optional(Plan),
   ...limits,
-}, { additionalProperties: false, minProperties: 1 });
+}, { additionalProperties: false, minProperties: 1, title: "UpdateAccount" });
 
 const nullableInteger = t.Union([Type.Integer(), t.Null()]);
 
@@ -46,16 +50,16 @@ export const AccountView = t.Object({
   monthlyCredits: nullableInteger,
   rateLimitPerMinute: nullableInteger,
   createdAt: Type.Integer(),
-});
+}, { title: "Account" });
 
-export const Permission = t.Union(PERMISSIONS.map((name) => t.Literal(name)));
+export const Permission = oneOf(PERMISSIONS);
 
 export const CreateKeyBody = t.Object({
   accountId: Text({ minLength: 1 }),
   permissions: t.Array(Permission, { minItems: 1, uniqueItems: true }),
   name: t.Optional(Text({ minLength: 1, maxLength: 200 })),
   expiresAt: t.Optional(t.Union([Type.Integer({ minimum: 0, maximum: BYTES_MAX, description: "epoch ms" }), t.Null()])),
-}, { additionalProperties: false });
+}, { additionalProperties: false, title: "CreateKey" });
 
 export const ApiKeyView = t.Object({
   id: t.String(),
@@ -65,4 +69,4 @@ export const ApiKeyView = t.Object({
   createdAt: Type.Integer(),
   expiresAt: t.Union([Type.Integer(), t.Null()]),
   revokedAt: t.Union([Type.Integer(), t.Null()]),
-});
+}, { title: "Key" });

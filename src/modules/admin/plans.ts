@@ -1,4 +1,4 @@
-/** Plan defaults (decisions.md §3). `null` means unlimited. */
+/** Plan defaults (docs/api.md, Admin). `null` means unlimited. */
 export const PLANS = {
   starter: { maxDocumentBytes: 5_000_000, storageLimitBytes: 100_000_000, monthlyCredits: 100, rateLimitPerMinute: 60 },
   pro: { maxDocumentBytes: 10_000_000, storageLimitBytes: 10_000_000_000, monthlyCredits: 10_000, rateLimitPerMinute: 600 },

@@ -97,7 +97,7 @@ export async function revokeKey(db: Db, id: string, now = Date.now()): Promise<A
 export const DEFAULT_ACCOUNT_ID = "acc_default";
 
 /**
- * decisions.md §1: with BOOTSTRAP_API_KEY, that exact key exists with every permission on the account
+ * With BOOTSTRAP_API_KEY, that exact key exists with every permission on the account
  * `default`; without it, and with no key at all, one is generated and returned to be printed once.
  */
 export async function bootstrap(db: Db, bootstrapKey: string | undefined, now = Date.now()): Promise<string | undefined> {

@@ -1,4 +1,4 @@
-/** Documents API (permission `documents`): api.md §4.1 with decisions.md §4. */
+/** Documents API (permission `documents`), as docs/api.md describes it. */
 import { Elysia, t } from "elysia";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
 import { RawBody, rawBody } from "../../http/body";
@@ -8,16 +8,17 @@ import { downloadResponse } from "./download";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
 import { CreateDocumentBody, DocumentResponse, FoldersResponse, IdParams, ListQuery, ListResponse, UpdateDocumentBody } from "./model";
 import {
-  createDocument, documentView, getDocument, listDocuments, listLimit, listFolders, openContent, purgeDocument,
+  createDocument, documentView, getDocument, LIST_LIMIT_MAX, listDocuments, listLimit, listFolders, openContent, purgeDocument,
   replaceContent, restoreDocument, softDelete, updateMetadata, type DocumentsDeps,
 } from "./service";
 import type { DocumentRow } from "../../db/schema";
 import { Type } from "@sinclair/typebox";
+import { operation } from "../../http/openapi";
 
 /** Routes whose bodies the handlers read as raw bytes: content is stored as received, and a metadata update is parsed only once its document was found (404 before 400). */
 export const DOCUMENT_RAW_ROUTES = ["/api/v1/documents/:id", "/api/v1/documents/:id/content"] as const;
 
-const Deleted = t.Object({ success: t.Literal(true), deleted: t.Literal(true), purgeAt: Type.Integer({ description: "epoch ms when the sweeper purges it" }) });
+const Deleted = t.Object({ success: t.Literal(true), deleted: t.Literal(true), purgeAt: Type.Integer({ description: "epoch ms when the sweeper purges it" }) }, { title: "DeletedDocument" });
 const Purged = t.Object({ success: t.Literal(true), deleted: t.Literal(true), permanent: t.Literal(true) });
 const ContentReplaced = t.Object({ success: t.Literal(true), fileSize: Type.Integer() });
 
@@ -42,7 +43,16 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       query: ListQuery,
       response: { 200: ListResponse },
-      detail: { summary: "List documents", description: "Newest first. Pass nextCursor as cursor for the next page; null means no more. `deleted=true` lists the caller's soft-deleted documents instead." },
+      detail: {
+        ...operation({
+          operationId: "listDocuments",
+          summary: "List documents",
+          description: "Newest first. Pass nextCursor as cursor for the next page; null means no more. `deleted=true` lists the caller's soft-deleted documents instead.",
+          errors: { 400: "validation_failed (limit, deleted, unknown query parameter) or invalid_cursor" },
+        }),
+        // limit is checked as text by listLimit() (Elysia's numeric coercion loses the field's path); clients send an integer.
+        parameters: [{ name: "limit", in: "query", required: false, description: `page size`, schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: 50 } }],
+      },
     })
     .post("/documents", async ({ principal, body, request, set }) => {
       const row = await createDocument(deps, requirePrincipal(principal).accountId, body, rawBody(request));
@@ -52,7 +62,13 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       body: CreateDocumentBody,
       response: { 201: DocumentResponse },
-      detail: { summary: "Create a document", description: "Exactly one of content (stored exactly as written in the request) and contentText (JSON text, stored byte for byte). 413 document_too_large / storage_limit_exceeded when it does not fit the account." },
+      detail: operation({
+        operationId: "createDocument",
+        summary: "Create a document",
+        description: "Exactly one of content (stored exactly as written in the request) and contentText (JSON text, stored byte for byte).",
+        errors: { 413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded" },
+        headers: { 201: ["Location", "ETag"] },
+      }),
     })
     .get("/documents/:id", async ({ principal, params, request, set, status }) => {
       const row = await getDocument(deps, requirePrincipal(principal).accountId, params.id);
@@ -62,14 +78,32 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       params: IdParams,
       response: { 200: DocumentResponse, 304: t.Void() },
-      detail: { summary: "Get document metadata", description: "ETag is the metadata version; If-None-Match gives 304." },
+      detail: operation({
+        operationId: "getDocument",
+        summary: "Get document metadata",
+        description: "ETag is the metadata version; If-None-Match gives 304.",
+        errors: { 404: "document_not_found" },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-None-Match"],
+        notModified: true,
+      }),
     })
     .get("/documents/:id/content", async ({ principal, params, request, set }) => {
       const { row, content } = await openContent(deps, requirePrincipal(principal).accountId, params.id);
       return downloadResponse(request, row, content, set.headers);
     }, {
       params: IdParams,
-      detail: { summary: "Download document content", description: "The stored bytes, streamed from disk, with Content-Type application/json, Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304." },
+      // Documents the body for typed clients; the handler streams a Response, which Elysia does not re-validate.
+      response: { 200: t.Unknown({ description: "any JSON value" }), 304: t.Void() },
+      detail: operation({
+        operationId: "downloadDocumentContent",
+        summary: "Download document content",
+        description: "The stored bytes, streamed from disk, with Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304.",
+        errors: { 404: "document_not_found" },
+        headers: { 200: ["ETag", "Content-Disposition"] },
+        conditional: ["If-None-Match"],
+        notModified: true,
+      }),
     })
     .put("/documents/:id", async ({ principal, params, body, request, set }) => {
       const row = await updateMetadata(deps, requirePrincipal(principal).accountId, params.id, body, { ifMatch: request.headers.get("if-match") });
@@ -88,7 +122,15 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       },
       body: UpdateDocumentBody,
       response: { 200: DocumentResponse },
-      detail: { summary: "Update document metadata", description: "At least one field. Tags are replaced, not merged. If-Match (metadata ETag) gives 412 when it does not match." },
+      detail: operation({
+        operationId: "updateDocument",
+        summary: "Update document metadata",
+        description: "At least one field. Tags are replaced, not merged.",
+        requestBody: { content: { "application/json": UpdateDocumentBody } },
+        errors: { 404: "document_not_found", 412: "precondition_failed: If-Match is not the current metadata ETag" },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-Match"],
+      }),
     })
     .put("/documents/:id/content", async ({ principal, params, body, request, set }) => {
       const row = await replaceContent(deps, requirePrincipal(principal).accountId, params.id, rawBytes(body), { ifMatch: request.headers.get("if-match") });
@@ -97,7 +139,19 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       params: IdParams,
       response: { 200: ContentReplaced },
-      detail: { summary: "Replace document content", description: "The body is the new JSON value itself, stored byte for byte. If-Match (content ETag) gives 412 when it does not match. 413 document_too_large / storage_limit_exceeded." },
+      detail: operation({
+        operationId: "replaceDocumentContent",
+        summary: "Replace document content",
+        description: "The body is the new JSON value itself, stored byte for byte.",
+        requestBody: { description: "any JSON value", content: { "application/json": {} } },
+        errors: {
+          404: "document_not_found",
+          412: "precondition_failed: If-Match is not the current content ETag",
+          413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded",
+        },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-Match"],
+      }),
     })
     .delete("/documents/:id", async ({ principal, params, request }) => {
       const row = await softDelete(deps, requirePrincipal(principal).accountId, params.id, { ifMatch: request.headers.get("if-match") });
@@ -105,7 +159,13 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       params: IdParams,
       response: { 200: Deleted },
-      detail: { summary: "Soft-delete a document", description: "It stays restorable (and counts towards storage) until purgeAt. If-Match (metadata ETag) gives 412 when it does not match." },
+      detail: operation({
+        operationId: "deleteDocument",
+        summary: "Soft-delete a document",
+        description: "It stays restorable (and counts towards storage) until purgeAt.",
+        errors: { 404: "document_not_found", 412: "precondition_failed: If-Match is not the current metadata ETag" },
+        conditional: ["If-Match"],
+      }),
     })
     .post("/documents/:id/purge", async ({ principal, params }) => {
       await purgeDocument(deps, requirePrincipal(principal).accountId, params.id);
@@ -113,7 +173,12 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       params: IdParams,
       response: { 200: Purged },
-      detail: { summary: "Purge a soft-deleted document", description: "Permanent; releases its storage. 409 document_not_deleted for an active document." },
+      detail: operation({
+        operationId: "purgeDocument",
+        summary: "Purge a soft-deleted document",
+        description: "Permanent; releases its storage.",
+        errors: { 404: "document_not_found", 409: "document_not_deleted: the document is active; delete it first" },
+      }),
     })
     .post("/documents/:id/restore", async ({ principal, params, set }) => {
       const row = await restoreDocument(deps, requirePrincipal(principal).accountId, params.id);
@@ -121,10 +186,19 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
     }, {
       params: IdParams,
       response: { 200: DocumentResponse },
-      detail: { summary: "Restore a soft-deleted document", description: "409 document_not_deleted for an active document." },
+      detail: operation({
+        operationId: "restoreDocument",
+        summary: "Restore a soft-deleted document",
+        errors: { 404: "document_not_found", 409: "document_not_deleted: the document is active" },
+        headers: { 200: ["ETag"] },
+      }),
     })
     .get("/folders", async ({ principal }) => ({ success: true as const, folders: await listFolders(deps, requirePrincipal(principal).accountId) }), {
       response: { 200: FoldersResponse },
-      detail: { summary: "List folders with their document counts", description: "Every folder (and ancestor) a document was ever filed in, by path; documentCount counts active documents directly in it." },
+      detail: operation({
+        operationId: "listFolders",
+        summary: "List folders with their document counts",
+        description: "Every folder (and ancestor) a document was ever filed in, by path; documentCount counts active documents directly in it.",
+      }),
     });
 };

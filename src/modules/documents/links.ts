@@ -16,7 +16,9 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { clusterSecrets } from "../../db/schema";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
-import { HttpError } from "../../http/errors";
+import { Value } from "@sinclair/typebox/value";
+import { fromValidation, HttpError } from "../../http/errors";
+import { operation } from "../../http/openapi";
 import { downloadResponse } from "./download";
 import { getDocument, type DocumentsDeps } from "./service";
 
@@ -89,48 +91,61 @@ export async function openLinked(deps: LinksDeps, id: string, query: LinkQuery) 
   return { row, content };
 }
 
-const Problem = t.Object({
-  success: t.Literal(false), error: t.String(), code: t.String(), type: t.String(), title: t.String(),
-  status: Type.Integer(), detail: t.String(), requestId: t.String(),
-}, { description: "application/problem+json" });
-
 const CreateLinkBody = t.Object({
   expiresIn: t.Optional(Type.Integer({ minimum: LINK_EXPIRES_IN_MIN, maximum: LINK_EXPIRES_IN_MAX, description: `seconds until the link expires (default ${LINK_EXPIRES_IN_DEFAULT})` })),
 }, { additionalProperties: false });
+
+/**
+ * The body is optional (an empty one takes the default), which a route `body` schema cannot say without
+ * a non-JSON-Schema `undefined` type, so the parsed body is checked here, with the same 400 as a schema.
+ */
+function expiresInOf(body: unknown): number {
+  if (body === undefined) return LINK_EXPIRES_IN_DEFAULT;
+  if (!Value.Check(CreateLinkBody, body)) throw fromValidation({ validator: CreateLinkBody, value: body, message: "invalid body" }, "body");
+  return body.expiresIn ?? LINK_EXPIRES_IN_DEFAULT;
+}
 
 export const documentLinksModule = (deps: LinksDeps & { auth: AuthPlugin }) =>
   new Elysia({ name: "kiln.documents.links", detail: { tags: ["Documents"] } })
     .use(deps.auth)
     .post("/api/v1/documents/:id/links", async ({ principal, params, body, request, set }) => {
-      const link = await createLink(deps, requirePrincipal(principal).accountId, params.id, body?.expiresIn ?? LINK_EXPIRES_IN_DEFAULT, new URL(request.url).origin);
+      const link = await createLink(deps, requirePrincipal(principal).accountId, params.id, expiresInOf(body), new URL(request.url).origin);
       set.status = 201;
       return { success: true as const, ...link };
     }, {
       params: t.Object({ id: t.String() }),
-      body: t.Union([CreateLinkBody, t.Undefined()]),
       response: {
         201: t.Object({ success: t.Literal(true), url: t.String({ description: "GET it without a key until expiresAt" }), expiresAt: Type.Integer({ description: "epoch ms" }) }),
-        400: Problem, 401: Problem, 403: Problem, 404: Problem, 429: Problem,
       },
-      detail: {
+      detail: operation({
+        operationId: "createDocumentLink",
         summary: "Make a signed download link",
-        description: `A URL that serves the document's current content without a key, on every node, until it expires (${LINK_EXPIRES_IN_MIN} to ${LINK_EXPIRES_IN_MAX} s, default ${LINK_EXPIRES_IN_DEFAULT}). It stops working when the document is deleted or its content changes.`,
-      },
+        description: `A URL that serves the document's current content without a key, on every node, until it expires (${LINK_EXPIRES_IN_MIN} to ${LINK_EXPIRES_IN_MAX} s, default ${LINK_EXPIRES_IN_DEFAULT}; the body may be empty). It stops working when the document is deleted or its content changes.`,
+        requestBody: { description: "optional: an empty body takes the default expiry", content: { "application/json": CreateLinkBody } },
+        errors: { 404: "document_not_found" },
+      }),
     })
     .get("/links/:id", async ({ params, query, request, set }) => {
       const { row, content } = await openLinked(deps, params.id, query);
       return downloadResponse(request, row, content, set.headers);
     }, {
       params: t.Object({ id: t.String() }),
-      query: t.Object({ v: t.Optional(t.String()), expires: t.Optional(t.String()), sig: t.Optional(t.String()) }),
-      response: {
-        200: t.Unknown({ description: "the stored JSON bytes (application/json), with Content-Length, ETag and Content-Disposition" }),
-        304: t.Void({ description: "If-None-Match matched the content ETag" }),
-        403: Problem, 410: Problem,
-      },
-      detail: {
+      query: t.Object({
+        v: t.Optional(t.String({ description: "tag of the content the link was made for" })),
+        expires: t.Optional(t.String({ description: "epoch ms" })),
+        sig: t.Optional(t.String({ description: "HMAC-SHA256 signature, base64url" })),
+      }),
+      response: { 200: t.Unknown({ description: "any JSON value" }), 304: t.Void() },
+      detail: operation({
+        operationId: "downloadThroughLink",
         summary: "Download through a signed link",
-        description: "No key. 403 link_invalid: incomplete or altered; 410 link_expired: past its expiry; 410 link_outdated: the document was deleted or its content changed since the link was made.",
-        security: [],
-      },
+        description: "No key: the signature in the URL authorises the download. The stored bytes, with Content-Length and Content-Disposition: attachment; ETag is the content hash, If-None-Match gives 304.",
+        errors: {
+          403: "link_invalid: a parameter is missing or malformed, or the signature does not match",
+          410: "link_expired: past its expiry; link_outdated: the document was deleted or its content changed since the link was made",
+        },
+        headers: { 200: ["ETag", "Content-Disposition"] },
+        conditional: ["If-None-Match"],
+        notModified: true,
+      }),
     });

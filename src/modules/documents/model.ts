@@ -17,14 +17,14 @@ export const CreateDocumentBody = t.Object({
   description: t.Optional(Description),
   tags: t.Optional(Tags),
   folder: t.Optional(Folder),
-}, { additionalProperties: false, description: "exactly one of content and contentText" });
+}, { additionalProperties: false, title: "CreateDocument", description: "exactly one of content and contentText" });
 
 export const UpdateDocumentBody = t.Object({
   name: t.Optional(Name),
   description: t.Optional(t.Union([Description, t.Null()], { description: `at most ${DESCRIPTION_MAX} characters; null or "" removes it` })),
   tags: t.Optional(Tags),
   folder: t.Optional(Folder),
-}, { additionalProperties: false, description: "at least one field" });
+}, { additionalProperties: false, title: "UpdateDocument", description: "at least one field" });
 
 export const DocumentView = t.Object({
   id: t.String(),
@@ -36,9 +36,9 @@ export const DocumentView = t.Object({
   fileSize: Type.Integer({ description: "bytes of stored content" }),
   createdAt: Type.Integer({ description: "epoch ms" }),
   updatedAt: Type.Integer({ description: "epoch ms" }),
-});
+}, { title: "Document" });
 
-export const DocumentResponse = t.Object({ success: t.Literal(true), document: DocumentView });
+export const DocumentResponse = t.Object({ success: t.Literal(true), document: DocumentView }, { title: "DocumentResult" });
 
 export const ListQuery = t.Object({
   // A string checked by listLimit(): Elysia's coercion of numeric query values loses the field's path.
@@ -52,7 +52,7 @@ export const ListResponse = t.Object({
   success: t.Literal(true),
   documents: t.Array(DocumentView),
   nextCursor: t.Union([t.String(), t.Null()]),
-});
+}, { title: "DocumentList" });
 
 export const IdParams = t.Object({ id: t.String() });
 
@@ -62,5 +62,5 @@ export const FoldersResponse = t.Object({
     path: t.String(),
     documentCount: Type.Integer({ description: "active documents directly in this folder" }),
     createdAt: Type.Integer(),
-  })),
-});
+  }, { title: "Folder" })),
+}, { title: "FolderList" });

@@ -1,5 +1,5 @@
 /**
- * The metadata rules of decisions.md §4, as pure functions. Every problem is collected, so one 400
+ * The metadata rules (docs/api.md, the document object), as pure functions. Every problem is collected, so one 400
  * names every offending field.
  */
 import { validationError, type FieldError } from "../../http/errors";

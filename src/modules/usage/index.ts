@@ -1,6 +1,7 @@
 import { Elysia, t } from "elysia";
 import type { Db } from "../../db/client";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
+import { operation } from "../../http/openapi";
 import { usageOf } from "./service";
 import { Type } from "@sinclair/typebox";
 
@@ -16,7 +17,7 @@ export const usageModule = (deps: { db: Db; auth: AuthPlugin }) =>
           plan: t.String(),
           storage: t.Object({ usedBytes: Type.Integer(), limitBytes: nullableInteger, maxDocumentBytes: nullableInteger }),
           credits: t.Object({ used: Type.Integer(), limit: nullableInteger, periodStart: Type.Integer({ description: "epoch ms, first day of the month, UTC" }) }),
-        }),
+        }, { title: "Usage" }),
       },
-      detail: { summary: "Storage and credits of the caller's account" },
+      detail: operation({ operationId: "getUsage", summary: "Storage and credits of the caller's account" }),
     });

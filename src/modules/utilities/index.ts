@@ -1,6 +1,6 @@
 /** Utility catalogue and execution (permission `utilities`). */
 import { Elysia, t } from "elysia";
-import type { TSchema } from "@sinclair/typebox";
+import { operation } from "../../http/openapi";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
 import { RawBody } from "../../http/body";
 import { ExecuteBody, ExecuteResponse, UtilityParams, UtilityView } from "./model";
@@ -9,23 +9,21 @@ import { executeUtility, getUtility, utilityView, type UtilityEngine } from "./s
 /** The execution route as Elysia names it: its body is read raw (see app.ts's body parser). */
 export const EXECUTE_ROUTE = "/api/v1/utilities/:utilityId";
 
-/** A `t` schema as an OpenAPI media type (TypeBox schemas are JSON Schema). */
-const json = (schema: TSchema) => ({ content: { "application/json": { schema: schema as object } } });
 
 export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin }) =>
   new Elysia({ name: "kiln.utilities", prefix: "/api/v1/utilities", detail: { tags: ["Utilities"] } })
     .use(deps.auth)
     .get("", () => ({ success: true as const, utilities: deps.engine.registry.utilities.map(utilityView) }), {
-      response: { 200: t.Object({ success: t.Literal(true), utilities: t.Array(UtilityView) }) },
-      detail: { summary: "List the utilities with their config JSON Schemas (defaults included)" },
+      response: { 200: t.Object({ success: t.Literal(true), utilities: t.Array(UtilityView) }, { title: "UtilityList" }) },
+      detail: operation({ operationId: "listUtilities", summary: "List the utilities with their config JSON Schemas (defaults included)" }),
     })
     .get("/:utilityId", ({ params }) => ({ success: true as const, utility: utilityView(getUtility(deps.engine.registry, params.utilityId)) }), {
       params: UtilityParams,
-      response: { 200: t.Object({ success: t.Literal(true), utility: UtilityView }) },
-      detail: { summary: "Describe one utility" },
+      response: { 200: t.Object({ success: t.Literal(true), utility: UtilityView }, { title: "UtilityResult" }) },
+      detail: operation({ operationId: "getUtility", summary: "Describe one utility", errors: { 404: "utility_not_found" } }),
     })
     .post("/:utilityId", async ({ params, body, principal, request }) => {
-      getUtility(deps.engine.registry, params.utilityId); // 404 before the body's own 413 (decisions.md §2)
+      getUtility(deps.engine.registry, params.utilityId); // 404 before the body's own 413 (docs/api.md, order of checks)
       const bytes = body instanceof RawBody ? body.bytes : new Uint8Array(0);
       const text = await executeUtility(deps.engine, {
         accountId: requirePrincipal(principal).accountId,
@@ -36,10 +34,20 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin 
       return new Response(text, { headers: { "Content-Type": "application/json" } });
     }, {
       params: UtilityParams,
-      detail: {
+      // The output comes back as JSON text from the run (a Response, not re-validated); this types it.
+      response: { 200: ExecuteResponse },
+      detail: operation({
+        operationId: "runUtility",
         summary: "Run a utility on JSON inputs",
-        description: "Payloads up to UTILITY_INLINE_MAX_BYTES run inline, larger ones in a worker thread. 402 credits_exhausted, 408 utility_timeout, 413 payload_too_large, 503 busy (with Retry-After).",
-        requestBody: { required: true, ...json(ExecuteBody) },
-        responses: { 200: { description: "The utility's output", ...json(ExecuteResponse) } },
-      },
+        description: "Payloads up to UTILITY_INLINE_MAX_BYTES run inline, larger ones in a worker thread. A successful run uses one credit.",
+        requestBody: { content: { "application/json": ExecuteBody } },
+        errors: {
+          400: "validation_failed (the body or the utility's config), malformed_json, body_required or utility_failed (the utility could not process the input)",
+          402: "credits_exhausted: the account's monthly credits are used up",
+          404: "utility_not_found",
+          408: "utility_timeout: the run was stopped; no credit was used",
+          413: "payload_too_large: over UTILITY_MAX_PAYLOAD_BYTES",
+          503: "busy: every utility worker is busy and the queue is full; retry after Retry-After",
+        },
+      }),
     });

@@ -9,14 +9,14 @@ export const ExecuteBody = t.Object({
     secondary: t.Optional(t.Unknown({ description: "second input of multi-input utilities such as merge.deep-merge" })),
   }, { additionalProperties: false }),
   config: t.Optional(t.Object({}, { additionalProperties: true, description: "the utility's settings (see its configSchema); omitted fields take their defaults" })),
-}, { additionalProperties: false });
+}, { additionalProperties: false, title: "UtilityRun" });
 
 export const ExecuteResponse = t.Object({
   success: t.Literal(true),
   output: t.Unknown({ description: "the transformed JSON" }),
   durationMs: t.Number({ description: "the utility's own execution time, fractional milliseconds" }),
   creditsUsed: t.Literal(1),
-});
+}, { title: "UtilityOutput" });
 
 export const UtilityView = t.Object({
   id: t.String(),
@@ -24,4 +24,4 @@ export const UtilityView = t.Object({
   category: t.String(),
   description: t.String(),
   configSchema: t.Unknown({ description: "JSON Schema of `config`, with defaults" }),
-});
+}, { title: "Utility" });

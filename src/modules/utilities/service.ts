@@ -95,10 +95,13 @@ async function runInWorker(engine: UtilityEngine, utility: Utility, request: Exe
   throw new HttpError(outcome.status, outcome.code, outcome.message, { errors: outcome.errors });
 }
 
+const BUSY_RETRY_SECONDS = 1;
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
 function poolFailure(error: unknown): unknown {
   if (error instanceof RunTimeoutError) return new HttpError(408, "utility_timeout", `The utility was stopped: ${error.message}; no credit was used`);
   if (error instanceof PoolBusyError) {
-    return new HttpError(503, "busy", `Every utility worker is busy: ${error.message}; retry shortly`, { headers: { "Retry-After": "1" } });
+    return new HttpError(503, "busy", `${capitalized(error.message)}; retry after ${BUSY_RETRY_SECONDS} s`, { headers: { "Retry-After": String(BUSY_RETRY_SECONDS) } });
   }
   if (error instanceof RunCancelledError) return new HttpError(499, "request_cancelled", "The client closed the request; the run was stopped");
   if (error instanceof WorkerCrashedError) {

@@ -129,7 +129,8 @@ test("PUBLIC_URL sets the links' base; the route is in /openapi.json with its st
     await withBase.close();
   }
   const spec = (await t.json("GET", "/openapi.json", { key: null })).body;
-  expect(Object.keys(spec.paths["/api/v1/documents/{id}/links"].post.responses).sort()).toEqual(["201", "400", "401", "403", "404", "429"]);
-  expect(Object.keys(spec.paths["/links/{id}"].get.responses).sort()).toEqual(["200", "304", "403", "410"]);
+  expect(Object.keys(spec.paths["/api/v1/documents/{id}/links"].post.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "403", "404", "429"]));
+  expect(Object.keys(spec.paths["/links/{id}"].get.responses)).toEqual(expect.arrayContaining(["200", "304", "403", "410"]));
+  expect(Object.keys(spec.paths["/links/{id}"].get.responses)).not.toContain("401");
   expect(spec.paths["/links/{id}"].get.security).toEqual([]);
 });

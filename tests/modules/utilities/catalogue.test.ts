@@ -56,8 +56,10 @@ describe("GET /api/v1/utilities", () => {
     expect(body.paths["/api/v1/utilities"].get).toBeDefined();
     const single = body.paths["/api/v1/utilities/{utilityId}"];
     expect(single.get).toBeDefined();
-    expect(single.post.requestBody.content["application/json"].schema.required).toEqual(["inputs"]);
-    expect(single.post.requestBody.content["application/json"].schema.properties.inputs.required).toEqual(["primary"]);
-    expect(single.post.responses["200"].content["application/json"].schema.required).toEqual(["success", "output", "durationMs", "creditsUsed"]);
+    expect(single.post.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UtilityRun" });
+    expect(body.components.schemas.UtilityRun.required).toEqual(["inputs"]);
+    expect(body.components.schemas.UtilityRun.properties.inputs.required).toEqual(["primary"]);
+    expect(single.post.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UtilityOutput" });
+    expect(body.components.schemas.UtilityOutput.required).toEqual(["success", "output", "durationMs", "creditsUsed"]);
   });
 });

@@ -95,6 +95,7 @@ describe("time limit, busy pool and disconnects (one worker, 64-byte inline limi
     expect(busy.status).toBe(503);
     expect(busy.body.code).toBe("busy");
     expect(busy.headers.get("retry-after")).toBe("1");
+    expect(busy.body.detail).toBe("Every utility worker is busy and the queue is full; retry after 1 s");
 
     const answers = [];
     for (let i = 0; i < 5; i++) answers.push(await small(i));

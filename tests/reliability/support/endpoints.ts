@@ -1,5 +1,5 @@
 /**
- * Every endpoint of the API (api.md §4 and decisions.md), with the permission its area needs and a
+ * Every endpoint of the API (docs/api.md), with the permission its area needs and a
  * valid body to mutate. The fuzz and isolation suites iterate over this one table, so an endpoint
  * added to the API is covered by adding it here.
  */

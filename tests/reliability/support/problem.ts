@@ -1,5 +1,5 @@
 /**
- * What every answer must look like whatever the input (decisions.md §2): never a 5xx, and every error
+ * What every answer must look like whatever the input (docs/api.md, Errors): never a 5xx, and every error
  * an application/problem+json body with the required members, its `status` equal to the HTTP status
  * and its `requestId` equal to the X-Request-Id header. Returns the violations, so a fuzz run can
  * collect them all and print the inputs that caused them.

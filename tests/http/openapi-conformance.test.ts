@@ -1,0 +1,197 @@
+/**
+ * Response conformance: a table of real requests, each naming the operation it exercises and the status
+ * it expects; every response is checked against GET /openapi.json (declared status, headers, media type,
+ * body schema with no undeclared field). Every operation of the document needs at least one success and
+ * one error case here, so a route added without cases fails this file.
+ *
+ * To cover a new route: add its cases to CASES (a `setup` in FIXTURES when it needs data).
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { ADMIN_KEY, createTestApp, type RequestOptions, type TestApp } from "../support/app";
+import { ConformanceChecker } from "../support/conformance";
+
+setDefaultTimeout(30_000);
+
+interface Fixtures {
+  key: string;
+  accountId: string;
+  /** a key with the utilities permission only */
+  utilitiesOnlyKey: string;
+  /** a key with the documents permission only */
+  documentsOnlyKey: string;
+  /** an account allowed one request per minute (its first request is spent in setup) */
+  limitedKey: string;
+  /** an account without credits and with a 10-byte maximum document size */
+  tinyKey: string;
+  documentId: string;
+  deletedId: string;
+  keyId: string;
+  /** path and query of a signed download link of documentId */
+  link: string;
+}
+
+interface Case {
+  operation: string;
+  name: string;
+  status: number;
+  method: string;
+  path: (f: Fixtures) => string;
+  options?: (f: Fixtures) => RequestOptions;
+}
+
+const doc = (f: Fixtures) => `/api/v1/documents/${f.documentId}`;
+const user = (f: Fixtures, options: RequestOptions = {}): RequestOptions => ({ key: f.key, ...options });
+const NO_KEY = { key: null };
+const BAD_KEY = { key: "kiln_not-a-real-key-000000000000000000" };
+
+export const CASES: Case[] = [
+  { operation: "getOpenApiDocument", name: "the document", status: 200, method: "GET", path: () => "/openapi.json", options: () => NO_KEY },
+  { operation: "getApiReference", name: "the page", status: 200, method: "GET", path: () => "/docs", options: () => NO_KEY },
+  { operation: "getApiReferenceViewer", name: "the script", status: 200, method: "GET", path: () => "/docs/standalone.js", options: () => NO_KEY },
+  { operation: "getHealth", name: "ok", status: 200, method: "GET", path: () => "/health", options: () => NO_KEY },
+  { operation: "getReadiness", name: "ready", status: 200, method: "GET", path: () => "/ready", options: () => NO_KEY },
+
+  { operation: "createAccount", name: "created", status: 201, method: "POST", path: () => "/api/v1/admin/accounts", options: () => ({ body: { name: "conformance", plan: "pro" } }) },
+  { operation: "createAccount", name: "unknown plan", status: 400, method: "POST", path: () => "/api/v1/admin/accounts", options: () => ({ body: { name: "x", plan: "gold" } }) },
+  { operation: "createAccount", name: "malformed JSON", status: 400, method: "POST", path: () => "/api/v1/admin/accounts", options: () => ({ rawBody: "{" }) },
+  { operation: "createAccount", name: "no key", status: 401, method: "POST", path: () => "/api/v1/admin/accounts", options: () => ({ ...NO_KEY, body: { name: "x" } }) },
+  { operation: "createAccount", name: "not admin", status: 403, method: "POST", path: () => "/api/v1/admin/accounts", options: (f) => user(f, { body: { name: "x" } }) },
+  { operation: "createAccount", name: "multipart", status: 415, method: "POST", path: () => "/api/v1/admin/accounts", options: () => ({ rawBody: "--b\r\n\r\n--b--", headers: { "content-type": "multipart/form-data; boundary=b" } }) },
+  { operation: "getAccount", name: "found", status: 200, method: "GET", path: (f) => `/api/v1/admin/accounts/${f.accountId}` },
+  { operation: "getAccount", name: "unknown", status: 404, method: "GET", path: () => "/api/v1/admin/accounts/nope" },
+  { operation: "getAccount", name: "bad key", status: 401, method: "GET", path: (f) => `/api/v1/admin/accounts/${f.accountId}`, options: () => BAD_KEY },
+  { operation: "updateAccount", name: "renamed", status: 200, method: "PATCH", path: (f) => `/api/v1/admin/accounts/${f.accountId}`, options: () => ({ body: { name: "renamed" } }) },
+  { operation: "updateAccount", name: "empty body object", status: 400, method: "PATCH", path: (f) => `/api/v1/admin/accounts/${f.accountId}`, options: () => ({ body: {} }) },
+  { operation: "updateAccount", name: "unknown", status: 404, method: "PATCH", path: () => "/api/v1/admin/accounts/nope", options: () => ({ body: { name: "x" } }) },
+  { operation: "createKey", name: "created", status: 201, method: "POST", path: () => "/api/v1/admin/keys", options: (f) => ({ body: { accountId: f.accountId, permissions: ["documents"], name: "ci" } }) },
+  { operation: "createKey", name: "no permissions", status: 400, method: "POST", path: () => "/api/v1/admin/keys", options: (f) => ({ body: { accountId: f.accountId, permissions: [] } }) },
+  { operation: "createKey", name: "unknown account", status: 404, method: "POST", path: () => "/api/v1/admin/keys", options: () => ({ body: { accountId: "nope", permissions: ["documents"] } }) },
+  { operation: "listKeys", name: "all", status: 200, method: "GET", path: () => "/api/v1/admin/keys" },
+  { operation: "listKeys", name: "by account", status: 200, method: "GET", path: (f) => `/api/v1/admin/keys?accountId=${f.accountId}` },
+  { operation: "listKeys", name: "unknown query parameter", status: 400, method: "GET", path: () => "/api/v1/admin/keys?nope=1" },
+  { operation: "revokeKey", name: "revoked", status: 200, method: "DELETE", path: (f) => `/api/v1/admin/keys/${f.keyId}` },
+  { operation: "revokeKey", name: "unknown", status: 404, method: "DELETE", path: () => "/api/v1/admin/keys/nope" },
+
+  { operation: "getUsage", name: "usage", status: 200, method: "GET", path: () => "/api/v1/usage", options: (f) => user(f) },
+  { operation: "getUsage", name: "no key", status: 401, method: "GET", path: () => "/api/v1/usage", options: () => NO_KEY },
+  { operation: "getUsage", name: "rate limited", status: 429, method: "GET", path: () => "/api/v1/usage", options: (f) => ({ key: f.limitedKey }) },
+
+  { operation: "listUtilities", name: "catalogue", status: 200, method: "GET", path: () => "/api/v1/utilities", options: (f) => user(f) },
+  { operation: "listUtilities", name: "no key", status: 401, method: "GET", path: () => "/api/v1/utilities", options: () => NO_KEY },
+  { operation: "getUtility", name: "one", status: 200, method: "GET", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f) },
+  { operation: "getUtility", name: "unknown", status: 404, method: "GET", path: () => "/api/v1/utilities/no.such", options: (f) => user(f) },
+  { operation: "getUtility", name: "lowercase bearer", status: 200, method: "GET", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => ({ key: null, headers: { authorization: `bearer ${f.key}` } }) },
+  { operation: "runUtility", name: "run", status: 200, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primary: { a: null, b: 1 } } } }) },
+  { operation: "runUtility", name: "bad config", status: 400, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primary: {} }, config: { nope: 1 } } }) },
+  { operation: "runUtility", name: "unknown utility", status: 404, method: "POST", path: () => "/api/v1/utilities/no.such", options: (f) => user(f, { body: { inputs: { primary: 1 } } }) },
+  { operation: "runUtility", name: "no credits", status: 402, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => ({ key: f.tinyKey, body: { inputs: { primary: {} } } }) },
+  { operation: "runUtility", name: "over the payload limit", status: 413, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primary: "x".repeat(5000) } } }) },
+  { operation: "runUtility", name: "gzip body", status: 415, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { rawBody: Bun.gzipSync(JSON.stringify({ inputs: { primary: 1 } })), headers: { "content-encoding": "gzip" } }) },
+  { operation: "runUtility", name: "documents-only key", status: 403, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => ({ key: f.documentsOnlyKey, body: { inputs: { primary: 1 } } }) },
+
+  { operation: "listDocuments", name: "page", status: 200, method: "GET", path: () => "/api/v1/documents?limit=5", options: (f) => user(f) },
+  { operation: "listDocuments", name: "deleted", status: 200, method: "GET", path: () => "/api/v1/documents?deleted=true", options: (f) => user(f) },
+  { operation: "listDocuments", name: "limit 0", status: 400, method: "GET", path: () => "/api/v1/documents?limit=0", options: (f) => user(f) },
+  { operation: "listDocuments", name: "bad cursor", status: 400, method: "GET", path: () => "/api/v1/documents?cursor=zz", options: (f) => user(f) },
+  { operation: "listDocuments", name: "no documents permission", status: 403, method: "GET", path: () => "/api/v1/documents", options: (f) => ({ key: f.utilitiesOnlyKey }) },
+  { operation: "createDocument", name: "created", status: 201, method: "POST", path: () => "/api/v1/documents", options: (f) => user(f, { body: { name: "made", content: { a: 1 }, tags: ["t"], folder: "x/y", description: "d" } }) },
+  { operation: "createDocument", name: "no name", status: 400, method: "POST", path: () => "/api/v1/documents", options: (f) => user(f, { body: { content: 1 } }) },
+  { operation: "createDocument", name: "too large for the account", status: 413, method: "POST", path: () => "/api/v1/documents", options: (f) => ({ key: f.tinyKey, body: { name: "big", content: "x".repeat(100) } }) },
+  { operation: "createDocument", name: "deflate body", status: 415, method: "POST", path: () => "/api/v1/documents", options: (f) => user(f, { rawBody: "x", headers: { "content-encoding": "deflate" } }) },
+  { operation: "getDocument", name: "found", status: 200, method: "GET", path: doc, options: (f) => user(f) },
+  { operation: "getDocument", name: "not modified", status: 304, method: "GET", path: doc, options: (f) => user(f, { headers: { "if-none-match": "*" } }) },
+  { operation: "getDocument", name: "unknown", status: 404, method: "GET", path: () => "/api/v1/documents/nope", options: (f) => user(f) },
+  { operation: "updateDocument", name: "renamed", status: 200, method: "PUT", path: doc, options: (f) => user(f, { body: { name: "renamed", tags: ["a"] } }) },
+  { operation: "updateDocument", name: "unknown field", status: 400, method: "PUT", path: doc, options: (f) => user(f, { body: { nope: 1 } }) },
+  { operation: "updateDocument", name: "stale If-Match", status: 412, method: "PUT", path: doc, options: (f) => user(f, { body: { name: "x" }, headers: { "if-match": "\"v0\"" } }) },
+  { operation: "updateDocument", name: "unknown", status: 404, method: "PUT", path: () => "/api/v1/documents/nope", options: (f) => user(f, { body: { name: "x" } }) },
+  { operation: "downloadDocumentContent", name: "bytes", status: 200, method: "GET", path: (f) => `${doc(f)}/content`, options: (f) => user(f) },
+  { operation: "downloadDocumentContent", name: "not modified", status: 304, method: "GET", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { headers: { "if-none-match": "*" } }) },
+  { operation: "downloadDocumentContent", name: "unknown", status: 404, method: "GET", path: () => "/api/v1/documents/nope/content", options: (f) => user(f) },
+  { operation: "createDocumentLink", name: "created", status: 201, method: "POST", path: (f) => `${doc(f)}/links`, options: (f) => user(f, { body: { expiresIn: 600 } }) },
+  { operation: "createDocumentLink", name: "unknown field", status: 400, method: "POST", path: (f) => `${doc(f)}/links`, options: (f) => user(f, { body: { ttl: 600 } }) },
+  { operation: "createDocumentLink", name: "unknown", status: 404, method: "POST", path: () => "/api/v1/documents/nope/links", options: (f) => user(f) },
+  { operation: "createDocumentLink", name: "no key", status: 401, method: "POST", path: (f) => `${doc(f)}/links`, options: () => NO_KEY },
+  { operation: "downloadThroughLink", name: "bytes", status: 200, method: "GET", path: (f) => f.link, options: () => NO_KEY },
+  { operation: "downloadThroughLink", name: "not modified", status: 304, method: "GET", path: (f) => f.link, options: () => ({ ...NO_KEY, headers: { "if-none-match": "*" } }) },
+  { operation: "downloadThroughLink", name: "altered", status: 403, method: "GET", path: (f) => f.link.replace(/sig=(.)/, (_, first) => `sig=${first === "A" ? "B" : "A"}`), options: () => NO_KEY },
+  { operation: "replaceDocumentContent", name: "replaced", status: 200, method: "PUT", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: "[1, 2, 3]" }) },
+  { operation: "replaceDocumentContent", name: "not JSON", status: 400, method: "PUT", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: "{nope" }) },
+  { operation: "replaceDocumentContent", name: "stale If-Match", status: 412, method: "PUT", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: "1", headers: { "if-match": "\"0\"" } }) },
+  { operation: "downloadThroughLink", name: "content changed", status: 410, method: "GET", path: (f) => f.link, options: () => NO_KEY },
+  { operation: "deleteDocument", name: "stale If-Match", status: 412, method: "DELETE", path: doc, options: (f) => user(f, { headers: { "if-match": "\"v0\"" } }) },
+  { operation: "deleteDocument", name: "unknown", status: 404, method: "DELETE", path: () => "/api/v1/documents/nope", options: (f) => user(f) },
+  { operation: "deleteDocument", name: "deleted", status: 200, method: "DELETE", path: doc, options: (f) => user(f) },
+  { operation: "restoreDocument", name: "restored", status: 200, method: "POST", path: (f) => `${doc(f)}/restore`, options: (f) => user(f) },
+  { operation: "restoreDocument", name: "not deleted", status: 409, method: "POST", path: (f) => `${doc(f)}/restore`, options: (f) => user(f) },
+  { operation: "purgeDocument", name: "active", status: 409, method: "POST", path: (f) => `${doc(f)}/purge`, options: (f) => user(f) },
+  { operation: "purgeDocument", name: "purged", status: 200, method: "POST", path: (f) => `/api/v1/documents/${f.deletedId}/purge`, options: (f) => user(f) },
+  { operation: "purgeDocument", name: "unknown", status: 404, method: "POST", path: () => "/api/v1/documents/nope/purge", options: (f) => user(f) },
+  { operation: "listFolders", name: "folders", status: 200, method: "GET", path: () => "/api/v1/folders", options: (f) => user(f) },
+  { operation: "listFolders", name: "bad key", status: 401, method: "GET", path: () => "/api/v1/folders", options: () => BAD_KEY },
+];
+
+let t: TestApp;
+let checker: ConformanceChecker;
+let fixtures: Fixtures;
+let checked = 0;
+
+beforeAll(async () => {
+  t = await createTestApp({ UTILITY_MAX_PAYLOAD_BYTES: "4096" });
+  checker = new ConformanceChecker((await t.json("GET", "/openapi.json", { key: null })).body);
+  const { accountId, key } = await t.newAccount();
+  const { key: utilitiesOnlyKey } = await t.newAccount({ permissions: ["utilities"] });
+  const { key: documentsOnlyKey } = await t.newAccount({ permissions: ["documents"] });
+  const { key: limitedKey } = await t.newAccount({ rateLimitPerMinute: 1 });
+  expect((await t.request("GET", "/api/v1/usage", { key: limitedKey })).status).toBe(200);
+  const { key: tinyKey } = await t.newAccount({ monthlyCredits: 0, maxDocumentBytes: 10 });
+  const created = await t.json("POST", "/api/v1/documents", { key, body: { name: "fixture", content: { x: 1 } } });
+  const deleted = await t.json("POST", "/api/v1/documents", { key, body: { name: "to purge", content: [] } });
+  expect((await t.request("DELETE", `/api/v1/documents/${deleted.body.document.id}`, { key })).status).toBe(200);
+  const newKey = await t.json("POST", "/api/v1/admin/keys", { key: ADMIN_KEY, body: { accountId, permissions: ["documents"] } });
+  const link = new URL((await t.json("POST", `/api/v1/documents/${created.body.document.id}/links`, { key })).body.url);
+  fixtures = { key, accountId, utilitiesOnlyKey, documentsOnlyKey, limitedKey, tinyKey, documentId: created.body.document.id, deletedId: deleted.body.document.id, keyId: newKey.body.apiKey.id, link: link.pathname + link.search };
+});
+afterAll(async () => {
+  console.log(`conformance: ${checked} responses checked over ${checker.operations.length} operations`);
+  await t.close();
+});
+
+describe("every response conforms to GET /openapi.json", () => {
+  for (const entry of CASES) {
+    test(`${entry.operation}: ${entry.name} → ${entry.status}`, async () => {
+      const path = entry.path(fixtures);
+      const response = await t.request(entry.method, path, entry.options?.(fixtures));
+      expect(response.status).toBe(entry.status);
+      expect(await checker.check(entry.operation, entry.method, path, response)).toEqual([]);
+      checked++;
+    });
+  }
+});
+
+describe("the table covers the document", () => {
+  test("every operation has a success case and an error case", () => {
+    const missing = checker.operations.flatMap((op) => {
+      const cases = CASES.filter((entry) => entry.operation === op.id);
+      const gaps = [];
+      if (!cases.some((entry) => entry.status < 400)) gaps.push(`${op.id}: no success case`);
+      if (op.spec.security?.length && !cases.some((entry) => entry.status >= 400)) gaps.push(`${op.id}: no error case`);
+      return gaps;
+    });
+    expect(missing).toEqual([]);
+  });
+
+  test("every case names an operation of the document", () => {
+    expect(CASES.map((entry) => entry.operation).filter((id) => !checker.operations.some((op) => op.id === id))).toEqual([]);
+  });
+
+  test("the checker refuses an undeclared status, an undeclared field and an undeclared header", async () => {
+    const problem = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+      new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+    const health = { success: true, status: "ok" };
+    expect(await checker.check("getHealth", "GET", "/health", problem(200, health))).toEqual([]);
+    expect((await checker.check("getHealth", "GET", "/health", problem(418, health)))[0]).toContain("status 418 is not declared");
+    expect((await checker.check("getHealth", "GET", "/health", problem(200, { ...health, extra: 1 })))[0]).toContain("must NOT have additional properties");
+    expect((await checker.check("getHealth", "GET", "/health", problem(200, health, { etag: "\"x\"" })))[0]).toContain("header etag is sent but not declared");
+  });
+});
