@@ -20,6 +20,8 @@ import { documentLinksModule, linkSecretOf } from "./modules/documents/links";
 import type { ContentStore } from "./storage/content-store";
 import { contentStoreIn } from "./storage/disk";
 import { EXECUTE_ROUTE, utilitiesModule } from "./modules/utilities";
+import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
+import { pipelinesRepository } from "./modules/pipelines/repository";
 import { registry as defaultUtilityRegistry, type UtilityRegistry } from "./utilities/registry";
 import type { WorkerPool } from "./workers/pool";
 
@@ -56,28 +58,38 @@ export function createApp(deps: AppDeps) {
     bytes: config.utilityMaxPayloadBytes,
     tooLarge: (limit) => new HttpError(413, "payload_too_large", `The utility payload exceeds ${limit} bytes`),
   };
+  const pipelineBodyLimit: BodyLimit = {
+    bytes: PIPELINE_DEFINITION_MAX_BYTES,
+    tooLarge: (limit) => new HttpError(413, "pipeline_too_large", `A pipeline definition may hold at most ${limit} bytes`),
+  };
+  const bodyLimits = new Map<string, BodyLimit>([
+    ...[EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES].map((route) => [route, utilityBodyLimit] as const),
+    ...PIPELINE_DEFINITION_ROUTES.map((route) => [route, pipelineBodyLimit] as const),
+  ]);
+  const documents = documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs });
   const utilityEngine = {
     db: database.db,
     pool: deps.workerPool,
     registry: deps.utilityRegistry ?? defaultUtilityRegistry,
     inlineMaxBytes: config.utilityInlineMaxBytes,
+    maxPayloadBytes: config.utilityMaxPayloadBytes,
+    documents,
     logger,
     now: deps.now ?? Date.now,
   };
-
-  const documents = documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs });
 
   const docs = openapiDocs();
   const app = new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
     .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path), methodsAllowed: (path): string[] => methodsAllowed(app.routes, path) }))
-    .use(bodyParser({ limitFor: (route) => (route === EXECUTE_ROUTE ? utilityBodyLimit : documentBodyLimit), rawRoutes: new Set([EXECUTE_ROUTE, ...DOCUMENT_RAW_ROUTES]), authorize: (request, path) => authenticator.authorize(request, path) }))
+    .use(bodyParser({ limitFor: (route) => bodyLimits.get(route) ?? documentBodyLimit, rawRoutes: new Set([EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES, ...DOCUMENT_RAW_ROUTES]), authorize: (request, path) => authenticator.authorize(request, path) }))
     .use(docs.plugin)
     .use(auth)
     .use(healthModule({ database, draining: deps.draining }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth }))
+    .use(pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth }))
     .use(documentsModule({ ...documents, auth }))
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), publicUrl: config.publicUrl, auth }));
   docs.describe(app);

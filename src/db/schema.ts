@@ -3,7 +3,7 @@
  * Times are epoch milliseconds (bigint, read as numbers) because the API speaks in them.
  */
 import { sql } from "drizzle-orm";
-import { bigint, check, index, integer, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, check, index, integer, json, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 
 const epochMs = (name: string) => bigint(name, { mode: "number" });
 const bytes = (name: string) => bigint(name, { mode: "number" });
@@ -76,9 +76,26 @@ export const creditUsage = pgTable("credit_usage", {
   used: integer("used").notNull().default(0),
 }, (table) => [primaryKey({ columns: [table.accountId, table.periodStart] })]);
 
+/**
+ * Saved pipelines. `steps` is `json`, not `jsonb`: it keeps the key order of configs and inline
+ * secondaries, which a utility's output can depend on (deep-merge appends keys in their order).
+ */
+export const pipelines = pgTable("pipelines", {
+  id: text("id").primaryKey(),
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  name: text("name").notNull(),
+  description: text("description"),
+  steps: json("steps").notNull(),
+  createdAt: epochMs("created_at").notNull(),
+  updatedAt: epochMs("updated_at").notNull(),
+}, (table) => [
+  index("pipelines_account_list_idx").on(table.accountId, table.createdAt.desc(), table.id.desc()),
+]);
+
 export type Account = typeof accounts.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
 export type DocumentRow = typeof documents.$inferSelect;
+export type PipelineRow = typeof pipelines.$inferSelect;
 
 /**
  * Secrets every node of a cluster must share, created once by whichever node needs one first

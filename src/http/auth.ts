@@ -26,6 +26,7 @@ const AREAS: readonly [prefix: string, permission: Permission][] = [
   ["/api/v1/documents", "documents"],
   ["/api/v1/folders", "documents"],
   ["/api/v1/utilities", "utilities"],
+  ["/api/v1/pipelines", "utilities"],
   ["/api/v1/admin", "admin"],
 ];
 

@@ -46,3 +46,8 @@ export function parseJsonBytes(bytes: Uint8Array): ParsedJson {
     return { ok: false, message: `Malformed JSON: ${(error as Error).message}` };
   }
 }
+
+/** JSON text this server produced itself (JSON.stringify of a value): stored without being checked again. */
+export class CheckedJson {
+  constructor(readonly bytes: Uint8Array) {}
+}

@@ -1,19 +1,32 @@
 /**
- * A fixed-size pool of Bun Workers for utility runs on large payloads, with a bounded queue. The
- * request bytes are transferred to the worker (the main thread keeps no copy and parses nothing); the
- * output comes back as JSON text. A run that outlives its time limit, or whose caller goes away, has its
+ * A fixed-size pool of Bun Workers for utility runs on large payloads, with a bounded queue. A job is
+ * either a whole utility request body or a list of steps with their inputs; every byte input is
+ * transferred to the worker (the main thread keeps no copy and parses nothing); the output comes back
+ * as JSON text. A run that outlives its time limit, or whose caller goes away, has its
  * worker terminated and replaced: a worker stuck in a loop cannot be interrupted any other way.
  */
 import type { Config } from "../config";
 import type { FieldError } from "../http/errors";
+import type { RunResult, Source } from "../modules/utilities/execution";
 
 export type WorkerOutcome =
-  | { ok: true; outputJson: string; durationMs: number }
+  | ({ ok: true } & RunResult)
   | { ok: false; status: number; code: string; message: string; errors?: FieldError[] };
+
+/** Steps named by utility id (the worker finds them in its registry), configs already validated. */
+export interface StepsJob {
+  steps: { utilityId: string; config: Record<string, unknown>; secondary?: Source }[];
+  primary: Source;
+  nameSteps: boolean;
+}
+
+export type WorkerJob =
+  | { kind: "request"; utilityId: string; bytes: Uint8Array }
+  | ({ kind: "steps" } & StepsJob);
 
 export type ToWorker =
   | { type: "init"; registryModule: string }
-  | { type: "run"; jobId: number; utilityId: string; bytes: Uint8Array };
+  | { type: "run"; jobId: number; job: WorkerJob };
 
 /** `started` once the worker has its registry loaded and begins the run: the time limit counts from there. */
 export type ToPool =
@@ -40,8 +53,7 @@ export interface PoolOptions {
 }
 
 interface Job {
-  utilityId: string;
-  bytes: Uint8Array;
+  work: WorkerJob;
   signal?: AbortSignal;
   resolve: (outcome: WorkerOutcome) => void;
   reject: (error: Error) => void;
@@ -91,12 +103,24 @@ export class WorkerPool {
     return this.queue.length;
   }
 
-  /** Runs one request in a worker. `bytes` is transferred: the caller's view of it is detached. */
+  /** Runs one utility request body in a worker. `bytes` is transferred: the caller's view of it is detached. */
   run(utilityId: string, bytes: Uint8Array, signal?: AbortSignal): Promise<WorkerOutcome> {
+    return this.submit({ kind: "request", utilityId, bytes }, signal);
+  }
+
+  /**
+   * Runs steps in a worker, in one hop. The buffers behind the byte inputs are transferred whole: they
+   * must belong to this run (a request body made whole, a document read for it).
+   */
+  runSteps(job: StepsJob, signal?: AbortSignal): Promise<WorkerOutcome> {
+    return this.submit({ kind: "steps", ...job }, signal);
+  }
+
+  private submit(work: WorkerJob, signal?: AbortSignal): Promise<WorkerOutcome> {
     return new Promise((resolve, reject) => {
       if (this.stopped) return reject(new PoolBusyError("the worker pool is shutting down"));
       if (signal?.aborted) return reject(new RunCancelledError("the run was cancelled before it started"));
-      const job: Job = { utilityId, bytes, signal, resolve, reject };
+      const job: Job = { work, signal, resolve, reject };
       const idle = this.slots.find((slot) => !slot.running);
       if (idle) return this.dispatch(idle, job);
       if (this.queue.length >= this.options.queueLimit) return reject(new PoolBusyError("every utility worker is busy and the queue is full"));
@@ -140,8 +164,8 @@ export class WorkerPool {
       job.reject(stop.signal.reason);
     }, { once: true });
     slot.running = { id, job, stop, release: () => job.signal?.removeEventListener("abort", cancel) };
-    const bytes = transferable(job.bytes);
-    worker.postMessage({ type: "run", jobId: id, utilityId: job.utilityId, bytes } satisfies ToWorker, [bytes.buffer]);
+    const { work, transfer } = withTransfers(job.work);
+    worker.postMessage({ type: "run", jobId: id, job: work } satisfies ToWorker, transfer);
   }
 
   private receive(worker: Worker, message: ToPool): void {
@@ -200,8 +224,20 @@ export class WorkerPool {
   }
 }
 
+/** The job as posted, and the buffers it moves to the worker. */
+function withTransfers(work: WorkerJob): { work: WorkerJob; transfer: ArrayBuffer[] } {
+  if (work.kind === "request") {
+    const bytes = transferable(work.bytes);
+    return { work: { ...work, bytes }, transfer: [bytes.buffer] };
+  }
+  const sources = [work.primary, ...work.steps.map((step) => step.secondary)];
+  const buffers = new Set<ArrayBuffer>();
+  for (const source of sources) if (source && "json" in source && source.json.buffer instanceof ArrayBuffer) buffers.add(source.json.buffer);
+  return { work, transfer: [...buffers] };
+}
+
 /** A view that owns its whole buffer, so transferring it moves exactly the request bytes. */
-function transferable(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
+export function transferable(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
   const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
   return whole ? (bytes as Uint8Array<ArrayBuffer>) : bytes.slice();
 }

@@ -1,23 +1,32 @@
 /**
- * A utility worker thread: imports the registry named by the pool, then runs one request at a time
- * from its raw bytes (transferred, never structured-cloned) with the same code as inline runs.
+ * A utility worker thread: imports the registry named by the pool, then runs one job at a time (a
+ * utility request's raw bytes, or steps with their inputs; bytes are transferred, never structured-cloned)
+ * with the same code as inline runs.
  */
 import { HttpError } from "../http/errors";
-import { executeBytes } from "../modules/utilities/execution";
+import { runSteps } from "../modules/utilities/execution";
+import { executeBytes } from "../modules/utilities/request";
 import type { UtilityRegistry } from "../utilities/registry";
-import type { ToPool, ToWorker, WorkerOutcome } from "./pool";
+import type { Utility } from "../utilities/types";
+import type { ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./pool";
 
 declare const self: Worker;
 
 let registry: Promise<UtilityRegistry> | undefined;
 
-async function run(jobId: number, utilityId: string, bytes: Uint8Array): Promise<WorkerOutcome> {
+function find(loaded: UtilityRegistry | undefined, utilityId: string): Utility {
+  const utility = loaded?.find(utilityId);
+  if (!utility) throw new HttpError(404, "utility_not_found", `No utility with id '${utilityId}'`);
+  return utility;
+}
+
+async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
   try {
     const loaded = await registry;
     self.postMessage({ type: "started", jobId } satisfies ToPool);
-    const utility = loaded?.find(utilityId);
-    if (!utility) throw new HttpError(404, "utility_not_found", `No utility with id '${utilityId}'`);
-    return { ok: true, ...(await executeBytes(utility, bytes)) };
+    if (job.kind === "request") return { ok: true, ...(await executeBytes(find(loaded, job.utilityId), job.bytes)) };
+    const steps = job.steps.map(({ utilityId, ...step }) => ({ utility: find(loaded, utilityId), ...step }));
+    return { ok: true, ...(await runSteps(steps, job.primary, job.nameSteps)) };
   } catch (error) {
     if (error instanceof HttpError) return { ok: false, status: error.status, code: error.code, message: error.message, errors: error.extra.errors };
     return { ok: false, status: 500, code: "worker_failed", message: error instanceof Error ? error.message : String(error) };
@@ -30,6 +39,6 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
     registry = import(message.registryModule).then((module: { registry: UtilityRegistry }) => module.registry);
     return;
   }
-  const outcome = await run(message.jobId, message.utilityId, message.bytes);
+  const outcome = await run(message.jobId, message.job);
   self.postMessage({ type: "finished", jobId: message.jobId, outcome } satisfies ToPool);
 };

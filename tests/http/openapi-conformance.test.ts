@@ -28,6 +28,9 @@ interface Fixtures {
   keyId: string;
   /** path and query of a signed download link of documentId */
   link: string;
+  /** a saved pipeline, and one that a case deletes */
+  pipelineId: string;
+  doomedPipelineId: string;
 }
 
 interface Case {
@@ -43,6 +46,8 @@ const doc = (f: Fixtures) => `/api/v1/documents/${f.documentId}`;
 const user = (f: Fixtures, options: RequestOptions = {}): RequestOptions => ({ key: f.key, ...options });
 const NO_KEY = { key: null };
 const BAD_KEY = { key: "kiln_not-a-real-key-000000000000000000" };
+
+const PIPELINE_STEPS = [{ utility: "schema.clean-json" }, { utility: "structure.pick-fields", config: { paths: ["id", "x"] } }];
 
 export const CASES: Case[] = [
   { operation: "getOpenApiDocument", name: "the document", status: 200, method: "GET", path: () => "/openapi.json", options: () => NO_KEY },
@@ -129,6 +134,32 @@ export const CASES: Case[] = [
   { operation: "purgeDocument", name: "unknown", status: 404, method: "POST", path: () => "/api/v1/documents/nope/purge", options: (f) => user(f) },
   { operation: "listFolders", name: "folders", status: 200, method: "GET", path: () => "/api/v1/folders", options: (f) => user(f) },
   { operation: "listFolders", name: "bad key", status: 401, method: "GET", path: () => "/api/v1/folders", options: () => BAD_KEY },
+  { operation: "runUtility", name: "stored input, output saved", status: 200, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primaryDocumentId: f.documentId }, output: { saveAs: { name: "saved" }, return: false } } }) },
+  { operation: "runUtility", name: "stored input not found", status: 404, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primaryDocumentId: f.deletedId } } }) },
+  { operation: "runUtility", name: "stale saveTo ifMatch", status: 412, method: "POST", path: () => "/api/v1/utilities/schema.clean-json", options: (f) => user(f, { body: { inputs: { primary: {} }, output: { saveTo: f.documentId, ifMatch: '"stale"' } } }) },
+  { operation: "runPipeline", name: "run", status: 200, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => user(f, { body: { steps: PIPELINE_STEPS, inputs: { primary: [{ id: 1, x: null }] } } }) },
+  { operation: "runPipeline", name: "stored input, output saved", status: 200, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => user(f, { body: { steps: [{ utility: "schema.clean-json" }], inputs: { primaryDocumentId: f.documentId }, output: { saveAs: { name: "piped" }, return: false } } }) },
+  { operation: "runPipeline", name: "unknown utility", status: 400, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => user(f, { body: { steps: [{ utility: "no.such" }], inputs: { primary: 1 } } }) },
+  { operation: "runPipeline", name: "no credits", status: 402, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => ({ key: f.tinyKey, body: { steps: PIPELINE_STEPS, inputs: { primary: 1 } } }) },
+  { operation: "runPipeline", name: "stored input without the documents permission", status: 403, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => ({ key: f.utilitiesOnlyKey, body: { steps: PIPELINE_STEPS, inputs: { primaryDocumentId: f.documentId } } }) },
+  { operation: "runPipeline", name: "stored input not found", status: 404, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => user(f, { body: { steps: PIPELINE_STEPS, inputs: { primaryDocumentId: f.deletedId } } }) },
+  { operation: "runPipeline", name: "stale saveTo ifMatch", status: 412, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => user(f, { body: { steps: PIPELINE_STEPS, inputs: { primary: {} }, output: { saveTo: f.documentId, ifMatch: '"stale"' } } }) },
+  { operation: "runPipeline", name: "over the payload limit", status: 413, method: "POST", path: () => "/api/v1/pipelines/run", options: (f) => user(f, { body: { steps: PIPELINE_STEPS, inputs: { primary: "x".repeat(5000) } } }) },
+  { operation: "createPipeline", name: "created", status: 201, method: "POST", path: () => "/api/v1/pipelines", options: (f) => user(f, { body: { name: "made", description: "d", steps: PIPELINE_STEPS } }) },
+  { operation: "createPipeline", name: "unknown utility", status: 400, method: "POST", path: () => "/api/v1/pipelines", options: (f) => user(f, { body: { name: "bad", steps: [{ utility: "no.such" }] } }) },
+  { operation: "createPipeline", name: "over 1 MiB", status: 413, method: "POST", path: () => "/api/v1/pipelines", options: (f) => user(f, { body: { name: "big", steps: [{ utility: "merge.deep-merge", secondary: "x".repeat(1 << 20) }] } }) },
+  { operation: "listPipelines", name: "a page", status: 200, method: "GET", path: () => "/api/v1/pipelines?limit=1", options: (f) => user(f) },
+  { operation: "listPipelines", name: "bad limit", status: 400, method: "GET", path: () => "/api/v1/pipelines?limit=0", options: (f) => user(f) },
+  { operation: "getPipeline", name: "found", status: 200, method: "GET", path: (f) => `/api/v1/pipelines/${f.pipelineId}`, options: (f) => user(f) },
+  { operation: "getPipeline", name: "not found", status: 404, method: "GET", path: () => "/api/v1/pipelines/pip_none", options: (f) => user(f) },
+  { operation: "updatePipeline", name: "renamed", status: 200, method: "PUT", path: (f) => `/api/v1/pipelines/${f.pipelineId}`, options: (f) => user(f, { body: { name: "renamed", description: null } }) },
+  { operation: "updatePipeline", name: "no field", status: 400, method: "PUT", path: (f) => `/api/v1/pipelines/${f.pipelineId}`, options: (f) => user(f, { body: {} }) },
+  { operation: "updatePipeline", name: "not found", status: 404, method: "PUT", path: () => "/api/v1/pipelines/pip_none", options: (f) => user(f, { body: { name: "x" } }) },
+  { operation: "deletePipeline", name: "deleted", status: 200, method: "DELETE", path: (f) => `/api/v1/pipelines/${f.doomedPipelineId}`, options: (f) => user(f) },
+  { operation: "deletePipeline", name: "not found", status: 404, method: "DELETE", path: () => "/api/v1/pipelines/pip_none", options: (f) => user(f) },
+  { operation: "runSavedPipeline", name: "run", status: 200, method: "POST", path: (f) => `/api/v1/pipelines/${f.pipelineId}/run`, options: (f) => user(f, { body: { inputs: { primary: [{ id: 1, x: null }] } } }) },
+  { operation: "runSavedPipeline", name: "steps in the body", status: 400, method: "POST", path: (f) => `/api/v1/pipelines/${f.pipelineId}/run`, options: (f) => user(f, { body: { steps: PIPELINE_STEPS, inputs: { primary: 1 } } }) },
+  { operation: "runSavedPipeline", name: "not found", status: 404, method: "POST", path: () => "/api/v1/pipelines/pip_none/run", options: (f) => user(f, { body: { inputs: { primary: 1 } } }) },
 ];
 
 let t: TestApp;
@@ -150,7 +181,12 @@ beforeAll(async () => {
   expect((await t.request("DELETE", `/api/v1/documents/${deleted.body.document.id}`, { key })).status).toBe(200);
   const newKey = await t.json("POST", "/api/v1/admin/keys", { key: ADMIN_KEY, body: { accountId, permissions: ["documents"] } });
   const link = new URL((await t.json("POST", `/api/v1/documents/${created.body.document.id}/links`, { key })).body.url);
-  fixtures = { key, accountId, utilitiesOnlyKey, documentsOnlyKey, limitedKey, tinyKey, documentId: created.body.document.id, deletedId: deleted.body.document.id, keyId: newKey.body.apiKey.id, link: link.pathname + link.search };
+  const pipeline = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "fixture", steps: PIPELINE_STEPS } });
+  const doomed = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "to delete", steps: PIPELINE_STEPS } });
+  fixtures = {
+    key, accountId, utilitiesOnlyKey, documentsOnlyKey, limitedKey, tinyKey, documentId: created.body.document.id, deletedId: deleted.body.document.id,
+    keyId: newKey.body.apiKey.id, pipelineId: pipeline.body.pipeline.id, doomedPipelineId: doomed.body.pipeline.id, link: link.pathname + link.search,
+  };
 });
 afterAll(async () => {
   console.log(`conformance: ${checked} responses checked over ${checker.operations.length} operations`);

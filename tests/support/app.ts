@@ -15,6 +15,7 @@ import type { AccountLimits } from "../../src/modules/admin/plans";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { registry as defaultUtilityRegistry, type UtilityRegistry } from "../../src/utilities/registry";
 import { createWorkerPool, type WorkerPool } from "../../src/workers/pool";
+import type { ContentStore } from "../../src/storage/content-store";
 
 export const ADMIN_KEY = "kiln_TestBootstrapKey0123456789abcdefABCDEF";
 
@@ -40,7 +41,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(env: Record<string, string> = {}, extra: { now?: () => number; utilityRegistry?: UtilityRegistry; rateCounter?: RateCounter } = {}): Promise<TestApp> {
+export async function createTestApp(env: Record<string, string> = {}, extra: { now?: () => number; utilityRegistry?: UtilityRegistry; contentStore?: (dataDir: string) => ContentStore; rateCounter?: RateCounter } = {}): Promise<TestApp> {
   const testDb = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), "kiln-test-data-"));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: "info", ...env });
@@ -50,7 +51,8 @@ export async function createTestApp(env: Record<string, string> = {}, extra: { n
   const utilityRegistry = extra.utilityRegistry ?? defaultUtilityRegistry;
   // Not started: workers spawn on the first run that needs one, so test files that never use them pay nothing.
   const workerPool = createWorkerPool(config, utilityRegistry.module);
-  const app = createApp({ config, database: testDb.database, logger, now: extra.now, workerPool, utilityRegistry, rateCounter: extra.rateCounter });
+  const contentStore = extra.contentStore?.(config.dataDir);
+  const app = createApp({ config, database: testDb.database, logger, now: extra.now, workerPool, utilityRegistry, contentStore, rateCounter: extra.rateCounter });
 
   const request = (method: string, path: string, options: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...options.headers };

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { executeBytes } from "../../src/modules/utilities/execution";
+import { executeBytes } from "../../src/modules/utilities/request";
+import { validateConfig } from "../../src/modules/utilities/execution";
 import { PoolBusyError, RunCancelledError, RunTimeoutError, WorkerCrashedError, WorkerPool, type PoolOptions } from "../../src/workers/pool";
 import { registry } from "./fixtures/registry";
 
@@ -19,6 +20,7 @@ afterEach(async () => {
   for (const created of pools.splice(0)) await created.stop();
 });
 
+const filled = (utilityId: string, config: Record<string, unknown>) => validateConfig(registry.find(utilityId)!, config);
 const echo = (value: unknown) => encode({ inputs: { primary: value } });
 const rejection = (promise: Promise<unknown>) => promise.then(() => "resolved", (error: unknown) => error);
 
@@ -33,6 +35,24 @@ describe("WorkerPool", () => {
     expect(bytes.byteLength).toBe(0);
   });
 
+  test("steps run in one hop on transferred bytes; inputs that share a buffer are moved once", async () => {
+    const workers = pool();
+    const stored = encode({ a: { x: 1 } });
+    const body = encode({ other: [1], secondary: { a: { y: 2 } } });
+    const outcome = await workers.runSteps({
+      steps: [
+        { utilityId: "merge.deep-merge", config: filled("merge.deep-merge", {}), secondary: { json: body.subarray(Buffer.from(body).indexOf('{"a":{"y"'), body.byteLength - 1) } },
+        { utilityId: "merge.deep-merge", config: filled("merge.deep-merge", {}), secondary: { json: stored } },
+        { utilityId: "structure.pick-fields", config: filled("structure.pick-fields", { paths: ["a.x", "a.y"] }) },
+      ],
+      primary: { json: stored },
+      nameSteps: true,
+    });
+    expect(outcome).toMatchObject({ ok: true, outputJson: '{"a":{"x":1,"y":2}}', stepDurationsMs: [expect.any(Number), expect.any(Number), expect.any(Number)] });
+    expect(stored.byteLength).toBe(0);
+    expect(body.byteLength).toBe(0);
+  });
+
   test("a view into a larger buffer sends only its own bytes", async () => {
     const workers = pool();
     const whole = encode({ inputs: { primary: "abc" } });
@@ -45,7 +65,7 @@ describe("WorkerPool", () => {
   test("bad input comes back as an outcome with status, code and field errors", async () => {
     const workers = pool();
     expect(await workers.run("schema.clean-json", encode({ inputs: {} }))).toMatchObject({
-      ok: false, status: 400, code: "validation_failed", errors: [{ path: "/inputs/primary", message: "required (null is a valid value)" }],
+      ok: false, status: 400, code: "validation_failed", errors: [{ path: "/inputs/primary", message: "required (null is a valid value), or primaryDocumentId" }],
     });
     expect(await workers.run("test.type-error", echo(1))).toMatchObject({ ok: false, status: 400, code: "utility_failed" });
     expect(await workers.run("no.such-utility", echo(1))).toMatchObject({ ok: false, status: 404, code: "utility_not_found" });

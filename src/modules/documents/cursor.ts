@@ -11,7 +11,8 @@ export interface CursorPosition {
 }
 
 const VERSION = 1;
-const DOCUMENT_ID = /^doc_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** ids are `<prefix>_<UUIDv7>`: doc_ for documents, pip_ for pipelines (same cursor rules for every list) */
+const idPattern = (prefix: string) => new RegExp(`^${prefix}_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`);
 
 /** A short digest of the account id: the cursor names its owner without revealing the id. */
 function accountTag(accountId: string): string {
@@ -25,7 +26,7 @@ export function encodeCursor(accountId: string, position: CursorPosition): strin
 const invalidCursor = () =>
   badRequest("invalid_cursor", "The cursor is not valid; pass the nextCursor of a previous response unchanged", [{ path: "/cursor", message: "invalid cursor" }]);
 
-export function decodeCursor(accountId: string, cursor: string): CursorPosition {
+export function decodeCursor(accountId: string, cursor: string, idPrefix = "doc"): CursorPosition {
   let decoded: unknown;
   try {
     if (!/^[A-Za-z0-9_-]{1,512}$/.test(cursor)) throw invalidCursor();
@@ -37,6 +38,13 @@ export function decodeCursor(accountId: string, cursor: string): CursorPosition 
   const [version, tag, createdAt, id] = decoded as unknown[];
   if (version !== VERSION || tag !== accountTag(accountId)) throw invalidCursor();
   if (typeof createdAt !== "number" || !Number.isSafeInteger(createdAt) || createdAt < 0) throw invalidCursor();
-  if (typeof id !== "string" || !DOCUMENT_ID.test(id)) throw invalidCursor();
+  if (typeof id !== "string" || !idPattern(idPrefix).test(id)) throw invalidCursor();
   return { createdAt, id };
+}
+
+/** One page of a keyset listing fetched with `limit + 1` rows: the page, and the cursor of the next one. */
+export function pageOf<T extends CursorPosition>(accountId: string, rows: T[], limit: number): { page: T[]; nextCursor: string | null } {
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return { page, nextCursor: rows.length > limit && last ? encodeCursor(accountId, last) : null };
 }

@@ -5,10 +5,10 @@
  */
 import type { DocumentRow } from "../../db/schema";
 import { HttpError, badRequest, notFound, validationError, type FieldError } from "../../http/errors";
-import { parseJsonBytes } from "../../http/json";
+import { CheckedJson, parseJsonBytes } from "../../http/json";
 import { newId } from "../admin/keys";
 import type { ContentStore, OpenedContent, StoredContent } from "../../storage/content-store";
-import { decodeCursor, encodeCursor } from "./cursor";
+import { decodeCursor, pageOf } from "./cursor";
 import { contentETag, ifMatchAllows, metadataETag } from "./etag";
 import { memberValueSpan } from "./json-span";
 import { documentsRepository, type DocumentsRepository, type ReserveOutcome, type Tx } from "./repository";
@@ -40,7 +40,7 @@ export const documentView = (row: DocumentRow) => ({
 export const documentNotFound = (id: string) => notFound("document_not_found", `No document with id '${id}'`);
 const documentNotDeleted = (id: string) =>
   new HttpError(409, "document_not_deleted", `Document '${id}' is not deleted; delete it first (DELETE /api/v1/documents/${id})`);
-const preconditionFailed = (current: string) =>
+export const preconditionFailed = (current: string) =>
   new HttpError(412, "precondition_failed", `If-Match does not match the current ETag ${current}`);
 
 function quotaError(outcome: Exclude<ReserveOutcome, "reserved">, size: number): HttpError {
@@ -87,6 +87,7 @@ const encoder = new TextEncoder();
 
 /** The bytes to store: the `content` member exactly as written in the request, or `contentText`'s text. */
 function contentBytesOf(input: CreateInput, rawBody: Uint8Array | undefined): Uint8Array {
+  if (input.content instanceof CheckedJson) return input.content.bytes;
   const hasContent = "content" in input && input.content !== undefined;
   const hasText = input.contentText !== undefined;
   if (hasContent && hasText) throw validationError([{ path: "/contentText", message: "give either content or contentText, not both" }]);
@@ -184,7 +185,8 @@ export async function updateMetadata(deps: DocumentsDeps, accountId: string, id:
 }
 
 /** The raw body of a content update: not empty, and JSON. */
-export function contentBodyOf(bytes: Uint8Array): Uint8Array {
+export function contentBodyOf(bytes: Uint8Array | CheckedJson): Uint8Array {
+  if (bytes instanceof CheckedJson) return bytes.bytes;
   if (bytes.byteLength === 0) throw badRequest("body_required", "The request body must be the new JSON content; it is empty");
   const parsed = parseJsonBytes(bytes);
   if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
@@ -202,7 +204,7 @@ function retire(store: ContentStore, key: string): void {
   setTimeout(() => void store.remove(key).catch(() => {}), RETIRE_DELAY_MS).unref();
 }
 
-export async function replaceContent(deps: DocumentsDeps, accountId: string, id: string, body: Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
+export async function replaceContent(deps: DocumentsDeps, accountId: string, id: string, body: Uint8Array | CheckedJson, preconditions: Preconditions): Promise<DocumentRow> {
   const before = await getDocument(deps, accountId, id);
   const bytes = contentBodyOf(body);
   if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
@@ -269,9 +271,8 @@ export async function listDocuments(deps: DocumentsDeps, accountId: string, opti
   if (errors.length > 0) throw validationError(errors.map((error) => ({ ...error, message: `${error.message} (query parameter folder)` })));
   const after = options.cursor === undefined ? undefined : decodeCursor(accountId, options.cursor);
   const rows = await deps.repository.list(accountId, { deleted: options.deleted, folder, after, limit: options.limit + 1 });
-  const page = rows.slice(0, options.limit);
-  const last = page.at(-1);
-  return { documents: page, nextCursor: rows.length > options.limit && last ? encodeCursor(accountId, last) : null };
+  const { page, nextCursor } = pageOf(accountId, rows, options.limit);
+  return { documents: page, nextCursor };
 }
 
 export const listFolders = (deps: DocumentsDeps, accountId: string) => deps.repository.folders(accountId);

@@ -1,59 +1,80 @@
 /**
- * One utility run from the request bytes to the output JSON text: parse (depth-checked), check the
- * body, validate the config against the utility's schema with defaults filled, run, serialise. Pure,
- * with no database or HTTP server: the main thread runs it inline for small payloads and the worker
- * threads run the very same code for large ones, so both give the same answer.
+ * The one engine: utility runs from their inputs to the output JSON text. A run is a list of steps
+ * (a single utility run is a pipeline of one step) applied to one in-memory value: each input is parsed
+ * once (depth-checked), every step works on the previous step's value, and the result is serialised
+ * once. Pure, with no database or HTTP server: the main thread runs it inline for small inputs and the
+ * worker threads run the very same code for large ones, so both give the same answer.
  */
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { badRequest, HttpError, validationError, type FieldError } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
-import { isObject } from "../../utilities/lib/paths";
 import { UtilityConfigError, UtilityError, type Utility, type UtilityInputs } from "../../utilities/types";
+
+/**
+ * An input of a run: JSON text still to be parsed (a span of the request body, or a stored document's
+ * bytes, which a worker receives as transferred bytes), or a value the main thread already parsed.
+ */
+export type Source = { json: Uint8Array } | { value: unknown };
+
+export interface Step {
+  utility: Utility;
+  /** validated, defaults filled */
+  config: Record<string, unknown>;
+  secondary?: Source;
+}
 
 export interface RunResult {
   /** the output as JSON text, so that a worker's answer is never parsed again on the main thread */
   outputJson: string;
+  /** the whole run: parsing the inputs, every step, serialising the output */
   durationMs: number;
+  /** each step's own execution time */
+  stepDurationsMs: number[];
 }
 
-export async function executeBytes(utility: Utility, bytes: Uint8Array): Promise<RunResult> {
-  const parsed = parseJsonBytes(bytes);
-  if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
-  const { inputs, config } = checkRequest(parsed.value);
-  return runUtility(utility, inputs, validateConfig(utility, config));
-}
-
-const BODY_FIELDS = new Set(["inputs", "config"]);
-const INPUT_FIELDS = new Set(["primary", "secondary"]);
-
-/** `{ inputs: { primary, secondary? }, config? }`; every problem is named by its JSON pointer. */
-export function checkRequest(body: unknown): { inputs: UtilityInputs; config: Record<string, unknown> } {
-  if (!isObject(body)) throw validationError([{ path: "", message: "the request body must be a JSON object with `inputs`" }]);
-  const errors: FieldError[] = unknownFields(body, BODY_FIELDS, "");
-  const { inputs, config } = body;
-  if (inputs === undefined) errors.push({ path: "/inputs", message: "required: an object holding `primary`" });
-  else if (!isObject(inputs)) errors.push({ path: "/inputs", message: "must be an object holding `primary`" });
-  else {
-    errors.push(...unknownFields(inputs, INPUT_FIELDS, "/inputs"));
-    if (!Object.hasOwn(inputs, "primary")) errors.push({ path: "/inputs/primary", message: "required (null is a valid value)" });
+/**
+ * Runs the steps in order, each on the previous one's output. `nameSteps` (pipelines): errors name the
+ * failing step by its index, `/steps/<i>`.
+ */
+export async function runSteps(steps: readonly Step[], primary: Source, nameSteps: boolean): Promise<RunResult> {
+  const started = performance.now();
+  let value = readSource(primary);
+  const stepDurationsMs: number[] = [];
+  for (const [index, step] of steps.entries()) {
+    const inputs: UtilityInputs = step.secondary === undefined ? { primary: value } : { primary: value, secondary: readSource(step.secondary) };
+    const stepStarted = performance.now();
+    try {
+      value = await step.utility.run(inputs, step.config);
+    } catch (error) {
+      throw stepFailure(runFailure(step.utility, error), nameSteps ? index : undefined, step.utility);
+    }
+    stepDurationsMs.push(performance.now() - stepStarted);
   }
-  if (config !== undefined && !isObject(config)) errors.push({ path: "/config", message: "must be an object" });
-  if (errors.length > 0) throw validationError(errors);
-  const given = inputs as Record<string, unknown>;
-  return {
-    inputs: Object.hasOwn(given, "secondary") ? { primary: given.primary, secondary: given.secondary } : { primary: given.primary },
-    config: (config as Record<string, unknown> | undefined) ?? {},
-  };
+  let outputJson: string | undefined;
+  try {
+    outputJson = JSON.stringify(value);
+  } catch (error) {
+    const last = steps.length - 1;
+    throw stepFailure(runFailure(steps[last].utility, error), nameSteps ? last : undefined, steps[last].utility);
+  }
+  return { outputJson: outputJson ?? "null", durationMs: performance.now() - started, stepDurationsMs };
 }
 
-function unknownFields(object: Record<string, unknown>, known: ReadonlySet<string>, at: string): FieldError[] {
-  return Object.keys(object).filter((key) => !known.has(key)).map((key) => ({ path: `${at}/${pointerSegment(key)}`, message: "unknown field" }));
+function readSource(source: Source): unknown {
+  if ("value" in source) return source.value;
+  const parsed = parseJsonBytes(source.json);
+  if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
+  return parsed.value;
 }
 
-function pointerSegment(key: string): string {
-  return key.replaceAll("~", "~0").replaceAll("/", "~1");
+/** A failure inside a pipeline names its step: config paths move under `/steps/<i>`, the detail says which. */
+function stepFailure(error: HttpError, index: number | undefined, utility: Utility): HttpError {
+  if (index === undefined) return error;
+  const at = `/steps/${index}`;
+  const errors = error.extra.errors?.map((field) => ({ path: `${at}${field.path}`, message: field.message })) ?? [{ path: at, message: error.message }];
+  return new HttpError(error.status, error.code, `${at} (${utility.id}) failed: ${error.message}`, { ...error.extra, errors });
 }
 
 const compiled = new WeakMap<TObject, TypeCheck<TObject>>();
@@ -88,25 +109,6 @@ function describeConfigError(schema: TSchema, message: string): string {
   const choices = (schema.anyOf as TSchema[] | undefined)?.map((option) => option.const);
   if (choices && choices.every((choice) => choice !== undefined)) return `must be one of ${choices.map((choice) => JSON.stringify(choice)).join(", ")}`;
   return message;
-}
-
-/** Runs the utility and serialises its output; whatever it throws becomes a 400. */
-export async function runUtility(utility: Utility, inputs: UtilityInputs, config: Record<string, unknown>): Promise<RunResult> {
-  const started = performance.now();
-  let output: unknown;
-  try {
-    output = await utility.run(inputs, config);
-  } catch (error) {
-    throw runFailure(utility, error);
-  }
-  const durationMs = performance.now() - started;
-  let outputJson: string | undefined;
-  try {
-    outputJson = JSON.stringify(output);
-  } catch (error) {
-    throw runFailure(utility, error);
-  }
-  return { outputJson: outputJson ?? "null", durationMs };
 }
 
 function runFailure(utility: Utility, error: unknown): HttpError {

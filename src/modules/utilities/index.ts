@@ -26,7 +26,7 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin 
       getUtility(deps.engine.registry, params.utilityId); // 404 before the body's own 413 (docs/api.md, order of checks)
       const bytes = body instanceof RawBody ? body.bytes : new Uint8Array(0);
       const text = await executeUtility(deps.engine, {
-        accountId: requirePrincipal(principal).accountId,
+        principal: requirePrincipal(principal),
         utilityId: params.utilityId,
         bytes,
         signal: request.signal,
@@ -39,14 +39,16 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin 
       detail: operation({
         operationId: "runUtility",
         summary: "Run a utility on JSON inputs",
-        description: "Payloads up to UTILITY_INLINE_MAX_BYTES run inline, larger ones in a worker thread. A successful run uses one credit.",
+        description: "Inputs up to UTILITY_INLINE_MAX_BYTES run inline, larger ones in a worker thread. Stored documents may be the inputs (inputs.primaryDocumentId, inputs.secondaryDocumentId) and the output may be saved (output.saveAs, output.saveTo); both need the documents permission too. A successful run uses one credit.",
         requestBody: { content: { "application/json": ExecuteBody } },
         errors: {
           400: "validation_failed (the body or the utility's config), malformed_json, body_required or utility_failed (the utility could not process the input)",
           402: "credits_exhausted: the account's monthly credits are used up",
-          404: "utility_not_found",
+          403: "forbidden: the run reads or saves documents and the key lacks the documents permission",
+          404: "utility_not_found, document_not_found (an input or output.saveTo)",
           408: "utility_timeout: the run was stopped; no credit was used",
-          413: "payload_too_large: over UTILITY_MAX_PAYLOAD_BYTES",
+          412: "precondition_failed: output.ifMatch does not match saveTo's content ETag",
+          413: "payload_too_large: the request plus the stored inputs are over UTILITY_MAX_PAYLOAD_BYTES; document_too_large or storage_limit_exceeded: the saved output does not fit (the credit is given back)",
           503: "busy: every utility worker is busy and the queue is full; retry after Retry-After",
         },
       }),

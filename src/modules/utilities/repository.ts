@@ -17,24 +17,25 @@ function withoutFlushWait(db: Db, statement: SQL) {
 }
 
 /**
- * Takes one credit in a single statement: inserts or increments the month's row only while it is
- * below the account's `monthlyCredits` (null = unlimited). The row lock of the upsert serialises
- * concurrent runs, so an account can never be taken past its limit. False: nothing left.
+ * Takes `count` credits (one per step of a run) in a single statement: inserts or increments the
+ * month's row only while all of them fit the account's `monthlyCredits` (null = unlimited). The row
+ * lock of the upsert serialises concurrent runs, so an account can never be taken past its limit.
+ * False: not enough left (none is taken).
  */
-export async function reserveCredit(db: Db, accountId: string, periodStart: number): Promise<boolean> {
+export async function reserveCredits(db: Db, accountId: string, periodStart: number, count: number): Promise<boolean> {
   const rows = await withoutFlushWait(db, sql`
     insert into credit_usage (account_id, period_start, used)
-    select ${accountId}, ${periodStart}, 1 from accounts
-     where id = ${accountId} and (monthly_credits is null or monthly_credits > 0)
-    on conflict (account_id, period_start) do update set used = credit_usage.used + 1
-     where credit_usage.used < coalesce((select monthly_credits from accounts where id = ${accountId}), 2147483647)
+    select ${accountId}, ${periodStart}, ${count} from accounts
+     where id = ${accountId} and (monthly_credits is null or monthly_credits >= ${count})
+    on conflict (account_id, period_start) do update set used = credit_usage.used + ${count}
+     where credit_usage.used + ${count} <= coalesce((select monthly_credits from accounts where id = ${accountId}), 2147483647)
     returning used`);
   return rows.length > 0;
 }
 
-/** Gives back a credit reserved for a run that failed, timed out or was cancelled. */
-export async function refundCredit(db: Db, accountId: string, periodStart: number): Promise<void> {
+/** Gives back the credits reserved for a run that failed, timed out or was cancelled. */
+export async function refundCredits(db: Db, accountId: string, periodStart: number, count: number): Promise<void> {
   await withoutFlushWait(db, sql`
-    update credit_usage set used = used - 1
-     where account_id = ${accountId} and period_start = ${periodStart} and used > 0`);
+    update credit_usage set used = greatest(used - ${count}, 0)
+     where account_id = ${accountId} and period_start = ${periodStart}`);
 }

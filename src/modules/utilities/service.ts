@@ -1,24 +1,35 @@
 /**
- * Utility execution: lookup, credits, and the choice between an inline run (small payloads) and the
- * worker pool (large ones). A credit is reserved before the run and given back when it does not
- * succeed, so failures, timeouts and cancellations cost nothing and concurrent runs cannot overspend.
+ * Utility execution: lookup, documents as inputs and outputs, credits, and the choice between an inline
+ * run (small inputs) and the worker pool (large ones). Credits (one per step) are reserved before the
+ * run and given back when it or its save does not succeed, so failures, timeouts and cancellations cost
+ * nothing and concurrent runs cannot overspend.
  */
 import type { TObject } from "@sinclair/typebox";
 import type { Db } from "../../db/client";
+import type { DocumentRow } from "../../db/schema";
+import type { Principal } from "../../http/auth";
 import type { Logger } from "../../http/context";
-import { badRequest, HttpError, notFound } from "../../http/errors";
+import { badRequest, forbidden, HttpError, notFound, validationError } from "../../http/errors";
+import { CheckedJson } from "../../http/json";
+import type { OpenedContent } from "../../storage/content-store";
 import type { UtilityRegistry } from "../../utilities/registry";
 import type { Utility } from "../../utilities/types";
-import { PoolBusyError, RunCancelledError, RunTimeoutError, WorkerCrashedError, type WorkerPool } from "../../workers/pool";
+import { PoolBusyError, RunCancelledError, RunTimeoutError, transferable, WorkerCrashedError, type WorkerOutcome, type WorkerPool } from "../../workers/pool";
+import { contentETag, ifMatchAllows } from "../documents/etag";
+import { createDocument, documentView, getDocument, openContent, preconditionFailed, replaceContent, type DocumentsDeps } from "../documents/service";
 import { creditPeriodStart } from "../usage/service";
-import { executeBytes, type RunResult } from "./execution";
-import { refundCredit, reserveCredit } from "./repository";
+import { runSteps, type RunResult, type Source } from "./execution";
+import { refundCredits, reserveCredits } from "./repository";
+import { needsReadingHere, readBody, readUtilityRun, usesDocuments, type InputRef, type OutputSpec, type Reading, type RunPlan } from "./request";
 
 export interface UtilityEngine {
   db: Db;
   pool: WorkerPool;
   registry: UtilityRegistry;
   inlineMaxBytes: number;
+  maxPayloadBytes: number;
+  /** stored documents as inputs, and saved outputs */
+  documents: DocumentsDeps;
   logger: Logger;
   now: () => number;
 }
@@ -52,7 +63,7 @@ function publishedSchema(schema: TObject): object {
 }
 
 export interface ExecuteRequest {
-  accountId: string;
+  principal: Principal;
   utilityId: string;
   bytes: Uint8Array;
   /** aborts when the client goes away */
@@ -62,34 +73,144 @@ export interface ExecuteRequest {
 /** The success body as JSON text: the output is spliced in as the text the run produced. */
 export async function executeUtility(engine: UtilityEngine, request: ExecuteRequest): Promise<string> {
   const utility = getUtility(engine.registry, request.utilityId);
-  if (request.bytes.byteLength === 0) throw badRequest("body_required", "A JSON request body `{ inputs: { primary }, config? }` is required");
-  const periodStart = creditPeriodStart(engine.now());
-  if (!(await reserveCredit(engine.db, request.accountId, periodStart))) {
-    throw new HttpError(402, "credits_exhausted", "The account's monthly utility credits are used up; they renew on the first day of next month (UTC)");
+  const { bytes } = request;
+  if (bytes.byteLength === 0) throw badRequest("body_required", "A JSON request body `{ inputs: { primary }, config? }` is required");
+  const large = bytes.byteLength > engine.inlineMaxBytes;
+  if (large && !needsReadingHere(bytes)) {
+    // Inline inputs only: the worker reads the whole body, this thread does not even scan it.
+    const result = await withCredits(engine, request.principal.accountId, 1, () =>
+      inWorker(engine, utility.id, () => engine.pool.run(utility.id, bytes, request.signal)));
+    return responseText({ steps: [{ utility }], pipeline: false }, result, 1);
   }
-  let result: RunResult;
-  try {
-    result = request.bytes.byteLength <= engine.inlineMaxBytes
-      ? await executeBytes(utility, request.bytes)
-      : await runInWorker(engine, utility, request);
-  } catch (error) {
-    await refundCredit(engine.db, request.accountId, periodStart);
-    throw error;
-  }
-  const durationMs = Math.round(result.durationMs * 1000) / 1000;
-  return `{"success":true,"output":${result.outputJson},"durationMs":${durationMs},"creditsUsed":1}`;
+  const reading = readUtilityRun(readBody(transferable(bytes), large), utility);
+  return executeRun(engine, { principal: request.principal, reading, payloadBytes: bytes.byteLength, signal: request.signal });
 }
 
-async function runInWorker(engine: UtilityEngine, utility: Utility, request: ExecuteRequest): Promise<RunResult> {
+export interface RunRequest {
+  principal: Principal;
+  reading: Reading<RunPlan>;
+  /** the request body's size: the payload limit counts it with the stored inputs */
+  payloadBytes: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Runs a plan: permission, validation, stored inputs (404, 413 before a byte is read), the saveTo
+ * target, credits, the run (inline or one worker hop), the save; the response body as JSON text.
+ */
+export async function executeRun(engine: UtilityEngine, request: RunRequest): Promise<string> {
+  const { principal, reading } = request;
+  const plan = reading.value;
+  if (usesDocuments(plan) && !principal.permissions.has("documents")) {
+    throw forbidden("This run reads or writes documents: the API key needs the 'documents' permission too");
+  }
+  if (reading.errors.length > 0) throw validationError(reading.errors);
+  const stored = await openStoredInputs(engine.documents, principal.accountId, plan);
+  const payloadBytes = [...stored.values()].reduce((sum, content) => sum + content.size, request.payloadBytes);
+  if (payloadBytes > engine.maxPayloadBytes) {
+    throw new HttpError(413, "payload_too_large", `The run's inputs (${payloadBytes} bytes with the stored documents) exceed ${engine.maxPayloadBytes} bytes`);
+  }
+  if (plan.output?.saveTo !== undefined) await checkSaveTarget(engine.documents, principal.accountId, plan.output);
+  // The stored inputs are read while the credits are reserved: a refusal (402) then only wastes the read.
+  const reads = Promise.all([...stored].map(async ([id, content]) => [id, await readStored(engine.documents, principal.accountId, id, content)] as const));
+  reads.catch(() => {});
+  const count = plan.steps.length;
+  return withCredits(engine, principal.accountId, count, async () => {
+    const bytesOf = new Map(await reads);
+    const source = (input: InputRef): Source => ("source" in input ? input.source : { json: bytesOf.get(input.documentId)! });
+    const primary = source(plan.primary);
+    const steps = plan.steps.map(({ secondary, ...step }) => ({ ...step, ...(secondary ? { secondary: source(secondary) } : {}) }));
+    const result = payloadBytes <= engine.inlineMaxBytes
+      ? await runSteps(steps, primary, plan.pipeline)
+      : await inWorker(engine, plan.steps[0].utility.id, () => engine.pool.runSteps({
+        steps: steps.map(({ utility, ...step }) => ({ utilityId: utility.id, ...step })),
+        primary,
+        nameSteps: plan.pipeline,
+      }, request.signal));
+    const document = plan.output && await saveOutput(engine.documents, principal.accountId, plan.output, result.outputJson);
+    return responseText(plan, result, count, document);
+  });
+}
+
+/** The stored inputs, opened but not read: 404 for another account's or a deleted document. */
+async function openStoredInputs(documents: DocumentsDeps, accountId: string, plan: RunPlan): Promise<Map<string, OpenedContent>> {
+  const opened = new Map<string, OpenedContent>();
+  for (const input of [plan.primary, ...plan.steps.map((step) => step.secondary)]) {
+    if (input && "documentId" in input && !opened.has(input.documentId)) {
+      opened.set(input.documentId, (await openContent(documents, accountId, input.documentId)).content);
+    }
+  }
+  return opened;
+}
+
+/** The opened content's bytes; if it was replaced or purged since it was opened, the current content (or 404). */
+async function readStored(documents: DocumentsDeps, accountId: string, id: string, opened: OpenedContent): Promise<Uint8Array> {
+  try {
+    return await opened.body.bytes();
+  } catch {
+    return (await openContent(documents, accountId, id)).content.body.bytes();
+  }
+}
+
+/** saveTo's document must exist (and match ifMatch) before credits are taken; the save checks again under lock. */
+async function checkSaveTarget(documents: DocumentsDeps, accountId: string, output: OutputSpec): Promise<void> {
+  const target = await getDocument(documents, accountId, output.saveTo!);
+  const current = contentETag(target.contentHash);
+  if (!ifMatchAllows(output.ifMatch ?? null, current)) throw preconditionFailed(current);
+}
+
+const encoder = new TextEncoder();
+
+function saveOutput(documents: DocumentsDeps, accountId: string, output: OutputSpec, outputJson: string): Promise<DocumentRow> | undefined {
+  const content = new CheckedJson(encoder.encode(outputJson));
+  if (output.saveAs) return createDocument(documents, accountId, { ...output.saveAs, content }, undefined);
+  if (output.saveTo !== undefined) return replaceContent(documents, accountId, output.saveTo, content, { ifMatch: output.ifMatch ?? null });
+  return undefined;
+}
+
+const rounded = (ms: number) => Math.round(ms * 1000) / 1000;
+
+/**
+ * A single run answers `{ success, output, durationMs (the utility's own), creditsUsed }`, a pipeline
+ * adds `steps` and its `durationMs` is the whole run's; `document` when the output was saved.
+ */
+function responseText(plan: Pick<RunPlan, "pipeline" | "output"> & { steps: { utility: Utility }[] }, result: RunResult, credits: number, document?: DocumentRow): string {
+  const parts = ['"success":true'];
+  if (plan.output?.returnOutput !== false) parts.push(`"output":${result.outputJson}`);
+  if (plan.pipeline) {
+    const steps = plan.steps.map((step, index) => ({ utility: step.utility.id, durationMs: rounded(result.stepDurationsMs[index]) }));
+    parts.push(`"steps":${JSON.stringify(steps)}`, `"durationMs":${rounded(result.durationMs)}`);
+  } else parts.push(`"durationMs":${rounded(result.stepDurationsMs[0])}`);
+  parts.push(`"creditsUsed":${credits}`);
+  if (document) parts.push(`"document":${JSON.stringify(documentView(document))}`);
+  return `{${parts.join(",")}}`;
+}
+
+/** Reserves `count` credits (402 when they are not there), gives them back if the work fails. */
+async function withCredits<T>(engine: UtilityEngine, accountId: string, count: number, work: () => Promise<T>): Promise<T> {
+  const periodStart = creditPeriodStart(engine.now());
+  if (!(await reserveCredits(engine.db, accountId, periodStart, count))) {
+    const needed = count === 1 ? "" : ` (this run needs ${count}, one per step)`;
+    throw new HttpError(402, "credits_exhausted", `The account's monthly utility credits are used up${needed}; they renew on the first day of next month (UTC)`);
+  }
+  try {
+    return await work();
+  } catch (error) {
+    await refundCredits(engine.db, accountId, periodStart, count);
+    throw error;
+  }
+}
+
+async function inWorker(engine: UtilityEngine, utilityId: string, run: () => Promise<WorkerOutcome>): Promise<RunResult> {
   let outcome;
   try {
-    outcome = await engine.pool.run(utility.id, request.bytes, request.signal);
+    outcome = await run();
   } catch (error) {
     throw poolFailure(error);
   }
   if (outcome.ok) return outcome;
   if (outcome.status >= 500) {
-    engine.logger.log("error", "utility worker failed", { utilityId: utility.id, error: outcome.message });
+    engine.logger.log("error", "utility worker failed", { utilityId, error: outcome.message });
     throw new HttpError(500, "internal_error", "The utility worker failed unexpectedly");
   }
   throw new HttpError(outcome.status, outcome.code, outcome.message, { errors: outcome.errors });

@@ -58,8 +58,9 @@ describe("GET /api/v1/utilities", () => {
     expect(single.get).toBeDefined();
     expect(single.post.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UtilityRun" });
     expect(body.components.schemas.UtilityRun.required).toEqual(["inputs"]);
-    expect(body.components.schemas.UtilityRun.properties.inputs.required).toEqual(["primary"]);
+    expect(Object.keys(body.components.schemas.UtilityRun.properties.inputs.properties)).toEqual(["primary", "primaryDocumentId", "secondary", "secondaryDocumentId"]);
+    expect(Object.keys(body.components.schemas.UtilityRun.properties)).toEqual(["inputs", "config", "output"]);
     expect(single.post.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UtilityOutput" });
-    expect(body.components.schemas.UtilityOutput.required).toEqual(["success", "output", "durationMs", "creditsUsed"]);
+    expect(body.components.schemas.UtilityOutput.required).toEqual(["success", "durationMs", "creditsUsed"]);
   });
 });

@@ -17,6 +17,7 @@ export interface Endpoint {
   rawContent?: boolean;
 }
 
+const pipelineSteps = () => [{ utility: "schema.clean-json", config: { removeNulls: true } }, { utility: "merge.deep-merge", secondary: { c: [1] } }];
 const documentBody = () => ({ name: "report.json", content: { a: 1, list: [1, 2, 3] }, description: "d", tags: ["x"], folder: "fuzz/a" });
 
 export const ENDPOINTS: readonly Endpoint[] = [
@@ -33,6 +34,13 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "GET", path: "/api/v1/utilities", permission: "utilities" },
   { method: "GET", path: "/api/v1/utilities/:utilityId", permission: "utilities" },
   { method: "POST", path: "/api/v1/utilities/:utilityId", permission: "utilities", validBody: () => ({ inputs: { primary: { a: 1, b: null, c: "x" } }, config: {} }) },
+  { method: "POST", path: "/api/v1/pipelines/run", permission: "utilities", validBody: () => ({ steps: pipelineSteps(), inputs: { primary: { a: 1, b: null } }, output: { return: false } }) },
+  { method: "POST", path: "/api/v1/pipelines", permission: "utilities", validBody: () => ({ name: "fuzz", description: "d", steps: pipelineSteps() }) },
+  { method: "GET", path: "/api/v1/pipelines", permission: "utilities" },
+  { method: "GET", path: "/api/v1/pipelines/:id", permission: "utilities" },
+  { method: "PUT", path: "/api/v1/pipelines/:id", permission: "utilities", validBody: () => ({ name: "renamed", steps: pipelineSteps() }) },
+  { method: "DELETE", path: "/api/v1/pipelines/:id", permission: "utilities" },
+  { method: "POST", path: "/api/v1/pipelines/:id/run", permission: "utilities", validBody: () => ({ inputs: { primary: [1, 2] } }) },
   { method: "GET", path: "/api/v1/usage", permission: null },
   { method: "POST", path: "/api/v1/admin/accounts", permission: "admin", validBody: () => ({ name: "fuzz", plan: "starter", storageLimitBytes: 1000 }) },
   { method: "GET", path: "/api/v1/admin/accounts/:id", permission: "admin" },
