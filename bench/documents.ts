@@ -10,14 +10,14 @@ import { load, type LoadResult, type LoadSpec } from "./lib/wrk";
 import { ms, notes, rows, rps, times } from "./lib/report";
 import type { Settings } from "./settings";
 
-interface Case {
+export interface Case {
   name: string;
   spec: Omit<LoadSpec, "base" | "key" | "seconds">;
   /** the issue's target for requests/s Kiln ÷ bare */
   target: number;
 }
 
-async function seed(kiln: KilnServer): Promise<{ small: string[]; replaceable: string[]; oneMb: string; fiftyMb: string }> {
+export async function seed(kiln: KilnServer): Promise<{ small: string[]; replaceable: string[]; oneMb: string; fiftyMb: string }> {
   const content = recordsOfSize(1 * KB);
   const create = async (name: string) => (await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name, content })).document.id as string;
   const small: string[] = [];
@@ -33,7 +33,7 @@ async function seed(kiln: KilnServer): Promise<{ small: string[]; replaceable: s
   return { small, replaceable, oneMb: await withContent("one-mb", 1 * MB), fiftyMb: await withContent("fifty-mb", 50_000_000) };
 }
 
-function cases(ids: Awaited<ReturnType<typeof seed>>): Case[] {
+export function cases(ids: Awaited<ReturnType<typeof seed>>): Case[] {
   const createBody = dataPath("create-1kb.json");
   writeFileSync(createBody, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
   const replaceBody = dataPath("replace-1kb.json");
@@ -55,21 +55,25 @@ function measure(server: Server, key: string, spec: Case["spec"], seconds: numbe
   return result;
 }
 
+/** One side of an A/B: a server, the key to call it with and what to ask of it. */
+export interface Side { server: Server; key: string; spec: Case["spec"] }
+
 /**
- * Kiln and bare take turns, round after round, and each keeps its best round: on a machine shared
- * with other work, interference only ever lowers a figure, and alternating spreads it over both.
+ * Two servers (Kiln and bare, or Kiln on two content stores) take turns, round after round, and each
+ * keeps its best round: on a machine shared with other work, interference only ever lowers a figure,
+ * and alternating spreads it over both.
  */
-function bestOfRounds(kiln: KilnServer, bare: Server, spec: Case["spec"], settings: Settings): [LoadResult, LoadResult] {
-  for (const server of [kiln, bare]) load({ ...spec, base: server.url, key: kiln.key, seconds: 1 }); // warm-up: JIT, pools, page cache
+export function bestOfRounds(sides: [Side, Side], settings: Settings): [LoadResult, LoadResult] {
+  for (const side of sides) load({ ...side.spec, base: side.server.url, key: side.key, seconds: 1 }); // warm-up: JIT, pools, page cache
   let best: [LoadResult, LoadResult] | undefined;
   for (let round = 0; round < settings.loadRounds; round++) {
-    const results = [measure(kiln, kiln.key, spec, settings.loadSeconds), measure(bare, kiln.key, spec, settings.loadSeconds)] as const;
-    best = best ? [results[0].rps > best[0].rps ? results[0] : best[0], results[1].rps > best[1].rps ? results[1] : best[1]] : [results[0], results[1]];
+    const results = sides.map((side) => measure(side.server, side.key, side.spec, settings.loadSeconds)) as [LoadResult, LoadResult];
+    best = best ? [results[0].rps > best[0].rps ? results[0] : best[0], results[1].rps > best[1].rps ? results[1] : best[1]] : results;
   }
   return best!;
 }
 
-const describe = (result: LoadResult) => `${rps(result.rps)} · p50 ${ms(result.p50Ms)} · p99 ${ms(result.p99Ms)}`;
+export const describe = (result: LoadResult) => `${rps(result.rps)} · p50 ${ms(result.p50Ms)} · p99 ${ms(result.p99Ms)}`;
 
 export async function benchDocuments(settings: Settings): Promise<void> {
   for (const mode of ["embedded", "external"] as const) {
@@ -82,7 +86,7 @@ export async function benchDocuments(settings: Settings): Promise<void> {
     try {
       const ids = await seed(kiln);
       for (const { name, spec, target } of cases(ids)) {
-        const [ofKiln, ofBare] = bestOfRounds(kiln, bare, spec, settings);
+        const [ofKiln, ofBare] = bestOfRounds([{ server: kiln, key: kiln.key, spec }, { server: bare, key: kiln.key, spec }], settings);
         const ratio = ofKiln.rps / ofBare.rps;
         rows.push({
           section: `documents (${mode} PG)`,

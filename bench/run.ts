@@ -1,7 +1,7 @@
 /**
  * `bun run bench` / `bun run bench:full`: every section in one run, then one table of ratios.
  *
- *   bun bench/run.ts [--full] [--only documents,utilities,engine,memory,pipelines,cluster] [--readme]
+ *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,cluster] [--readme]
  *
  * Installs wrk, jq and Miller from Debian when they are missing, starts every server it measures on
  * loopback, and stops them (and drops the external database it created) at the end, also on failure.
@@ -12,13 +12,14 @@ import { loadAverage, machine, notes, table, writeReadme } from "./lib/report";
 import { startBare, startKiln, stopAll } from "./lib/servers";
 import { settingsFor } from "./settings";
 import { benchDocuments } from "./documents";
+import { benchStorage } from "./storage";
 import { benchUtilities } from "./utilities";
 import { benchEngineScript, benchOverheads } from "./overheads";
 import { benchMemory } from "./memory";
 import { benchPipelines } from "./pipelines";
 import { benchCluster } from "./cluster";
 
-const SECTIONS = ["documents", "utilities", "engine", "memory", "pipelines", "cluster"] as const;
+const SECTIONS = ["documents", "storage", "utilities", "engine", "memory", "pipelines", "cluster"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({ options: { full: { type: "boolean", default: false }, only: { type: "string" }, readme: { type: "boolean", default: false } } });
@@ -34,6 +35,7 @@ const loadBefore = loadAverage();
 process.on("SIGINT", () => void stopAll().then(() => process.exit(130)));
 try {
   if (only.has("documents")) await benchDocuments(settings);
+  if (only.has("storage")) await benchStorage(settings);
   if (only.has("pipelines")) {
     const kiln = await startKiln("embedded");
     await benchPipelines(settings, kiln);

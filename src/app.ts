@@ -18,7 +18,7 @@ import { DOCUMENT_RAW_ROUTES, documentsModule } from "./modules/documents";
 import { documentsDeps } from "./modules/documents/service";
 import { documentLinksModule, linkSecretOf } from "./modules/documents/links";
 import type { ContentStore } from "./storage/content-store";
-import { contentStoreIn } from "./storage/disk";
+import { createContentStore } from "./storage";
 import { EXECUTE_ROUTE, utilitiesModule } from "./modules/utilities";
 import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
 import { pipelinesRepository } from "./modules/pipelines/repository";
@@ -34,7 +34,7 @@ export interface AppDeps {
   workerPool: WorkerPool;
   /** the utilities served; tests inject their own (the pool's registryModule must name the same set) */
   utilityRegistry?: UtilityRegistry;
-  /** where document content lives; by default $DATA_DIR/content (src/index.ts shares it with the sweepers) */
+  /** where document content lives; by default the configured store (src/index.ts shares it with the sweepers) */
   contentStore?: ContentStore;
   /** counts rate limits; by default in memory, per process (src/index.ts passes the Redis one with REDIS_URL) */
   rateCounter?: RateCounter;
@@ -47,6 +47,7 @@ export const MAX_DOCUMENT_BODY_BYTES = 64 * 1024 * 1024;
 
 export function createApp(deps: AppDeps) {
   const { config, database } = deps;
+  const contentStore = deps.contentStore ?? createContentStore(config);
   const logger = deps.logger ?? createLogger(config.logLevel);
   const authenticator = new Authenticator(database.db, deps.now, deps.rateCounter);
   const auth = authentication(authenticator);
@@ -66,7 +67,7 @@ export function createApp(deps: AppDeps) {
     ...[EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES].map((route) => [route, utilityBodyLimit] as const),
     ...PIPELINE_DEFINITION_ROUTES.map((route) => [route, pipelineBodyLimit] as const),
   ]);
-  const documents = documentsDeps({ db: database.db, store: deps.contentStore ?? contentStoreIn(config.dataDir), now: deps.now, purgeAfterMs: config.purgeAfterMs });
+  const documents = documentsDeps({ db: database.db, store: contentStore, now: deps.now, purgeAfterMs: config.purgeAfterMs });
   const utilityEngine = {
     db: database.db,
     pool: deps.workerPool,
@@ -85,7 +86,7 @@ export function createApp(deps: AppDeps) {
     .use(bodyParser({ limitFor: (route) => bodyLimits.get(route) ?? documentBodyLimit, rawRoutes: new Set([EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES, ...DOCUMENT_RAW_ROUTES]), authorize: (request, path) => authenticator.authorize(request, path) }))
     .use(docs.plugin)
     .use(auth)
-    .use(healthModule({ database, draining: deps.draining }))
+    .use(healthModule({ database, contentStore, draining: deps.draining }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth }))

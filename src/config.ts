@@ -4,6 +4,10 @@
  */
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
+import type { S3Settings } from "./storage/s3";
+
+/** Where document content lives: `$DATA_DIR/content`, or an S3-compatible bucket. */
+export type ContentStoreConfig = { readonly kind: "disk" } | { readonly kind: "s3"; readonly s3: S3Settings };
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
@@ -21,6 +25,7 @@ export interface Config {
   readonly purgeAfterMs: number;
   readonly sweepIntervalMs: number;
   readonly logLevel: LogLevel;
+  readonly contentStore: ContentStoreConfig;
   /** connections per process to PostgreSQL (several nodes share the server's max_connections) */
   readonly databasePoolMax: number;
   /** shared rate-limit counters (redis://, rediss://, valkey://); undefined: each process counts alone */
@@ -46,6 +51,32 @@ function integer(env: Env, name: string, fallback: number, min: number, max = Nu
   const value = Number(raw.trim());
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+/** The S3_* variable, else its AWS_* equivalent (the names Bun's S3Client reads). */
+const firstSet = (env: Env, name: string, fallback: string) => env[name] || env[fallback] || undefined;
+
+function contentStoreConfig(env: Env): ContentStoreConfig {
+  const kind = env.CONTENT_STORE || "disk";
+  if (kind === "disk") return { kind };
+  if (kind !== "s3") throw new ConfigError(`CONTENT_STORE must be disk or s3, got '${env.CONTENT_STORE}'`);
+  const bucket = firstSet(env, "S3_BUCKET", "AWS_BUCKET");
+  if (!bucket) throw new ConfigError("S3_BUCKET (or AWS_BUCKET) is required with CONTENT_STORE=s3");
+  const endpoint = firstSet(env, "S3_ENDPOINT", "AWS_ENDPOINT");
+  if (endpoint !== undefined && !URL.canParse(endpoint)) throw new ConfigError(`S3_ENDPOINT must be a URL such as https://s3.eu-west-1.amazonaws.com, got '${endpoint}'`);
+  if (endpoint !== undefined && !/^https?:$/.test(new URL(endpoint).protocol)) throw new ConfigError(`S3_ENDPOINT must be an http:// or https:// URL, got '${endpoint}'`);
+  const accessKeyId = firstSet(env, "S3_ACCESS_KEY_ID", "AWS_ACCESS_KEY_ID");
+  const secretAccessKey = firstSet(env, "S3_SECRET_ACCESS_KEY", "AWS_SECRET_ACCESS_KEY");
+  if (!accessKeyId) throw new ConfigError("S3_ACCESS_KEY_ID (or AWS_ACCESS_KEY_ID) is required with CONTENT_STORE=s3");
+  if (!secretAccessKey) throw new ConfigError("S3_SECRET_ACCESS_KEY (or AWS_SECRET_ACCESS_KEY) is required with CONTENT_STORE=s3");
+  const prefix = env.S3_PREFIX ?? "kiln/";
+  if (prefix.startsWith("/") || prefix.length > 512 || /[\x00-\x1f\x7f]/.test(prefix)) {
+    throw new ConfigError(`S3_PREFIX must be a key prefix without a leading '/' or control characters (at most 512 characters), got '${prefix}'`);
+  }
+  return {
+    kind,
+    s3: { bucket, endpoint, region: firstSet(env, "S3_REGION", "AWS_REGION"), accessKeyId, secretAccessKey, sessionToken: firstSet(env, "S3_SESSION_TOKEN", "AWS_SESSION_TOKEN"), prefix },
+  };
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
@@ -85,6 +116,7 @@ export function loadConfig(env: Env = process.env): Config {
     purgeAfterMs: integer(env, "PURGE_AFTER_MS", 2_592_000_000, 0),
     sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 60_000, 100),
     logLevel,
+    contentStore: contentStoreConfig(env),
     databasePoolMax: integer(env, "DATABASE_POOL_MAX", 20, 1, 1000),
     redisUrl,
     redisPrefix: env.REDIS_PREFIX ?? "kiln:",

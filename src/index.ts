@@ -10,7 +10,8 @@ import { bootstrap } from "./modules/admin/service";
 import { createApp } from "./app";
 import { registry } from "./utilities/registry";
 import { createWorkerPool } from "./workers/pool";
-import { contentStoreIn } from "./storage/disk";
+import { createContentStore } from "./storage";
+import { ContentStoreUnavailable } from "./storage/content-store";
 import { documentsRepository } from "./modules/documents/repository";
 import { startSweepers } from "./modules/documents/sweeper";
 import { rateCounterFor } from "./http/rate-limit";
@@ -27,6 +28,14 @@ try {
 }
 const logger = createLogger(config.logLevel);
 const startedAt = performance.now();
+const contentStore = createContentStore(config);
+try {
+  await contentStore.probe();
+} catch (error) {
+  if (!(error instanceof ContentStoreUnavailable)) throw error;
+  console.error(`kiln: the content store cannot be used: ${error.setting ? `check ${error.setting}: ` : ""}${error.message}`);
+  process.exit(1);
+}
 const database = await createDatabase(config, (message) => logger.log("info", message));
 const generatedKey = await bootstrap(database.db, config.bootstrapApiKey);
 if (generatedKey) {
@@ -34,7 +43,6 @@ if (generatedKey) {
   console.log(`\n  Kiln generated an API key with every permission (shown only now):\n\n    ${generatedKey}\n`);
 }
 const workerPool = createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start();
-const contentStore = contentStoreIn(config.dataDir);
 const rateCounter = rateCounterFor({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger });
 let draining = false;
 const app = createApp({ config, database, logger, workerPool, contentStore, rateCounter, draining: () => draining });
@@ -47,7 +55,7 @@ const server = Bun.serve({
   idleTimeout: 30,
   fetch: (request) => app.handle(request),
 });
-logger.log("info", "listening", { url: server.url.href, startupMs: Math.round(performance.now() - startedAt), database: config.databaseUrl ? "external" : "embedded" });
+logger.log("info", "listening", { url: server.url.href, startupMs: Math.round(performance.now() - startedAt), database: config.databaseUrl ? "external" : "embedded", contentStore: config.contentStore.kind });
 
 /**
  * Drain: /ready answers 503 from now on, so a load balancer takes the node out of rotation. The node

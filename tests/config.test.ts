@@ -1,6 +1,46 @@
-/** The cluster variables of src/config.ts: defaults, accepted values, and a message naming each bad one. */
+/**
+ * The content store part of the configuration (CONTENT_STORE and the S3_* or AWS_* variables) and the
+ * cluster variables (REDIS_URL, REDIS_PREFIX, PUBLIC_URL, DATABASE_POOL_MAX, DRAIN_*).
+ */
 import { expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../src/config";
+
+const S3 = { CONTENT_STORE: "s3", S3_BUCKET: "kiln-content", S3_ACCESS_KEY_ID: "AKIA", S3_SECRET_ACCESS_KEY: "secret" };
+const message = (env: Record<string, string>) => {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error("loadConfig accepted it");
+};
+
+test("the disk store by default; s3 with its variables and the default prefix kiln/", () => {
+  expect(loadConfig({}).contentStore).toEqual({ kind: "disk" });
+  expect(loadConfig({ ...S3, S3_ENDPOINT: "http://127.0.0.1:9000", S3_REGION: "eu-west-1", S3_SESSION_TOKEN: "tok" }).contentStore).toEqual({
+    kind: "s3",
+    s3: { bucket: "kiln-content", endpoint: "http://127.0.0.1:9000", region: "eu-west-1", accessKeyId: "AKIA", secretAccessKey: "secret", sessionToken: "tok", prefix: "kiln/" },
+  });
+});
+
+test("the AWS_* names work too, and S3_* wins when both are set", () => {
+  const aws = loadConfig({ CONTENT_STORE: "s3", AWS_BUCKET: "b", AWS_ACCESS_KEY_ID: "k", AWS_SECRET_ACCESS_KEY: "s", AWS_REGION: "r", AWS_ENDPOINT: "https://e.example" }).contentStore;
+  expect(aws).toMatchObject({ s3: { bucket: "b", accessKeyId: "k", secretAccessKey: "s", region: "r", endpoint: "https://e.example" } });
+  expect(loadConfig({ ...S3, AWS_BUCKET: "other" }).contentStore).toMatchObject({ s3: { bucket: "kiln-content" } });
+  expect(loadConfig({ ...S3, S3_PREFIX: "" }).contentStore).toMatchObject({ s3: { prefix: "" } });
+});
+
+test("bad or missing values stop the start naming the variable", () => {
+  expect(message({ CONTENT_STORE: "ftp" })).toContain("CONTENT_STORE");
+  expect(message({ CONTENT_STORE: "s3" })).toContain("S3_BUCKET");
+  expect(message({ ...S3, S3_ACCESS_KEY_ID: "" })).toContain("S3_ACCESS_KEY_ID");
+  expect(message({ ...S3, S3_SECRET_ACCESS_KEY: "" })).toContain("S3_SECRET_ACCESS_KEY");
+  expect(message({ ...S3, S3_ENDPOINT: "not a url" })).toContain("S3_ENDPOINT");
+  expect(message({ ...S3, S3_ENDPOINT: "ftp://host" })).toContain("S3_ENDPOINT");
+  expect(message({ ...S3, S3_PREFIX: "/kiln/" })).toContain("S3_PREFIX");
+  expect(message({ ...S3, S3_PREFIX: "a\nb" })).toContain("S3_PREFIX");
+});
 
 test("defaults: no Redis, no public URL, 20 connections, no drain delay, 30 s drain timeout", () => {
   const config = loadConfig({});

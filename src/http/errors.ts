@@ -7,12 +7,13 @@ import { Elysia } from "elysia";
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { requestState, type Logger } from "./context";
+import { ContentStoreFull, ContentStoreUnavailable } from "../storage/content-store";
 
 const TITLES: Record<number, string> = {
   400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
   405: "Method Not Allowed", 408: "Request Timeout", 409: "Conflict", 412: "Precondition Failed",
   413: "Content Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests",
-  500: "Internal Server Error", 503: "Service Unavailable",
+  500: "Internal Server Error", 503: "Service Unavailable", 507: "Insufficient Storage",
 };
 
 export interface FieldError { path: string; message: string }
@@ -137,7 +138,10 @@ export const errorHandler = (options: {
   new Elysia({ name: "kiln.errors" }).onError({ as: "global" }, async ({ code, error, request, path }) => {
     const state = requestState(request);
     let problem: HttpError;
-    if (error instanceof HttpError) problem = error;
+    if (error instanceof HttpError) {
+      problem = error;
+      if (error.status === 500) options.logger.log("error", "server-side failure", { requestId: state.requestId, code: error.code, error: error.message });
+    } else if (error instanceof ContentStoreUnavailable || error instanceof ContentStoreFull) problem = storeProblem(options.logger, error, state.requestId);
     else if (code === "VALIDATION") {
       const validation = error as { type: string; value?: unknown; validator?: unknown; message: string };
       problem = validation.type === "body" && validation.value === undefined
@@ -166,6 +170,14 @@ function unexpected(logger: Logger, cause: unknown, requestId: string): HttpErro
   while (root.cause) root = root.cause as typeof root; // Drizzle's own message quotes the query and its parameters
   logger.log("warn", "database unreachable", { requestId, error: root.message });
   return databaseUnavailable();
+}
+
+/** The content store failed a request that did nothing: the client may retry (503) or free space (507). */
+function storeProblem(logger: Logger, cause: ContentStoreUnavailable | ContentStoreFull, requestId: string): HttpError {
+  logger.log("warn", "content store failure", { requestId, error: cause.message });
+  return cause instanceof ContentStoreFull
+    ? new HttpError(507, "insufficient_storage", "The content store has no room for this content; nothing was stored")
+    : new HttpError(503, "content_store_unavailable", "The content store cannot be reached; nothing was changed, retry later", { headers: { "Retry-After": "5" } });
 }
 
 const routePatterns = new WeakMap<readonly unknown[], { method: string; pattern: RegExp }[]>();

@@ -35,7 +35,22 @@ export interface ContentStore {
   remove(key: string): Promise<void>;
   /** Every file in the store, complete or not, for the orphan sweep. */
   list(): AsyncIterable<StoredFile>;
+  /** A cheap round trip to the store; throws ContentStoreUnavailable when it cannot be used. */
+  probe(): Promise<void>;
 }
+
+/**
+ * The store cannot be reached or refuses service (a bucket down, bad credentials): the operation may
+ * succeed later. `setting` names the configuration variable most likely at fault, for start-up.
+ */
+export class ContentStoreUnavailable extends Error {
+  constructor(message: string, readonly setting?: string) {
+    super(message);
+  }
+}
+
+/** The store has no room for the content (a full disk). */
+export class ContentStoreFull extends Error {}
 
 export function sha256Hex(bytes: Uint8Array): string {
   return new Bun.CryptoHasher("sha256").update(bytes).digest("hex");

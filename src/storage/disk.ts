@@ -3,9 +3,10 @@
  * same folder, is fsynced, renamed into place and the folder fsynced, so a crash at any instant leaves
  * either no file under the final name or the complete one (Bun.write alone is not atomic).
  */
-import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
+import { constants } from "node:fs";
+import { access, mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { sha256Hex, type ContentStore, type OpenedContent, type StoredContent, type StoredFile } from "./content-store";
+import { ContentStoreFull, ContentStoreUnavailable, sha256Hex, type ContentStore, type OpenedContent, type StoredContent, type StoredFile } from "./content-store";
 
 const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const COMPLETE = ".json";
@@ -17,6 +18,26 @@ export class DiskContentStore implements ContentStore {
   constructor(readonly root: string) {}
 
   async put(bytes: Uint8Array): Promise<StoredContent> {
+    try {
+      return await this.write(bytes);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOSPC" || code === "EDQUOT") throw new ContentStoreFull(`no space left for ${bytes.byteLength} bytes in ${this.root}`);
+      throw error;
+    }
+  }
+
+  async probe(): Promise<void> {
+    try {
+      await mkdir(this.root, { recursive: true, mode: 0o750 });
+      await access(this.root, constants.R_OK | constants.W_OK);
+    } catch (error) {
+      throw new ContentStoreUnavailable(`the content folder ${this.root} is not writable (${(error as NodeJS.ErrnoException).code})`, "DATA_DIR");
+    }
+  }
+
+  /** Temp file, fsync, rename, folder fsync; a failed write removes its temp file. */
+  private async write(bytes: Uint8Array): Promise<StoredContent> {
     const key = Bun.randomUUIDv7();
     const folder = await this.shardFolder(key);
     const temp = join(folder, key + INCOMPLETE);
@@ -66,7 +87,8 @@ export class DiskContentStore implements ContentStore {
     }
   }
 
-  private pathOf(key: string, suffix: string): string {
+  /** Where the complete content of `key` lives (the copy to a bucket reads it from there). */
+  pathOf(key: string, suffix = COMPLETE): string {
     return join(this.root, shardOf(key), key + suffix);
   }
 

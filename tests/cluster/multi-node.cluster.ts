@@ -1,6 +1,7 @@
 /**
  * The multi-node suite (issue 11): three real Kiln processes on ONE fresh database on the PostgreSQL
- * server (127.0.0.1:5432 unless TEST_DATABASE_URL names another), one content store, and the machine's
+ * server (127.0.0.1:5432 unless TEST_DATABASE_URL names another), one bucket (an s3rver the suite starts,
+ * or TEST_S3_ENDPOINT; CLUSTER_CONTENT_STORE=disk shares one content folder instead), and the machine's
  * Redis under a unique prefix. Requests are spread over the nodes as a load balancer would spread them.
  * Run by `bun run test:cluster` (CI: its own block in .ci/run); not part of plain `bun test`, which must
  * also pass where no PostgreSQL server or Redis runs.
@@ -11,6 +12,7 @@ import type { RunningServer } from "../support/server";
 
 setDefaultTimeout(120_000); // real processes on a shared, loaded machine
 const NODES = 3;
+const CONTENT_STORE = process.env.CLUSTER_CONTENT_STORE === "disk" ? "disk" : "s3";
 const PURGE_AFTER_MS = 1500;
 let cluster: Cluster;
 let requests = 0;
@@ -19,11 +21,11 @@ const violations: string[] = [];
 const violation = (message: string) => { violations.push(message); };
 
 beforeAll(async () => {
-  cluster = await startCluster({ nodes: NODES, env: { LOG_LEVEL: "info", SWEEP_INTERVAL_MS: "200", PURGE_AFTER_MS: String(PURGE_AFTER_MS) } });
+  cluster = await startCluster({ nodes: NODES, contentStore: CONTENT_STORE, env: { LOG_LEVEL: "info", SWEEP_INTERVAL_MS: "200", PURGE_AFTER_MS: String(PURGE_AFTER_MS) } });
 }, 120_000);
 
 afterAll(async () => {
-  console.log(`multi-node: ${requests} requests over ${NODES} nodes, ${kills} kill(s), ${violations.length} violation(s)`);
+  console.log(`multi-node (${CONTENT_STORE} store): ${requests} requests over ${NODES} nodes, ${kills} kill(s), ${violations.length} violation(s)`);
   for (const found of violations) console.log(`  VIOLATION ${found}`);
   for (const node of cluster?.nodes ?? []) for (const line of node.output().split("\n")) if (line.includes('"level":"warn"') || line.includes('"level":"error"')) console.log(`  node log: ${line.slice(0, 300)}`);
   await cluster?.close();

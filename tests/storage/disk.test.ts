@@ -3,13 +3,16 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DiskContentStore } from "../../src/storage/disk";
-import { sha256Hex } from "../../src/storage/content-store";
+import { ContentStoreUnavailable, sha256Hex } from "../../src/storage/content-store";
+import { contentStoreContract } from "./contract";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-store-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const store = new DiskContentStore(join(root, "content"));
 
 const bytesOf = (text: string) => new TextEncoder().encode(text);
+
+contentStoreContract("disk", () => store);
 
 test("put writes a complete file under a fresh key, leaving no temp file", async () => {
   const first = await store.put(bytesOf('{"a": 1.0}'));
@@ -21,29 +24,6 @@ test("put writes a complete file under a fresh key, leaving no temp file", async
   expect(await opened!.body.text()).toBe('{"a": 1.0}');
   const files = readdirSync(join(root, "content"), { recursive: true }).map(String);
   expect(files.some((name) => name.endsWith(".tmp"))).toBe(false);
-});
-
-test("a large file reads back unchanged", async () => {
-  const big = new Uint8Array(1_000_003).map((_, i) => i % 251);
-  const stored = await store.put(big);
-  const opened = await store.open(stored.key);
-  const received = new Uint8Array(await opened!.body.arrayBuffer());
-  expect(received.byteLength).toBe(big.byteLength);
-  expect(sha256Hex(received)).toBe(stored.hash);
-});
-
-test("a removed file no longer opens", async () => {
-  const stored = await store.put(bytesOf("[1,2,3]"));
-  expect(await store.open(stored.key)).toBeDefined();
-  await store.remove(stored.key);
-  expect(await store.open(stored.key)).toBeUndefined();
-});
-
-test("unknown and malformed keys open as undefined; removing them is harmless", async () => {
-  expect(await store.open("00000000-0000-7000-8000-000000000000")).toBeUndefined();
-  expect(await store.open("../../etc/passwd")).toBeUndefined();
-  await store.remove("00000000-0000-7000-8000-000000000000");
-  await store.remove("../secret");
 });
 
 test("list names complete files and temp files left by an interrupted write", async () => {
@@ -59,4 +39,12 @@ test("list names complete files and temp files left by an interrupted write", as
   const after = [];
   for await (const file of store.list()) after.push(file.key);
   expect(after).not.toContain(leftover);
+});
+
+test("the probe fails, naming DATA_DIR, when the content folder cannot be used", async () => {
+  const blocked = join(root, "not-a-folder");
+  writeFileSync(blocked, "a file where the folder should be");
+  const error = await new DiskContentStore(join(blocked, "content")).probe().then(() => undefined, (e) => e);
+  expect(error).toBeInstanceOf(ContentStoreUnavailable);
+  expect(error.setting).toBe("DATA_DIR");
 });

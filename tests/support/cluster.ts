@@ -1,12 +1,14 @@
 /**
  * Several real Kiln processes ("nodes") sharing one database on a PostgreSQL server, one content store
  * and the machine's Redis, the way a cluster runs behind a load balancer. The database is created fresh
- * (dropped by close()), the Redis keys live under a unique prefix (removed by close()), pools are small
- * (the server's max_connections is shared).
+ * (dropped by close()), the content store is one bucket (an s3rver started here, or TEST_S3_ENDPOINT) or
+ * one shared content folder (`contentStore: "disk"`), the Redis keys live under a unique prefix (removed
+ * by close()), pools are small (the server's max_connections is shared).
  */
 import { RedisClient } from "bun";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { removeDataDir, startServer, tempDataDir, type RunningServer } from "./server";
+import { startTestBucket, type TestBucket } from "./s3";
 
 export const CLUSTER_REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
@@ -17,6 +19,8 @@ export interface Cluster {
   dataDir: string;
   redisPrefix: string;
   env: Record<string, string>;
+  /** the bucket the nodes share (undefined on the disk store) */
+  bucket?: TestBucket;
   /** the node for the i-th request: round robin, as a load balancer spreads them */
   node(i: number): RunningServer;
   /** starts one more node (or a replacement) with the cluster's settings */
@@ -26,9 +30,10 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-export async function startCluster(options: { nodes: number; env?: Record<string, string>; redis?: boolean }): Promise<Cluster> {
+export async function startCluster(options: { nodes: number; env?: Record<string, string>; redis?: boolean; contentStore?: "s3" | "disk" }): Promise<Cluster> {
   const database = await createTestDatabase();
   await database.database.close();
+  const bucket = options.contentStore === "disk" ? undefined : await startTestBucket();
   const dataDir = tempDataDir();
   const bootstrapKey = `kiln_Cluster${Bun.randomUUIDv7().replaceAll("-", "")}`;
   const redisPrefix = `kiln-cluster-test:${Bun.randomUUIDv7()}:`;
@@ -37,6 +42,7 @@ export async function startCluster(options: { nodes: number; env?: Record<string
     DATABASE_URL: database.url,
     DATABASE_POOL_MAX: "5",
     BOOTSTRAP_API_KEY: bootstrapKey,
+    ...bucket?.env,
     ...(options.redis === false ? {} : { REDIS_URL: CLUSTER_REDIS_URL, REDIS_PREFIX: redisPrefix }),
     ...options.env,
   };
@@ -48,6 +54,7 @@ export async function startCluster(options: { nodes: number; env?: Record<string
     dataDir,
     redisPrefix,
     env,
+    bucket,
     node: (i) => nodes[i % nodes.length],
     async addNode() {
       const node = await startServer(env);
@@ -65,6 +72,7 @@ export async function startCluster(options: { nodes: number; env?: Record<string
       await Promise.all(nodes.map((node) => node.stop("SIGKILL")));
       await database.drop();
       await removeDataDir(dataDir);
+      await bucket?.close();
       if (options.redis !== false) {
         const redis = new RedisClient(CLUSTER_REDIS_URL);
         const keys = (await redis.send("KEYS", [`${redisPrefix}*`])) as string[];

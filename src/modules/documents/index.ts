@@ -4,7 +4,7 @@ import { requirePrincipal, type AuthPlugin } from "../../http/auth";
 import { RawBody, rawBody } from "../../http/body";
 import { badRequest } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
-import { downloadResponse } from "./download";
+import { downloadResponse, notModifiedResponse } from "./download";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
 import { CreateDocumentBody, DocumentResponse, FoldersResponse, IdParams, ListQuery, ListResponse, UpdateDocumentBody } from "./model";
 import {
@@ -66,7 +66,11 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
         operationId: "createDocument",
         summary: "Create a document",
         description: "Exactly one of content (stored exactly as written in the request) and contentText (JSON text, stored byte for byte).",
-        errors: { 413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded" },
+        errors: {
+          413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded",
+          503: "content_store_unavailable: the content store cannot be reached; nothing was stored (Retry-After)",
+          507: "insufficient_storage: the content store has no room (a full disk); nothing was stored",
+        },
         headers: { 201: ["Location", "ETag"] },
       }),
     })
@@ -89,7 +93,14 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       }),
     })
     .get("/documents/:id/content", async ({ principal, params, request, set }) => {
-      const { row, content } = await openContent(deps, requirePrincipal(principal).accountId, params.id);
+      const accountId = requirePrincipal(principal).accountId;
+      const ifNoneMatch = request.headers.get("if-none-match");
+      // A conditional request is answered from the row, without reading the content from the store.
+      if (ifNoneMatch !== null) {
+        const etag = contentETag((await getDocument(deps, accountId, params.id)).contentHash);
+        if (ifNoneMatchHits(ifNoneMatch, etag)) return notModifiedResponse(etag, set.headers);
+      }
+      const { row, content } = await openContent(deps, accountId, params.id);
       return downloadResponse(request, row, content, set.headers);
     }, {
       params: IdParams,
@@ -98,8 +109,12 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       detail: operation({
         operationId: "downloadDocumentContent",
         summary: "Download document content",
-        description: "The stored bytes, streamed from disk, with Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304.",
-        errors: { 404: "document_not_found" },
+        description: "The stored bytes, streamed from the content store, with Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304 without reading the content.",
+        errors: {
+          404: "document_not_found",
+          500: "content_missing: the content is missing from the content store (removed behind Kiln's back; logged), or internal_error",
+          503: "content_store_unavailable: the content store cannot be reached (Retry-After)",
+        },
         headers: { 200: ["ETag", "Content-Disposition"] },
         conditional: ["If-None-Match"],
         notModified: true,
@@ -148,6 +163,8 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
           404: "document_not_found",
           412: "precondition_failed: If-Match is not the current content ETag",
           413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded",
+          503: "content_store_unavailable: the content store cannot be reached; nothing was stored (Retry-After)",
+          507: "insufficient_storage: the content store has no room (a full disk); nothing was stored",
         },
         headers: { 200: ["ETag"] },
         conditional: ["If-Match"],

@@ -142,12 +142,15 @@ export async function getDocument(deps: DocumentsDeps, accountId: string, id: st
  * finding the file, the row is read again.
  */
 export async function openContent(deps: DocumentsDeps, accountId: string, id: string): Promise<{ row: DocumentRow; content: OpenedContent }> {
+  let key = "";
   for (let attempt = 0; attempt < 5; attempt++) {
     const row = await getDocument(deps, accountId, id);
-    const content = await deps.store.open(row.contentKey);
+    key = row.contentKey;
+    const content = await deps.store.open(key);
     if (content) return { row, content };
   }
-  throw new Error(`content of document ${id} is missing from the content store`);
+  // Removed behind Kiln's back (or lost by the store): nothing to serve and nothing a retry would fix.
+  throw new HttpError(500, "content_missing", `The content of document '${id}' (key ${key}) is missing from the content store`);
 }
 
 export interface Preconditions {

@@ -1,9 +1,12 @@
 import { Elysia, t } from "elysia";
 import type { Database } from "../../db/client";
 import { HttpError } from "../../http/errors";
+import type { ContentStore } from "../../storage/content-store";
 import { operation } from "../../http/openapi";
 
-export const healthModule = (deps: { database: Database; draining?: () => boolean }) =>
+const notReady = (detail: string) => new HttpError(503, "not_ready", detail, { headers: { "Retry-After": "5" } });
+
+export const healthModule = (deps: { database: Database; contentStore: ContentStore; draining?: () => boolean }) =>
   new Elysia({ name: "kiln.health", detail: { tags: ["Operations"] } })
     .get("/health", () => ({ success: true as const, status: "ok" }), {
       response: { 200: t.Object({ success: t.Literal(true), status: t.String() }) },
@@ -11,9 +14,11 @@ export const healthModule = (deps: { database: Database; draining?: () => boolea
     })
     .get("/ready", async () => {
       if (deps.draining?.()) throw new HttpError(503, "draining", "The node is shutting down; send requests to another node");
-      if (!(await deps.database.ping())) throw new HttpError(503, "not_ready", "The database does not answer");
+      const [database, store] = await Promise.all([deps.database.ping(), deps.contentStore.probe().then(() => true, () => false)]);
+      if (!database) throw notReady("The database does not answer");
+      if (!store) throw notReady("The content store does not answer");
       return { success: true as const, status: "ready" };
     }, {
       response: { 200: t.Object({ success: t.Literal(true), status: t.String() }) },
-      detail: operation({ operationId: "getReadiness", summary: "The database answers and the node is not shutting down", errors: { 503: "not_ready: the database does not answer; draining: the node is shutting down (SIGTERM)" } }),
+      detail: operation({ operationId: "getReadiness", summary: "The database and the content store answer, and the node is not shutting down", errors: { 503: "not_ready: the database or the content store does not answer; draining: the node is shutting down (SIGTERM)" } }),
     });

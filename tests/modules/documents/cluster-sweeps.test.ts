@@ -23,6 +23,7 @@ function nodeDeps(database: Database, now = () => clock): SweepDeps & { database
     put: (bytes) => disk.put(bytes),
     open: (key) => disk.open(key),
     list: () => disk.list(),
+    probe: () => disk.probe(),
     async remove(key) {
       removals.set(key, (removals.get(key) ?? 0) + 1);
       await disk.remove(key);

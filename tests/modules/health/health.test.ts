@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
@@ -25,4 +27,15 @@ test("ready is 200 while the database answers and 503 once it does not", async (
   expect(res.status).toBe(503);
   expect(res.body).toMatchObject({ code: "not_ready", status: 503 });
   await other.close();
+});
+
+test("ready is 503 while the content store cannot be used, and 200 again once it can", async () => {
+  const content = join(t.config.dataDir, "content");
+  rmSync(content, { recursive: true, force: true });
+  writeFileSync(content, "a file where the content folder should be");
+  const res = await t.json("GET", "/ready", { key: null });
+  expect(res.status).toBe(503);
+  expect(res.body).toMatchObject({ code: "not_ready", detail: "The content store does not answer" });
+  rmSync(content);
+  expect((await t.json("GET", "/ready", { key: null })).status).toBe(200);
 });

@@ -8,18 +8,22 @@
  *  - every active document's content is complete JSON whose byte length is its fileSize and
  *    Content-Length, and whose SHA-256 is its ETag;
  *  - each account's storage figure (GET /api/v1/usage) is the sum of its unpurged documents;
- *  - after the sweeper ran, the content folder holds exactly the files of unpurged documents (by hash)
- *    and no incomplete write. The files are aged past the sweeper's grace period while the server is
- *    down (an hour passing, in effect), so the start-up sweep judges every file.
+ *  - after the sweeper ran, the content store holds exactly the content of unpurged documents (by hash)
+ *    and no incomplete write. The files (or, on the S3 store, the s3rver's object files, whose mtimes
+ *    are the objects' last-modified times) are aged past the sweeper's grace period while the server is
+ *    down (an hour passing, in effect), so the start-up sweep judges every one.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../../support/server";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
+import { startTestBucket, type TestBucket } from "../../support/s3";
 
 export interface CrashTrialOptions {
   kills: number;
   mode: "embedded" | "external";
+  /** the content store of the server: its DATA_DIR (default) or a bucket on the tests' s3rver */
+  store?: "disk" | "s3";
   clientsPerAccount?: number;
   accounts?: number;
   /** how long the clients run before each kill, at most */
@@ -35,6 +39,7 @@ export interface CrashTrialOptions {
 
 export interface CrashTrialResult {
   mode: string;
+  store: string;
   kills: number;
   acknowledgedWrites: number;
   documentsChecked: number;
@@ -69,6 +74,9 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
   const violations: string[] = [];
   const fail = (message: string) => { if (violations.length < 50) violations.push(message); };
   const dataDir = tempDataDir();
+  const store = options.store ?? "disk";
+  let bucket: TestBucket | undefined;
+  let content: ContentView | undefined;
   let database: TestDatabase | undefined;
   const bootstrapKey = `kiln_CrashTrial${Bun.randomUUIDv7().replaceAll("-", "")}`;
   let server: RunningServer | undefined;
@@ -84,7 +92,12 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       database = await createTestDatabase();
       await database.database.close();
     }
-    const env = { DATA_DIR: dataDir, BOOTSTRAP_API_KEY: bootstrapKey, SWEEP_INTERVAL_MS, LOG_LEVEL: "warn", ...(database ? { DATABASE_URL: database.url } : {}) };
+    if (store === "s3") {
+      bucket = await startTestBucket();
+      if (!bucket.directory) throw new Error("the S3 crash trial needs the local s3rver (it ages the objects' files)");
+    }
+    content = bucket ? bucketView(bucket) : folderView(join(dataDir, "content"));
+    const env = { DATA_DIR: dataDir, BOOTSTRAP_API_KEY: bootstrapKey, SWEEP_INTERVAL_MS, LOG_LEVEL: "warn", ...(database ? { DATABASE_URL: database.url } : {}), ...bucket?.env };
     server = await startServer(env);
     const call = (method: string, path: string, key: string, body?: string) =>
       fetch(server!.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body });
@@ -221,21 +234,21 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
         if (usage.storage?.usedBytes !== storageSum) fail(`round ${round}: account ${account} usage says ${usage.storage?.usedBytes} bytes, its unpurged documents hold ${storageSum}`);
       }
       pendingCreates.length = 0;
-      await checkContentFolder(round, unpurgedHashes);
+      await checkContentStore(round, unpurgedHashes);
     };
 
-    /** The start-up sweep judges every (aged) file: wait until the folder settles on the expected set. */
-    const checkContentFolder = async (round: number, expected: string[]) => {
+    /** The start-up sweep judges every (aged) file: wait until the store settles on the expected set. */
+    const checkContentStore = async (round: number, expected: string[]) => {
       const want = expected.sort().join(",");
-      let files: { hashes: string[]; incomplete: number } = { hashes: [], incomplete: 0 };
+      let files: StoredContents = { hashes: [], incomplete: 0 };
       for (let attempt = 0; attempt < 60; attempt++) {
-        files = contentFiles(join(dataDir, "content"));
+        files = await content!.contents();
         if (files.incomplete === 0 && files.hashes.sort().join(",") === want) return;
         await Bun.sleep(100);
       }
       const extra = files.hashes.filter((hash) => !expected.includes(hash)).length;
       const missing = expected.filter((hash) => !files.hashes.includes(hash)).length;
-      fail(`round ${round}: content folder holds ${files.hashes.length} files (${extra} orphaned, ${missing} missing, ${files.incomplete} incomplete) for ${expected.length} unpurged documents`);
+      fail(`round ${round}: content ${store} holds ${files.hashes.length} files (${extra} orphaned, ${missing} missing, ${files.incomplete} incomplete) for ${expected.length} unpurged documents`);
     };
 
     for (let round = 1; round <= options.kills; round++) {
@@ -249,20 +262,21 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       await server.proc.exited;
       stop.now = true;
       await Promise.all(clients);
-      if (options.sabotage && round === options.kills) sabotaged = sabotage(join(dataDir, "content"), [...tracked.values()]);
-      ageFiles(join(dataDir, "content"), Date.now() - ORPHAN_AGE_MS);
+      if (options.sabotage && round === options.kills) sabotaged = await sabotage(content, [...tracked.values()]);
+      ageFiles(bucket?.directory ?? join(dataDir, "content"), Date.now() - ORPHAN_AGE_MS);
       const restartAt = performance.now();
       server = await startServer(env);
       const verifyAt = performance.now();
       await verify(round);
-      log(`${options.mode}: kill ${round}/${options.kills}, ${acknowledgedWrites} acknowledged writes, ${tracked.size} documents tracked, ${violations.length} violations (restart ${Math.round(verifyAt - restartAt)} ms, checks ${Math.round(performance.now() - verifyAt)} ms)`);
+      log(`${options.mode}/${store}: kill ${round}/${options.kills}, ${acknowledgedWrites} acknowledged writes, ${tracked.size} documents tracked, ${violations.length} violations (restart ${Math.round(verifyAt - restartAt)} ms, checks ${Math.round(performance.now() - verifyAt)} ms)`);
       if (violations.length > 0) break;
     }
     await server.stop("SIGTERM");
-    return { mode: options.mode, kills: options.kills, acknowledgedWrites, documentsChecked, violations, elapsedMs: performance.now() - started, sabotaged };
+    return { mode: options.mode, store, kills: options.kills, acknowledgedWrites, documentsChecked, violations, elapsedMs: performance.now() - started, sabotaged };
   } finally {
     await server?.stop("SIGKILL");
     await database?.drop();
+    await bucket?.close();
     await removeDataDir(dataDir);
   }
 }
@@ -276,15 +290,68 @@ function* walk(folder: string): Generator<string> {
   }
 }
 
-function contentFiles(folder: string): { hashes: string[]; incomplete: number } {
-  const hashes: string[] = [];
-  let incomplete = 0;
-  for (const path of walk(folder)) {
-    if (path.endsWith(".json")) {
-      try { hashes.push(sha256(readFileSync(path))); } catch {} // removed by the sweeper meanwhile
-    } else incomplete++;
-  }
-  return { hashes, incomplete };
+interface StoredContents { hashes: string[]; incomplete: number }
+
+/** What the trial needs to see of a content store: its contents by hash, and a way to tamper with them. */
+interface ContentView {
+  contents(): Promise<StoredContents>;
+  remove(hash: string): Promise<boolean>;
+  plant(key: string, text: string, complete: boolean): Promise<void>;
+}
+
+function folderView(folder: string): ContentView {
+  return {
+    async contents() {
+      const hashes: string[] = [];
+      let incomplete = 0;
+      for (const path of walk(folder)) {
+        if (path.endsWith(".json")) {
+          try { hashes.push(sha256(readFileSync(path))); } catch {} // removed by the sweeper meanwhile
+        } else incomplete++;
+      }
+      return { hashes, incomplete };
+    },
+    async remove(hash) {
+      for (const path of walk(folder)) {
+        if (!path.endsWith(".json") || sha256(readFileSync(path)) !== hash) continue;
+        rmSync(path);
+        return true;
+      }
+      return false;
+    },
+    async plant(key, text, complete) {
+      const shard = join(folder, key.slice(-2)); // the store's layout: <root>/<last two hex digits>/<key>
+      mkdirSync(shard, { recursive: true });
+      writeFileSync(join(shard, key + (complete ? ".json" : ".tmp")), text);
+    },
+  };
+}
+
+/** A bucket holds no incomplete writes (a PUT is atomic); any object not named <key>.json counts as one. */
+function bucketView(bucket: TestBucket): ContentView {
+  const prefix = bucket.settings.prefix;
+  return {
+    async contents() {
+      const hashes: string[] = [];
+      let incomplete = 0;
+      for (const name of await bucket.objects()) {
+        if (!/^[0-9a-f-]{36}\.json$/.test(name.slice(prefix.length))) { incomplete++; continue; }
+        try { hashes.push(sha256(await bucket.client.file(name).bytes())); } catch {} // removed by the sweeper meanwhile
+      }
+      return { hashes, incomplete };
+    },
+    async remove(hash) {
+      for (const name of await bucket.objects()) {
+        if (sha256(await bucket.client.file(name).bytes()) !== hash) continue;
+        await bucket.client.delete(name);
+        return true;
+      }
+      return false;
+    },
+    async plant(key, text, complete) {
+      if (complete) await bucket.client.write(`${prefix}${key}.json`, text);
+    },
+  };
 }
 
 function ageFiles(folder: string, at: number) {
@@ -294,21 +361,10 @@ function ageFiles(folder: string, at: number) {
   }
 }
 
-function sabotage(folder: string, docs: Tracked[]): string | undefined {
+async function sabotage(content: ContentView, docs: Tracked[]): Promise<string | undefined> {
   const victim = docs.find((doc) => !doc.pending && doc.acked.state === "active");
-  if (!victim) return undefined;
-  const hash = sha256(victim.acked.bytes);
-  for (const path of walk(folder)) {
-    if (!path.endsWith(".json") || sha256(readFileSync(path)) !== hash) continue;
-    rmSync(path);
-    for (const [suffix, text] of [[".json", '{"orphan":true}'], [".tmp", '{"half":']]) {
-      const key = Bun.randomUUIDv7();
-      const shard = join(folder, key.slice(-2)); // the store's layout: <root>/<last two hex digits>/<key>
-      mkdirSync(shard, { recursive: true });
-      writeFileSync(join(shard, key + suffix), text);
-    }
-    return victim.id;
-  }
-  return undefined;
+  if (!victim || !(await content.remove(sha256(victim.acked.bytes)))) return undefined;
+  await content.plant(Bun.randomUUIDv7(), '{"orphan":true}', true);
+  await content.plant(Bun.randomUUIDv7(), '{"half":', false);
+  return victim.id;
 }
-

@@ -21,7 +21,10 @@ test("the output never contains a generated e-mail address of the input, whateve
         patterns: ["email", "phone"], customPatterns: [], paths: [], keys: [], maskStyle, mask: "[REDACTED]",
       });
       const serialised = JSON.stringify(output);
-      for (const email of emails) expect(serialised.includes(JSON.stringify(email).slice(1, -1))).toBe(false);
+      // `partial` masks with `*`: a local part made only of `*` (`*@a.aa` → `****@a.aa`) reads the same
+      // as its mask, so its address is found in the output although nothing of it was kept.
+      const checkable = maskStyle === "partial" ? emails.filter((email) => !/^\*+@/.test(email)) : emails;
+      for (const email of checkable) expect(serialised.includes(JSON.stringify(email).slice(1, -1))).toBe(false);
     }),
     { numRuns: 400 },
   );
