@@ -1,7 +1,7 @@
 /**
  * `bun run bench` / `bun run bench:full`: every section in one run, then one table of ratios.
  *
- *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,cluster] [--readme]
+ *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,cluster] [--readme]
  *
  * Installs wrk, jq and Miller from Debian when they are missing, starts every server it measures on
  * loopback, and stops them (and drops the external database it created) at the end, also on failure.
@@ -17,9 +17,11 @@ import { benchUtilities } from "./utilities";
 import { benchEngineScript, benchOverheads } from "./overheads";
 import { benchMemory } from "./memory";
 import { benchPipelines } from "./pipelines";
+import { benchCompression } from "./compression";
+import { benchExportMemory } from "./export-memory";
 import { benchCluster } from "./cluster";
 
-const SECTIONS = ["documents", "storage", "utilities", "engine", "memory", "pipelines", "cluster"] as const;
+const SECTIONS = ["documents", "storage", "utilities", "engine", "memory", "pipelines", "compression", "export", "cluster"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({ options: { full: { type: "boolean", default: false }, only: { type: "string" }, readme: { type: "boolean", default: false } } });
@@ -41,16 +43,19 @@ try {
     await benchPipelines(settings, kiln);
     await kiln.stop();
   }
-  if (only.has("utilities") || only.has("engine") || only.has("memory")) {
+  if (only.has("utilities") || only.has("engine") || only.has("memory") || only.has("compression")) {
     const kiln = await startKiln("embedded");
     const bare = await startBare(kiln);
     if (only.has("utilities")) await benchUtilities(settings, kiln, bare);
     if (only.has("engine")) await benchOverheads(settings, kiln, bare);
     await bare.stop();
     if (only.has("memory")) await benchMemory(kiln);
+    if (only.has("compression")) await benchCompression(settings, kiln);
     await kiln.stop();
   }
   if (only.has("engine")) benchEngineScript(settings);
+  // 10,000 documents of 20 kB (200 MB) with --full; 2,000 (40 MB) otherwise
+  if (only.has("export")) await benchExportMemory(settings.full ? 10_000 : 2_000, 20_000);
   if (only.has("cluster")) await benchCluster(settings);
 } finally {
   await stopAll();

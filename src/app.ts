@@ -10,11 +10,14 @@ import { createLogger, requestContext, type Logger } from "./http/context";
 import { errorHandler, HttpError, methodsAllowed } from "./http/errors";
 import { authentication, Authenticator } from "./http/auth";
 import type { RateCounter } from "./http/rate-limit";
+import { idempotency as idempotencyHooks } from "./http/idempotency";
 import { openapiDocs } from "./http/openapi";
+import { compressResponse } from "./http/compression";
+import { corsPolicy } from "./http/cors";
 import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
-import { DOCUMENT_RAW_ROUTES, documentsModule } from "./modules/documents";
+import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
 import { documentsDeps } from "./modules/documents/service";
 import { documentLinksModule, linkSecretOf } from "./modules/documents/links";
 import type { ContentStore } from "./storage/content-store";
@@ -51,6 +54,7 @@ export function createApp(deps: AppDeps) {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const authenticator = new Authenticator(database.db, deps.now, deps.rateCounter);
   const auth = authentication(authenticator);
+  const idempotency = idempotencyHooks({ db: database.db, now: deps.now });
   const documentBodyLimit: BodyLimit = {
     bytes: MAX_DOCUMENT_BODY_BYTES,
     tooLarge: (limit) => new HttpError(413, "document_too_large", `The request body exceeds ${limit} bytes`),
@@ -83,17 +87,22 @@ export function createApp(deps: AppDeps) {
   const app = new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
     .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path), methodsAllowed: (path): string[] => methodsAllowed(app.routes, path) }))
-    .use(bodyParser({ limitFor: (route) => bodyLimits.get(route) ?? documentBodyLimit, rawRoutes: new Set([EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES, ...DOCUMENT_RAW_ROUTES]), authorize: (request, path) => authenticator.authorize(request, path) }))
+    .use(bodyParser({ limitFor: (route) => bodyLimits.get(route) ?? documentBodyLimit, rawRoutes: new Set([EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES, ...DOCUMENT_RAW_ROUTES]), streamedRoutes: new Set([IMPORT_ROUTE]), authorize: (request, path) => authenticator.authorize(request, path) }))
     .use(docs.plugin)
     .use(auth)
     .use(healthModule({ database, contentStore, draining: deps.draining }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
-    .use(utilitiesModule({ engine: utilityEngine, auth }))
-    .use(pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth }))
-    .use(documentsModule({ ...documents, auth }))
+    .use(utilitiesModule({ engine: utilityEngine, auth, idempotency }))
+    .use(pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }))
+    .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }))
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), publicUrl: config.publicUrl, auth }));
   docs.describe(app);
+
+  // CORS and compression act on the final Response, whichever part of the app built it (a route, onError, a replay).
+  const cors = corsPolicy(config.corsOrigins);
+  const handle = app.handle;
+  app.handle = async (request) => cors.preflight(request) ?? cors.apply(request, await compressResponse(request, await handle(request)));
   return app;
 }
 

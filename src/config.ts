@@ -8,6 +8,7 @@ import type { S3Settings } from "./storage/s3";
 
 /** Where document content lives: `$DATA_DIR/content`, or an S3-compatible bucket. */
 export type ContentStoreConfig = { readonly kind: "disk" } | { readonly kind: "s3"; readonly s3: S3Settings };
+import { parseCorsOrigins, type CorsOrigins } from "./http/cors";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
@@ -38,6 +39,8 @@ export interface Config {
   readonly drainDelayMs: number;
   /** after SIGTERM, the longest a node waits for in-flight requests before closing them */
   readonly drainTimeoutMs: number;
+  /** origins whose browsers may call the API (CORS); empty: none */
+  readonly corsOrigins: CorsOrigins;
 }
 
 export class ConfigError extends Error {}
@@ -102,6 +105,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (publicUrl !== undefined && !(/^https?:\/\//.test(publicUrl) && URL.canParse(publicUrl))) {
     throw new ConfigError(`PUBLIC_URL must be an http:// or https:// URL, got '${env.PUBLIC_URL}'`);
   }
+  const corsOrigins = parseCorsOrigins(env.CORS_ORIGINS);
+  if (corsOrigins === undefined) {
+    throw new ConfigError(`CORS_ORIGINS must be * or a comma-separated list of origins such as https://app.example.com (scheme, host and port only), got '${env.CORS_ORIGINS}'`);
+  }
   return Object.freeze({
     port: integer(env, "PORT", 3000, 0, 65535),
     host: env.HOST || "0.0.0.0",
@@ -123,5 +130,6 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     drainDelayMs: integer(env, "DRAIN_DELAY_MS", 0, 0, 600_000),
     drainTimeoutMs: integer(env, "DRAIN_TIMEOUT_MS", 30_000, 0, 3_600_000),
+    corsOrigins,
   });
 }

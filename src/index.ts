@@ -15,6 +15,7 @@ import { ContentStoreUnavailable } from "./storage/content-store";
 import { documentsRepository } from "./modules/documents/repository";
 import { startSweepers } from "./modules/documents/sweeper";
 import { rateCounterFor } from "./http/rate-limit";
+import { purgeExpiredIdempotencyKeys } from "./http/idempotency";
 
 let config: Config;
 try {
@@ -47,6 +48,9 @@ const rateCounter = rateCounterFor({ redisUrl: config.redisUrl, redisPrefix: con
 let draining = false;
 const app = createApp({ config, database, logger, workerPool, contentStore, rateCounter, draining: () => draining });
 const sweepers = startSweepers({ repository: documentsRepository(database.db), database, store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs });
+const idempotencySweep = setInterval(() => {
+  purgeExpiredIdempotencyKeys(database.db, Date.now()).catch((error) => logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }));
+}, config.sweepIntervalMs);
 const server = Bun.serve({
   port: config.port,
   hostname: config.host,
@@ -75,6 +79,7 @@ async function shutdown(signal: string) {
     await server.stop(true);
   }
   await sweepers.stop();
+  clearInterval(idempotencySweep);
   await workerPool.stop();
   rateCounter.close();
   await database.close();

@@ -3,7 +3,7 @@
  * Times are epoch milliseconds (bigint, read as numbers) because the API speaks in them.
  */
 import { sql } from "drizzle-orm";
-import { bigint, check, index, integer, json, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, check, index, integer, json, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 
 const epochMs = (name: string) => bigint(name, { mode: "number" });
 const bytes = (name: string) => bigint(name, { mode: "number" });
@@ -90,6 +90,27 @@ export const pipelines = pgTable("pipelines", {
   updatedAt: epochMs("updated_at").notNull(),
 }, (table) => [
   index("pipelines_account_list_idx").on(table.accountId, table.createdAt.desc(), table.id.desc()),
+]);
+
+/**
+ * Idempotency-Key claims and the answers they keep, per account, for 24 hours (src/http/idempotency.ts).
+ * `claim` names the request that holds a running key, so only it may store the answer or release the key.
+ */
+export const idempotencyKeys = pgTable("idempotency_keys", {
+  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
+  key: text("key").notNull(),
+  /** hex SHA-256 of the method, path and body of the first request */
+  fingerprint: text("fingerprint").notNull(),
+  claim: text("claim").notNull(),
+  /** null while the first request is still running */
+  status: integer("status"),
+  headers: jsonb("headers").$type<Record<string, string>>(),
+  body: text("body"),
+  createdAt: epochMs("created_at").notNull(),
+  expiresAt: epochMs("expires_at").notNull(),
+}, (table) => [
+  primaryKey({ columns: [table.accountId, table.key] }),
+  index("idempotency_keys_expires_idx").on(table.expiresAt),
 ]);
 
 export type Account = typeof accounts.$inferSelect;

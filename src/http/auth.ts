@@ -25,6 +25,8 @@ export interface Principal {
 const AREAS: readonly [prefix: string, permission: Permission][] = [
   ["/api/v1/documents", "documents"],
   ["/api/v1/folders", "documents"],
+  ["/api/v1/export", "documents"],
+  ["/api/v1/import", "documents"],
   ["/api/v1/utilities", "utilities"],
   ["/api/v1/pipelines", "utilities"],
   ["/api/v1/admin", "admin"],

@@ -26,6 +26,12 @@ export class RawBody {
   }
 }
 
+/**
+ * The body of a route that reads the request stream itself (an NDJSON import of any size): the parser
+ * leaves the stream untouched for the handler.
+ */
+export class StreamedBody {}
+
 /** Parsed JSON, boxed so that a body of `null` is not mistaken by Elysia for "no parser answered". */
 class ParsedBody {
   constructor(readonly value: unknown) {}
@@ -101,6 +107,8 @@ export interface BodyParserOptions {
   limitFor(route: string): BodyLimit;
   /** routes whose handlers take the raw bytes (a RawBody) instead of parsed JSON */
   rawRoutes: ReadonlySet<string>;
+  /** routes whose handlers read request.body incrementally (a StreamedBody): nothing is buffered */
+  streamedRoutes?: ReadonlySet<string>;
   /** the request's authorisation (memoised): a refused request's body is never read */
   authorize(request: Request, path: string): Promise<unknown>;
 }
@@ -132,6 +140,7 @@ export const bodyParser = (options: BodyParserOptions) =>
         await request.body?.cancel().catch(() => {});
         return raw ? new RawBody(unsupported) : new BodyProblem(unsupported);
       }
+      if (options.streamedRoutes?.has(route)) return new StreamedBody();
       const limit = options.limitFor(route);
       const bytes = await readLimited(request, limit.bytes);
       if (bytes === "too_large") return raw ? new RawBody(limit.tooLarge(limit.bytes)) : new BodyProblem(limit.tooLarge(limit.bytes));

@@ -94,6 +94,8 @@ export interface OperationOptions {
   errors?: Record<number, string>;
   /** headers every response of this status carries */
   headers?: Record<number, HeaderName[]>;
+  /** the route takes an Idempotency-Key (http/idempotency.ts): the header, 409, 422, and Idempotent-Replayed on this success status */
+  idempotent?: { success: number };
   /** conditional request headers the route honours */
   conditional?: ("If-Match" | "If-None-Match")[];
   /** the route answers 304 Not Modified (no body) to If-None-Match */
@@ -103,6 +105,14 @@ export interface OperationOptions {
   /** success responses the handler builds itself (its Response bypasses `response` schemas) */
   responses?: Record<number, { description: string; content: Record<string, TSchema | Json> }>;
 }
+
+const IDEMPOTENCY_KEY = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description: "1 to 255 printable ASCII characters (else 400 invalid_idempotency_key). A retry with the same key and body within 24 hours gets the first answer again, with Idempotent-Replayed: true, and nothing is done twice.",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+};
 
 const CONDITIONAL = {
   "If-Match": "ETag the resource must still have; otherwise 412 precondition_failed and nothing changes",
@@ -123,14 +133,22 @@ export function operation(options: OperationOptions) {
     const response = (responses[status] ??= {}) as Json;
     response.headers = { ...(response.headers as Json), ...headerRefs(names, names) };
   }
+  if (options.idempotent) {
+    responses[409] = problemResponse("idempotency_in_progress: a request with this Idempotency-Key is still running", ["Retry-After"]);
+    responses[422] = problemResponse("idempotency_key_reused: this Idempotency-Key was used with another request (method, path or body)");
+    const success = (responses[options.idempotent.success] ??= {}) as Json;
+    success.headers = { ...(success.headers as Json), ...headerRefs(["Idempotent-Replayed"]) };
+  }
   if (options.notModified) (responses[304] as Json).headers = headerRefs(["ETag"], ["ETag"]);
+  const parameters = [
+    ...(options.conditional ?? []).map((name) => ({ name, in: "header", required: false, description: CONDITIONAL[name], schema: { type: "string" } })),
+    ...(options.idempotent ? [IDEMPOTENCY_KEY] : []),
+  ];
   return {
     operationId: options.operationId,
     summary: options.summary,
     ...(options.description ? { description: options.description } : {}),
-    ...(options.conditional
-      ? { parameters: options.conditional.map((name) => ({ name, in: "header", required: false, description: CONDITIONAL[name], schema: { type: "string" } })) }
-      : {}),
+    ...(parameters.length ? { parameters } : {}),
     ...(options.requestBody
       ? { requestBody: { required: true, description: options.requestBody.description, content: mediaTypes(options.requestBody.content) } }
       : {}),

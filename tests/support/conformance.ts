@@ -111,6 +111,7 @@ export class ConformanceChecker {
     const media = content[mediaType];
     if (!media) return [...problems, `media type '${mediaType}' is not declared for status ${response.status} (declared: ${Object.keys(content).join(", ")})`];
     if (!mediaType.endsWith("json")) return problems;
+    if (mediaType === "application/x-ndjson") return [...problems, ...this.checkLines(`${operationId} ${response.status} ${mediaType}`, media.schema ?? {}, body)];
     let value: unknown;
     try {
       value = JSON.parse(new TextDecoder().decode(body));
@@ -121,6 +122,24 @@ export class ConformanceChecker {
     if (!validate(value)) {
       problems.push(`body does not match the declared schema: ${this.ajv.errorsText(validate.errors)}: ${JSON.stringify(value).slice(0, 300)}`);
     }
+    return problems;
+  }
+
+  /** NDJSON: each line is checked against the declared schema on its own. */
+  private checkLines(key: string, schema: unknown, body: Uint8Array): string[] {
+    const validate = this.validator(key, schema);
+    const problems: string[] = [];
+    new TextDecoder().decode(body).split("\n").forEach((line, index) => {
+      if (line.trim() === "") return;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        problems.push(`line ${index + 1} of the NDJSON body is not JSON`);
+        return;
+      }
+      if (!validate(value)) problems.push(`line ${index + 1} does not match the declared schema: ${this.ajv.errorsText(validate.errors)}: ${line.slice(0, 300)}`);
+    });
     return problems;
   }
 }

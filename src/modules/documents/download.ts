@@ -4,7 +4,7 @@ import type { OpenedContent } from "../../storage/content-store";
 import { contentDisposition } from "./content-disposition";
 import { contentETag, ifNoneMatchHits } from "./etag";
 
-function stringHeaders(headers: Record<string, unknown>): Record<string, string> {
+export function stringHeaders(headers: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, String(value)]));
 }
 

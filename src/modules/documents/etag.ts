@@ -1,13 +1,16 @@
+import { uncodedETag } from "../../http/compression";
+
 /**
  * Strong ETags: the content hash for content, the row version for metadata. `If-Match` uses the strong
- * comparison (a weak tag never matches), `If-None-Match` the weak one (RFC 9110 §13.1).
+ * comparison (a weak tag never matches), `If-None-Match` the weak one (RFC 9110 §13.1). The tag of a
+ * compressed representation (`"…-gzip"`, http/compression.ts) stands for the same state as its source.
  */
 
 export const contentETag = (contentHash: string) => `"${contentHash}"`;
 export const metadataETag = (version: number) => `"v${version}"`;
 
 function listedTags(header: string): string[] {
-  return header.split(",").map((tag) => tag.trim()).filter((tag) => tag !== "");
+  return header.split(",").map((tag) => uncodedETag(tag.trim())).filter((tag) => tag !== "");
 }
 
 /** Whether a write guarded by `If-Match` may go ahead; no header means yes. */

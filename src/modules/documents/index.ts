@@ -1,12 +1,13 @@
 /** Documents API (permission `documents`), as docs/api.md describes it. */
 import { Elysia, t } from "elysia";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
+import type { IdempotencyHooks } from "../../http/idempotency";
 import { RawBody, rawBody } from "../../http/body";
-import { badRequest } from "../../http/errors";
+import { badRequest, HttpError } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
-import { downloadResponse, notModifiedResponse } from "./download";
+import { downloadResponse, notModifiedResponse, stringHeaders } from "./download";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
-import { CreateDocumentBody, DocumentResponse, FoldersResponse, IdParams, ListQuery, ListResponse, UpdateDocumentBody } from "./model";
+import { CreateDocumentBody, DocumentResponse, DocumentView, ExportQuery, FoldersResponse, IdParams, ListQuery, ListResponse, UpdateDocumentBody } from "./model";
 import {
   createDocument, documentView, getDocument, LIST_LIMIT_MAX, listDocuments, listLimit, listFolders, openContent, purgeDocument,
   replaceContent, restoreDocument, softDelete, updateMetadata, type DocumentsDeps,
@@ -14,6 +15,10 @@ import {
 import type { DocumentRow } from "../../db/schema";
 import { Type } from "@sinclair/typebox";
 import { operation } from "../../http/openapi";
+import { exportDocuments, importDocuments } from "./transfer";
+
+/** The import route as Elysia names it: its body is streamed, never buffered (see app.ts's body parser). */
+export const IMPORT_ROUTE = "/api/v1/import";
 
 /** Routes whose bodies the handlers read as raw bytes: content is stored as received, and a metadata update is parsed only once its document was found (404 before 400). */
 export const DOCUMENT_RAW_ROUTES = ["/api/v1/documents/:id", "/api/v1/documents/:id/content"] as const;
@@ -24,7 +29,27 @@ const ContentReplaced = t.Object({ success: t.Literal(true), fileSize: Type.Inte
 
 const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
 
-export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
+/** A line of an export, and of an import (whose `document` may hold more fields: they are ignored). */
+const contentMembers = {
+  content: t.Optional(t.Unknown({ description: "the content, embedded byte for byte" })),
+  contentText: t.Optional(t.String({ description: "instead of content, for content whose text holds line breaks: the text as a JSON string" })),
+};
+const ExportLine = t.Object({ document: DocumentView, ...contentMembers }, { title: "ExportLine" });
+const ImportLine = t.Object({
+  document: t.Object({
+    name: t.String(),
+    description: t.Optional(t.Union([t.String(), t.Null()])),
+    tags: t.Optional(t.Array(t.String())),
+    folder: t.Optional(t.Union([t.String(), t.Null()])),
+  }, { additionalProperties: true, description: "name, description, tags and folder are read; other fields (an export's id, sizes, times) are ignored" }),
+  ...contentMembers,
+}, { title: "ImportLine" });
+const ImportResult = t.Union([
+  t.Object({ line: Type.Integer({ description: "the input line's number, from 1" }), id: t.String() }),
+  t.Object({ line: Type.Integer(), error: t.Object({ code: t.String(), detail: t.String() }) }),
+], { title: "ImportResult" });
+
+export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempotency: IdempotencyHooks; importLineMaxBytes: number }) => {
   const withMetadataETag = (set: { headers: Record<string, unknown> }, row: DocumentRow) => {
     set.headers.ETag = metadataETag(row.version);
     return { success: true as const, document: documentView(row) };
@@ -60,6 +85,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
       set.headers.Location = `/api/v1/documents/${row.id}`;
       return withMetadataETag(set, row);
     }, {
+      ...deps.idempotency,
       body: CreateDocumentBody,
       response: { 201: DocumentResponse },
       detail: operation({
@@ -72,6 +98,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
           507: "insufficient_storage: the content store has no room (a full disk); nothing was stored",
         },
         headers: { 201: ["Location", "ETag"] },
+        idempotent: { success: 201 },
       }),
     })
     .get("/documents/:id", async ({ principal, params, request, set, status }) => {
@@ -208,6 +235,34 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin }) => {
         summary: "Restore a soft-deleted document",
         errors: { 404: "document_not_found", 409: "document_not_deleted: the document is active" },
         headers: { 200: ["ETag"] },
+      }),
+    })
+    .get("/export", ({ principal, query, set }) => {
+      const stream = exportDocuments(deps, requirePrincipal(principal).accountId, { folder: query.folder, deleted: query.deleted === "true" });
+      return new Response(stream, { headers: { ...stringHeaders(set.headers as Record<string, string>), "Content-Type": "application/x-ndjson" } });
+    }, {
+      query: ExportQuery,
+      detail: operation({
+        operationId: "exportDocuments",
+        summary: "Export documents as NDJSON",
+        description: "One line per document, oldest first: {\"document\": {metadata}, \"content\": <the stored JSON text, byte for byte>} (content with line breaks comes as contentText). Streamed: memory stays flat whatever the number of documents.",
+        responses: { 200: { description: "One line per document", content: { "application/x-ndjson": ExportLine } } },
+      }),
+    })
+    .post("/import", ({ principal, request, set }) => {
+      const accountId = requirePrincipal(principal).accountId;
+      const type = request.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
+      if (type !== "application/x-ndjson") throw new HttpError(415, "unsupported_media_type", "The import body must be NDJSON: Content-Type: application/x-ndjson");
+      const results = importDocuments(deps, accountId, request.body, deps.importLineMaxBytes);
+      return new Response(results, { headers: { ...stringHeaders(set.headers as Record<string, string>), "Content-Type": "application/x-ndjson" } });
+    }, {
+      detail: operation({
+        operationId: "importDocuments",
+        summary: "Import documents from NDJSON",
+        description: "The export's line format; of document, only name, description, tags and folder are read. Each line is created on its own (quotas per line) and answered by one result line, streamed as it is stored: {\"line\": n, \"id\"} or {\"line\": n, \"error\": {code, detail}}. Blank lines are skipped.",
+        requestBody: { description: "One document per line", content: { "application/x-ndjson": ImportLine } },
+        responses: { 200: { description: "One result per input line", content: { "application/x-ndjson": ImportResult } } },
+        errors: { 415: "unsupported_media_type: the body is not application/x-ndjson (or has a Content-Encoding)" },
       }),
     })
     .get("/folders", async ({ principal }) => ({ success: true as const, folders: await listFolders(deps, requirePrincipal(principal).accountId) }), {

@@ -48,6 +48,11 @@ export const ListQuery = t.Object({
   deleted: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "true lists the caller's soft-deleted documents" })),
 }, { additionalProperties: false });
 
+export const ExportQuery = t.Object({
+  folder: t.Optional(t.String({ description: "exact folder path; absent or \"\" = every folder" })),
+  deleted: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "true exports the soft-deleted documents instead" })),
+}, { additionalProperties: false });
+
 export const ListResponse = t.Object({
   success: t.Literal(true),
   documents: t.Array(DocumentView),

@@ -3,7 +3,7 @@
  * break are kept by the database: the storage quota by one conditional UPDATE on the account row,
  * If-Match and state checks under the document's row lock.
  */
-import { and, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { accounts, documents, folders, type DocumentRow } from "../../db/schema";
 import type { CursorPosition } from "./cursor";
@@ -136,11 +136,17 @@ export const documentsRepository = (db: Db) => ({
     return rows.map((row) => row.content_key);
   },
 
-  async list(accountId: string, options: { deleted: boolean; folder?: string; after?: CursorPosition; limit: number }): Promise<DocumentRow[]> {
+  /** Newest first (the listing), or oldest first (an export, so that an import recreates them in order). */
+  async list(accountId: string, options: { deleted: boolean; folder?: string; after?: CursorPosition; limit: number; oldestFirst?: boolean }): Promise<DocumentRow[]> {
     const conditions: (SQL | undefined)[] = [eq(documents.accountId, accountId), options.deleted ? deleted : active];
     if (options.folder !== undefined) conditions.push(eq(documents.folder, options.folder));
-    if (options.after) conditions.push(sql`(${documents.createdAt}, ${documents.id}) < (${options.after.createdAt}, ${options.after.id})`);
-    return db.select().from(documents).where(and(...conditions)).orderBy(desc(documents.createdAt), desc(documents.id)).limit(options.limit);
+    const order = options.oldestFirst ? asc : desc;
+    if (options.after) {
+      conditions.push(options.oldestFirst
+        ? sql`(${documents.createdAt}, ${documents.id}) > (${options.after.createdAt}, ${options.after.id})`
+        : sql`(${documents.createdAt}, ${documents.id}) < (${options.after.createdAt}, ${options.after.id})`);
+    }
+    return db.select().from(documents).where(and(...conditions)).orderBy(order(documents.createdAt), order(documents.id)).limit(options.limit);
   },
 
   async folders(accountId: string): Promise<{ path: string; documentCount: number; createdAt: number }[]> {

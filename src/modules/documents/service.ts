@@ -268,10 +268,16 @@ export interface ListOptions {
   deleted: boolean;
 }
 
-export async function listDocuments(deps: DocumentsDeps, accountId: string, options: ListOptions): Promise<{ documents: DocumentRow[]; nextCursor: string | null }> {
+/** The `folder` query parameter of a listing or an export: a normalised path, or undefined for any folder. */
+export function folderFilter(raw: string | undefined): string | undefined {
   const errors: FieldError[] = [];
-  const folder = options.folder === undefined ? undefined : normalizeFolder(options.folder, errors, "/folder") ?? undefined;
+  const folder = raw === undefined ? undefined : normalizeFolder(raw, errors, "/folder") ?? undefined;
   if (errors.length > 0) throw validationError(errors.map((error) => ({ ...error, message: `${error.message} (query parameter folder)` })));
+  return folder;
+}
+
+export async function listDocuments(deps: DocumentsDeps, accountId: string, options: ListOptions): Promise<{ documents: DocumentRow[]; nextCursor: string | null }> {
+  const folder = folderFilter(options.folder);
   const after = options.cursor === undefined ? undefined : decodeCursor(accountId, options.cursor);
   const rows = await deps.repository.list(accountId, { deleted: options.deleted, folder, after, limit: options.limit + 1 });
   const { page, nextCursor } = pageOf(accountId, rows, options.limit);

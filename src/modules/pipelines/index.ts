@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import { requirePrincipal, type AuthPlugin, type Principal } from "../../http/auth";
 import { RawBody } from "../../http/body";
+import type { IdempotencyHooks } from "../../http/idempotency";
 import { operation } from "../../http/openapi";
 import { LIST_LIMIT_MAX, listLimit } from "../documents/service";
 import {
@@ -32,13 +33,14 @@ const RUN_ERRORS = {
 const RUN_DESCRIPTION = "Steps run in order, each step's output being the next step's primary, in one worker hop (inline when the inputs are small). Every step is checked (utility and config) before anything runs or any credit is taken; one credit per step, all given back if the run or its save fails.";
 const DEFINITION_ERRORS = { 400: "validation_failed, naming the field (steps by index: /steps/1/utility)", 413: "pipeline_too_large: a definition over 1 MiB" };
 
-export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin }) => {
+export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempotency: IdempotencyHooks }) => {
   const accountOf = (principal: Principal | undefined) => requirePrincipal(principal).accountId;
 
   return new Elysia({ name: "kiln.pipelines", prefix: "/api/v1/pipelines", detail: { tags: ["Pipelines"] } })
     .use(deps.auth)
     .post("/run", async ({ principal, body, request }) =>
       jsonResponse(await runPipeline(deps, { principal: requirePrincipal(principal), bytes: rawBytes(body), signal: request.signal })), {
+      ...deps.idempotency,
       // The output comes back as JSON text from the run (a Response, not re-validated); this types it.
       response: { 200: PipelineRunResponse },
       detail: operation({
@@ -47,6 +49,7 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin }) => {
         description: RUN_DESCRIPTION,
         requestBody: { content: { "application/json": RunPipelineBody } },
         errors: RUN_ERRORS,
+        idempotent: { success: 200 },
       }),
     })
     .post("", async ({ principal, body, set }) => {
@@ -116,6 +119,7 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin }) => {
       const saved = await getPipeline(deps, caller.accountId, params.id); // 404 before the body's 413 and 400
       return jsonResponse(await runPipeline(deps, { principal: caller, bytes: rawBytes(body), signal: request.signal }, saved));
     }, {
+      ...deps.idempotency,
       params: PipelineParams,
       response: { 200: PipelineRunResponse },
       detail: operation({
@@ -124,6 +128,7 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin }) => {
         description: `The saved steps as they are when the run starts. ${RUN_DESCRIPTION}`,
         requestBody: { content: { "application/json": RunSavedPipelineBody } },
         errors: { ...RUN_ERRORS, 404: "pipeline_not_found, document_not_found (an input or output.saveTo)" },
+        idempotent: { success: 200 },
       }),
     });
 };

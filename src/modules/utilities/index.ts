@@ -2,6 +2,7 @@
 import { Elysia, t } from "elysia";
 import { operation } from "../../http/openapi";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
+import type { IdempotencyHooks } from "../../http/idempotency";
 import { RawBody } from "../../http/body";
 import { ExecuteBody, ExecuteResponse, UtilityParams, UtilityView } from "./model";
 import { executeUtility, getUtility, utilityView, type UtilityEngine } from "./service";
@@ -10,7 +11,7 @@ import { executeUtility, getUtility, utilityView, type UtilityEngine } from "./s
 export const EXECUTE_ROUTE = "/api/v1/utilities/:utilityId";
 
 
-export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin }) =>
+export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin; idempotency: IdempotencyHooks }) =>
   new Elysia({ name: "kiln.utilities", prefix: "/api/v1/utilities", detail: { tags: ["Utilities"] } })
     .use(deps.auth)
     .get("", () => ({ success: true as const, utilities: deps.engine.registry.utilities.map(utilityView) }), {
@@ -33,6 +34,7 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin 
       });
       return new Response(text, { headers: { "Content-Type": "application/json" } });
     }, {
+      ...deps.idempotency,
       params: UtilityParams,
       // The output comes back as JSON text from the run (a Response, not re-validated); this types it.
       response: { 200: ExecuteResponse },
@@ -51,5 +53,6 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin 
           413: "payload_too_large: the request plus the stored inputs are over UTILITY_MAX_PAYLOAD_BYTES; document_too_large or storage_limit_exceeded: the saved output does not fit (the credit is given back)",
           503: "busy: every utility worker is busy and the queue is full; retry after Retry-After",
         },
+        idempotent: { success: 200 },
       }),
     });

@@ -100,7 +100,8 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
     const env = { DATA_DIR: dataDir, BOOTSTRAP_API_KEY: bootstrapKey, SWEEP_INTERVAL_MS, LOG_LEVEL: "warn", ...(database ? { DATABASE_URL: database.url } : {}), ...bucket?.env };
     server = await startServer(env);
     const call = (method: string, path: string, key: string, body?: string) =>
-      fetch(server!.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body });
+      // identity: the checks compare the stored bytes with their length and hash, not a compressed representation
+      fetch(server!.url + path, { method, headers: { authorization: `Bearer ${key}`, "accept-encoding": "identity", ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body });
     const keys: string[] = [];
     for (let i = 0; i < accountCount; i++) {
       const account = await (await call("POST", "/api/v1/admin/accounts", bootstrapKey, JSON.stringify({ name: `crash-${i}`, rateLimitPerMinute: null }))).json() as any;

@@ -1,0 +1,154 @@
+/**
+ * Idempotency-Key for POSTs that create or spend something. A route opts in by spreading the hooks
+ * into its options (`...deps.idempotency`) and declares it in its OpenAPI operation (`idempotent: { success: <status> }`
+ * in operation()). The key is looked at only after authentication, permission and body validation
+ * (the hooks run before the handler), so it never changes who may do what.
+ *
+ * The first request with a key claims it in PostgreSQL (one INSERT … ON CONFLICT, so of any number of
+ * concurrent duplicates exactly one runs). Its answer is kept for 24 hours and replayed to retries with
+ * the same method, path and body (`Idempotent-Replayed: true`); a retry with another body is 422
+ * `idempotency_key_reused`, one that arrives while the first still runs is 409 `idempotency_in_progress`.
+ *
+ * Which answers are kept (as Stripe does): every 2xx and 4xx the route itself decided, so a retry
+ * never runs a refused request a second time. Released instead, so a retry runs again: 5xx, 408
+ * (utility timeout), 429 and 499 (client gone), after which nothing was created and no credit spent.
+ * Requests refused before the route ran (401, 403, 429, a body that fails validation or is too large)
+ * never claim the key.
+ */
+import { and, eq, lte, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { idempotencyKeys } from "../db/schema";
+import { badRequest, HttpError } from "./errors";
+import { rawBody } from "./body";
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+/**
+ * A key still marked running after this long belongs to a process that died mid-request; a retry may
+ * take it over. Far longer than any request runs (utility runs time out after UTILITY_TIMEOUT_MS).
+ */
+export const IDEMPOTENCY_STALE_CLAIM_MS = 10 * 60 * 1000;
+
+const KEY = /^[\x20-\x7e]{1,255}$/;
+const RELEASED_STATUSES = new Set([408, 429, 499]);
+/** Headers that describe one exchange, not the answer: a replay carries its own. */
+const PER_REQUEST_HEADER = /^(x-request-id|ratelimit-|x-ratelimit-|retry-after|content-length|idempotent-replayed)/i;
+
+interface Claim {
+  accountId: string;
+  key: string;
+  claim: string;
+}
+
+const claims = new WeakMap<Request, Claim>();
+
+const keyReused = () => new HttpError(422, "idempotency_key_reused", "This Idempotency-Key was already used with a different request (method, path or body); use a new key for a new request");
+const inProgress = () => new HttpError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still running; retry once it has finished", { headers: { "Retry-After": "1" } });
+
+/** The Idempotency-Key header, checked: undefined when absent, 400 `invalid_idempotency_key` when malformed. */
+function idempotencyKeyOf(request: Request): string | undefined {
+  const key = request.headers.get("idempotency-key");
+  if (key === null) return undefined;
+  if (!KEY.test(key)) throw badRequest("invalid_idempotency_key", "The Idempotency-Key header must be 1 to 255 printable ASCII characters");
+  return key;
+}
+
+function fingerprintOf(request: Request, path: string, body: Uint8Array): string {
+  return new Bun.CryptoHasher("sha256").update(`${request.method} ${path}\n`).update(body).digest("hex");
+}
+
+function replay(row: { status: number; headers: Record<string, string> | null; body: string | null }): Response {
+  return new Response(row.body, { status: row.status, headers: { ...row.headers, "Idempotent-Replayed": "true" } });
+}
+
+function storableHeaders(headers: Headers): Record<string, string> {
+  const kept: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    if (!PER_REQUEST_HEADER.test(name)) kept[name] = value;
+  });
+  return kept;
+}
+
+/** The handler's value as the Response Elysia would send (objects as JSON with the route's status and headers). */
+function asResponse(value: unknown, set: { status?: number | string; headers: Record<string, unknown> }): Response {
+  if (value instanceof Response) return value;
+  const headers = new Headers(Object.entries(set.headers).map(([name, header]) => [name, String(header)]));
+  if (!headers.has("content-type")) headers.set("content-type", "application/json");
+  return new Response(typeof value === "string" ? value : JSON.stringify(value), { status: typeof set.status === "number" ? set.status : 200, headers });
+}
+
+export interface IdempotencyDeps {
+  db: Db;
+  now?: () => number;
+}
+
+export const idempotency = (deps: IdempotencyDeps) => {
+  const now = deps.now ?? Date.now;
+  const { db } = deps;
+
+  /** Claims the key, or answers for the request that holds it. */
+  async function begin(request: Request, path: string, accountId: string): Promise<Response | undefined> {
+    const key = idempotencyKeyOf(request);
+    if (key === undefined) return undefined;
+    const body = rawBody(request);
+    if (body === undefined) return undefined; // no body kept (too large or none): the route refuses it, nothing runs
+    const fingerprint = fingerprintOf(request, path, body);
+    const claim = Bun.randomUUIDv7();
+    const at = now();
+    const claimed = await db.insert(idempotencyKeys)
+      .values({ accountId, key, fingerprint, claim, createdAt: at, expiresAt: at + IDEMPOTENCY_TTL_MS })
+      .onConflictDoUpdate({
+        target: [idempotencyKeys.accountId, idempotencyKeys.key],
+        set: { fingerprint, claim, status: null, headers: null, body: null, createdAt: at, expiresAt: at + IDEMPOTENCY_TTL_MS },
+        setWhere: sql`${idempotencyKeys.expiresAt} <= ${at} or (${idempotencyKeys.status} is null and ${idempotencyKeys.createdAt} <= ${at - IDEMPOTENCY_STALE_CLAIM_MS})`,
+      })
+      .returning({ claim: idempotencyKeys.claim });
+    if (claimed.length > 0) {
+      claims.set(request, { accountId, key, claim });
+      return undefined;
+    }
+    const [existing] = await db.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
+    // Released between the two statements: as good as in progress, the client retries.
+    if (!existing) throw inProgress();
+    if (existing.fingerprint !== fingerprint) throw keyReused();
+    if (existing.status === null) throw inProgress();
+    return replay({ status: existing.status, headers: existing.headers, body: existing.body });
+  }
+
+  /** Keeps the answer for the key this request claimed (or releases it), and gives the answer back unread. */
+  async function finish(request: Request, response: Response): Promise<Response | undefined> {
+    const claim = claims.get(request);
+    if (!claim) return undefined;
+    claims.delete(request);
+    const mine = and(eq(idempotencyKeys.accountId, claim.accountId), eq(idempotencyKeys.key, claim.key), eq(idempotencyKeys.claim, claim.claim));
+    if (response.status >= 500 || RELEASED_STATUSES.has(response.status)) {
+      await db.delete(idempotencyKeys).where(mine);
+      return undefined;
+    }
+    const body = await response.text();
+    const headers = storableHeaders(response.headers);
+    await db.update(idempotencyKeys).set({ status: response.status, headers, body }).where(mine);
+    return new Response(body, { status: response.status, headers: response.headers });
+  }
+
+  return {
+    async beforeHandle(context: { request: Request; path: string; principal?: { accountId: string } }): Promise<void> {
+      const { request, path, principal } = context;
+      if (!principal) return;
+      // A replay is the route's own earlier answer, so for typed clients (Eden) the route's response types stand.
+      return begin(request, path, principal.accountId) as Promise<unknown> as Promise<void>;
+    },
+    async mapResponse(context: { request: Request; set: { status?: number | string; headers: Record<string, unknown> }; responseValue?: unknown }) {
+      if (!claims.has(context.request)) return;
+      return finish(context.request, asResponse(context.responseValue, context.set));
+    },
+  };
+};
+
+/** The hooks an idempotent route spreads into its options: `...deps.idempotency`. */
+export type IdempotencyHooks = ReturnType<typeof idempotency>;
+
+/** Deletes expired keys (a retry after 24 hours runs again); returns how many. */
+export async function purgeExpiredIdempotencyKeys(db: Db, at: number): Promise<number> {
+  const removed = await db.delete(idempotencyKeys).where(lte(idempotencyKeys.expiresAt, at)).returning({ key: idempotencyKeys.key });
+  return removed.length;
+}

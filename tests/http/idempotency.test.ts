@@ -1,0 +1,259 @@
+import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { sql } from "drizzle-orm";
+import { createTestApp, type TestApp } from "../support/app";
+import { IDEMPOTENCY_STALE_CLAIM_MS, IDEMPOTENCY_TTL_MS, purgeExpiredIdempotencyKeys } from "../../src/http/idempotency";
+
+// test apps, worker threads and real servers take seconds on a loaded machine
+setDefaultTimeout(60_000);
+
+let t: TestApp;
+let clock = Date.now();
+
+beforeAll(async () => {
+  t = await createTestApp({}, { now: () => clock });
+});
+afterAll(() => t.close());
+
+const newKey = () => `key-${Bun.randomUUIDv7()}`;
+const create = (key: string, idempotencyKey: string, body: unknown = { name: "invoice", content: { total: 12345678901234567890 } }) =>
+  t.request("POST", "/api/v1/documents", { key, body, headers: { "Idempotency-Key": idempotencyKey } });
+
+async function documentCount(key: string): Promise<number> {
+  const list = await t.json("GET", "/api/v1/documents?limit=200", { key });
+  return list.body.documents.length;
+}
+
+async function creditsUsed(key: string): Promise<number> {
+  return (await t.json("GET", "/api/v1/usage", { key })).body.credits.used;
+}
+
+describe("POST /api/v1/documents with Idempotency-Key", () => {
+  test("a retry replays the first answer (status, body, Location, ETag) and creates nothing", async () => {
+    const { key } = await t.newAccount();
+    const idem = newKey();
+    const first = await create(key, idem);
+    const firstBody = await first.text();
+    expect(first.status).toBe(201);
+    expect(first.headers.get("idempotent-replayed")).toBeNull();
+    const retry = await create(key, idem);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(await retry.text()).toBe(firstBody);
+    expect(retry.headers.get("location")).toBe(first.headers.get("location"));
+    expect(retry.headers.get("etag")).toBe(first.headers.get("etag"));
+    expect(retry.headers.get("content-type")).toContain("application/json");
+    expect(retry.headers.get("x-request-id")).not.toBe(first.headers.get("x-request-id"));
+    expect(await documentCount(key)).toBe(1);
+  });
+
+  test("the same key with another body is 422 idempotency_key_reused", async () => {
+    const { key } = await t.newAccount();
+    const idem = newKey();
+    expect((await create(key, idem)).status).toBe(201);
+    const other = await create(key, idem, { name: "invoice", content: { total: 1 } });
+    expect(other.status).toBe(422);
+    expect((await other.json() as any).code).toBe("idempotency_key_reused");
+    expect(await documentCount(key)).toBe(1);
+  });
+
+  test("keys belong to one account: another account's same key runs on its own", async () => {
+    const a = await t.newAccount();
+    const b = await t.newAccount();
+    const idem = newKey();
+    const first: any = await (await create(a.key, idem)).json();
+    const second = await create(b.key, idem);
+    expect(second.status).toBe(201);
+    expect(second.headers.get("idempotent-replayed")).toBeNull();
+    expect((await second.json() as any).document.id).not.toBe(first.document.id);
+  });
+
+  test("20 concurrent duplicates make exactly one document; the others wait (409) or replay it", async () => {
+    const { key } = await t.newAccount();
+    const idem = newKey();
+    const responses = await Promise.all(Array.from({ length: 20 }, () => create(key, idem)));
+    const bodies = await Promise.all(responses.map((response) => response.json() as Promise<any>));
+    const created = bodies.filter((_, i) => responses[i].status === 201);
+    const waiting = bodies.filter((_, i) => responses[i].status === 409);
+    expect(created.length + waiting.length).toBe(20);
+    expect(created.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(created.map((body) => body.document.id)).size).toBe(1);
+    for (const body of waiting) expect(body.code).toBe("idempotency_in_progress");
+    expect(responses.filter((response) => response.status === 201 && response.headers.get("idempotent-replayed") === null).length).toBe(1);
+    expect(await documentCount(key)).toBe(1);
+    const retry = await create(key, idem);
+    expect(retry.status).toBe(201);
+    expect((await retry.json() as any).document.id).toBe(created[0].document.id);
+  });
+
+  test("while the first request runs, a retry is 409 idempotency_in_progress with Retry-After", async () => {
+    const { key, accountId } = await t.newAccount();
+    const idem = newKey();
+    expect((await create(key, idem)).status).toBe(201);
+    // As if the first request were still running in another process.
+    await t.testDb.database.db.execute(sql`update idempotency_keys set status = null where account_id = ${accountId}`);
+    const retry = await create(key, idem);
+    expect(retry.status).toBe(409);
+    expect(retry.headers.get("retry-after")).toBe("1");
+    expect((await retry.json() as any).code).toBe("idempotency_in_progress");
+  });
+
+  test("a claim left running by a dead process is taken over after the stale period", async () => {
+    const { key, accountId } = await t.newAccount();
+    const idem = newKey();
+    expect((await create(key, idem)).status).toBe(201);
+    await t.testDb.database.db.execute(sql`update idempotency_keys set status = null, created_at = ${clock - IDEMPOTENCY_STALE_CLAIM_MS - 1} where account_id = ${accountId}`);
+    const retry = await create(key, idem);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    expect(await documentCount(key)).toBe(2);
+  });
+
+  test("after 24 hours a key is free again, and the sweep deletes expired keys", async () => {
+    const { key } = await t.newAccount();
+    const idem = newKey();
+    expect((await create(key, idem)).status).toBe(201);
+    const saved = clock;
+    try {
+      clock += IDEMPOTENCY_TTL_MS + 1;
+      const later = await create(key, idem, { name: "other", content: [] });
+      expect(later.status).toBe(201);
+      expect(later.headers.get("idempotent-replayed")).toBeNull();
+      clock += IDEMPOTENCY_TTL_MS + 1;
+      expect(await purgeExpiredIdempotencyKeys(t.testDb.database.db, clock)).toBeGreaterThanOrEqual(1);
+      const [{ count }] = await t.testDb.database.db.execute<{ count: number }>(sql`select count(*)::int as count from idempotency_keys where key = ${idem}`);
+      expect(count).toBe(0);
+    } finally {
+      clock = saved;
+    }
+  });
+
+  test("a refusal decided by the route (413 over quota) is kept and replayed", async () => {
+    const { key } = await t.newAccount({ storageLimitBytes: 10 });
+    const idem = newKey();
+    const first = await create(key, idem, { name: "big", content: "far more than ten bytes" });
+    expect(first.status).toBe(413);
+    const retry = await create(key, idem, { name: "big", content: "far more than ten bytes" });
+    expect(retry.status).toBe(413);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(retry.headers.get("content-type")).toBe("application/problem+json");
+    expect((await retry.json() as any).code).toBe("storage_limit_exceeded");
+  });
+
+  test("a body refused by validation does not claim the key", async () => {
+    const { key } = await t.newAccount();
+    const idem = newKey();
+    const bad = await create(key, idem, { name: "x", content: 1, unknown: true });
+    expect(bad.status).toBe(400);
+    const good = await create(key, idem);
+    expect(good.status).toBe(201);
+    expect(good.headers.get("idempotent-replayed")).toBeNull();
+  });
+
+  test.each([
+    ["empty", ""],
+    ["256 characters", "k".repeat(256)],
+    ["not ASCII", "clé"],
+  ])("a key that is %s is 400 invalid_idempotency_key", async (_, idem) => {
+    const { key } = await t.newAccount();
+    const response = await create(key, idem);
+    expect(response.status).toBe(400);
+    const problem: any = await response.json();
+    expect(problem.code).toBe("invalid_idempotency_key");
+    expect(problem.detail).toContain("Idempotency-Key");
+    expect(await documentCount(key)).toBe(0);
+  });
+
+  test("255 printable characters are a valid key", async () => {
+    const { key } = await t.newAccount();
+    expect((await create(key, "~ !".repeat(85))).status).toBe(201);
+  });
+
+  test("authentication and permission come first: 401 and 403 whatever the key", async () => {
+    const noKey = await t.request("POST", "/api/v1/documents", { key: "kiln_not_a_key_at_all_0000000000", body: { name: "x", content: 1 }, headers: { "Idempotency-Key": "" } });
+    expect(noKey.status).toBe(401);
+    const { key } = await t.newAccount({ permissions: ["utilities"] });
+    expect((await create(key, "k".repeat(300))).status).toBe(403);
+  });
+});
+
+describe("POST /api/v1/utilities/{id} with Idempotency-Key", () => {
+  const run = (key: string, idem: string, primary: unknown = { a: 1, b: { c: 2 } }) =>
+    t.request("POST", "/api/v1/utilities/structure.flatten-nest", { key, body: { inputs: { primary } }, headers: { "Idempotency-Key": idem } });
+
+  test("20 concurrent duplicates spend one credit; a retry replays the output", async () => {
+    const { key } = await t.newAccount({ plan: "starter" });
+    const idem = newKey();
+    const responses = await Promise.all(Array.from({ length: 20 }, () => run(key, idem)));
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.every((status) => status === 200 || status === 409)).toBe(true);
+    expect(await creditsUsed(key)).toBe(1);
+    const firstOk = responses.find((response) => response.status === 200)!;
+    const retry = await run(key, idem);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(await retry.text()).toBe(await firstOk.text());
+    expect(await creditsUsed(key)).toBe(1);
+  });
+
+  test("the same key on another utility is 422", async () => {
+    const { key } = await t.newAccount();
+    const idem = newKey();
+    expect((await run(key, idem)).status).toBe(200);
+    const other = await t.request("POST", "/api/v1/utilities/structure.remove-fields", { key, body: { inputs: { primary: { a: 1, b: { c: 2 } } } }, headers: { "Idempotency-Key": idem } });
+    expect(other.status).toBe(422);
+  });
+});
+
+describe("POST /api/v1/pipelines/run and /{id}/run with Idempotency-Key", () => {
+  const steps = [{ utility: "schema.clean-json" }, { utility: "structure.pick-fields", config: { paths: ["id"] } }];
+  const body = { steps, inputs: { primary: [{ id: 1, x: null }] }, output: { saveAs: { name: "report" } } };
+
+  test("20 concurrent duplicates run once: one run's credits, one saved document", async () => {
+    const { key } = await t.newAccount({ plan: "starter" });
+    const idem = newKey();
+    const responses = await Promise.all(Array.from({ length: 20 }, () =>
+      t.request("POST", "/api/v1/pipelines/run", { key, body, headers: { "Idempotency-Key": idem } })));
+    expect(responses.every((response) => response.status === 200 || response.status === 409)).toBe(true);
+    expect(await creditsUsed(key)).toBe(steps.length);
+    expect(await documentCount(key)).toBe(1);
+    const retry = await t.request("POST", "/api/v1/pipelines/run", { key, body, headers: { "Idempotency-Key": idem } });
+    expect(retry.status).toBe(200);
+    expect(retry.headers.get("idempotent-replayed")).toBe("true");
+    expect(await creditsUsed(key)).toBe(steps.length);
+  });
+
+  test("a saved pipeline's run replays too, and the same key with another body is 422", async () => {
+    const { key } = await t.newAccount({ plan: "starter" });
+    const saved = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "p", steps } });
+    expect(saved.status).toBe(201);
+    const path = `/api/v1/pipelines/${saved.body.pipeline.id}/run`;
+    const idem = newKey();
+    const first = await t.request("POST", path, { key, body: { inputs: { primary: [{ id: 2 }] } }, headers: { "Idempotency-Key": idem } });
+    expect(first.status).toBe(200);
+    const again = await t.request("POST", path, { key, body: { inputs: { primary: [{ id: 2 }] } }, headers: { "Idempotency-Key": idem } });
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(await again.text()).toBe(await first.text());
+    expect(await creditsUsed(key)).toBe(steps.length);
+    const other = await t.request("POST", path, { key, body: { inputs: { primary: [{ id: 3 }] } }, headers: { "Idempotency-Key": idem } });
+    expect(other.status).toBe(422);
+  });
+});
+
+describe("failed first attempts", () => {
+  test("a timed-out run (408) releases the key: the retry runs again and is not a replay", async () => {
+    const slow = await createTestApp({ UTILITY_TIMEOUT_MS: "1", UTILITY_INLINE_MAX_BYTES: "0" });
+    try {
+      const { key } = await slow.newAccount();
+      const idem = newKey();
+      const body = { inputs: { primary: Array.from({ length: 20_000 }, (_, i) => ({ i, nested: { value: i } })) } };
+      const first = await slow.request("POST", "/api/v1/utilities/structure.flatten-nest", { key, body, headers: { "Idempotency-Key": idem } });
+      expect(first.status).toBe(408);
+      const retry = await slow.request("POST", "/api/v1/utilities/structure.flatten-nest", { key, body, headers: { "Idempotency-Key": idem } });
+      expect(retry.status).toBe(408);
+      expect(retry.headers.get("idempotent-replayed")).toBeNull();
+      const [{ count }] = await slow.testDb.database.db.execute<{ count: number }>(sql`select count(*)::int as count from idempotency_keys`);
+      expect(count).toBe(0);
+    } finally {
+      await slow.close();
+    }
+  });
+});
