@@ -1,14 +1,17 @@
 # Kiln: multi-stage image on the official Bun image (Debian-based: the embedded PostgreSQL binaries need glibc).
 # Build: docker build -t kiln .
 # Run:   docker run -p 3000:3000 -v kiln-data:/data -e BOOTSTRAP_API_KEY=kiln_... kiln
+# BASE_IMAGE must be a glibc image with `bun` on the PATH and a `bun` user; the Docker test
+# (bun run test:docker) builds a stand-in from Debian's packages where Docker Hub cannot be reached.
+ARG BASE_IMAGE=oven/bun:1.4.5
 
-FROM oven/bun:1.4.5 AS deps
+FROM ${BASE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json bun.lock ./
 COPY patches ./patches
 RUN bun install --frozen-lockfile --production
 
-FROM oven/bun:1.4.5 AS runtime
+FROM ${BASE_IMAGE} AS runtime
 WORKDIR /app
 ENV NODE_ENV=production \
     PORT=3000 \
@@ -19,7 +22,8 @@ COPY package.json tsconfig.json ./
 COPY src ./src
 COPY drizzle ./drizzle
 # The image's unprivileged `bun` user owns the data volume; the embedded PostgreSQL runs as that user too.
-RUN mkdir -p /data && chown bun:bun /data
+# `kiln` (the CLI) is on the PATH: docker exec <container> kiln usage
+RUN mkdir -p /data && chown bun:bun /data && ln -s /app/src/cli/index.ts /usr/local/bin/kiln
 USER bun
 VOLUME ["/data"]
 EXPOSE 3000

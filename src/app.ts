@@ -12,6 +12,7 @@ import { authentication, Authenticator } from "./http/auth";
 import type { RateCounter } from "./http/rate-limit";
 import { idempotency as idempotencyHooks } from "./http/idempotency";
 import { openapiDocs } from "./http/openapi";
+import { metricsFor, metricsPlugin, type Metrics } from "./http/metrics";
 import { compressResponse } from "./http/compression";
 import { corsPolicy } from "./http/cors";
 import { adminModule } from "./modules/admin";
@@ -43,6 +44,8 @@ export interface AppDeps {
   rateCounter?: RateCounter;
   /** true once the process drains for shutdown: /ready then answers 503 */
   draining?: () => boolean;
+  /** given by src/index.ts, which shares it with the sweepers; else made here when METRICS_TOKEN is set */
+  metrics?: Metrics;
 }
 
 /** Limit on request bodies outside utility execution (document create and content update). */
@@ -50,8 +53,9 @@ export const MAX_DOCUMENT_BODY_BYTES = 64 * 1024 * 1024;
 
 export function createApp(deps: AppDeps) {
   const { config, database } = deps;
-  const contentStore = deps.contentStore ?? createContentStore(config);
-  const logger = deps.logger ?? createLogger(config.logLevel);
+  const logger = deps.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
+  const metrics = deps.metrics ?? metricsFor(config, deps.workerPool, database);
+  const contentStore = deps.contentStore ?? instrumented(createContentStore(config), metrics);
   const authenticator = new Authenticator(database.db, deps.now, deps.rateCounter);
   const auth = authentication(authenticator);
   const idempotency = idempotencyHooks({ db: database.db, now: deps.now });
@@ -81,6 +85,7 @@ export function createApp(deps: AppDeps) {
     documents,
     logger,
     now: deps.now ?? Date.now,
+    metrics,
   };
 
   const docs = openapiDocs();
@@ -89,6 +94,7 @@ export function createApp(deps: AppDeps) {
     .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path), methodsAllowed: (path): string[] => methodsAllowed(app.routes, path) }))
     .use(bodyParser({ limitFor: (route) => bodyLimits.get(route) ?? documentBodyLimit, rawRoutes: new Set([EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES, ...DOCUMENT_RAW_ROUTES]), streamedRoutes: new Set([IMPORT_ROUTE]), authorize: (request, path) => authenticator.authorize(request, path) }))
     .use(docs.plugin)
+    .use(metricsPlugin(metrics, config.metricsToken))
     .use(auth)
     .use(healthModule({ database, contentStore, draining: deps.draining }))
     .use(adminModule({ db: database.db, authenticator }))
@@ -106,5 +112,8 @@ export function createApp(deps: AppDeps) {
   return app;
 }
 
+function instrumented(store: ContentStore, metrics: Metrics | undefined): ContentStore {
+  return metrics ? metrics.instrumentStore(store) : store;
+}
 
 export type App = ReturnType<typeof createApp>;

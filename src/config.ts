@@ -11,6 +11,7 @@ export type ContentStoreConfig = { readonly kind: "disk" } | { readonly kind: "s
 import { parseCorsOrigins, type CorsOrigins } from "./http/cors";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+export type LogFormat = "json" | "pretty";
 
 export interface Config {
   readonly port: number;
@@ -26,6 +27,9 @@ export interface Config {
   readonly purgeAfterMs: number;
   readonly sweepIntervalMs: number;
   readonly logLevel: LogLevel;
+  readonly logFormat: LogFormat;
+  /** bearer token of GET /metrics; unset: no metrics */
+  readonly metricsToken: string | undefined;
   readonly contentStore: ContentStoreConfig;
   /** connections per process to PostgreSQL (several nodes share the server's max_connections) */
   readonly databasePoolMax: number;
@@ -83,6 +87,7 @@ function contentStoreConfig(env: Env): ContentStoreConfig {
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
+const LOG_FORMATS: readonly LogFormat[] = ["json", "pretty"];
 
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
@@ -105,6 +110,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (publicUrl !== undefined && !(/^https?:\/\//.test(publicUrl) && URL.canParse(publicUrl))) {
     throw new ConfigError(`PUBLIC_URL must be an http:// or https:// URL, got '${env.PUBLIC_URL}'`);
   }
+  const logFormat = (env.LOG_FORMAT || "json") as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) {
+    throw new ConfigError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(", ")}, got '${env.LOG_FORMAT}'`);
+  }
+  const metricsToken = env.METRICS_TOKEN || undefined;
+  if (metricsToken !== undefined && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
+    throw new ConfigError("METRICS_TOKEN must be at least 16 characters long, without spaces");
+  }
   const corsOrigins = parseCorsOrigins(env.CORS_ORIGINS);
   if (corsOrigins === undefined) {
     throw new ConfigError(`CORS_ORIGINS must be * or a comma-separated list of origins such as https://app.example.com (scheme, host and port only), got '${env.CORS_ORIGINS}'`);
@@ -123,6 +136,8 @@ export function loadConfig(env: Env = process.env): Config {
     purgeAfterMs: integer(env, "PURGE_AFTER_MS", 2_592_000_000, 0),
     sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 60_000, 100),
     logLevel,
+    logFormat,
+    metricsToken,
     contentStore: contentStoreConfig(env),
     databasePoolMax: integer(env, "DATABASE_POOL_MAX", 20, 1, 1000),
     redisUrl,

@@ -6,6 +6,7 @@
 import { ConfigError, loadConfig, type Config } from "./config";
 import { createDatabase } from "./db/client";
 import { createLogger } from "./http/context";
+import { metricsFor } from "./http/metrics";
 import { bootstrap } from "./modules/admin/service";
 import { createApp } from "./app";
 import { registry } from "./utilities/registry";
@@ -27,11 +28,11 @@ try {
   }
   throw error;
 }
-const logger = createLogger(config.logLevel);
+const logger = createLogger(config.logLevel, undefined, config.logFormat);
 const startedAt = performance.now();
-const contentStore = createContentStore(config);
+const store = createContentStore(config);
 try {
-  await contentStore.probe();
+  await store.probe();
 } catch (error) {
   if (!(error instanceof ContentStoreUnavailable)) throw error;
   console.error(`kiln: the content store cannot be used: ${error.setting ? `check ${error.setting}: ` : ""}${error.message}`);
@@ -44,10 +45,12 @@ if (generatedKey) {
   console.log(`\n  Kiln generated an API key with every permission (shown only now):\n\n    ${generatedKey}\n`);
 }
 const workerPool = createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start();
+const metrics = metricsFor(config, workerPool, database);
+const contentStore = metrics?.instrumentStore(store) ?? store;
 const rateCounter = rateCounterFor({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger });
 let draining = false;
-const app = createApp({ config, database, logger, workerPool, contentStore, rateCounter, draining: () => draining });
-const sweepers = startSweepers({ repository: documentsRepository(database.db), database, store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs });
+const app = createApp({ config, database, logger, workerPool, contentStore, metrics, rateCounter, draining: () => draining });
+const sweepers = startSweepers({ repository: documentsRepository(database.db), database, store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs, metrics });
 const idempotencySweep = setInterval(() => {
   purgeExpiredIdempotencyKeys(database.db, Date.now()).catch((error) => logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }));
 }, config.sweepIntervalMs);

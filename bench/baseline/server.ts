@@ -39,7 +39,7 @@ function metadata(row: any) {
   return {
     id: row.id, name: row.name, title: row.name,
     ...(row.description === null ? {} : { description: row.description }),
-    tags: row.tags, folder: row.folder, fileSize: Number(row.file_size),
+    tags: row.tags, folder: row.folder, fileSize: Number(row.file_size), version: row.content_version,
     createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
   };
 }
@@ -90,6 +90,8 @@ async function create(principal: Principal, request: Request): Promise<Response>
       and (storage_limit_bytes is null or storage_used_bytes + ${bytes.byteLength} <= storage_limit_bytes) returning id`;
     const [inserted] = await tx`insert into documents (id, account_id, name, tags, file_size, content_hash, content_key, created_at, updated_at)
       values (${`doc_${Bun.randomUUIDv7()}`}, ${principal.accountId}, ${body.name}, ${[]}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now}, ${now}) returning *`;
+    await tx`insert into document_versions (document_id, version, file_size, content_hash, content_key, created_at)
+      values (${inserted.id}, 1, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now})`;
     return inserted;
   });
   return json({ success: true, document: metadata(row) }, 201);
@@ -98,20 +100,27 @@ async function create(principal: Principal, request: Request): Promise<Response>
 async function replaceContent(principal: Principal, id: string, request: Request): Promise<Response> {
   const bytes = await request.bytes();
   const stored = await putContent(bytes);
-  const oldKey = await sql.begin(async (tx) => {
+  // a new version, as Kiln makes it: the versions beyond the account's maxVersions go in the same transaction
+  const droppedKeys = await sql.begin(async (tx) => {
     const [row] = await tx`select * from documents where id = ${id} and account_id = ${principal.accountId} and deleted_at is null for update`;
     if (!row) return undefined;
-    const delta = bytes.byteLength - Number(row.file_size);
+    const next = row.content_version + 1;
+    const dropped = await tx`delete from document_versions where document_id = ${id}
+      and version <= ${next} - (select max_versions from accounts where id = ${principal.accountId}) returning file_size, content_key`;
+    const delta = bytes.byteLength - dropped.reduce((sum, version) => sum + Number(version.file_size), 0);
     await tx`update accounts set storage_used_bytes = storage_used_bytes + ${delta} where id = ${principal.accountId} returning id`;
+    const now = Date.now();
+    await tx`insert into document_versions (document_id, version, file_size, content_hash, content_key, created_at)
+      values (${id}, ${next}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now})`;
     await tx`update documents set file_size = ${bytes.byteLength}, content_hash = ${stored.hash}, content_key = ${stored.key},
-      updated_at = ${Date.now()}, version = version + 1 where id = ${id} returning *`;
-    return row.content_key as string;
+      updated_at = ${now}, content_version = ${next}, revision = revision + 1 where id = ${id} returning *`;
+    return dropped.map((version) => version.content_key as string);
   });
-  if (oldKey === undefined) {
+  if (droppedKeys === undefined) {
     await rm(contentPath(stored.key), { force: true });
     return notFound();
   }
-  await rm(contentPath(oldKey), { force: true });
+  for (const key of droppedKeys) await rm(contentPath(key), { force: true });
   return json({ success: true, fileSize: bytes.byteLength });
 }
 

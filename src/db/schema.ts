@@ -18,6 +18,8 @@ export const accounts = pgTable("accounts", {
   maxDocumentBytes: bytes("max_document_bytes"),
   monthlyCredits: integer("monthly_credits"),
   rateLimitPerMinute: integer("rate_limit_per_minute"),
+  /** content versions kept per document, the current one included */
+  maxVersions: integer("max_versions"),
   createdAt: epochMs("created_at").notNull(),
 }, (table) => [
   check("storage_used_not_negative", sql`${table.storageUsedBytes} >= 0`),
@@ -56,8 +58,10 @@ export const documents = pgTable("documents", {
   contentHash: text("content_hash").notNull(),
   /** name of the content file in the content store; a new file for every content version */
   contentKey: text("content_key").notNull(),
-  /** bumped on every change: the metadata ETag */
-  version: integer("version").notNull().default(1),
+  /** bumped on every change, metadata or content: the metadata ETag */
+  revision: integer("revision").notNull().default(1),
+  /** the number of the current content version (1 for the content given at create) */
+  contentVersion: integer("content_version").notNull().default(1),
   createdAt: epochMs("created_at").notNull(),
   updatedAt: epochMs("updated_at").notNull(),
   deletedAt: epochMs("deleted_at"),
@@ -67,6 +71,22 @@ export const documents = pgTable("documents", {
   index("documents_account_folder_idx").on(table.accountId, table.folder),
   index("documents_purge_idx").on(table.purgeAt),
   uniqueIndex("documents_content_key_idx").on(table.contentKey),
+]);
+
+/**
+ * Every kept content version of a document, the current one included (its row repeats the document's
+ * fileSize, contentHash and contentKey). Each version has its own object in the content store.
+ */
+export const documentVersions = pgTable("document_versions", {
+  documentId: text("document_id").notNull().references(() => documents.id, { onDelete: "cascade" }),
+  version: integer("version").notNull(),
+  fileSize: bytes("file_size").notNull(),
+  contentHash: text("content_hash").notNull(),
+  contentKey: text("content_key").notNull(),
+  createdAt: epochMs("created_at").notNull(),
+}, (table) => [
+  primaryKey({ columns: [table.documentId, table.version] }),
+  uniqueIndex("document_versions_content_key_idx").on(table.contentKey),
 ]);
 
 /** Successful utility runs per account and calendar month (UTC). */
@@ -116,6 +136,7 @@ export const idempotencyKeys = pgTable("idempotency_keys", {
 export type Account = typeof accounts.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;
 export type DocumentRow = typeof documents.$inferSelect;
+export type DocumentVersionRow = typeof documentVersions.$inferSelect;
 export type PipelineRow = typeof pipelines.$inferSelect;
 
 /**

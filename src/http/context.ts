@@ -2,7 +2,7 @@
  * Request id, timing and one JSON log line per request. Never logs a key or a body.
  */
 import { Elysia } from "elysia";
-import type { LogLevel } from "../config";
+import type { LogFormat, LogLevel } from "../config";
 
 const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
 
@@ -10,14 +10,30 @@ export interface Logger {
   log(level: Exclude<LogLevel, "silent">, message: string, fields?: Record<string, unknown>): void;
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (line) => process.stdout.write(line + "\n")): Logger {
+export function createLogger(level: LogLevel, write: (line: string) => void = (line) => process.stdout.write(line + "\n"), format: LogFormat = "json"): Logger {
   const threshold = LEVELS[level];
+  const render = format === "pretty" ? prettyLine : jsonLine;
   return {
     log(lvl, message, fields = {}) {
       if (LEVELS[lvl] < threshold) return;
-      write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg: message, ...fields }));
+      write(render(new Date().toISOString(), lvl, message, fields));
     },
   };
+}
+
+function jsonLine(time: string, level: string, message: string, fields: Record<string, unknown>): string {
+  return JSON.stringify({ time, level, msg: message, ...fields });
+}
+
+/** For a person at a terminal: time, level, message, then the fields as key=value (strings JSON-quoted only when they hold spaces). */
+function prettyLine(time: string, level: string, message: string, fields: Record<string, unknown>): string {
+  const parts = [time.slice(11, 23), level.toUpperCase().padEnd(5), message];
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    const text = typeof value === "string" && !/[\s"]/.test(value) ? value : JSON.stringify(value);
+    parts.push(`${key}=${text}`);
+  }
+  return parts.join(" ");
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -53,7 +69,7 @@ export function requestState(request: Request): RequestState {
 }
 
 /** The status on the wire: an error's, a Response's own (a handler-built 304, 206, 416), else set.status. */
-function statusSent(state: RequestState, response: unknown, setStatus: unknown): number {
+export function statusSent(state: RequestState, response: unknown, setStatus: unknown): number {
   if (state.status !== undefined) return state.status;
   if (response instanceof Response) return response.status;
   return typeof setStatus === "number" ? setStatus : 200;

@@ -40,7 +40,7 @@ const stringHeader = (description: string) => ({ description, schema: { type: "s
 
 /** Response headers, declared once as components and referenced by name. */
 const HEADERS = {
-  ETag: stringHeader("Strong entity tag: \"v<version>\" for metadata, \"<sha256>\" for content"),
+  ETag: stringHeader("Strong entity tag: \"v<revision>\" for metadata, \"<sha256>\" for content (of a version too)"),
   Location: stringHeader("URL path of the created resource"),
   "Content-Disposition": stringHeader("attachment; filename=\"<document name>.json\""),
   "WWW-Authenticate": stringHeader("Bearer"),
@@ -275,7 +275,8 @@ export function buildOpenApiDocument(routes: readonly RouteLike[], info: Documen
       ...(merged.length ? { parameters: merged } : {}),
       ...(requestBody ? { requestBody } : {}),
       responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b))),
-      security: secured ? [{ bearerAuth: [] }] : [],
+      // a route with its own scheme (GET /metrics and its METRICS_TOKEN) names it in its detail
+      security: (detail.security as Json[] | undefined) ?? (secured ? [{ bearerAuth: [] }] : []),
     };
   }
   return {
@@ -293,7 +294,10 @@ export function buildOpenApiDocument(routes: readonly RouteLike[], info: Documen
     components: {
       schemas: Object.fromEntries([...named].sort(([a], [b]) => a.localeCompare(b)).map(([name, { schema }]) => [name, schema])),
       headers: HEADERS,
-      securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer kiln_… (the scheme name is case-insensitive)" } },
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", description: "Authorization: Bearer kiln_… (the scheme name is case-insensitive)" },
+        metricsToken: { type: "http", scheme: "bearer", description: "GET /metrics only: Authorization: Bearer <METRICS_TOKEN>" },
+      },
     },
   };
 }

@@ -24,6 +24,8 @@ interface Fixtures {
   /** an account without credits and with a 10-byte maximum document size */
   tinyKey: string;
   documentId: string;
+  /** a document of tinyKey's account whose first version no longer fits its lowered maxDocumentBytes */
+  tinyDocumentId: string;
   deletedId: string;
   keyId: string;
   /** path and query of a signed download link of documentId */
@@ -46,6 +48,7 @@ const doc = (f: Fixtures) => `/api/v1/documents/${f.documentId}`;
 const user = (f: Fixtures, options: RequestOptions = {}): RequestOptions => ({ key: f.key, ...options });
 const NO_KEY = { key: null };
 const BAD_KEY = { key: "kiln_not-a-real-key-000000000000000000" };
+const METRICS_TOKEN = "conformance-metrics-token-0123";
 
 const PIPELINE_STEPS = [{ utility: "schema.clean-json" }, { utility: "structure.pick-fields", config: { paths: ["id", "x"] } }];
 
@@ -55,6 +58,9 @@ export const CASES: Case[] = [
   { operation: "getApiReferenceViewer", name: "the script", status: 200, method: "GET", path: () => "/docs/standalone.js", options: () => NO_KEY },
   { operation: "getHealth", name: "ok", status: 200, method: "GET", path: () => "/health", options: () => NO_KEY },
   { operation: "getReadiness", name: "ready", status: 200, method: "GET", path: () => "/ready", options: () => NO_KEY },
+  { operation: "getMetrics", name: "scraped", status: 200, method: "GET", path: () => "/metrics", options: () => ({ key: METRICS_TOKEN }) },
+  { operation: "getMetrics", name: "no token", status: 401, method: "GET", path: () => "/metrics", options: () => NO_KEY },
+  { operation: "getMetrics", name: "an API key instead", status: 401, method: "GET", path: () => "/metrics", options: (f) => user(f) },
 
   { operation: "createAccount", name: "created", status: 201, method: "POST", path: () => "/api/v1/admin/accounts", options: () => ({ body: { name: "conformance", plan: "pro" } }) },
   { operation: "createAccount", name: "unknown plan", status: 400, method: "POST", path: () => "/api/v1/admin/accounts", options: () => ({ body: { name: "x", plan: "gold" } }) },
@@ -131,6 +137,23 @@ export const CASES: Case[] = [
   { operation: "replaceDocumentContent", name: "not JSON", status: 400, method: "PUT", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: "{nope" }) },
   { operation: "replaceDocumentContent", name: "stale If-Match", status: 412, method: "PUT", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: "1", headers: { "if-match": "\"0\"" } }) },
   { operation: "downloadThroughLink", name: "content changed", status: 410, method: "GET", path: (f) => f.link, options: () => NO_KEY },
+  { operation: "patchDocumentContent", name: "JSON Patch", status: 200, method: "PATCH", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: '[{"op":"add","path":"/-","value":4}]', headers: { "content-type": "application/json-patch+json" } }) },
+  { operation: "patchDocumentContent", name: "merge patch", status: 200, method: "PATCH", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: '{"a":[1, 2, 3]}', headers: { "content-type": "application/merge-patch+json" } }) },
+  { operation: "patchDocumentContent", name: "path does not exist", status: 400, method: "PATCH", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: '[{"op":"remove","path":"/nope"}]', headers: { "content-type": "application/json-patch+json" } }) },
+  { operation: "patchDocumentContent", name: "test fails", status: 409, method: "PATCH", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: '[{"op":"test","path":"/a","value":0}]', headers: { "content-type": "application/json-patch+json" } }) },
+  { operation: "patchDocumentContent", name: "stale If-Match", status: 412, method: "PATCH", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: "{}", headers: { "content-type": "application/merge-patch+json", "if-match": "\"0\"" } }) },
+  { operation: "patchDocumentContent", name: "plain JSON", status: 415, method: "PATCH", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: "{}" }) },
+  { operation: "patchDocumentContent", name: "unknown", status: 404, method: "PATCH", path: () => "/api/v1/documents/nope/content", options: (f) => user(f, { rawBody: "{}", headers: { "content-type": "application/merge-patch+json" } }) },
+  { operation: "listDocumentVersions", name: "page", status: 200, method: "GET", path: (f) => `${doc(f)}/versions?limit=2`, options: (f) => user(f) },
+  { operation: "listDocumentVersions", name: "limit 0", status: 400, method: "GET", path: (f) => `${doc(f)}/versions?limit=0`, options: (f) => user(f) },
+  { operation: "listDocumentVersions", name: "unknown", status: 404, method: "GET", path: () => "/api/v1/documents/nope/versions", options: (f) => user(f) },
+  { operation: "downloadDocumentVersion", name: "bytes", status: 200, method: "GET", path: (f) => `${doc(f)}/versions/1/content`, options: (f) => user(f) },
+  { operation: "downloadDocumentVersion", name: "not modified", status: 304, method: "GET", path: (f) => `${doc(f)}/versions/1/content`, options: (f) => user(f, { headers: { "if-none-match": "*" } }) },
+  { operation: "downloadDocumentVersion", name: "version not kept", status: 404, method: "GET", path: (f) => `${doc(f)}/versions/99/content`, options: (f) => user(f) },
+  { operation: "restoreDocumentVersion", name: "restored", status: 200, method: "POST", path: (f) => `${doc(f)}/versions/1/restore`, options: (f) => user(f) },
+  { operation: "restoreDocumentVersion", name: "stale If-Match", status: 412, method: "POST", path: (f) => `${doc(f)}/versions/1/restore`, options: (f) => user(f, { headers: { "if-match": "\"0\"" } }) },
+  { operation: "restoreDocumentVersion", name: "version not kept", status: 404, method: "POST", path: (f) => `${doc(f)}/versions/99/restore`, options: (f) => user(f) },
+  { operation: "restoreDocumentVersion", name: "too large for the account", status: 413, method: "POST", path: (f) => `/api/v1/documents/${f.tinyDocumentId}/versions/1/restore`, options: (f) => ({ key: f.tinyKey }) },
   { operation: "deleteDocument", name: "stale If-Match", status: 412, method: "DELETE", path: doc, options: (f) => user(f, { headers: { "if-match": "\"v0\"" } }) },
   { operation: "deleteDocument", name: "unknown", status: 404, method: "DELETE", path: () => "/api/v1/documents/nope", options: (f) => user(f) },
   { operation: "deleteDocument", name: "deleted", status: 200, method: "DELETE", path: doc, options: (f) => user(f) },
@@ -182,14 +205,17 @@ let fixtures: Fixtures;
 let checked = 0;
 
 beforeAll(async () => {
-  t = await createTestApp({ UTILITY_MAX_PAYLOAD_BYTES: "4096" });
+  t = await createTestApp({ UTILITY_MAX_PAYLOAD_BYTES: "4096", METRICS_TOKEN });
   checker = new ConformanceChecker((await t.json("GET", "/openapi.json", { key: null })).body);
   const { accountId, key } = await t.newAccount();
   const { key: utilitiesOnlyKey } = await t.newAccount({ permissions: ["utilities"] });
   const { key: documentsOnlyKey } = await t.newAccount({ permissions: ["documents"] });
   const { key: limitedKey } = await t.newAccount({ rateLimitPerMinute: 1 });
   expect((await t.request("GET", "/api/v1/usage", { key: limitedKey })).status).toBe(200);
-  const { key: tinyKey } = await t.newAccount({ monthlyCredits: 0, maxDocumentBytes: 10 });
+  const { key: tinyKey, accountId: tinyAccountId } = await t.newAccount({ monthlyCredits: 0, maxDocumentBytes: 10 });
+  const tiny = await t.json("POST", "/api/v1/documents", { key: tinyKey, body: { name: "tiny", contentText: "[1,2,3,4]" } });
+  expect((await t.request("PUT", `/api/v1/documents/${tiny.body.document.id}/content`, { key: tinyKey, rawBody: "1" })).status).toBe(200);
+  expect((await t.request("PATCH", `/api/v1/admin/accounts/${tinyAccountId}`, { key: ADMIN_KEY, body: { maxDocumentBytes: 5 } })).status).toBe(200);
   const created = await t.json("POST", "/api/v1/documents", { key, body: { name: "fixture", content: { x: 1 } } });
   const deleted = await t.json("POST", "/api/v1/documents", { key, body: { name: "to purge", content: [] } });
   expect((await t.request("DELETE", `/api/v1/documents/${deleted.body.document.id}`, { key })).status).toBe(200);
@@ -198,8 +224,8 @@ beforeAll(async () => {
   const pipeline = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "fixture", steps: PIPELINE_STEPS } });
   const doomed = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "to delete", steps: PIPELINE_STEPS } });
   fixtures = {
-    key, accountId, utilitiesOnlyKey, documentsOnlyKey, limitedKey, tinyKey, documentId: created.body.document.id, deletedId: deleted.body.document.id,
-    keyId: newKey.body.apiKey.id, pipelineId: pipeline.body.pipeline.id, doomedPipelineId: doomed.body.pipeline.id, link: link.pathname + link.search,
+    key, accountId, utilitiesOnlyKey, documentsOnlyKey, limitedKey, tinyKey, documentId: created.body.document.id, tinyDocumentId: tiny.body.document.id,
+    deletedId: deleted.body.document.id, keyId: newKey.body.apiKey.id, pipelineId: pipeline.body.pipeline.id, doomedPipelineId: doomed.body.pipeline.id, link: link.pathname + link.search,
   };
 });
 afterAll(async () => {

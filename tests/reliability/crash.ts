@@ -27,7 +27,7 @@ for (const store of stores) {
 for (const store of stores) {
   for (const mode of modes) {
     const result = await runCrashTrial({ kills, mode, store, log: (line) => console.log(line) });
-    console.log(`crash (${mode}, ${store}): ${result.kills} kills, ${result.acknowledgedWrites} acknowledged writes, ${result.documentsChecked} document checks, ${result.violations.length} violations, ${(result.elapsedMs / 1000).toFixed(1)} s`);
+    console.log(`crash (${mode}, ${store}): ${result.kills} kills, ${result.acknowledgedWrites} acknowledged writes (${result.acknowledgedPatches} patches or version restores; ${result.interruptedPatches} interrupted by a kill), ${result.documentsChecked} document checks, ${result.violations.length} violations, ${(result.elapsedMs / 1000).toFixed(1)} s`);
     for (const violation of result.violations) console.log(`  VIOLATION ${violation}`);
     failed ||= result.violations.length > 0;
   }

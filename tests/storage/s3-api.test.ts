@@ -69,14 +69,15 @@ describe("documents on the S3 store", () => {
     const after = await t.request("GET", `${DOCS}/${id}/content`, { key });
     expect(await after.text()).toBe("[1.0, 12345678901234567890]");
     expect(after.headers.get("etag")).toBe(`"${sha256("[1.0, 12345678901234567890]")}"`);
-    // the new version is a new object; the old one goes after the commit (a little later, for downloads in flight)
+    // the new version is a new object; the previous version stays, readable and counted, until it is dropped or purged
     expect((await bucket.objects()).filter((name) => !objectsBefore.includes(name))).toHaveLength(1);
-    expect(await usage()).toBe(Buffer.byteLength("[1.0, 12345678901234567890]"));
+    expect(await usage()).toBe(Buffer.byteLength(EXACT) + Buffer.byteLength("[1.0, 12345678901234567890]"));
+    expect(await (await t.request("GET", `${DOCS}/${id}/versions/1/content`, { key })).text()).toBe(EXACT);
 
     expect((await t.json("DELETE", `${DOCS}/${id}`, { key })).status).toBe(200);
     const beforePurge = await bucket.objects();
     expect((await t.json("POST", `${DOCS}/${id}/purge`, { key })).status).toBe(200);
-    expect((await bucket.objects()).length).toBe(beforePurge.length - 1);
+    expect((await bucket.objects()).length).toBe(beforePurge.length - 2);
     expect((await t.json("GET", `${DOCS}/${id}`, { key })).status).toBe(404);
     expect(await usage()).toBe(0);
   });

@@ -10,14 +10,15 @@ export const Text = (options: { minLength?: number; maxLength?: number; descript
 const BYTES_MAX = Number.MAX_SAFE_INTEGER;
 const INT_MAX = 2_147_483_647;
 
-const limit = (description: string, maximum: number) =>
-  t.Optional(t.Union([Type.Integer({ minimum: 0, maximum }), t.Null()], { description: `${description}; null = unlimited` }));
+const limit = (description: string, maximum: number, minimum = 0) =>
+  t.Optional(t.Union([Type.Integer({ minimum, maximum }), t.Null()], { description: `${description}; null = unlimited` }));
 
 const limits = {
   storageLimitBytes: limit("total bytes of unpurged documents", BYTES_MAX),
   maxDocumentBytes: limit("largest document in bytes", BYTES_MAX),
   monthlyCredits: limit("successful utility runs per calendar month (UTC)", INT_MAX),
   rateLimitPerMinute: limit("requests per minute", INT_MAX),
+  maxVersions: limit("content versions kept per document, the current one included (oldest dropped first)", INT_MAX, 1),
 };
 
 /** A union of string literals typed as the union of its values (for typed clients), not of an array. */
@@ -49,6 +50,7 @@ export const AccountView = t.Object({
   maxDocumentBytes: nullableInteger,
   monthlyCredits: nullableInteger,
   rateLimitPerMinute: nullableInteger,
+  maxVersions: nullableInteger,
   createdAt: Type.Integer(),
 }, { title: "Account" });
 

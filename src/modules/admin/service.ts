@@ -11,7 +11,7 @@ export interface AccountInput extends Partial<AccountLimits> {
   plan?: PlanName;
 }
 
-const LIMIT_FIELDS = ["maxDocumentBytes", "storageLimitBytes", "monthlyCredits", "rateLimitPerMinute"] as const;
+const LIMIT_FIELDS = ["maxDocumentBytes", "storageLimitBytes", "monthlyCredits", "rateLimitPerMinute", "maxVersions"] as const;
 
 /** The plan's limits, overridden by any limit given explicitly (null included). */
 function limitsFor(plan: PlanName, given: Partial<AccountLimits>): AccountLimits {
@@ -29,6 +29,7 @@ export const accountView = (account: Account) => ({
   maxDocumentBytes: account.maxDocumentBytes,
   monthlyCredits: account.monthlyCredits,
   rateLimitPerMinute: account.rateLimitPerMinute,
+  maxVersions: account.maxVersions,
   createdAt: account.createdAt,
 });
 

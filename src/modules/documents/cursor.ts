@@ -1,7 +1,8 @@
 /**
- * Opaque list cursors: the keyset position (createdAt, id) of the last document of a page, bound to
- * the account that listed it. A cursor is base64url text; it cannot reach another account's documents
- * (queries are always scoped to the caller, and a cursor made for another account is refused).
+ * Opaque list cursors: the keyset position (createdAt, id) of the last document of a page, or the last
+ * version number of a page of a document's versions, bound to the account that listed it (and to the
+ * document). A cursor is base64url text; it cannot reach another account's documents (queries are always
+ * scoped to the caller, and a cursor made for another account is refused).
  */
 import { badRequest } from "../../http/errors";
 
@@ -19,14 +20,24 @@ function accountTag(accountId: string): string {
   return new Bun.CryptoHasher("sha256").update(`kiln-cursor:${accountId}`).digest("base64url").slice(0, 16);
 }
 
+/** Cursors of version lists carry this mark, so neither kind passes for the other. */
+const VERSIONS = "versions";
+
+const seal = (fields: unknown[]) => Buffer.from(JSON.stringify(fields)).toString("base64url");
+
 export function encodeCursor(accountId: string, position: CursorPosition): string {
-  return Buffer.from(JSON.stringify([VERSION, accountTag(accountId), position.createdAt, position.id])).toString("base64url");
+  return seal([VERSION, accountTag(accountId), position.createdAt, position.id]);
+}
+
+export function encodeVersionCursor(accountId: string, documentId: string, version: number): string {
+  return seal([VERSION, accountTag(accountId), VERSIONS, documentId, version]);
 }
 
 const invalidCursor = () =>
   badRequest("invalid_cursor", "The cursor is not valid; pass the nextCursor of a previous response unchanged", [{ path: "/cursor", message: "invalid cursor" }]);
 
-export function decodeCursor(accountId: string, cursor: string, idPrefix = "doc"): CursorPosition {
+/** The cursor's fields after the version and account tag, once both are checked. */
+function open(accountId: string, cursor: string, length: number): unknown[] {
   let decoded: unknown;
   try {
     if (!/^[A-Za-z0-9_-]{1,512}$/.test(cursor)) throw invalidCursor();
@@ -34,10 +45,17 @@ export function decodeCursor(accountId: string, cursor: string, idPrefix = "doc"
   } catch {
     throw invalidCursor();
   }
-  if (!Array.isArray(decoded) || decoded.length !== 4) throw invalidCursor();
-  const [version, tag, createdAt, id] = decoded as unknown[];
+  if (!Array.isArray(decoded) || decoded.length !== length) throw invalidCursor();
+  const [version, tag, ...fields] = decoded as unknown[];
   if (version !== VERSION || tag !== accountTag(accountId)) throw invalidCursor();
-  if (typeof createdAt !== "number" || !Number.isSafeInteger(createdAt) || createdAt < 0) throw invalidCursor();
+  return fields;
+}
+
+const isPositiveInteger = (value: unknown): value is number => typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+
+export function decodeCursor(accountId: string, cursor: string, idPrefix = "doc"): CursorPosition {
+  const [createdAt, id] = open(accountId, cursor, 4);
+  if (!isPositiveInteger(createdAt)) throw invalidCursor();
   if (typeof id !== "string" || !idPattern(idPrefix).test(id)) throw invalidCursor();
   return { createdAt, id };
 }
@@ -47,4 +65,11 @@ export function pageOf<T extends CursorPosition>(accountId: string, rows: T[], l
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return { page, nextCursor: rows.length > limit && last ? encodeCursor(accountId, last) : null };
+}
+
+/** The last version number of the previous page; the cursor must have been made for this document. */
+export function decodeVersionCursor(accountId: string, documentId: string, cursor: string): number {
+  const [mark, id, version] = open(accountId, cursor, 5);
+  if (mark !== VERSIONS || id !== documentId || !isPositiveInteger(version)) throw invalidCursor();
+  return version;
 }

@@ -1,4 +1,4 @@
-/** The download response of a document's content, shared by the keyed route and signed links. */
+/** The download responses of stored content, shared by the keyed routes (current and version) and signed links. */
 import type { DocumentRow } from "../../db/schema";
 import type { OpenedContent } from "../../storage/content-store";
 import { contentDisposition } from "./content-disposition";
@@ -12,17 +12,22 @@ export function notModifiedResponse(etag: string, headers: Record<string, unknow
   return new Response(null, { status: 304, headers: { ...stringHeaders(headers), ETag: etag } });
 }
 
-/** 200 with the stored bytes (Content-Length, ETag, Content-Disposition), or 304 when If-None-Match hits. */
-export function downloadResponse(request: Request, row: DocumentRow, content: OpenedContent, headers: Record<string, unknown>): Response {
-  const etag = contentETag(row.contentHash);
-  if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return notModifiedResponse(etag, headers);
+/** 200 with stored bytes (Content-Length, ETag), `name` as the attachment's file name. */
+export function contentResponse(headers: Record<string, unknown>, name: string, etag: string, content: OpenedContent): Response {
   return new Response(content.body, {
     headers: {
       ...stringHeaders(headers),
       "Content-Type": "application/json",
       "Content-Length": String(content.size),
-      "Content-Disposition": contentDisposition(row.name),
+      "Content-Disposition": contentDisposition(name),
       ETag: etag,
     },
   });
+}
+
+/** A document's current content: 200 with its bytes, or 304 when If-None-Match hits. */
+export function downloadResponse(request: Request, row: DocumentRow, content: OpenedContent, headers: Record<string, unknown>): Response {
+  const etag = contentETag(row.contentHash);
+  if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return notModifiedResponse(etag, headers);
+  return contentResponse(headers, row.name, etag, content);
 }

@@ -1,7 +1,7 @@
 import { uncodedETag } from "../../http/compression";
 
 /**
- * Strong ETags: the content hash for content, the row version for metadata. `If-Match` uses the strong
+ * Strong ETags: the content hash for content, the row revision for metadata. `If-Match` uses the strong
  * comparison (a weak tag never matches), `If-None-Match` the weak one (RFC 9110 §13.1). The tag of a
  * compressed representation (`"…-gzip"`, http/compression.ts) stands for the same state as its source.
  */

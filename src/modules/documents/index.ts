@@ -5,9 +5,14 @@ import type { IdempotencyHooks } from "../../http/idempotency";
 import { RawBody, rawBody } from "../../http/body";
 import { badRequest, HttpError } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
-import { downloadResponse, notModifiedResponse, stringHeaders } from "./download";
+import { contentResponse, downloadResponse, notModifiedResponse, stringHeaders } from "./download";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
-import { CreateDocumentBody, DocumentResponse, DocumentView, ExportQuery, FoldersResponse, IdParams, ListQuery, ListResponse, UpdateDocumentBody } from "./model";
+import {
+  CreateDocumentBody, DocumentResponse, DocumentView, ExportQuery, FoldersResponse, IdParams, JsonPatchDocument, ListQuery, ListResponse, UpdateDocumentBody,
+  VersionParams, VersionsQuery, VersionsResponse,
+} from "./model";
+import { JSON_PATCH, MERGE_PATCH } from "./patch";
+import { findVersion, listVersions, openVersionContent, patchContent, restoreVersion, versionView } from "./versions";
 import {
   createDocument, documentView, getDocument, LIST_LIMIT_MAX, listDocuments, listLimit, listFolders, openContent, purgeDocument,
   replaceContent, restoreDocument, softDelete, updateMetadata, type DocumentsDeps,
@@ -20,7 +25,10 @@ import { exportDocuments, importDocuments } from "./transfer";
 /** The import route as Elysia names it: its body is streamed, never buffered (see app.ts's body parser). */
 export const IMPORT_ROUTE = "/api/v1/import";
 
-/** Routes whose bodies the handlers read as raw bytes: content is stored as received, and a metadata update is parsed only once its document was found (404 before 400). */
+/**
+ * Routes whose bodies the handlers read as raw bytes: content is stored as received (a patch's values
+ * too), and a metadata update is parsed only once its document was found (404 before 400).
+ */
 export const DOCUMENT_RAW_ROUTES = ["/api/v1/documents/:id", "/api/v1/documents/:id/content"] as const;
 
 const Deleted = t.Object({ success: t.Literal(true), deleted: t.Literal(true), purgeAt: Type.Integer({ description: "epoch ms when the sweeper purges it" }) }, { title: "DeletedDocument" });
@@ -51,7 +59,7 @@ const ImportResult = t.Union([
 
 export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempotency: IdempotencyHooks; importLineMaxBytes: number }) => {
   const withMetadataETag = (set: { headers: Record<string, unknown> }, row: DocumentRow) => {
-    set.headers.ETag = metadataETag(row.version);
+    set.headers.ETag = metadataETag(row.revision);
     return { success: true as const, document: documentView(row) };
   };
 
@@ -104,7 +112,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
     .get("/documents/:id", async ({ principal, params, request, set, status }) => {
       const row = await getDocument(deps, requirePrincipal(principal).accountId, params.id);
       const response = withMetadataETag(set, row);
-      if (ifNoneMatchHits(request.headers.get("if-none-match"), metadataETag(row.version))) return status(304, undefined);
+      if (ifNoneMatchHits(request.headers.get("if-none-match"), metadataETag(row.revision))) return status(304, undefined);
       return response;
     }, {
       params: IdParams,
@@ -192,6 +200,94 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded",
           503: "content_store_unavailable: the content store cannot be reached; nothing was stored (Retry-After)",
           507: "insufficient_storage: the content store has no room (a full disk); nothing was stored",
+        },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-Match"],
+      }),
+    })
+    .patch("/documents/:id/content", async ({ principal, params, body, request, set }) => {
+      const row = await patchContent(deps, requirePrincipal(principal).accountId, params.id, request.headers.get("content-type"), () => rawBytes(body), { ifMatch: request.headers.get("if-match") });
+      set.headers.ETag = contentETag(row.contentHash);
+      return { success: true as const, document: documentView(row) };
+    }, {
+      params: IdParams,
+      response: { 200: DocumentResponse },
+      detail: operation({
+        operationId: "patchDocumentContent",
+        summary: "Patch document content (JSON Patch or JSON Merge Patch)",
+        description: `Applies the patch to the current content and stores the result as a new version. \`${JSON_PATCH}\`: an RFC 6902 array of operations (add, remove, replace, move, copy, test), applied atomically. \`${MERGE_PATCH}\`: an RFC 7396 merge patch. The parts the patch does not touch keep their exact bytes; the values it writes are stored as written in the patch.`,
+        requestBody: {
+          description: "the patch, by its media type",
+          content: {
+            [JSON_PATCH]: JsonPatchDocument,
+            [MERGE_PATCH]: { description: "any JSON value: an object merges member by member (null removes), anything else replaces the content" },
+          },
+        },
+        errors: {
+          400: "patch_invalid: not an array of operations, a malformed operation, or a path that does not exist (errors[0].path is /<index> of the operation); malformed_json; body_required",
+          404: "document_not_found",
+          409: "patch_test_failed: a test operation found a different value",
+          412: "precondition_failed: If-Match is not the current content ETag",
+          413: "document_too_large (the result is over the account's maximum document size) or storage_limit_exceeded",
+          415: "unsupported_media_type: neither application/json-patch+json nor application/merge-patch+json",
+        },
+        headers: { 200: ["ETag"] },
+        conditional: ["If-Match"],
+      }),
+    })
+    .get("/documents/:id/versions", async ({ principal, params, query }) => {
+      const { versions, nextCursor } = await listVersions(deps, requirePrincipal(principal).accountId, params.id, { limit: listLimit(query.limit), cursor: query.cursor });
+      return { success: true as const, versions: versions.map(versionView), nextCursor };
+    }, {
+      params: IdParams,
+      query: VersionsQuery,
+      response: { 200: VersionsResponse },
+      detail: {
+        ...operation({
+          operationId: "listDocumentVersions",
+          summary: "List a document's kept versions",
+          description: "Newest first (the current content is the newest); limit and cursor as in the document list. The account's maxVersions bounds how many are kept; older ones are dropped.",
+          errors: { 400: "validation_failed (limit, unknown query parameter) or invalid_cursor", 404: "document_not_found" },
+        }),
+        parameters: [{ name: "limit", in: "query", required: false, description: "page size", schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: 50 } }],
+      },
+    })
+    .get("/documents/:id/versions/:version/content", async ({ principal, params, request, set }) => {
+      const headers = set.headers as Record<string, string>;
+      const { document, version } = await findVersion(deps, requirePrincipal(principal).accountId, params.id, params.version);
+      // a conditional request is answered from the row, without reading the content from the store
+      const etag = contentETag(version.contentHash);
+      if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return notModifiedResponse(etag, headers);
+      return contentResponse(headers, document.name, etag, await openVersionContent(deps, params.id, params.version, version));
+    }, {
+      params: VersionParams,
+      // Documents the body for typed clients; the handler streams a Response, which Elysia does not re-validate.
+      response: { 200: t.Unknown({ description: "any JSON value: the version's bytes, exactly as stored" }), 304: t.Void() },
+      detail: operation({
+        operationId: "downloadDocumentVersion",
+        summary: "Download one version's content",
+        description: "That version's bytes, with its ETag and Content-Disposition like the current download; If-None-Match gives 304.",
+        errors: { 404: "document_not_found, or version_not_found for a version that is not kept" },
+        headers: { 200: ["ETag", "Content-Disposition"] },
+        conditional: ["If-None-Match"],
+        notModified: true,
+      }),
+    })
+    .post("/documents/:id/versions/:version/restore", async ({ principal, params, request, set }) => {
+      const row = await restoreVersion(deps, requirePrincipal(principal).accountId, params.id, params.version, { ifMatch: request.headers.get("if-match") });
+      set.headers.ETag = contentETag(row.contentHash);
+      return { success: true as const, document: documentView(row) };
+    }, {
+      params: VersionParams,
+      response: { 200: DocumentResponse },
+      detail: operation({
+        operationId: "restoreDocumentVersion",
+        summary: "Restore a version as a new version",
+        description: "The content of that version becomes a new version (history is never rewritten); 200 with the document and its new content ETag.",
+        errors: {
+          404: "document_not_found, or version_not_found for a version that is not kept",
+          412: "precondition_failed: If-Match is not the current content ETag",
+          413: "document_too_large or storage_limit_exceeded: the copy does not fit the account",
         },
         headers: { 200: ["ETag"] },
         conditional: ["If-Match"],

@@ -34,6 +34,7 @@ export const DocumentView = t.Object({
   tags: t.Array(t.String()),
   folder: t.Union([t.String(), t.Null()]),
   fileSize: Type.Integer({ description: "bytes of stored content" }),
+  version: Type.Integer({ description: "the current content version: 1 for the content given at create, one more for every content change" }),
   createdAt: Type.Integer({ description: "epoch ms" }),
   updatedAt: Type.Integer({ description: "epoch ms" }),
 }, { title: "Document" });
@@ -60,6 +61,33 @@ export const ListResponse = t.Object({
 }, { title: "DocumentList" });
 
 export const IdParams = t.Object({ id: t.String() });
+
+export const VersionParams = t.Object({ id: t.String(), version: t.String({ description: "a version number: 1, 2, …" }) });
+
+export const JsonPatchDocument = t.Array(t.Object({
+  op: t.Union(["add", "remove", "replace", "move", "copy", "test"].map((op) => t.Literal(op))),
+  path: t.String({ description: "JSON Pointer (RFC 6901)" }),
+  from: t.Optional(t.String({ description: "JSON Pointer; move and copy" })),
+  value: t.Optional(t.Unknown({ description: "add, replace, test; stored as written" })),
+}), { title: "JsonPatch", description: "RFC 6902: applied in order, all or nothing" });
+
+export const VersionsQuery = t.Object({
+  limit: ListQuery.properties.limit,
+  cursor: ListQuery.properties.cursor,
+}, { additionalProperties: false });
+
+export const VersionView = t.Object({
+  version: Type.Integer({ description: "1 for the content given at create" }),
+  fileSize: Type.Integer({ description: "bytes of this version's content" }),
+  etag: t.String({ description: "this version's content ETag (as its download answers)" }),
+  createdAt: Type.Integer({ description: "epoch ms when this version was made" }),
+});
+
+export const VersionsResponse = t.Object({
+  success: t.Literal(true),
+  versions: t.Array(VersionView, { description: "newest first; the first one (without cursor) is the current content" }),
+  nextCursor: t.Union([t.String(), t.Null()]),
+});
 
 export const FoldersResponse = t.Object({
   success: t.Literal(true),

@@ -3,15 +3,16 @@
  * break are kept by the database: the storage quota by one conditional UPDATE on the account row,
  * If-Match and state checks under the document's row lock.
  */
-import { and, asc, desc, eq, inArray, isNotNull, isNull, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { accounts, documents, folders, type DocumentRow } from "../../db/schema";
+import { accounts, documents, documentVersions, folders, type DocumentRow, type DocumentVersionRow } from "../../db/schema";
 import type { CursorPosition } from "./cursor";
 import { folderAndAncestors } from "./validation";
 
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 type Executor = Db | Tx;
 export type NewDocument = typeof documents.$inferInsert;
+export type NewVersion = typeof documentVersions.$inferInsert;
 
 /**
  * An id no document can have matches nothing (404) rather than failing the query (500): PostgreSQL text
@@ -28,16 +29,27 @@ export interface AccountLimitsRow {
   storageLimitBytes: number | null;
   storageUsedBytes: number;
   maxDocumentBytes: number | null;
+  /** bytes of the versions a new version of the document would drop (maxVersions) */
+  droppableBytes: number;
 }
+
+/** Versions at or below this number go when `next` is added: maxVersions kept, the new one included (null: none go). */
+const dropBelowOrAt = (accountId: string, next: number) =>
+  sql`${next} - (select ${accounts.maxVersions} from ${accounts} where ${accounts.id} = ${accountId})`;
 
 export const documentsRepository = (db: Db) => ({
   transaction: <T>(work: (tx: Tx) => Promise<T>) => db.transaction(work),
 
-  async limits(accountId: string): Promise<AccountLimitsRow | undefined> {
+  /** The account's limits; with a document, also what its next version would release. */
+  async limits(accountId: string, next?: { documentId: string; version: number }): Promise<AccountLimitsRow | undefined> {
+    const droppable = next
+      ? sql<number>`(select coalesce(sum(${documentVersions.fileSize}), 0)::float8 from ${documentVersions} where ${documentVersions.documentId} = ${next.documentId} and ${documentVersions.version} <= ${next.version} - ${accounts.maxVersions})`
+      : sql<number>`0::float8`;
     const [row] = await db.select({
       storageLimitBytes: accounts.storageLimitBytes,
       storageUsedBytes: accounts.storageUsedBytes,
       maxDocumentBytes: accounts.maxDocumentBytes,
+      droppableBytes: droppable,
     }).from(accounts).where(eq(accounts.id, accountId));
     return row;
   },
@@ -95,45 +107,75 @@ export const documentsRepository = (db: Db) => ({
   },
 
   async update(tx: Tx, id: string, changes: Partial<NewDocument>): Promise<DocumentRow> {
-    const [row] = await tx.update(documents).set({ ...changes, version: sql`${documents.version} + 1` }).where(eq(documents.id, id)).returning();
+    const [row] = await tx.update(documents).set({ ...changes, revision: sql`${documents.revision} + 1` }).where(eq(documents.id, id)).returning();
+    return row;
+  },
+
+  async insertVersion(tx: Tx, version: NewVersion): Promise<void> {
+    await tx.insert(documentVersions).values(version);
+  },
+
+  /** Drops the versions that adding version `next` pushes past the account's maxVersions, oldest first. */
+  async dropVersionsFor(tx: Tx, accountId: string, documentId: string, next: number): Promise<{ fileSize: number; contentKey: string }[]> {
+    return tx.delete(documentVersions)
+      .where(and(eq(documentVersions.documentId, documentId), sql`${documentVersions.version} <= ${dropBelowOrAt(accountId, next)}`))
+      .returning({ fileSize: documentVersions.fileSize, contentKey: documentVersions.contentKey });
+  },
+
+  /** Newest first, `limit` versions older than `before`. */
+  async versions(documentId: string, options: { before?: number; limit: number }): Promise<DocumentVersionRow[]> {
+    const conditions = [eq(documentVersions.documentId, documentId), ...(options.before !== undefined ? [lt(documentVersions.version, options.before)] : [])];
+    return db.select().from(documentVersions).where(and(...conditions)).orderBy(desc(documentVersions.version)).limit(options.limit);
+  },
+
+  async version(documentId: string, version: number): Promise<DocumentVersionRow | undefined> {
+    const [row] = await db.select().from(documentVersions).where(and(eq(documentVersions.documentId, documentId), eq(documentVersions.version, version)));
     return row;
   },
 
   async restore(accountId: string, id: string): Promise<DocumentRow | undefined> {
     const [row] = await db.update(documents)
-      .set({ deletedAt: null, purgeAt: null, version: sql`${documents.version} + 1` })
+      .set({ deletedAt: null, purgeAt: null, revision: sql`${documents.revision} + 1` })
       .where(and(owned(accountId, id), deleted))
       .returning();
     return row;
   },
 
-  /** Deletes a soft-deleted document and releases its bytes; returns its content key. */
-  async purge(tx: Tx, accountId: string, id: string): Promise<string | undefined> {
-    const [row] = await tx.delete(documents).where(and(owned(accountId, id), deleted)).returning({ size: documents.fileSize, contentKey: documents.contentKey });
+  /** Deletes a soft-deleted document with every version and releases their bytes; returns their content keys. */
+  async purge(tx: Tx, accountId: string, id: string): Promise<string[] | undefined> {
+    const [row] = await tx.select({ id: documents.id }).from(documents).where(and(owned(accountId, id), deleted)).for("update");
     if (!row) return undefined;
-    await tx.update(accounts).set({ storageUsedBytes: sql`${accounts.storageUsedBytes} - ${row.size}` }).where(eq(accounts.id, accountId));
-    return row.contentKey;
+    const versions = await tx.delete(documentVersions).where(eq(documentVersions.documentId, id)).returning({ size: documentVersions.fileSize, contentKey: documentVersions.contentKey });
+    const [document] = await tx.delete(documents).where(eq(documents.id, id)).returning({ contentKey: documents.contentKey });
+    const released = versions.reduce((sum, version) => sum + version.size, 0);
+    await tx.update(accounts).set({ storageUsedBytes: sql`${accounts.storageUsedBytes} - ${released}` }).where(eq(accounts.id, accountId));
+    return [...new Set([document.contentKey, ...versions.map((version) => version.contentKey)])];
   },
 
   /**
-   * Purges up to `batch` documents whose purgeAt has passed, releasing their bytes, in one statement.
-   * SKIP LOCKED lets several processes sweep one database without waiting on each other.
+   * Purges up to `batch` documents whose purgeAt has passed, with every version, releasing their bytes,
+   * in one statement; returns how many and the content keys to remove. SKIP LOCKED lets several
+   * processes sweep one database without waiting on each other.
    */
-  async purgeDue(now: number, batch: number): Promise<string[]> {
-    const rows = await db.execute<{ content_key: string }>(sql`
+  async purgeDue(now: number, batch: number): Promise<{ purged: number; contentKeys: string[] }> {
+    const [row] = await db.execute<{ purged: number; content_keys: string[] }>(sql`
       with due as (
-        select id from ${documents} where ${documents.purgeAt} <= ${now}
+        select id, account_id from ${documents} where ${documents.purgeAt} <= ${now}
         order by ${documents.purgeAt} limit ${batch} for update skip locked
+      ), gone_versions as (
+        delete from ${documentVersions} v using due where v.document_id = due.id
+        returning due.account_id, v.file_size, v.content_key
       ), gone as (
         delete from ${documents} d using due where d.id = due.id
-        returning d.account_id, d.file_size, d.content_key
+        returning d.content_key
       ), freed as (
         update ${accounts} a set storage_used_bytes = a.storage_used_bytes - g.bytes
-        from (select account_id, sum(file_size) as bytes from gone group by account_id) g
+        from (select account_id, sum(file_size) as bytes from gone_versions group by account_id) g
         where a.id = g.account_id
       )
-      select content_key from gone`);
-    return rows.map((row) => row.content_key);
+      select (select count(*) from gone)::int as purged,
+        array(select content_key from gone_versions union select content_key from gone) as content_keys`);
+    return { purged: row.purged, contentKeys: row.content_keys };
   },
 
   /** Newest first (the listing), or oldest first (an export, so that an import recreates them in order). */
@@ -161,11 +203,12 @@ export const documentsRepository = (db: Db) => ({
       .orderBy(folders.path);
   },
 
-  /** Which of these content keys some document still points at. */
+  /** Which of these content keys some document or kept version still points at. */
   async referencedKeys(keys: string[]): Promise<Set<string>> {
     if (keys.length === 0) return new Set();
-    const rows = await db.select({ key: documents.contentKey }).from(documents).where(inArray(documents.contentKey, keys));
-    return new Set(rows.map((row) => row.key));
+    const current = await db.select({ key: documents.contentKey }).from(documents).where(inArray(documents.contentKey, keys));
+    const kept = await db.select({ key: documentVersions.contentKey }).from(documentVersions).where(inArray(documentVersions.contentKey, keys));
+    return new Set([...current, ...kept].map((row) => row.key));
   },
 });
 

@@ -33,6 +33,7 @@ export const documentView = (row: DocumentRow) => ({
   tags: row.tags,
   folder: row.folder,
   fileSize: row.fileSize,
+  version: row.contentVersion,
   createdAt: row.createdAt,
   updatedAt: row.updatedAt,
 });
@@ -49,10 +50,14 @@ function quotaError(outcome: Exclude<ReserveOutcome, "reserved">, size: number):
     : new HttpError(413, "storage_limit_exceeded", `Storing ${size} bytes would exceed the account's storage limit`);
 }
 
-/** Refuses early what cannot fit, before any file is written; the reservation decides for good. */
-async function precheckQuota(deps: DocumentsDeps, accountId: string, size: number, delta: number): Promise<void> {
-  const limits = await deps.repository.limits(accountId);
+/**
+ * Refuses early what cannot fit, before any file is written; the reservation decides for good. For a
+ * new version of an existing document, the versions it would push out count as released.
+ */
+async function precheckQuota(deps: DocumentsDeps, accountId: string, size: number, replacing?: DocumentRow): Promise<void> {
+  const limits = await deps.repository.limits(accountId, replacing && { documentId: replacing.id, version: replacing.contentVersion + 1 });
   if (!limits) return;
+  const delta = size - limits.droppableBytes;
   if (limits.maxDocumentBytes !== null && size > limits.maxDocumentBytes) throw quotaError("document_too_large", size);
   if (delta > 0 && limits.storageLimitBytes !== null && limits.storageUsedBytes + delta > limits.storageLimitBytes) throw quotaError("storage_limit_exceeded", size);
 }
@@ -109,14 +114,15 @@ export async function createDocument(deps: DocumentsDeps, accountId: string, inp
   const errors: FieldError[] = [];
   const metadata = normalizeMetadata({ name: input.name, description: input.description, tags: input.tags, folder: input.folder }, errors);
   const bytes = contentBytesOf(input, rawBody);
-  await precheckQuota(deps, accountId, bytes.byteLength, bytes.byteLength);
+  await precheckQuota(deps, accountId, bytes.byteLength);
   return withStoredContent(deps, bytes, (stored) =>
     deps.repository.transaction(async (tx) => {
       await reserveOrThrow(tx, deps, accountId, stored.size, stored.size);
       const now = deps.now();
       await deps.repository.ensureFolder(tx, accountId, metadata.folder, now);
-      return deps.repository.insert(tx, {
-        id: newId("doc"),
+      const id = newId("doc");
+      const row = await deps.repository.insert(tx, {
+        id,
         accountId,
         name: metadata.name!,
         description: metadata.description ?? null,
@@ -128,6 +134,8 @@ export async function createDocument(deps: DocumentsDeps, accountId: string, inp
         createdAt: now,
         updatedAt: now,
       });
+      await deps.repository.insertVersion(tx, { documentId: id, version: 1, fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, createdAt: now });
+      return row;
     }));
 }
 
@@ -166,7 +174,7 @@ async function underLock<T>(tx: Tx, deps: DocumentsDeps, accountId: string, id: 
   return change(row);
 }
 
-const rowMetadataETag = (row: DocumentRow) => metadataETag(row.version);
+const rowMetadataETag = (row: DocumentRow) => metadataETag(row.revision);
 const rowContentETag = (row: DocumentRow) => contentETag(row.contentHash);
 
 /** The parsed body of a metadata update: at least one field, read after the document was found. */
@@ -207,21 +215,70 @@ function retire(store: ContentStore, key: string): void {
   setTimeout(() => void store.remove(key).catch(() => {}), RETIRE_DELAY_MS).unref();
 }
 
+/**
+ * Makes `stored` the document's new current version, inside the transaction that holds the document's
+ * row lock: the versions it pushes past the account's maxVersions are dropped (oldest first), the
+ * version recorded, the row pointed at it, and the storage change (its size less theirs) reserved.
+ * Returns the row and the content keys that are no longer referenced once this commits.
+ */
+async function adoptVersion(tx: Tx, deps: DocumentsDeps, accountId: string, current: DocumentRow, stored: StoredContent): Promise<{ row: DocumentRow; released: string[] }> {
+  const next = current.contentVersion + 1;
+  const dropped = await deps.repository.dropVersionsFor(tx, accountId, current.id, next);
+  const releasedBytes = dropped.reduce((sum, version) => sum + version.fileSize, 0);
+  const now = deps.now();
+  await deps.repository.insertVersion(tx, { documentId: current.id, version: next, fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, createdAt: now });
+  const row = await deps.repository.update(tx, current.id, { fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, contentVersion: next, updatedAt: now });
+  // last: the account's row stays locked from here to the commit only, however busy the account is
+  await reserveOrThrow(tx, deps, accountId, stored.size - releasedBytes, stored.size);
+  return { row, released: dropped.map((version) => version.contentKey) };
+}
+
+/**
+ * The transaction of every new version: the document's row lock and If-Match (content ETag), then
+ * `make`, which hands its stored content to `adopt`; the files of the versions dropped go after the commit.
+ */
+async function newVersionUnderLock(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, make: (current: DocumentRow, adopt: (stored: StoredContent) => Promise<DocumentRow>) => Promise<DocumentRow>): Promise<DocumentRow> {
+  const released: string[] = [];
+  const row = await deps.repository.transaction((tx) =>
+    underLock(tx, deps, accountId, id, preconditions, rowContentETag, (current) =>
+      make(current, async (stored) => {
+        const adopted = await adoptVersion(tx, deps, accountId, current, stored);
+        released.push(...adopted.released);
+        return adopted.row;
+      })));
+  for (const key of released) retire(deps.store, key);
+  return row;
+}
+
+/**
+ * Stores `bytes` (valid JSON) as the document's new version: THE way content changes, for a content
+ * replace, a restored version, a saved utility output. The bytes are written before the transaction, so
+ * no lock is held while they reach the disk.
+ */
+export async function storeNewVersion(deps: DocumentsDeps, accountId: string, before: DocumentRow, bytes: Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
+  if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
+  await precheckQuota(deps, accountId, bytes.byteLength, before);
+  return withStoredContent(deps, bytes, (stored) => newVersionUnderLock(deps, accountId, before.id, preconditions, (_current, adopt) => adopt(stored)));
+}
+
+/**
+ * Derives the new version from the current content under the document's row lock (a patch): writers of
+ * one document take turns, so concurrent patches all apply, each to its predecessor's result.
+ */
+export function deriveNewVersion(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, derive: (current: Uint8Array) => Uint8Array): Promise<DocumentRow> {
+  return newVersionUnderLock(deps, accountId, id, preconditions, async (current, adopt) =>
+    withStoredContent(deps, derive(await readContent(deps, current.contentKey)), adopt));
+}
+
+async function readContent(deps: DocumentsDeps, key: string): Promise<Uint8Array> {
+  const content = await deps.store.open(key);
+  if (!content) throw new Error(`content ${key} is missing from the content store`);
+  return new Uint8Array(await content.body.arrayBuffer());
+}
+
 export async function replaceContent(deps: DocumentsDeps, accountId: string, id: string, body: Uint8Array | CheckedJson, preconditions: Preconditions): Promise<DocumentRow> {
   const before = await getDocument(deps, accountId, id);
-  const bytes = contentBodyOf(body);
-  if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
-  await precheckQuota(deps, accountId, bytes.byteLength, bytes.byteLength - before.fileSize);
-  let replacedKey: string | undefined;
-  const row = await withStoredContent(deps, bytes, (stored) =>
-    deps.repository.transaction((tx) =>
-      underLock(tx, deps, accountId, id, preconditions, rowContentETag, async (current) => {
-        await reserveOrThrow(tx, deps, accountId, stored.size - current.fileSize, stored.size);
-        replacedKey = current.contentKey;
-        return deps.repository.update(tx, id, { fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, updatedAt: deps.now() });
-      })));
-  if (replacedKey) retire(deps.store, replacedKey);
-  return row;
+  return storeNewVersion(deps, accountId, before, contentBodyOf(body), preconditions);
 }
 
 export async function softDelete(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions): Promise<DocumentRow> {
@@ -233,13 +290,13 @@ export async function softDelete(deps: DocumentsDeps, accountId: string, id: str
 }
 
 export async function purgeDocument(deps: DocumentsDeps, accountId: string, id: string): Promise<void> {
-  const contentKey = await deps.repository.transaction(async (tx) => {
-    const key = await deps.repository.purge(tx, accountId, id);
-    if (key) return key;
+  const contentKeys = await deps.repository.transaction(async (tx) => {
+    const keys = await deps.repository.purge(tx, accountId, id);
+    if (keys) return keys;
     if ((await deps.repository.exists(accountId, id, tx))?.deleted === false) throw documentNotDeleted(id);
     throw documentNotFound(id);
   });
-  await deps.store.remove(contentKey).catch(() => {});
+  for (const key of contentKeys) await deps.store.remove(key).catch(() => {});
 }
 
 export async function restoreDocument(deps: DocumentsDeps, accountId: string, id: string): Promise<DocumentRow> {

@@ -1,12 +1,14 @@
 /**
- * Background sweeps: purging soft-deleted documents whose purgeAt has passed, and removing content
- * files no document points at (left by a crash between writing a file and committing its row, or
- * between committing a replacement and removing the old file). Every node runs them; they coordinate
- * through PostgreSQL (each job below names its lock), so the cluster does each piece of work once.
+ * Background sweeps: purging soft-deleted documents (every version) whose purgeAt has passed, and
+ * removing content files no document or kept version points at (left by a crash between writing a file
+ * and committing its row, or between committing a replacement and removing the old file). Every node
+ * runs them; they coordinate through PostgreSQL (each job below names its lock), so the cluster does
+ * each piece of work once.
  */
 import type { Database } from "../../db/client";
 import { LOCKS, withTryAdvisoryLock } from "../../db/locks";
 import type { Logger } from "../../http/context";
+import type { Metrics, SweepKind } from "../../http/metrics";
 import type { ContentStore } from "../../storage/content-store";
 import type { DocumentsRepository } from "./repository";
 
@@ -32,15 +34,15 @@ export interface SweepDeps {
 export async function purgeDue(deps: SweepDeps): Promise<number> {
   let purged = 0;
   for (;;) {
-    const keys = await deps.repository.purgeDue(deps.now(), PURGE_BATCH);
-    for (const key of keys) await deps.store.remove(key).catch(() => {});
-    purged += keys.length;
-    if (keys.length < PURGE_BATCH) return purged;
+    const batch = await deps.repository.purgeDue(deps.now(), PURGE_BATCH);
+    for (const key of batch.contentKeys) await deps.store.remove(key).catch(() => {});
+    purged += batch.purged;
+    if (batch.purged < PURGE_BATCH) return purged;
   }
 }
 
 /**
- * Removes content files older than the grace period that no document references; returns how many.
+ * Removes content files older than the grace period that no document or version references; returns how many.
  * Lock: none of its own; nodes run it through sweepOrphansOnce. A file younger than the grace period is
  * never judged, so a write whose row has not committed yet is safe.
  */
@@ -83,20 +85,26 @@ export function sweepOrphansOnce(deps: SweepDeps & { database: Pick<Database, "s
  * Runs both sweeps at once and then periodically (purges every `intervalMs`, orphans at most once per
  * grace period); stop() waits for a sweep in progress.
  */
-export function startSweepers(deps: SweepDeps & { database: Pick<Database, "sql">; logger: Logger; intervalMs: number }): { stop(): Promise<void> } {
+export function startSweepers(deps: SweepDeps & { database: Pick<Database, "sql">; logger: Logger; intervalMs: number; metrics?: Pick<Metrics, "observeSweep"> }): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   let lastOrphanSweep = -Infinity;
   const tick = async () => {
+    let kind: SweepKind = "purge";
     try {
       const purged = await purgeDue(deps);
+      deps.metrics?.observeSweep(kind, "ok", purged);
       if (purged > 0) deps.logger.log("info", "purged due documents", { purged });
       if (deps.now() - lastOrphanSweep >= ORPHAN_GRACE_MS) {
+        kind = "orphans";
         lastOrphanSweep = deps.now();
         const removed = await sweepOrphansOnce(deps);
+        // undefined: another node held the lock and swept instead, so this node ran nothing to count
+        if (removed !== undefined) deps.metrics?.observeSweep(kind, "ok", removed);
         if (removed) deps.logger.log("info", "removed orphaned content files", { removed });
       }
     } catch (error) {
-      deps.logger.log("error", "sweep failed", { error: (error as Error).message });
+      deps.metrics?.observeSweep(kind, "error", 0);
+      deps.logger.log("error", "sweep failed", { sweep: kind, error: (error as Error).message });
     }
   };
   const schedule = () => {

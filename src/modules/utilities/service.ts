@@ -9,6 +9,7 @@ import type { Db } from "../../db/client";
 import type { DocumentRow } from "../../db/schema";
 import type { Principal } from "../../http/auth";
 import type { Logger } from "../../http/context";
+import type { Metrics } from "../../http/metrics";
 import { badRequest, forbidden, HttpError, notFound, validationError } from "../../http/errors";
 import { CheckedJson } from "../../http/json";
 import type { OpenedContent } from "../../storage/content-store";
@@ -32,6 +33,7 @@ export interface UtilityEngine {
   documents: DocumentsDeps;
   logger: Logger;
   now: () => number;
+  metrics?: Pick<Metrics, "observeUtilityRun">;
 }
 
 export function getUtility(registry: UtilityRegistry, utilityId: string): Utility {
@@ -78,7 +80,7 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
   const large = bytes.byteLength > engine.inlineMaxBytes;
   if (large && !needsReadingHere(bytes)) {
     // Inline inputs only: the worker reads the whole body, this thread does not even scan it.
-    const result = await withCredits(engine, request.principal.accountId, 1, () =>
+    const result = await withCredits(engine, request.principal.accountId, 1, utility.id, () =>
       inWorker(engine, utility.id, () => engine.pool.run(utility.id, bytes, request.signal)));
     return responseText({ steps: [{ utility }], pipeline: false }, result, 1);
   }
@@ -115,7 +117,7 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
   const reads = Promise.all([...stored].map(async ([id, content]) => [id, await readStored(engine.documents, principal.accountId, id, content)] as const));
   reads.catch(() => {});
   const count = plan.steps.length;
-  return withCredits(engine, principal.accountId, count, async () => {
+  return withCredits(engine, principal.accountId, count, plan.pipeline ? PIPELINE_RUN : plan.steps[0].utility.id, async () => {
     const bytesOf = new Map(await reads);
     const source = (input: InputRef): Source => ("source" in input ? input.source : { json: bytesOf.get(input.documentId)! });
     const primary = source(plan.primary);
@@ -187,15 +189,23 @@ function responseText(plan: Pick<RunPlan, "pipeline" | "output"> & { steps: { ut
 }
 
 /** Reserves `count` credits (402 when they are not there), gives them back if the work fails. */
-async function withCredits<T>(engine: UtilityEngine, accountId: string, count: number, work: () => Promise<T>): Promise<T> {
+/** The metrics label of a pipeline run (its steps run as one); a single run is labelled by its utility id. */
+const PIPELINE_RUN = "pipeline";
+
+/** Reserves the credits, runs, gives them back when the run fails; the run is measured under `runLabel`. */
+async function withCredits<T>(engine: UtilityEngine, accountId: string, count: number, runLabel: string, work: () => Promise<T>): Promise<T> {
   const periodStart = creditPeriodStart(engine.now());
   if (!(await reserveCredits(engine.db, accountId, periodStart, count))) {
     const needed = count === 1 ? "" : ` (this run needs ${count}, one per step)`;
     throw new HttpError(402, "credits_exhausted", `The account's monthly utility credits are used up${needed}; they renew on the first day of next month (UTC)`);
   }
+  const started = performance.now();
   try {
-    return await work();
+    const result = await work();
+    engine.metrics?.observeUtilityRun(runLabel, "ok", (performance.now() - started) / 1000);
+    return result;
   } catch (error) {
+    engine.metrics?.observeUtilityRun(runLabel, error instanceof HttpError ? error.code : "internal_error", (performance.now() - started) / 1000);
     await refundCredits(engine.db, accountId, periodStart, count);
     throw error;
   }

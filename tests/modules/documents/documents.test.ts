@@ -33,8 +33,8 @@ describe("create and read", () => {
     const res = await t.json("POST", DOCS, { key, body: { name: "  Report  ", content: { a: 1 }, description: "numbers", tags: ["b", "a", "b"], folder: "/x//y/" } });
     expect(res.status).toBe(201);
     const document = res.body.document;
-    expect(Object.keys(document).sort()).toEqual(["createdAt", "description", "fileSize", "folder", "id", "name", "tags", "title", "updatedAt"]);
-    expect(document).toMatchObject({ name: "Report", title: "Report", description: "numbers", tags: ["b", "a"], folder: "x/y", fileSize: 7 });
+    expect(Object.keys(document).sort()).toEqual(["createdAt", "description", "fileSize", "folder", "id", "name", "tags", "title", "updatedAt", "version"]);
+    expect(document).toMatchObject({ name: "Report", title: "Report", description: "numbers", tags: ["b", "a"], folder: "x/y", fileSize: 7, version: 1 });
     expect(document.id).toMatch(/^doc_[0-9a-f-]{36}$/);
     expect(document.createdAt).toBe(document.updatedAt);
     expect(res.body.success).toBe(true);
@@ -334,8 +334,9 @@ describe("quotas", () => {
     expect(list.body.documents.length).toBe(1);
   });
 
+  // maxVersions 1: a content update replaces the only kept version (tests/modules/documents/versions.test.ts counts kept versions)
   test("storageLimitBytes: 413 storage_limit_exceeded; soft-deleted documents count until purged; usage is exact", async () => {
-    const account = await t.newAccount({ permissions: ["documents"], storageLimitBytes: 20 });
+    const account = await t.newAccount({ permissions: ["documents"], storageLimitBytes: 20, maxVersions: 1 });
     const usage = async () => (await t.json("GET", "/api/v1/usage", { key: account.key })).body.storage.usedBytes;
     const first = await t.json("POST", DOCS, { key: account.key, body: { name: "a", contentText: "1234567890" } });
     expect(first.status).toBe(201);
@@ -370,7 +371,7 @@ describe("quotas", () => {
   });
 
   test("concurrent content updates cannot pass the limit either", async () => {
-    const account = await t.newAccount({ permissions: ["documents"], storageLimitBytes: 40 });
+    const account = await t.newAccount({ permissions: ["documents"], storageLimitBytes: 40, maxVersions: 1 });
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) ids.push((await t.json("POST", DOCS, { key: account.key, body: { name: `d${i}`, contentText: "1" } })).body.document.id);
     const results = await Promise.all(ids.map((id) => t.json("PUT", `${DOCS}/${id}/content`, { key: account.key, rawBody: "1".repeat(15) })));

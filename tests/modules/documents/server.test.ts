@@ -122,7 +122,14 @@ test("SIGKILL during a stream of content updates: after restart every document i
     // the last acknowledged version, or the one in flight when the process died
     expect([acknowledged[doc], acknowledged[doc] + 1]).toContain(stored.version);
     expect(new TextDecoder().decode(bytes)).toBe(versions(doc, stored.version));
-    sum += document.fileSize;
+    // every kept version counts towards storage, and each one's content is there and matches its ETag
+    const kept = (await (await call(second, "GET", `/api/v1/documents/${id}/versions?limit=200`)).json()) as { versions: { version: number; fileSize: number; etag: string }[] };
+    expect(kept.versions[0].etag).toBe(`"${sha256(bytes)}"`);
+    for (const version of kept.versions) {
+      const old = new Uint8Array(await (await call(second, "GET", `/api/v1/documents/${id}/versions/${version.version}/content`)).arrayBuffer());
+      expect([old.byteLength, `"${sha256(old)}"`]).toEqual([version.fileSize, version.etag]);
+      sum += version.fileSize;
+    }
   }
   const usage = (await (await call(second, "GET", "/api/v1/usage")).json()) as { storage: { usedBytes: number } };
   expect(usage.storage.usedBytes).toBe(sum);

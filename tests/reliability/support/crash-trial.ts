@@ -1,5 +1,6 @@
 /**
- * Crash consistency (issue 8 §1). Starts the real server, lets several clients create, replace, delete
+ * Crash consistency (issue 8 §1, with versions and patches from issue 13). Starts the real server, lets
+ * several clients create, replace, patch (JSON Patch and merge patch), restore old versions of, delete
  * and purge documents, SIGKILLs the server at a random moment, restarts it and checks, after every
  * restart:
  *  - the database opens (/ready), the embedded PostgreSQL left behind by the killed process included;
@@ -7,8 +8,10 @@
  *    the one operation that was in flight when the server died (old or new, nothing else);
  *  - every active document's content is complete JSON whose byte length is its fileSize and
  *    Content-Length, and whose SHA-256 is its ETag;
- *  - each account's storage figure (GET /api/v1/usage) is the sum of its unpurged documents;
- *  - after the sweeper ran, the content store holds exactly the content of unpurged documents (by hash)
+ *  - every active document lists exactly its kept versions (the account keeps MAX_VERSIONS), and each
+ *    one's content is there, complete, and the bytes that version was made with;
+ *  - each account's storage figure (GET /api/v1/usage) is the sum of its unpurged documents' kept versions;
+ *  - after the sweeper ran, the content store holds exactly the content of those versions (by hash)
  *    and no incomplete write. The files (or, on the S3 store, the s3rver's object files, whose mtimes
  *    are the objects' last-modified times) are aged past the sweeper's grace period while the server is
  *    down (an hour passing, in effect), so the start-up sweep judges every one.
@@ -42,6 +45,10 @@ export interface CrashTrialResult {
   store: string;
   kills: number;
   acknowledgedWrites: number;
+  /** of those, patches (JSON Patch or merge patch) and restores of a version */
+  acknowledgedPatches: number;
+  /** patches and restores in flight when the server was killed (each then checked as old or new, nothing else) */
+  interruptedPatches: number;
   documentsChecked: number;
   violations: string[];
   elapsedMs: number;
@@ -50,11 +57,14 @@ export interface CrashTrialResult {
 }
 
 type State = "active" | "deleted" | "purged";
-interface Version { state: State; bytes: string }
-interface Tracked { id: string; name: string; account: number; acked: Version; pending?: Version }
+/** A document's state: its current bytes, content version number and kept versions' bytes (oldest first). */
+interface Version { state: State; bytes: string; number: number; kept: string[] }
+interface Tracked { id: string; name: string; account: number; acked: Version; pending?: Version; pendingPatch?: boolean }
 interface PendingCreate { name: string; account: number; bytes: string }
 
 const SWEEP_INTERVAL_MS = "150";
+/** the accounts' maxVersions: small, so that every few writes drop a version */
+const MAX_VERSIONS = 3;
 const ORPHAN_AGE_MS = 2 * 60 * 60 * 1000;
 const sha256 = (bytes: string | Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 
@@ -83,6 +93,8 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
   const tracked = new Map<string, Tracked>();
   const pendingCreates: PendingCreate[] = [];
   let acknowledgedWrites = 0;
+  let acknowledgedPatches = 0;
+  let interruptedPatches = 0;
   let documentsChecked = 0;
   let seq = 0;
   let sabotaged: string | undefined;
@@ -99,12 +111,12 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
     content = bucket ? bucketView(bucket) : folderView(join(dataDir, "content"));
     const env = { DATA_DIR: dataDir, BOOTSTRAP_API_KEY: bootstrapKey, SWEEP_INTERVAL_MS, LOG_LEVEL: "warn", ...(database ? { DATABASE_URL: database.url } : {}), ...bucket?.env };
     server = await startServer(env);
-    const call = (method: string, path: string, key: string, body?: string) =>
+    const call = (method: string, path: string, key: string, body?: string, contentType = "application/json") =>
       // identity: the checks compare the stored bytes with their length and hash, not a compressed representation
-      fetch(server!.url + path, { method, headers: { authorization: `Bearer ${key}`, "accept-encoding": "identity", ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body });
+      fetch(server!.url + path, { method, headers: { authorization: `Bearer ${key}`, "accept-encoding": "identity", ...(body !== undefined ? { "content-type": contentType } : {}) }, body });
     const keys: string[] = [];
     for (let i = 0; i < accountCount; i++) {
-      const account = await (await call("POST", "/api/v1/admin/accounts", bootstrapKey, JSON.stringify({ name: `crash-${i}`, rateLimitPerMinute: null }))).json() as any;
+      const account = await (await call("POST", "/api/v1/admin/accounts", bootstrapKey, JSON.stringify({ name: `crash-${i}`, rateLimitPerMinute: null, maxVersions: MAX_VERSIONS }))).json() as any;
       const key = await (await call("POST", "/api/v1/admin/keys", bootstrapKey, JSON.stringify({ accountId: account.account.id, permissions: ["documents"] }))).json() as any;
       keys.push(key.key);
     }
@@ -129,33 +141,54 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
             const body = await response.json() as any;
             if (response.status !== 201) { fail(`create answered ${response.status}: ${JSON.stringify(body).slice(0, 200)}`); break; }
             pendingCreates.splice(pendingCreates.indexOf(pending), 1);
-            tracked.set(body.document.id, { id: body.document.id, name, account, acked: { state: "active", bytes } });
+            tracked.set(body.document.id, { id: body.document.id, name, account, acked: { state: "active", bytes, number: 1, kept: [bytes] } });
             acknowledgedWrites++;
             continue;
           }
           let doc: Tracked;
           let next: Version;
+          let isPatch = false;
           let request: () => Promise<Response>;
+          const newVersion = (current: Version, bytes: string): Version =>
+            ({ state: "active", bytes, number: current.number + 1, kept: [...current.kept, bytes].slice(-MAX_VERSIONS) });
           if (deleted.length > 0 && roll < 0.5) {
             doc = deleted[Math.floor(Math.random() * deleted.length)];
-            next = { state: "purged", bytes: doc.acked.bytes };
+            next = { ...doc.acked, state: "purged" };
             request = () => call("POST", `/api/v1/documents/${doc.id}/purge`, key);
-          } else if (roll < 0.75) {
+          } else if (roll < 0.55) {
             doc = active[Math.floor(Math.random() * active.length)];
-            next = { state: "active", bytes: randomContent() };
+            next = newVersion(doc.acked, randomContent());
             request = () => call("PUT", `/api/v1/documents/${doc.id}/content`, key, next.bytes);
+          } else if (roll < 0.72) {
+            // a patch of the first member: every content here starts with {"size":<integer>
+            doc = active[Math.floor(Math.random() * active.length)];
+            const size = Math.floor(Math.random() * 1e9);
+            isPatch = true;
+            next = newVersion(doc.acked, doc.acked.bytes.replace(/^\{"size":\d+/, `{"size":${size}`));
+            request = Math.random() < 0.5
+              ? () => call("PATCH", `/api/v1/documents/${doc.id}/content`, key, `[{"op":"test","path":"/nested/deep/0","value":1},{"op":"replace","path":"/size","value":${size}}]`, "application/json-patch+json")
+              : () => call("PATCH", `/api/v1/documents/${doc.id}/content`, key, `{"size":${size}}`, "application/merge-patch+json");
+          } else if (roll < 0.78) {
+            // a restore of the oldest kept version
+            doc = active[Math.floor(Math.random() * active.length)];
+            const oldest = doc.acked.number - doc.acked.kept.length + 1;
+            isPatch = true;
+            next = newVersion(doc.acked, doc.acked.kept[0]);
+            request = () => call("POST", `/api/v1/documents/${doc.id}/versions/${oldest}/restore`, key);
           } else {
             doc = active[Math.floor(Math.random() * active.length)];
-            next = { state: "deleted", bytes: doc.acked.bytes };
+            next = { ...doc.acked, state: "deleted" };
             request = () => call("DELETE", `/api/v1/documents/${doc.id}`, key);
           }
           doc.pending = next;
+          doc.pendingPatch = isPatch;
           const response = await request();
           const text = await response.text();
           if (response.status !== 200) { fail(`${next.state} of ${doc.id} answered ${response.status}: ${text.slice(0, 200)}`); break; }
           doc.acked = next;
           doc.pending = undefined;
           acknowledgedWrites++;
+          if (isPatch) acknowledgedPatches++;
         } catch {
           return; // the server died mid-request: the operation stays pending
         }
@@ -168,13 +201,13 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       const unpurgedHashes: string[] = [];
       for (let account = 0; account < keys.length; account++) {
         const key = keys[account];
-        const listed = new Map<string, { state: State; fileSize: number; name: string }>();
+        const listed = new Map<string, { state: State; fileSize: number; name: string; version: number }>();
         for (const deletedList of [false, true]) {
           let cursor: string | null = null;
           do {
             const query: string = `?limit=200${deletedList ? "&deleted=true" : ""}${cursor ? `&cursor=${cursor}` : ""}`;
             const page = await (await call("GET", `/api/v1/documents${query}`, key)).json() as any;
-            for (const doc of page.documents) listed.set(doc.id, { state: deletedList ? "deleted" : "active", fileSize: doc.fileSize, name: doc.name });
+            for (const doc of page.documents) listed.set(doc.id, { state: deletedList ? "deleted" : "active", fileSize: doc.fileSize, name: doc.name, version: doc.version });
             cursor = page.nextCursor;
           } while (cursor);
         }
@@ -185,7 +218,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           if (known) continue;
           const create = pendingCreates.find((pending) => pending.account === account && pending.name === doc.name);
           if (!create) { fail(`round ${round}: document ${id} (${doc.name}) was never written by a client`); continue; }
-          tracked.set(id, { id, name: doc.name, account, acked: { state: "active", bytes: create.bytes } });
+          tracked.set(id, { id, name: doc.name, account, acked: { state: "active", bytes: create.bytes, number: 1, kept: [create.bytes] } });
         }
         let storageSum = 0;
         // a purge confirmed in an earlier round is final: such documents are only watched for in the lists above
@@ -193,9 +226,9 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           documentsChecked++;
           const seen = listed.get(doc.id);
           const observed: State = seen?.state ?? "purged";
-          const candidates = [doc.acked, ...(doc.pending ? [doc.pending] : [])].filter((version) => version.state === observed);
+          const candidates = [doc.acked, ...(doc.pending ? [doc.pending] : [])].filter((version) => version.state === observed && (observed === "purged" || version.number === seen!.version));
           if (candidates.length === 0) {
-            fail(`round ${round}: ${doc.id} is ${observed}; acknowledged ${doc.acked.state}${doc.pending ? `, in flight ${doc.pending.state}` : ""}`);
+            fail(`round ${round}: ${doc.id} is ${observed} at version ${seen?.version}; acknowledged ${doc.acked.state} ${doc.acked.number}${doc.pending ? `, in flight ${doc.pending.state} ${doc.pending.number}` : ""}`);
             continue;
           }
           if (observed === "purged") {
@@ -206,8 +239,9 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
             doc.pending = undefined;
             continue;
           }
-          storageSum += seen!.fileSize;
-          let bytes = candidates.length === 1 ? candidates[0].bytes : undefined;
+          // the version number tells the acknowledged state from the one in flight: one candidate is left
+          const version = candidates[0];
+          if (Buffer.byteLength(version.bytes) !== seen!.fileSize) fail(`round ${round}: ${doc.id} fileSize ${seen!.fileSize} is not its content's ${Buffer.byteLength(version.bytes)}`);
           if (observed === "active") {
             const response = await call("GET", `/api/v1/documents/${doc.id}/content`, key);
             const body = new Uint8Array(await response.arrayBuffer());
@@ -218,24 +252,35 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
             if (response.headers.get("content-length") !== String(body.byteLength)) fail(`round ${round}: ${doc.id} Content-Length ${response.headers.get("content-length")} for ${body.byteLength} bytes`);
             if (response.headers.get("etag") !== `"${hash}"`) fail(`round ${round}: ${doc.id} ETag ${response.headers.get("etag")} is not the hash of its bytes`);
             try { JSON.parse(text); } catch { fail(`round ${round}: ${doc.id} content is not complete JSON (${body.byteLength} bytes)`); }
-            const match = candidates.find((version) => version.bytes === text);
-            if (!match) fail(`round ${round}: ${doc.id} content is neither the acknowledged nor the in-flight version`);
-            bytes = match?.bytes ?? text;
-          } else if (candidates.length > 1 && candidates[0].bytes !== candidates[1].bytes) {
-            const match = candidates.find((version) => Buffer.byteLength(version.bytes) === seen!.fileSize);
-            bytes = match?.bytes;
+            if (text !== version.bytes) fail(`round ${round}: ${doc.id} content is not the bytes of its version ${version.number}`);
+            await checkVersions(round, key, doc.id, version);
           }
-          if (bytes === undefined) { fail(`round ${round}: cannot tell which version ${doc.id} holds`); continue; }
-          if (observed === "deleted" && Buffer.byteLength(bytes) !== seen!.fileSize) fail(`round ${round}: deleted ${doc.id} fileSize ${seen!.fileSize} is not its content's ${Buffer.byteLength(bytes)}`);
-          doc.acked = { state: observed, bytes };
+          storageSum += version.kept.reduce((sum, bytes) => sum + Buffer.byteLength(bytes), 0);
+          doc.acked = version;
           doc.pending = undefined;
-          unpurgedHashes.push(sha256(bytes));
+          unpurgedHashes.push(...version.kept.map(sha256));
         }
         const usage = await (await call("GET", "/api/v1/usage", key)).json() as any;
         if (usage.storage?.usedBytes !== storageSum) fail(`round ${round}: account ${account} usage says ${usage.storage?.usedBytes} bytes, its unpurged documents hold ${storageSum}`);
       }
       pendingCreates.length = 0;
       await checkContentStore(round, unpurgedHashes);
+    };
+
+    /** The document lists exactly its kept versions, newest first, and each one's bytes are there. */
+    const checkVersions = async (round: number, key: string, id: string, version: Version) => {
+      const listing = await (await call("GET", `/api/v1/documents/${id}/versions?limit=200`, key)).json() as any;
+      const expected = version.kept.map((bytes, i) => ({ version: version.number - version.kept.length + 1 + i, fileSize: Buffer.byteLength(bytes), etag: `"${sha256(bytes)}"` })).reverse();
+      const listed = (listing.versions ?? []).map((v: any) => ({ version: v.version, fileSize: v.fileSize, etag: v.etag }));
+      if (JSON.stringify(listed) !== JSON.stringify(expected)) {
+        fail(`round ${round}: ${id} lists versions ${JSON.stringify(listed.map((v: any) => v.version))}, expected ${JSON.stringify(expected.map((v) => v.version))} (or their sizes or ETags differ)`);
+        return;
+      }
+      for (const [i, bytes] of [...version.kept].reverse().entries()) {
+        const response = await call("GET", `/api/v1/documents/${id}/versions/${expected[i].version}/content`, key);
+        const text = await response.text();
+        if (response.status !== 200 || text !== bytes) fail(`round ${round}: version ${expected[i].version} of ${id} answered ${response.status} with ${text === bytes ? "its" : "other"} bytes`);
+      }
     };
 
     /** The start-up sweep judges every (aged) file: wait until the store settles on the expected set. */
@@ -249,7 +294,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       }
       const extra = files.hashes.filter((hash) => !expected.includes(hash)).length;
       const missing = expected.filter((hash) => !files.hashes.includes(hash)).length;
-      fail(`round ${round}: content ${store} holds ${files.hashes.length} files (${extra} orphaned, ${missing} missing, ${files.incomplete} incomplete) for ${expected.length} unpurged documents`);
+      fail(`round ${round}: content ${store} holds ${files.hashes.length} files (${extra} orphaned, ${missing} missing, ${files.incomplete} incomplete) for ${expected.length} kept versions of unpurged documents`);
     };
 
     for (let round = 1; round <= options.kills; round++) {
@@ -263,6 +308,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       await server.proc.exited;
       stop.now = true;
       await Promise.all(clients);
+      interruptedPatches += [...tracked.values()].filter((doc) => doc.pending && doc.pendingPatch).length;
       if (options.sabotage && round === options.kills) sabotaged = await sabotage(content, [...tracked.values()]);
       ageFiles(bucket?.directory ?? join(dataDir, "content"), Date.now() - ORPHAN_AGE_MS);
       const restartAt = performance.now();
@@ -273,7 +319,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       if (violations.length > 0) break;
     }
     await server.stop("SIGTERM");
-    return { mode: options.mode, store, kills: options.kills, acknowledgedWrites, documentsChecked, violations, elapsedMs: performance.now() - started, sabotaged };
+    return { mode: options.mode, store, kills: options.kills, acknowledgedWrites, acknowledgedPatches, interruptedPatches, documentsChecked, violations, elapsedMs: performance.now() - started, sabotaged };
   } finally {
     await server?.stop("SIGKILL");
     await database?.drop();
@@ -363,7 +409,8 @@ function ageFiles(folder: string, at: number) {
 }
 
 async function sabotage(content: ContentView, docs: Tracked[]): Promise<string | undefined> {
-  const victim = docs.find((doc) => !doc.pending && doc.acked.state === "active");
+  // a document whose only version is its current one: no other file holds the same bytes
+  const victim = docs.find((doc) => !doc.pending && doc.acked.state === "active" && doc.acked.kept.length === 1);
   if (!victim || !(await content.remove(sha256(victim.acked.bytes)))) return undefined;
   await content.plant(Bun.randomUUIDv7(), '{"orphan":true}', true);
   await content.plant(Bun.randomUUIDv7(), '{"half":', false);

@@ -13,7 +13,7 @@ export interface Endpoint {
   permission: Permission | null | undefined;
   /** a valid body, the seed of mutated bodies */
   validBody?: () => unknown;
-  /** the body is the raw document content itself (PUT …/content) */
+  /** the body is the raw document content itself (PUT …/content) or a patch of it (PATCH …/content) */
   rawContent?: boolean;
 }
 
@@ -27,6 +27,10 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "GET", path: "/api/v1/documents/:id/content", permission: "documents" },
   { method: "PUT", path: "/api/v1/documents/:id", permission: "documents", validBody: () => ({ name: "renamed", tags: ["y"], folder: null }) },
   { method: "PUT", path: "/api/v1/documents/:id/content", permission: "documents", validBody: () => ({ replaced: true }), rawContent: true },
+  { method: "PATCH", path: "/api/v1/documents/:id/content", permission: "documents", validBody: () => ({ a: null, b: { c: 1.0 } }), rawContent: true },
+  { method: "GET", path: "/api/v1/documents/:id/versions", permission: "documents" },
+  { method: "GET", path: "/api/v1/documents/:id/versions/1/content", permission: "documents" },
+  { method: "POST", path: "/api/v1/documents/:id/versions/1/restore", permission: "documents" },
   { method: "DELETE", path: "/api/v1/documents/:id", permission: "documents" },
   { method: "POST", path: "/api/v1/documents/:id/purge", permission: "documents" },
   { method: "POST", path: "/api/v1/documents/:id/restore", permission: "documents" },

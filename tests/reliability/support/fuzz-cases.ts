@@ -153,7 +153,7 @@ function headersFor(targets: FuzzTargets): fc.Arbitrary<Record<string, string>> 
     { weight: 1, arbitrary: headerText.map((text) => `Bearer ${text}`) },
   );
   const contentType = fc.constantFrom(undefined, "application/json", "application/json; charset=utf-8", "text/plain", "multipart/form-data; boundary=x",
-    "application/x-www-form-urlencoded", "application/json; charset=latin1", "garbage/\u00ff");
+    "application/x-www-form-urlencoded", "application/json; charset=latin1", "garbage/\u00ff", "application/json-patch+json", "application/merge-patch+json");
   const contentLength = fc.constantFrom(undefined, undefined, undefined, "99999999999999", "0", "1", "-1", "abc", "1e3");
   return fc.record({
     authorization,

@@ -1,0 +1,165 @@
+/**
+ * GET /metrics in the Prometheus text format, behind METRICS_TOKEN (a bearer token; unset: the route
+ * answers 404 like any unknown route, and nothing is measured). Labels are bounded sets only: route
+ * templates (never raw paths or ids), statuses, utility ids from the registry, error codes.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { Elysia, t } from "elysia";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Config } from "../config";
+import type { Database } from "../db/client";
+import type { ContentStore } from "../storage/content-store";
+import type { WorkerPool } from "../workers/pool";
+import { requestState, statusSent } from "./context";
+import { HttpError, notFound } from "./errors";
+import { operation } from "./openapi";
+
+export type SweepKind = "purge" | "orphans";
+
+export interface Metrics {
+  readonly registry: Registry;
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  /** outcome: "ok", or the error code the run ended with */
+  observeUtilityRun(utilityId: string, outcome: string, seconds: number): void;
+  observeSweep(kind: SweepKind, outcome: "ok" | "error", items: number): void;
+  /** the same store, with every operation and failure counted */
+  instrumentStore(store: ContentStore): ContentStore;
+}
+
+export interface MetricsSources {
+  workerPool: WorkerPool;
+  workerPoolSize: number;
+  database: Database;
+}
+
+/** The metrics of a process, or undefined when METRICS_TOKEN is unset (nothing is measured then). */
+export function metricsFor(config: Pick<Config, "metricsToken" | "utilityWorkers">, workerPool: WorkerPool, database: Database): Metrics | undefined {
+  return config.metricsToken ? createMetrics({ workerPool, workerPoolSize: config.utilityWorkers, database }) : undefined;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createMetrics(sources: MetricsSources): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const requests = new Histogram({
+    name: "kiln_http_request_duration_seconds",
+    help: "HTTP requests by method, route template and status, with their latency",
+    labelNames: ["method", "route", "status"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const utilityRuns = new Histogram({
+    name: "kiln_utility_run_duration_seconds",
+    help: "Utility runs by utility id and outcome (ok or the error code), with their duration",
+    labelNames: ["utility", "outcome"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  new Gauge({ name: "kiln_worker_pool_size", help: "Utility worker threads", registers, collect() { this.set(sources.workerPoolSize); } });
+  new Gauge({ name: "kiln_worker_pool_busy", help: "Utility workers running a job", registers, collect() { this.set(sources.workerPool.busy); } });
+  new Gauge({ name: "kiln_worker_pool_queued", help: "Utility runs waiting for a worker", registers, collect() { this.set(sources.workerPool.queued); } });
+  new Gauge({
+    name: "kiln_worker_pool_replacements",
+    help: "Workers replaced after a timeout, a cancellation or a crash since start",
+    registers,
+    collect() { this.set(sources.workerPool.replacements); },
+  });
+  new Gauge({
+    name: "kiln_database_pool_max_connections",
+    help: "Connections the database pool may open",
+    registers,
+    collect() { this.set(sources.database.sql.options.max); },
+  });
+  new Gauge({
+    name: "kiln_database_up",
+    help: "1 when the database answered a trivial query within a second at scrape time",
+    registers,
+    async collect() { this.set((await sources.database.ping()) ? 1 : 0); },
+  });
+  const sweeps = new Counter({ name: "kiln_sweeper_runs_total", help: "Background sweeps by kind and outcome", labelNames: ["kind", "outcome"] as const, registers });
+  const swept = new Counter({ name: "kiln_sweeper_items_total", help: "Documents purged and orphaned files removed by the sweepers", labelNames: ["kind"] as const, registers });
+  const storeOperations = new Counter({ name: "kiln_content_store_operations_total", help: "Content store operations (put, open, remove, list, probe)", labelNames: ["operation"] as const, registers });
+  const storeErrors = new Counter({ name: "kiln_content_store_errors_total", help: "Content store operations that failed", labelNames: ["operation"] as const, registers });
+
+  const counted = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
+    storeOperations.inc({ operation });
+    try {
+      return await work();
+    } catch (error) {
+      storeErrors.inc({ operation });
+      throw error;
+    }
+  };
+
+  return {
+    registry,
+    observeRequest(method, route, status, seconds) {
+      requests.observe({ method, route, status: String(status) }, seconds);
+    },
+    observeUtilityRun(utility, outcome, seconds) {
+      utilityRuns.observe({ utility, outcome }, seconds);
+    },
+    observeSweep(kind, outcome, items) {
+      sweeps.inc({ kind, outcome });
+      if (items > 0) swept.inc({ kind }, items);
+    },
+    instrumentStore(store) {
+      return {
+        put: (bytes) => counted("put", () => store.put(bytes)),
+        open: (key) => counted("open", () => store.open(key)),
+        remove: (key) => counted("remove", () => store.remove(key)),
+        probe: () => counted("probe", () => store.probe()),
+        async *list() {
+          storeOperations.inc({ operation: "list" });
+          try {
+            yield* store.list();
+          } catch (error) {
+            storeErrors.inc({ operation: "list" });
+            throw error;
+          }
+        },
+      };
+    },
+  };
+}
+
+/** Route templates only: a request that matched no route is counted under one label. */
+const UNMATCHED_ROUTE = "unmatched";
+
+function tokenMatches(header: string | null, token: string): boolean {
+  if (!header?.startsWith("Bearer ")) return false;
+  const given = Buffer.from(header.slice("Bearer ".length));
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** The /metrics route and the per-request measurement; without a token the route is a plain 404. */
+export const metricsPlugin = (metrics: Metrics | undefined, token: string | undefined) => {
+  const plugin = new Elysia({ name: "kiln.metrics", detail: { tags: ["Operations"] } })
+    .get("/metrics", async ({ request, path, set }) => {
+      if (!metrics || !token) throw notFound("route_not_found", `No route for GET ${path}`);
+      if (!tokenMatches(request.headers.get("authorization"), token)) {
+        throw new HttpError(401, "unauthorized", "GET /metrics needs 'Authorization: Bearer <METRICS_TOKEN>'", { headers: { "WWW-Authenticate": "Bearer" } });
+      }
+      set.headers["content-type"] = metrics.registry.contentType;
+      return metrics.registry.metrics();
+    }, {
+      detail: {
+        ...operation({
+          operationId: "getMetrics",
+          summary: "Prometheus metrics",
+          description: "Requests, utility runs, worker pool, database pool, sweepers and content store, in the Prometheus text format. Needs `Authorization: Bearer <METRICS_TOKEN>`; without METRICS_TOKEN the route answers 404 like any unknown path.",
+          errors: { 401: "unauthorized: no METRICS_TOKEN or a wrong one", 404: "route_not_found: METRICS_TOKEN is not set" },
+          headers: { 401: ["WWW-Authenticate"] },
+          responses: { 200: { description: "The metrics", content: { "text/plain": t.String({ description: "Prometheus text exposition format 0.0.4 (Content-Type text/plain; version=0.0.4; charset=utf-8)" }) } } },
+        }),
+        security: [{ metricsToken: [] }],
+      },
+    });
+  if (!metrics) return plugin;
+  return plugin.onAfterResponse({ as: "global" }, ({ request, set, route, responseValue }) => {
+    const state = requestState(request);
+    metrics.observeRequest(request.method, route || UNMATCHED_ROUTE, statusSent(state, responseValue, set.status), (performance.now() - state.startedAt) / 1000);
+  });
+};
