@@ -8,7 +8,8 @@
  * Checked at every kill: while the database is down, /ready and writes answer 503 (nothing else: no 500,
  * no hang); once it is back, /ready answers 200 again without restarting Kiln, every acknowledged write
  * is there (each document holds its acknowledged bytes, or the bytes of the one write in flight at the
- * kill), no document appears that no client wrote, and the storage figure is the sum of the documents.
+ * kill), no document appears that no client wrote, and the storage figure is the sum of the documents
+ * (the account keeps one version, the current one; the crash trial covers kept versions).
  */
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -88,7 +89,7 @@ export async function runDbKillTrial(options: DbKillOptions): Promise<DbKillResu
       requests++;
       return fetch(server!.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body, signal: AbortSignal.timeout(30_000) });
     };
-    const account = await (await call("POST", "/api/v1/admin/accounts", bootstrapKey, JSON.stringify({ name: "db-kill", rateLimitPerMinute: null }))).json() as any;
+    const account = await (await call("POST", "/api/v1/admin/accounts", bootstrapKey, JSON.stringify({ name: "db-kill", rateLimitPerMinute: null, maxVersions: 1 }))).json() as any;
     const key = (await (await call("POST", "/api/v1/admin/keys", bootstrapKey, JSON.stringify({ accountId: account.account.id, permissions: ["documents"] }))).json() as any).key as string;
     let databaseDown = false;
 
