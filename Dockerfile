@@ -8,6 +8,7 @@ ARG BASE_IMAGE=oven/bun:1.4.5
 FROM ${BASE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json bun.lock ./
+COPY patches ./patches
 RUN bun install --frozen-lockfile --production
 
 FROM ${BASE_IMAGE} AS runtime

@@ -1,7 +1,7 @@
 /**
  * `bun run bench` / `bun run bench:full`: every section in one run, then one table of ratios.
  *
- *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,metrics] [--readme]
+ *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,metrics,cluster] [--readme]
  *
  * Installs wrk, jq and Miller from Debian when they are missing, starts every server it measures on
  * loopback, and stops them (and drops the external database it created) at the end, also on failure.
@@ -21,8 +21,9 @@ import { benchPipelines } from "./pipelines";
 import { benchCompression } from "./compression";
 import { benchExportMemory } from "./export-memory";
 import { benchPatch } from "./patch";
+import { benchCluster } from "./cluster";
 
-const SECTIONS = ["documents", "storage", "utilities", "engine", "memory", "pipelines", "compression", "export", "patch", "metrics"] as const;
+const SECTIONS = ["documents", "storage", "utilities", "engine", "memory", "pipelines", "compression", "export", "patch", "metrics", "cluster"] as const;
 type Section = (typeof SECTIONS)[number];
 
 const { values } = parseArgs({ options: { full: { type: "boolean", default: false }, only: { type: "string" }, readme: { type: "boolean", default: false } } });
@@ -59,6 +60,7 @@ try {
   if (only.has("export")) await benchExportMemory(settings.full ? 10_000 : 2_000, 20_000);
   if (only.has("patch")) await benchPatch(settings);
   if (only.has("metrics")) await benchMetrics(settings);
+  if (only.has("cluster")) await benchCluster(settings);
 } finally {
   await stopAll();
 }

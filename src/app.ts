@@ -9,6 +9,7 @@ import { bodyParser, type BodyLimit } from "./http/body";
 import { createLogger, requestContext, type Logger } from "./http/context";
 import { errorHandler, HttpError, methodsAllowed } from "./http/errors";
 import { authentication, Authenticator } from "./http/auth";
+import type { RateCounter } from "./http/rate-limit";
 import { idempotency as idempotencyHooks } from "./http/idempotency";
 import { openapiDocs } from "./http/openapi";
 import { metricsFor, metricsPlugin, type Metrics } from "./http/metrics";
@@ -19,6 +20,7 @@ import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
 import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
 import { documentsDeps } from "./modules/documents/service";
+import { documentLinksModule, linkSecretOf } from "./modules/documents/links";
 import type { ContentStore } from "./storage/content-store";
 import { createContentStore } from "./storage";
 import { EXECUTE_ROUTE, utilitiesModule } from "./modules/utilities";
@@ -38,6 +40,10 @@ export interface AppDeps {
   utilityRegistry?: UtilityRegistry;
   /** where document content lives; by default the configured store (src/index.ts shares it with the sweepers) */
   contentStore?: ContentStore;
+  /** counts rate limits; by default in memory, per process (src/index.ts passes the Redis one with REDIS_URL) */
+  rateCounter?: RateCounter;
+  /** true once the process drains for shutdown: /ready then answers 503 */
+  draining?: () => boolean;
   /** given by src/index.ts, which shares it with the sweepers; else made here when METRICS_TOKEN is set */
   metrics?: Metrics;
 }
@@ -50,7 +56,7 @@ export function createApp(deps: AppDeps) {
   const logger = deps.logger ?? createLogger(config.logLevel, undefined, config.logFormat);
   const metrics = deps.metrics ?? metricsFor(config, deps.workerPool, database);
   const contentStore = deps.contentStore ?? instrumented(createContentStore(config), metrics);
-  const authenticator = new Authenticator(database.db, deps.now);
+  const authenticator = new Authenticator(database.db, deps.now, deps.rateCounter);
   const auth = authentication(authenticator);
   const idempotency = idempotencyHooks({ db: database.db, now: deps.now });
   const documentBodyLimit: BodyLimit = {
@@ -90,12 +96,13 @@ export function createApp(deps: AppDeps) {
     .use(docs.plugin)
     .use(metricsPlugin(metrics, config.metricsToken))
     .use(auth)
-    .use(healthModule({ database, contentStore }))
+    .use(healthModule({ database, contentStore, draining: deps.draining }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth, idempotency }))
     .use(pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }))
-    .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }));
+    .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }))
+    .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), publicUrl: config.publicUrl, auth }));
   docs.describe(app);
 
   // CORS and compression act on the final Response, whichever part of the app built it (a route, onError, a replay).

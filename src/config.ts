@@ -31,6 +31,18 @@ export interface Config {
   /** bearer token of GET /metrics; unset: no metrics */
   readonly metricsToken: string | undefined;
   readonly contentStore: ContentStoreConfig;
+  /** connections per process to PostgreSQL (several nodes share the server's max_connections) */
+  readonly databasePoolMax: number;
+  /** shared rate-limit counters (redis://, rediss://, valkey://); undefined: each process counts alone */
+  readonly redisUrl: string | undefined;
+  /** prefix of every Redis key Kiln writes, so several deployments can share one Redis */
+  readonly redisPrefix: string;
+  /** base URL of signed download links; undefined: the origin the request came in on */
+  readonly publicUrl: string | undefined;
+  /** after SIGTERM, how long a node keeps taking new requests while /ready answers 503 */
+  readonly drainDelayMs: number;
+  /** after SIGTERM, the longest a node waits for in-flight requests before closing them */
+  readonly drainTimeoutMs: number;
   /** origins whose browsers may call the API (CORS); empty: none */
   readonly corsOrigins: CorsOrigins;
 }
@@ -90,6 +102,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}, got '${env.LOG_LEVEL}'`);
   }
+  const redisUrl = env.REDIS_URL || undefined;
+  if (redisUrl !== undefined && !/^(redis|rediss|valkey|valkeys):\/\/[^\s]*$/.test(redisUrl)) {
+    throw new ConfigError("REDIS_URL must be a redis://, rediss://, valkey:// or valkeys:// URL");
+  }
+  const publicUrl = env.PUBLIC_URL ? env.PUBLIC_URL.replace(/\/+$/, "") : undefined;
+  if (publicUrl !== undefined && !(/^https?:\/\//.test(publicUrl) && URL.canParse(publicUrl))) {
+    throw new ConfigError(`PUBLIC_URL must be an http:// or https:// URL, got '${env.PUBLIC_URL}'`);
+  }
   const logFormat = (env.LOG_FORMAT || "json") as LogFormat;
   if (!LOG_FORMATS.includes(logFormat)) {
     throw new ConfigError(`LOG_FORMAT must be one of ${LOG_FORMATS.join(", ")}, got '${env.LOG_FORMAT}'`);
@@ -119,6 +139,12 @@ export function loadConfig(env: Env = process.env): Config {
     logFormat,
     metricsToken,
     contentStore: contentStoreConfig(env),
+    databasePoolMax: integer(env, "DATABASE_POOL_MAX", 20, 1, 1000),
+    redisUrl,
+    redisPrefix: env.REDIS_PREFIX ?? "kiln:",
+    publicUrl,
+    drainDelayMs: integer(env, "DRAIN_DELAY_MS", 0, 0, 600_000),
+    drainTimeoutMs: integer(env, "DRAIN_TIMEOUT_MS", 30_000, 0, 3_600_000),
     corsOrigins,
   });
 }

@@ -1,8 +1,9 @@
 /**
- * Process entry: config → database (+ migrations) → bootstrap key → listen. SIGTERM/SIGINT drain
- * in-flight requests, then close the database (stopping the embedded PostgreSQL).
+ * Process entry: config → database (+ migrations) → bootstrap key → listen. SIGTERM/SIGINT drain: /ready
+ * answers 503 at once, in-flight requests finish, then the database closes (stopping the embedded
+ * PostgreSQL) and the process exits 0.
  */
-import { ConfigError, loadConfig } from "./config";
+import { ConfigError, loadConfig, type Config } from "./config";
 import { createDatabase } from "./db/client";
 import { createLogger } from "./http/context";
 import { metricsFor } from "./http/metrics";
@@ -14,9 +15,10 @@ import { createContentStore } from "./storage";
 import { ContentStoreUnavailable } from "./storage/content-store";
 import { documentsRepository } from "./modules/documents/repository";
 import { startSweepers } from "./modules/documents/sweeper";
+import { rateCounterFor } from "./http/rate-limit";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency";
 
-let config;
+let config: Config;
 try {
   config = loadConfig();
 } catch (error) {
@@ -45,8 +47,10 @@ if (generatedKey) {
 const workerPool = createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start();
 const metrics = metricsFor(config, workerPool, database);
 const contentStore = metrics?.instrumentStore(store) ?? store;
-const app = createApp({ config, database, logger, workerPool, contentStore, metrics });
-const sweepers = startSweepers({ repository: documentsRepository(database.db), store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs, metrics });
+const rateCounter = rateCounterFor({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger });
+let draining = false;
+const app = createApp({ config, database, logger, workerPool, contentStore, metrics, rateCounter, draining: () => draining });
+const sweepers = startSweepers({ repository: documentsRepository(database.db), database, store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs, metrics });
 const idempotencySweep = setInterval(() => {
   purgeExpiredIdempotencyKeys(database.db, Date.now()).catch((error) => logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }));
 }, config.sweepIntervalMs);
@@ -60,16 +64,29 @@ const server = Bun.serve({
 });
 logger.log("info", "listening", { url: server.url.href, startupMs: Math.round(performance.now() - startedAt), database: config.databaseUrl ? "external" : "embedded", contentStore: config.contentStore.kind });
 
-let stopping = false;
+/**
+ * Drain: /ready answers 503 from now on, so a load balancer takes the node out of rotation. The node
+ * goes on serving for DRAIN_DELAY_MS (for balancers that poll /ready) and while requests are in flight,
+ * then stops listening and waits for the last ones; DRAIN_TIMEOUT_MS bounds the whole wait.
+ */
 async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  logger.log("info", "shutting down", { signal });
-  await server.stop();
+  if (draining) return;
+  draining = true;
+  logger.log("info", "draining", { signal, inFlight: server.pendingRequests });
+  const deadline = Date.now() + config.drainTimeoutMs;
+  await Bun.sleep(Math.min(config.drainDelayMs, config.drainTimeoutMs));
+  while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20);
+  const stopped = await Promise.race([server.stop().then(() => true), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => false)]);
+  if (!stopped) {
+    logger.log("warn", "drain timed out: closing the requests still in flight", { inFlight: server.pendingRequests });
+    await server.stop(true);
+  }
   await sweepers.stop();
   clearInterval(idempotencySweep);
   await workerPool.stop();
+  rateCounter.close();
   await database.close();
+  logger.log("info", "stopped", { signal });
   process.exit(0);
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));

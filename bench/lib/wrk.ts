@@ -53,14 +53,17 @@ end
 
 let scripts = 0;
 
-export function load(spec: LoadSpec): LoadResult {
+function wrkArgs(spec: LoadSpec): string[] {
   const folder = join(benchDataDir(), "wrk");
   mkdirSync(folder, { recursive: true });
   const script = join(folder, `load-${process.pid}-${scripts++}.lua`);
   writeFileSync(script, lua(spec));
-  const result = spawnSync("wrk", ["-t1", `-c${spec.connections}`, `-d${spec.seconds}s`, "--timeout", "30s", "-s", script, spec.base], { encoding: "utf8", timeout: (spec.seconds + 60) * 1000 });
-  const line = result.stdout.split("\n").find((text) => text.startsWith("WRK_JSON "));
-  if (!line) throw new Error(`wrk gave no figures: ${result.stderr || result.stdout}`);
+  return ["wrk", "-t1", `-c${spec.connections}`, `-d${spec.seconds}s`, "--timeout", "30s", "-s", script, spec.base];
+}
+
+function figures(stdout: string, stderr: string): LoadResult {
+  const line = stdout.split("\n").find((text) => text.startsWith("WRK_JSON "));
+  if (!line) throw new Error(`wrk gave no figures: ${stderr || stdout}`);
   const raw = JSON.parse(line.slice("WRK_JSON ".length)) as { requests: number; durationUs: number; p50: number; p99: number; errors: number };
   return {
     requests: raw.requests,
@@ -69,4 +72,20 @@ export function load(spec: LoadSpec): LoadResult {
     p99Ms: raw.p99 / 1000,
     errors: raw.errors,
   };
+}
+
+export function load(spec: LoadSpec): LoadResult {
+  const [command, ...args] = wrkArgs(spec);
+  const result = spawnSync(command, args, { encoding: "utf8", timeout: (spec.seconds + 60) * 1000 });
+  return figures(result.stdout, result.stderr);
+}
+
+/** Several wrk runs at once (one per server of a cluster, say), each with its own figures. */
+export async function loadAtOnce(specs: LoadSpec[]): Promise<LoadResult[]> {
+  return Promise.all(specs.map(async (spec) => {
+    const proc = Bun.spawn(wrkArgs(spec), { stdout: "pipe", stderr: "pipe", timeout: (spec.seconds + 60) * 1000 });
+    const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+    await proc.exited;
+    return figures(stdout, stderr);
+  }));
 }

@@ -8,6 +8,7 @@ import postgres, { type Sql } from "postgres";
 import { fileURLToPath } from "node:url";
 import * as schema from "./schema";
 import { startEmbeddedPostgres } from "./embedded";
+import { LOCKS } from "./locks";
 
 export type Db = PostgresJsDatabase<typeof schema>;
 
@@ -20,16 +21,14 @@ export interface Database {
 }
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
-/** Any constant works; it keeps two Kiln processes from migrating one database at once. */
-const MIGRATION_LOCK_ID = 4_242_001;
 
 /** Applies the committed migrations under an advisory lock, so processes sharing a database take turns. */
 export async function runMigrations(url: string): Promise<void> {
   const client = postgres(url, { max: 1, onnotice: () => {} });
   try {
-    await client`select pg_advisory_lock(${MIGRATION_LOCK_ID})`;
+    await client`select pg_advisory_lock(${LOCKS.migrations})`;
     await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
-    await client`select pg_advisory_unlock(${MIGRATION_LOCK_ID})`;
+    await client`select pg_advisory_unlock(${LOCKS.migrations})`;
   } finally {
     await client.end();
   }
@@ -56,8 +55,9 @@ function preparingAll(client: Sql): Sql {
   });
 }
 
-export function connect(url: string, onClose: () => Promise<void> = async () => {}): Database {
-  const sql = postgres(url, { max: 20, onnotice: () => {}, connect_timeout: 10 });
+export function connect(url: string, options: { poolMax?: number; onClose?: () => Promise<void> } = {}): Database {
+  const onClose = options.onClose ?? (async () => {});
+  const sql = postgres(url, { max: options.poolMax ?? 20, onnotice: () => {}, connect_timeout: 10 });
   return {
     db: drizzle(preparingAll(sql), { schema }),
     sql,
@@ -76,10 +76,10 @@ export function connect(url: string, onClose: () => Promise<void> = async () => 
   };
 }
 
-export async function createDatabase(options: { databaseUrl?: string; dataDir: string }, log: (message: string) => void = () => {}): Promise<Database> {
+export async function createDatabase(options: { databaseUrl?: string; dataDir: string; databasePoolMax?: number }, log: (message: string) => void = () => {}): Promise<Database> {
   if (options.databaseUrl) {
     await runMigrations(options.databaseUrl);
-    return connect(options.databaseUrl);
+    return connect(options.databaseUrl, { poolMax: options.databasePoolMax });
   }
   const embedded = await startEmbeddedPostgres(options.dataDir, log);
   try {
@@ -88,5 +88,5 @@ export async function createDatabase(options: { databaseUrl?: string; dataDir: s
     await embedded.stop();
     throw error;
   }
-  return connect(embedded.url, () => embedded.stop());
+  return connect(embedded.url, { poolMax: options.databasePoolMax, onClose: () => embedded.stop() });
 }

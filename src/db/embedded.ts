@@ -125,10 +125,12 @@ async function stopLeftoverPostmaster(clusterDir: string, log: (message: string)
 
 export interface EmbeddedPostgres {
   readonly url: string;
+  /** the current postmaster's pid (a new one after a restart) */
+  pid(): number | undefined;
   stop(): Promise<void>;
 }
 
-export async function startEmbeddedPostgres(dataDir: string, log: (message: string) => void = () => {}): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(dataDir: string, log: (message: string) => void = () => {}, options: { port?: number; restartOnExit?: boolean } = {}): Promise<EmbeddedPostgres> {
   const runAs = postgresUser();
   const { initdb, postgres } = reachableBinaries(await binaries(), runAs);
   mkdirSync(dataDir, { recursive: true });
@@ -154,30 +156,66 @@ export async function startEmbeddedPostgres(dataDir: string, log: (message: stri
   }
   await stopLeftoverPostmaster(clusterDir, log);
 
-  const port = await freeLoopbackPort();
-  const logFd = openSync(join(dataDir, "pg.log"), "a");
-  const child: ChildProcess = spawn(postgres, [
-    "-D", clusterDir, "-p", String(port),
-    "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
-    "-c", "max_connections=200",
-  ], { ...runAs, stdio: ["ignore", logFd, logFd], env: { ...process.env, LC_ALL: "C" } });
-  closeSync(logFd);
-  let exited = false;
-  child.once("exit", () => { exited = true; });
+  const port = options.port ?? await freeLoopbackPort();
+  /** Starts the postmaster and resolves once it serves; rejects when it exits or hangs at start-up. */
+  const launch = async (): Promise<ChildProcess> => {
+    const logFd = openSync(join(dataDir, "pg.log"), "a");
+    const started: ChildProcess = spawn(postgres, [
+      "-D", clusterDir, "-p", String(port),
+      "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
+      "-c", "max_connections=200",
+    ], { ...runAs, stdio: ["ignore", logFd, logFd], env: { ...process.env, LC_ALL: "C" } });
+    closeSync(logFd);
+    let exited = false;
+    started.once("exit", () => { exited = true; });
+    for (let waited = 0; ; waited += 25) {
+      if (exited) throw new Error(`the embedded PostgreSQL exited at start-up; see ${join(dataDir, "pg.log")}`);
+      const pidFile = readPidFile(clusterDir);
+      if (pidFile && pidFile.pid === started.pid && pidFile.status === "ready") return started;
+      if (waited > 60_000) {
+        started.kill("SIGKILL");
+        throw new Error(`the embedded PostgreSQL did not become ready; see ${join(dataDir, "pg.log")}`);
+      }
+      await sleep(25);
+    }
+  };
 
-  for (let waited = 0; ; waited += 25) {
-    if (exited) throw new Error(`the embedded PostgreSQL exited at start-up; see ${join(dataDir, "pg.log")}`);
-    const pidFile = readPidFile(clusterDir);
-    if (pidFile && pidFile.pid === child.pid && pidFile.status === "ready") break;
-    if (waited > 60_000) throw new Error(`the embedded PostgreSQL did not become ready; see ${join(dataDir, "pg.log")}`);
-    await sleep(25);
-  }
+  let stopping = false;
+  let child = await launch();
+  /**
+   * A postmaster that dies under Kiln (killed, out of memory) is started again on the same port, so the
+   * pool reconnects to the same URL; meanwhile requests answer 503. PostgreSQL refuses to start while
+   * backends of the dead postmaster still hold its shared memory, so this retries until they are gone.
+   */
+  const supervise = (watched: ChildProcess) => {
+    watched.once("exit", (code, signal) => {
+      if (stopping || options.restartOnExit === false) return;
+      log(`the embedded PostgreSQL exited unexpectedly (${signal ?? `code ${code}`}); restarting it`);
+      void (async () => {
+        for (let attempt = 1; !stopping; attempt++) {
+          try {
+            child = await launch();
+            if (stopping) child.kill("SIGINT");
+            else supervise(child);
+            log(`embedded PostgreSQL restarted on 127.0.0.1:${port} (attempt ${attempt})`);
+            return;
+          } catch (error) {
+            log(`the embedded PostgreSQL could not be restarted yet: ${(error as Error).message}`);
+            await sleep(Math.min(200 * attempt, 2000));
+          }
+        }
+      })();
+    });
+  };
+  supervise(child);
   const password = readFileSync(passwordFile, "utf8").trim();
   log(`embedded PostgreSQL ready on 127.0.0.1:${port}`);
   return {
     url: `postgres://kiln:${password}@127.0.0.1:${port}/postgres`,
+    pid: () => child.pid,
     async stop() {
-      if (exited) return;
+      stopping = true;
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const done = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGINT");
       await done;

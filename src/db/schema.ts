@@ -138,3 +138,13 @@ export type ApiKey = typeof apiKeys.$inferSelect;
 export type DocumentRow = typeof documents.$inferSelect;
 export type DocumentVersionRow = typeof documentVersions.$inferSelect;
 export type PipelineRow = typeof pipelines.$inferSelect;
+
+/**
+ * Secrets every node of a cluster must share, created once by whichever node needs one first
+ * (insert … on conflict do nothing, then read): today the key that signs download links.
+ */
+export const clusterSecrets = pgTable("cluster_secrets", {
+  name: text("name").primaryKey(),
+  secret: text("secret").notNull(),
+  createdAt: epochMs("created_at").notNull(),
+});

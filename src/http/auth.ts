@@ -10,7 +10,7 @@ import type { Db } from "../db/client";
 import { forbidden, HttpError, unauthorized } from "./errors";
 import { requestState } from "./context";
 import { settleBody } from "./body";
-import { RateLimiter, rateLimitHeaders } from "./rate-limit";
+import { RateLimiter, rateLimitHeaders, type RateCounter } from "./rate-limit";
 import { keysRepository } from "../modules/admin/repository";
 import { hashApiKey } from "../modules/admin/keys";
 import type { Permission } from "../modules/admin/plans";
@@ -54,11 +54,11 @@ const KEY_CACHE_MAX = 10_000;
 
 export class Authenticator {
   private readonly cache = new Map<string, { principal: Principal | HttpError; until: number }>();
-  readonly rateLimiter: RateLimiter;
-
-  constructor(private readonly db: Db, private readonly now: () => number = Date.now) {
-    this.rateLimiter = new RateLimiter(now);
-  }
+  constructor(
+    private readonly db: Db,
+    private readonly now: () => number = Date.now,
+    readonly rateCounter: RateCounter = new RateLimiter(now),
+  ) {}
 
   async principalFor(token: string): Promise<Principal> {
     const keyHash = hashApiKey(token);
@@ -116,7 +116,8 @@ export class Authenticator {
     const state = requestState(request);
     state.accountId = principal.accountId;
     if (principal.rateLimitPerMinute !== null) {
-      const decision = this.rateLimiter.take(principal.accountId, principal.rateLimitPerMinute);
+      const taken = this.rateCounter.take(principal.accountId, principal.rateLimitPerMinute);
+      const decision = taken instanceof Promise ? await taken : taken;
       Object.assign(state.headers, rateLimitHeaders(decision, this.now()));
       if (!decision.allowed) throw new HttpError(429, "rate_limited", `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfterSeconds} s`);
     }

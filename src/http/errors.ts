@@ -110,6 +110,23 @@ function describeIssue(issue: ValidationIssue): string {
   return issue.message ?? "invalid value";
 }
 
+/**
+ * Errors meaning the database cannot be reached right now (refused or lost connections, a server
+ * shutting down or starting up: SQLSTATE classes 08 and 57P), looked for through Drizzle's `cause`.
+ */
+const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "57P01", "57P02", "57P03"]);
+
+export function isDatabaseUnreachable(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string" && (UNREACHABLE.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+  }
+  return false;
+}
+
+export const databaseUnavailable = () =>
+  new HttpError(503, "database_unavailable", "The database cannot be reached right now; retry shortly", { headers: { "Retry-After": "1" } });
+
 /** Everything thrown anywhere leaves through here as problem+json. */
 export const errorHandler = (options: {
   logger: Logger;
@@ -138,13 +155,22 @@ export const errorHandler = (options: {
           ? new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`, { headers: { Allow: allowed.join(", ") } })
           : notFound("route_not_found", `No route for ${request.method} ${path}`);
       } catch (authError) {
-        problem = authError instanceof HttpError ? authError : internal(options.logger, authError, state.requestId);
+        problem = authError instanceof HttpError ? authError : unexpected(options.logger, authError, state.requestId);
       }
     } else if (code === "PARSE") problem = badRequest("malformed_json", "Malformed request body");
-    else problem = internal(options.logger, error, state.requestId);
+    else problem = unexpected(options.logger, error, state.requestId);
     state.status = problem.status;
     return problemResponse(problem, state.requestId, state.headers);
   });
+
+/** A database that cannot be reached is 503 (retry); anything else unforeseen is a logged 500. */
+function unexpected(logger: Logger, cause: unknown, requestId: string): HttpError {
+  if (!isDatabaseUnreachable(cause)) return internal(logger, cause, requestId);
+  let root = cause as { message?: string; cause?: unknown };
+  while (root.cause) root = root.cause as typeof root; // Drizzle's own message quotes the query and its parameters
+  logger.log("warn", "database unreachable", { requestId, error: root.message });
+  return databaseUnavailable();
+}
 
 /** The content store failed a request that did nothing: the client may retry (503) or free space (507). */
 function storeProblem(logger: Logger, cause: ContentStoreUnavailable | ContentStoreFull, requestId: string): HttpError {

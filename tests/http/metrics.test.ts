@@ -104,6 +104,7 @@ describe("with METRICS_TOKEN", () => {
     const logger = { log() {} };
     const sweepers = startSweepers({
       repository: documentsRepository(t.testDb.database.db),
+      database: t.testDb.database,
       store: metrics.instrumentStore(contentStoreIn(t.config.dataDir)),
       now: Date.now,
       logger,

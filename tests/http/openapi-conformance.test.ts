@@ -28,6 +28,8 @@ interface Fixtures {
   tinyDocumentId: string;
   deletedId: string;
   keyId: string;
+  /** path and query of a signed download link of documentId */
+  link: string;
   /** a saved pipeline, and one that a case deletes */
   pipelineId: string;
   doomedPipelineId: string;
@@ -124,9 +126,17 @@ export const CASES: Case[] = [
   { operation: "downloadDocumentContent", name: "bytes", status: 200, method: "GET", path: (f) => `${doc(f)}/content`, options: (f) => user(f) },
   { operation: "downloadDocumentContent", name: "not modified", status: 304, method: "GET", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { headers: { "if-none-match": "*" } }) },
   { operation: "downloadDocumentContent", name: "unknown", status: 404, method: "GET", path: () => "/api/v1/documents/nope/content", options: (f) => user(f) },
+  { operation: "createDocumentLink", name: "created", status: 201, method: "POST", path: (f) => `${doc(f)}/links`, options: (f) => user(f, { body: { expiresIn: 600 } }) },
+  { operation: "createDocumentLink", name: "unknown field", status: 400, method: "POST", path: (f) => `${doc(f)}/links`, options: (f) => user(f, { body: { ttl: 600 } }) },
+  { operation: "createDocumentLink", name: "unknown", status: 404, method: "POST", path: () => "/api/v1/documents/nope/links", options: (f) => user(f) },
+  { operation: "createDocumentLink", name: "no key", status: 401, method: "POST", path: (f) => `${doc(f)}/links`, options: () => NO_KEY },
+  { operation: "downloadThroughLink", name: "bytes", status: 200, method: "GET", path: (f) => f.link, options: () => NO_KEY },
+  { operation: "downloadThroughLink", name: "not modified", status: 304, method: "GET", path: (f) => f.link, options: () => ({ ...NO_KEY, headers: { "if-none-match": "*" } }) },
+  { operation: "downloadThroughLink", name: "altered", status: 403, method: "GET", path: (f) => f.link.replace(/sig=(.)/, (_, first) => `sig=${first === "A" ? "B" : "A"}`), options: () => NO_KEY },
   { operation: "replaceDocumentContent", name: "replaced", status: 200, method: "PUT", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: "[1, 2, 3]" }) },
   { operation: "replaceDocumentContent", name: "not JSON", status: 400, method: "PUT", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: "{nope" }) },
   { operation: "replaceDocumentContent", name: "stale If-Match", status: 412, method: "PUT", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: "1", headers: { "if-match": "\"0\"" } }) },
+  { operation: "downloadThroughLink", name: "content changed", status: 410, method: "GET", path: (f) => f.link, options: () => NO_KEY },
   { operation: "patchDocumentContent", name: "JSON Patch", status: 200, method: "PATCH", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: '[{"op":"add","path":"/-","value":4}]', headers: { "content-type": "application/json-patch+json" } }) },
   { operation: "patchDocumentContent", name: "merge patch", status: 200, method: "PATCH", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: '{"a":[1, 2, 3]}', headers: { "content-type": "application/merge-patch+json" } }) },
   { operation: "patchDocumentContent", name: "path does not exist", status: 400, method: "PATCH", path: (f) => `${doc(f)}/content`, options: (f) => user(f, { rawBody: '[{"op":"remove","path":"/nope"}]', headers: { "content-type": "application/json-patch+json" } }) },
@@ -210,11 +220,12 @@ beforeAll(async () => {
   const deleted = await t.json("POST", "/api/v1/documents", { key, body: { name: "to purge", content: [] } });
   expect((await t.request("DELETE", `/api/v1/documents/${deleted.body.document.id}`, { key })).status).toBe(200);
   const newKey = await t.json("POST", "/api/v1/admin/keys", { key: ADMIN_KEY, body: { accountId, permissions: ["documents"] } });
+  const link = new URL((await t.json("POST", `/api/v1/documents/${created.body.document.id}/links`, { key })).body.url);
   const pipeline = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "fixture", steps: PIPELINE_STEPS } });
   const doomed = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "to delete", steps: PIPELINE_STEPS } });
   fixtures = {
     key, accountId, utilitiesOnlyKey, documentsOnlyKey, limitedKey, tinyKey, documentId: created.body.document.id, tinyDocumentId: tiny.body.document.id,
-    deletedId: deleted.body.document.id, keyId: newKey.body.apiKey.id, pipelineId: pipeline.body.pipeline.id, doomedPipelineId: doomed.body.pipeline.id,
+    deletedId: deleted.body.document.id, keyId: newKey.body.apiKey.id, pipelineId: pipeline.body.pipeline.id, doomedPipelineId: doomed.body.pipeline.id, link: link.pathname + link.search,
   };
 });
 afterAll(async () => {

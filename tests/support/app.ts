@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { createApp, type App } from "../../src/app";
 import { loadConfig, type Config } from "../../src/config";
 import { createLogger } from "../../src/http/context";
+import type { RateCounter } from "../../src/http/rate-limit";
 import { bootstrap, createAccount, createKey } from "../../src/modules/admin/service";
 import type { Permission, PlanName } from "../../src/modules/admin/plans";
 import type { AccountLimits } from "../../src/modules/admin/plans";
@@ -40,7 +41,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(env: Record<string, string> = {}, extra: { now?: () => number; utilityRegistry?: UtilityRegistry; contentStore?: (dataDir: string) => ContentStore } = {}): Promise<TestApp> {
+export async function createTestApp(env: Record<string, string> = {}, extra: { now?: () => number; utilityRegistry?: UtilityRegistry; contentStore?: (dataDir: string) => ContentStore; rateCounter?: RateCounter } = {}): Promise<TestApp> {
   const testDb = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), "kiln-test-data-"));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: "info", ...env });
@@ -51,7 +52,7 @@ export async function createTestApp(env: Record<string, string> = {}, extra: { n
   // Not started: workers spawn on the first run that needs one, so test files that never use them pay nothing.
   const workerPool = createWorkerPool(config, utilityRegistry.module);
   const contentStore = extra.contentStore?.(config.dataDir);
-  const app = createApp({ config, database: testDb.database, logger, now: extra.now, workerPool, utilityRegistry, contentStore });
+  const app = createApp({ config, database: testDb.database, logger, now: extra.now, workerPool, utilityRegistry, contentStore, rateCounter: extra.rateCounter });
 
   const request = (method: string, path: string, options: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...options.headers };

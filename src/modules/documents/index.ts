@@ -5,7 +5,7 @@ import type { IdempotencyHooks } from "../../http/idempotency";
 import { RawBody, rawBody } from "../../http/body";
 import { badRequest, HttpError } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
-import { contentDisposition } from "./content-disposition";
+import { contentResponse, downloadResponse, notModifiedResponse, stringHeaders } from "./download";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
 import {
   CreateDocumentBody, DocumentResponse, DocumentView, ExportQuery, FoldersResponse, IdParams, JsonPatchDocument, ListQuery, ListResponse, UpdateDocumentBody,
@@ -18,7 +18,6 @@ import {
   replaceContent, restoreDocument, softDelete, updateMetadata, type DocumentsDeps,
 } from "./service";
 import type { DocumentRow } from "../../db/schema";
-import type { OpenedContent } from "../../storage/content-store";
 import { Type } from "@sinclair/typebox";
 import { operation } from "../../http/openapi";
 import { exportDocuments, importDocuments } from "./transfer";
@@ -36,28 +35,7 @@ const Deleted = t.Object({ success: t.Literal(true), deleted: t.Literal(true), p
 const Purged = t.Object({ success: t.Literal(true), deleted: t.Literal(true), permanent: t.Literal(true) });
 const ContentReplaced = t.Object({ success: t.Literal(true), fileSize: Type.Integer() });
 
-function notModified(etag: string, headers: Record<string, string | number>): Response {
-  return new Response(null, { status: 304, headers: { ...stringHeaders(headers), ETag: etag } });
-}
-
-function stringHeaders(headers: Record<string, string | number>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, String(value)]));
-}
-
 const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
-
-/** A download of stored bytes, the name as attachment. */
-function downloadResponse(headers: Record<string, string | number>, name: string, etag: string, content: OpenedContent): Response {
-  return new Response(content.body, {
-    headers: {
-      ...stringHeaders(headers),
-      "Content-Type": "application/json",
-      "Content-Length": String(content.size),
-      "Content-Disposition": contentDisposition(name),
-      ETag: etag,
-    },
-  });
-}
 
 /** A line of an export, and of an import (whose `document` may hold more fields: they are ignored). */
 const contentMembers = {
@@ -151,15 +129,14 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
     })
     .get("/documents/:id/content", async ({ principal, params, request, set }) => {
       const accountId = requirePrincipal(principal).accountId;
-      const headers = set.headers as Record<string, string>;
       const ifNoneMatch = request.headers.get("if-none-match");
       // A conditional request is answered from the row, without reading the content from the store.
       if (ifNoneMatch !== null) {
         const etag = contentETag((await getDocument(deps, accountId, params.id)).contentHash);
-        if (ifNoneMatchHits(ifNoneMatch, etag)) return notModified(etag, headers);
+        if (ifNoneMatchHits(ifNoneMatch, etag)) return notModifiedResponse(etag, set.headers);
       }
       const { row, content } = await openContent(deps, accountId, params.id);
-      return downloadResponse(headers, row.name, contentETag(row.contentHash), content);
+      return downloadResponse(request, row, content, set.headers);
     }, {
       params: IdParams,
       // Documents the body for typed clients; the handler streams a Response, which Elysia does not re-validate.
@@ -280,8 +257,8 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
       const { document, version } = await findVersion(deps, requirePrincipal(principal).accountId, params.id, params.version);
       // a conditional request is answered from the row, without reading the content from the store
       const etag = contentETag(version.contentHash);
-      if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return notModified(etag, headers);
-      return downloadResponse(headers, document.name, etag, await openVersionContent(deps, params.id, params.version, version));
+      if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return notModifiedResponse(etag, headers);
+      return contentResponse(headers, document.name, etag, await openVersionContent(deps, params.id, params.version, version));
     }, {
       params: VersionParams,
       // Documents the body for typed clients; the handler streams a Response, which Elysia does not re-validate.

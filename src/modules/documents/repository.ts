@@ -89,6 +89,13 @@ export const documentsRepository = (db: Db) => ({
     return row;
   },
 
+  /** An active document by id alone, whatever its account: for signed links, which carry no key. */
+  async findActiveById(id: string): Promise<DocumentRow | undefined> {
+    if (id.includes("\u0000")) return undefined;
+    const [row] = await db.select().from(documents).where(and(eq(documents.id, id), active));
+    return row;
+  },
+
   async lockActive(tx: Tx, accountId: string, id: string): Promise<DocumentRow | undefined> {
     const [row] = await tx.select().from(documents).where(and(owned(accountId, id), active)).for("update");
     return row;

@@ -1,8 +1,12 @@
 /**
  * Background sweeps: purging soft-deleted documents (every version) whose purgeAt has passed, and
- * removing content files no document or kept version points at (left by a crash between writing a file and committing its row, or
- * between committing a replacement and removing the old file).
+ * removing content files no document or kept version points at (left by a crash between writing a file
+ * and committing its row, or between committing a replacement and removing the old file). Every node
+ * runs them; they coordinate through PostgreSQL (each job below names its lock), so the cluster does
+ * each piece of work once.
  */
+import type { Database } from "../../db/client";
+import { LOCKS, withTryAdvisoryLock } from "../../db/locks";
 import type { Logger } from "../../http/context";
 import type { Metrics, SweepKind } from "../../http/metrics";
 import type { ContentStore } from "../../storage/content-store";
@@ -22,7 +26,11 @@ export interface SweepDeps {
   now: () => number;
 }
 
-/** Purges every due document; returns how many. */
+/**
+ * Purges every due document; returns how many. Lock: each due row is claimed with `FOR UPDATE SKIP
+ * LOCKED` in the statement that deletes it and releases its bytes (repository.purgeDue), so nodes
+ * sweeping at once take disjoint rows, and only the node whose statement deleted a row removes its content.
+ */
 export async function purgeDue(deps: SweepDeps): Promise<number> {
   let purged = 0;
   for (;;) {
@@ -33,7 +41,11 @@ export async function purgeDue(deps: SweepDeps): Promise<number> {
   }
 }
 
-/** Removes content files older than the grace period that no document or version references; returns how many. */
+/**
+ * Removes content files older than the grace period that no document or version references; returns how many.
+ * Lock: none of its own; nodes run it through sweepOrphansOnce. A file younger than the grace period is
+ * never judged, so a write whose row has not committed yet is safe.
+ */
 export async function sweepOrphans(deps: SweepDeps, graceMs = ORPHAN_GRACE_MS): Promise<number> {
   const cutoff = deps.now() - graceMs;
   let removed = 0;
@@ -62,10 +74,18 @@ export async function sweepOrphans(deps: SweepDeps, graceMs = ORPHAN_GRACE_MS): 
 }
 
 /**
+ * The orphan sweep of a cluster node. Lock: the session-level advisory lock LOCKS.orphanSweep, tried
+ * without waiting; resolves to undefined when another node is sweeping (it lists the same store).
+ */
+export function sweepOrphansOnce(deps: SweepDeps & { database: Pick<Database, "sql"> }, graceMs = ORPHAN_GRACE_MS): Promise<number | undefined> {
+  return withTryAdvisoryLock(deps.database.sql, LOCKS.orphanSweep, () => sweepOrphans(deps, graceMs));
+}
+
+/**
  * Runs both sweeps at once and then periodically (purges every `intervalMs`, orphans at most once per
  * grace period); stop() waits for a sweep in progress.
  */
-export function startSweepers(deps: SweepDeps & { logger: Logger; intervalMs: number; metrics?: Pick<Metrics, "observeSweep"> }): { stop(): Promise<void> } {
+export function startSweepers(deps: SweepDeps & { database: Pick<Database, "sql">; logger: Logger; intervalMs: number; metrics?: Pick<Metrics, "observeSweep"> }): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   let lastOrphanSweep = -Infinity;
   const tick = async () => {
@@ -77,9 +97,10 @@ export function startSweepers(deps: SweepDeps & { logger: Logger; intervalMs: nu
       if (deps.now() - lastOrphanSweep >= ORPHAN_GRACE_MS) {
         kind = "orphans";
         lastOrphanSweep = deps.now();
-        const removed = await sweepOrphans(deps);
-        deps.metrics?.observeSweep(kind, "ok", removed);
-        if (removed > 0) deps.logger.log("info", "removed orphaned content files", { removed });
+        const removed = await sweepOrphansOnce(deps);
+        // undefined: another node held the lock and swept instead, so this node ran nothing to count
+        if (removed !== undefined) deps.metrics?.observeSweep(kind, "ok", removed);
+        if (removed) deps.logger.log("info", "removed orphaned content files", { removed });
       }
     } catch (error) {
       deps.metrics?.observeSweep(kind, "error", 0);
