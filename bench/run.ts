@@ -65,7 +65,7 @@ try {
   await stopAll();
 }
 
-const command = `bun run ${settings.full ? "bench:full" : "bench"}`;
+const command = values.only ? `bun bench/run.ts ${process.argv.slice(2).join(" ")}` : `bun run ${settings.full ? "bench:full" : "bench"}`;
 const loadAfter = loadAverage();
 const header = [
   `Measured ${new Date(startedAt).toISOString().slice(0, 16).replace("T", " ")} UTC with \`${command}\` in ${Math.round((Date.now() - startedAt) / 1000)} s`,
