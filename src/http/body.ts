@@ -99,12 +99,17 @@ export async function readLimited(request: Request, limit: number): Promise<Uint
     }
     chunks.push(value);
   }
-  if (chunks.length === 1) return chunks[0];
-  const bytes = new Uint8Array(total);
+  return joinedBytes(chunks, total);
+}
+
+/** The parts as one array of `size` bytes; a single part is returned as it is, not copied. */
+export function joinedBytes(parts: Uint8Array[], size: number): Uint8Array {
+  if (parts.length === 1) return parts[0];
+  const bytes = new Uint8Array(size);
   let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
+  for (const part of parts) {
+    bytes.set(part, offset);
+    offset += part.byteLength;
   }
   return bytes;
 }

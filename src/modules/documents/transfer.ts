@@ -8,6 +8,7 @@
  * stored text holds one (pretty-printed JSON) travels as `"contentText": "<the text as a JSON string>"`
  * instead: still exact, and import takes either form, as document create does.
  */
+import { joinedBytes } from "../../http/body";
 import { HttpError, validationError, type FieldError } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
 import { isObject } from "../../utilities/lib/paths";
@@ -126,7 +127,7 @@ export async function* ndjsonLines(body: AsyncIterable<Uint8Array>, maxBytes: nu
   let tooLong = false;
   let number = 1;
   const finish = (): Line | undefined => {
-    const line: Line | undefined = tooLong ? { number, tooLong: true } : size > 0 ? { number, bytes: joined(parts, size) } : undefined;
+    const line: Line | undefined = tooLong ? { number, tooLong: true } : size > 0 ? { number, bytes: joinedBytes(parts, size) } : undefined;
     parts = [];
     size = 0;
     tooLong = false;
@@ -156,17 +157,6 @@ export async function* ndjsonLines(body: AsyncIterable<Uint8Array>, maxBytes: nu
   }
   const last = finish();
   if (last) yield last;
-}
-
-function joined(parts: Uint8Array[], size: number): Uint8Array {
-  if (parts.length === 1) return parts[0];
-  const bytes = new Uint8Array(size);
-  let offset = 0;
-  for (const part of parts) {
-    bytes.set(part, offset);
-    offset += part.byteLength;
-  }
-  return bytes;
 }
 
 function isBlank(bytes: Uint8Array): boolean {
