@@ -45,7 +45,7 @@ async function main() {
   const kiln = await startKiln("embedded", { UTILITY_QUEUE_LIMIT: "64" });
   const url = `${kiln.url}/api/v1/utilities/schema.clean-json`;
   const overHttp = (body: string) => async () => {
-    const response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" }, body });
+    const response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json", "accept-encoding": "identity" }, body });
     if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`);
     await response.arrayBuffer();
   };

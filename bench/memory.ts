@@ -68,7 +68,7 @@ export async function benchMemory(kiln: KilnServer): Promise<void> {
   if (!upload.ok) throw new Error(`50 MB upload: ${upload.status} ${await upload.text()}`);
   const forDownload = await freshKiln(kiln);
   const download = await peakDuring(forDownload.pid, async () => {
-    const response = await fetch(`${forDownload.url}/api/v1/documents/${document.id}/content`, { headers: { authorization: `Bearer ${kiln.key}` } });
+    const response = await fetch(`${forDownload.url}/api/v1/documents/${document.id}/content`, { headers: { authorization: `Bearer ${kiln.key}`, "accept-encoding": "identity" } });
     let received = 0;
     for await (const chunk of response.body!) received += chunk.byteLength;
     if (received < FIFTY_MB * 0.99) throw new Error(`50 MB download gave ${received} bytes`);

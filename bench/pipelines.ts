@@ -15,7 +15,7 @@ import { ms, notes, rows, times } from "./lib/report";
 import type { Settings } from "./settings";
 
 async function post(kiln: KilnServer, path: string, text: string): Promise<string> {
-  const response = await fetch(kiln.url + path, { method: "POST", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" }, body: text });
+  const response = await fetch(kiln.url + path, { method: "POST", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json", "accept-encoding": "identity" }, body: text });
   const answer = await response.text();
   if (response.status !== 200) throw new Error(`${path}: Kiln answered ${response.status} ${answer.slice(0, 300)}`);
   return answer;

@@ -22,7 +22,7 @@ async function rssDuringDownload(kiln: KilnServer, id: string): Promise<{ before
   const sampler = setInterval(() => { peak = Math.max(peak, rssOf(kiln.pid)); }, 10);
   let bytes = 0;
   try {
-    const response = await fetch(`${kiln.url}/api/v1/documents/${id}/content`, { headers: { authorization: `Bearer ${kiln.key}` } });
+    const response = await fetch(`${kiln.url}/api/v1/documents/${id}/content`, { headers: { authorization: `Bearer ${kiln.key}`, "accept-encoding": "identity" } });
     for await (const chunk of response.body!) bytes += chunk.byteLength;
   } finally {
     clearInterval(sampler);

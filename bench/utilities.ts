@@ -163,7 +163,7 @@ export function floorRun(utilityCase: UtilityCase, text: string): string {
 
 /** One utility run over HTTP; `server` defaults to Kiln, the bare handler takes the same request. */
 export async function kilnRun(kiln: KilnServer, utilityId: string, text: string, server: Server = kiln): Promise<string> {
-  const response = await fetch(`${server.url}/api/v1/utilities/${utilityId}`, { method: "POST", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" }, body: text });
+  const response = await fetch(`${server.url}/api/v1/utilities/${utilityId}`, { method: "POST", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json", "accept-encoding": "identity" }, body: text });
   const answer = await response.text();
   if (response.status !== 200) throw new Error(`${utilityId}: Kiln answered ${response.status} ${answer.slice(0, 300)}`);
   return answer;

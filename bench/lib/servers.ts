@@ -72,7 +72,7 @@ async function createExternalDatabase(): Promise<string> {
 async function api(base: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
   const response = await fetch(base + path, {
     method,
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "accept-encoding": "identity" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
