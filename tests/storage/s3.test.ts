@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +12,9 @@ let bucket: TestBucket;
 let store: S3ContentStore;
 const spool = mkdtempSync(join(tmpdir(), "kiln-s3-spool-"));
 // Bun applies the preload's setDefaultTimeout to the first test file only: hooks that start servers say theirs.
+// Stopping and restarting the s3rver process, and the client's retries against a closed port, took over
+// Bun's 5 s default in a CI run.
+setDefaultTimeout(60_000);
 beforeAll(async () => {
   bucket = await startTestBucket();
   store = new S3ContentStore(bucket.settings, spool);
