@@ -24,7 +24,7 @@ export function docsCommand(client: () => Client): Command {
     .description("list documents, newest first")
     .option("--folder <path>", "only documents directly in this folder")
     .option("--deleted", "list soft-deleted documents instead")
-    .option("--limit <n>", "documents per page (1-100)", "50")
+    .option("--limit <n>", "documents per page (1-200)", "50")
     .option("--all", "follow every page")
     .action(async (options: { folder?: string; deleted?: boolean; limit: string; all?: boolean }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
