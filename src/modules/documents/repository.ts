@@ -3,16 +3,28 @@
  * break are kept by the database: the storage quota by one conditional UPDATE on the account row,
  * If-Match and state checks under the document's row lock.
  */
-import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { accounts, documents, documentVersions, folders, type DocumentRow, type DocumentVersionRow } from "../../db/schema";
 import type { CursorPosition } from "./cursor";
 import { folderAndAncestors } from "./validation";
 
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
-type Executor = Db | Tx;
+export type Executor = Db | Tx;
 export type NewDocument = typeof documents.$inferInsert;
-export type NewVersion = typeof documentVersions.$inferInsert;
+export interface NewDocumentRow {
+  id: string;
+  accountId: string;
+  name: string;
+  description: string | null;
+  tags: string[];
+  folder: string | null;
+  fileSize: number;
+  contentHash: string;
+  contentKey: string;
+  createdAt: number;
+  updatedAt: number;
+}
 
 /**
  * An id no document can have matches nothing (404) rather than failing the query (500): PostgreSQL text
@@ -26,6 +38,32 @@ const deleted = isNotNull(documents.deletedAt);
 
 export type ReserveOutcome = "reserved" | "document_too_large" | "storage_limit_exceeded";
 
+export interface NewVersionInput {
+  accountId: string;
+  documentId: string;
+  /** the content hash the document must still have (If-Match), or null for any */
+  expectedHash: string | null;
+  size: number;
+  hash: string;
+  key: string;
+  now: number;
+}
+
+export type NewVersionOutcome =
+  | { outcome: "stored"; document: DocumentRow; released: string[] }
+  | { outcome: "not_found" }
+  | { outcome: "changed"; contentHash: string }
+  | { outcome: Exclude<ReserveOutcome, "reserved"> };
+
+/** A text[] parameter (Drizzle would spread a plain array into a list of parameters). */
+const textArray = (values: string[]) => documents.tags.mapToDriverValue(values);
+
+const documentColumns = Object.entries(getTableColumns(documents)).map(([field, column]) => [field, column.name] as const);
+
+/** A documents row as `to_json` writes it (column names, numbers as numbers) → the row Drizzle would read. */
+const documentFromJson = (json: Record<string, unknown>) =>
+  Object.fromEntries(documentColumns.map(([field, column]) => [field, json[column]])) as DocumentRow;
+
 export interface AccountLimitsRow {
   storageLimitBytes: number | null;
   storageUsedBytes: number;
@@ -34,9 +72,6 @@ export interface AccountLimitsRow {
   droppableBytes: number;
 }
 
-/** Versions at or below this number go when `next` is added: maxVersions kept, the new one included (null: none go). */
-const dropBelowOrAt = (accountId: string, next: number) =>
-  sql`${next} - (select ${accounts.maxVersions} from ${accounts} where ${accounts.id} = ${accountId})`;
 /**
  * The statements of the hottest routes (metadata, download, a first page, the quota pre-check), built
  * once with placeholders: Drizzle's query builder otherwise assembles the same SQL text on every call,
@@ -107,22 +142,51 @@ export const documentsRepository = (db: Db) => ({
   },
 
   /**
-   * Adds `delta` bytes to the account's usage in one statement, only if the document of `size` bytes
-   * fits maxDocumentBytes and a growth fits storageLimitBytes. Concurrent callers queue on the account
-   * row, so the sum can never pass the limit.
+   * A new document with its version 1 and its folders, in one statement that commits on its own: the
+   * storage reservation (one conditional UPDATE on the account row, so concurrent creates can never pass
+   * the limit together) gates the inserts, and a refusal writes nothing.
    */
-  async reserve(tx: Tx, accountId: string, delta: number, size: number): Promise<ReserveOutcome> {
-    const reserved = await tx.update(accounts)
-      .set({ storageUsedBytes: sql`${accounts.storageUsedBytes} + ${delta}` })
-      .where(and(
-        eq(accounts.id, accountId),
-        sql`(${accounts.maxDocumentBytes} is null or ${size} <= ${accounts.maxDocumentBytes})`,
-        sql`(${delta} <= 0 or ${accounts.storageLimitBytes} is null or ${accounts.storageUsedBytes} + ${delta} <= ${accounts.storageLimitBytes})`,
-      ))
-      .returning({ id: accounts.id });
-    if (reserved.length > 0) return "reserved";
-    const [account] = await tx.select({ maxDocumentBytes: accounts.maxDocumentBytes }).from(accounts).where(eq(accounts.id, accountId));
-    return account?.maxDocumentBytes != null && size > account.maxDocumentBytes ? "document_too_large" : "storage_limit_exceeded";
+  async create(document: NewDocumentRow): Promise<{ outcome: "stored"; document: DocumentRow } | { outcome: Exclude<ReserveOutcome, "reserved"> }> {
+    const size = document.fileSize;
+    const folderPaths = document.folder ? folderAndAncestors(document.folder) : [];
+    const [row] = await db.execute<{ document: Record<string, unknown> | null; max_document_bytes: number | null }>(sql`
+      with reserved as (
+        update ${accounts} set storage_used_bytes = storage_used_bytes + ${size}
+        where id = ${document.accountId}
+          and (max_document_bytes is null or ${size} <= max_document_bytes)
+          and (storage_limit_bytes is null or storage_used_bytes + ${size} <= storage_limit_bytes)
+        returning id
+      ), new_folders as (
+        insert into ${folders} (account_id, path, created_at)
+        select reserved.id, path, ${document.createdAt}::bigint from reserved, unnest(${textArray(folderPaths)}::text[]) as path
+        on conflict do nothing
+      ), inserted as (
+        insert into ${documents} (id, account_id, name, description, tags, folder, file_size, content_hash, content_key, created_at, updated_at)
+        select ${document.id}, reserved.id, ${document.name}, ${document.description}, ${textArray(document.tags)}::text[], ${document.folder},
+          ${size}::bigint, ${document.contentHash}, ${document.contentKey}, ${document.createdAt}::bigint, ${document.updatedAt}::bigint
+        from reserved
+        returning *
+      ), first_version as (
+        insert into ${documentVersions} (document_id, version, file_size, content_hash, content_key, created_at)
+        select id, 1, file_size, content_hash, content_key, created_at from inserted
+      )
+      select (select to_json(inserted) from inserted) as document,
+        (select max_document_bytes from ${accounts} where id = ${document.accountId})::float8 as max_document_bytes`);
+    if (row.document) return { outcome: "stored", document: documentFromJson(row.document) };
+    return { outcome: row.max_document_bytes !== null && size > row.max_document_bytes ? "document_too_large" : "storage_limit_exceeded" };
+  },
+
+  /**
+   * A new current version in one call of `kiln_new_version` (drizzle/0005_new_version.sql): the
+   * document's row lock, the expected hash, the reservation, the versions dropped, the row updated.
+   * Outside a transaction it commits on its own, so no lock outlives the call's round trip.
+   */
+  async newVersion(input: NewVersionInput, executor: Executor = db): Promise<NewVersionOutcome> {
+    if (!isDocumentId(input.documentId)) return { outcome: "not_found" };
+    const [row] = await executor.execute<{ result: Record<string, unknown> }>(sql`select kiln_new_version(${input.accountId}, ${input.documentId}, ${input.expectedHash}, ${input.size}, ${input.hash}, ${input.key}, ${input.now}) as result`);
+    const result = row.result;
+    if (result.outcome === "stored") return { outcome: "stored", document: documentFromJson(result.document as Record<string, unknown>), released: result.released as string[] };
+    return result as NewVersionOutcome;
   },
 
   async ensureFolder(tx: Tx, accountId: string, folder: string | null | undefined, now: number): Promise<void> {
@@ -131,26 +195,16 @@ export const documentsRepository = (db: Db) => ({
     await tx.insert(folders).values(rows).onConflictDoNothing();
   },
 
-  async insert(tx: Tx, document: NewDocument): Promise<DocumentRow> {
-    const [row] = await tx.insert(documents).values(document).returning();
-    return row;
-  },
+
 
   async update(tx: Tx, id: string, changes: Partial<NewDocument>): Promise<DocumentRow> {
     const [row] = await tx.update(documents).set({ ...changes, revision: sql`${documents.revision} + 1` }).where(eq(documents.id, id)).returning();
     return row;
   },
 
-  async insertVersion(tx: Tx, version: NewVersion): Promise<void> {
-    await tx.insert(documentVersions).values(version);
-  },
 
-  /** Drops the versions that adding version `next` pushes past the account's maxVersions, oldest first. */
-  async dropVersionsFor(tx: Tx, accountId: string, documentId: string, next: number): Promise<{ fileSize: number; contentKey: string }[]> {
-    return tx.delete(documentVersions)
-      .where(and(eq(documentVersions.documentId, documentId), sql`${documentVersions.version} <= ${dropBelowOrAt(accountId, next)}`))
-      .returning({ fileSize: documentVersions.fileSize, contentKey: documentVersions.contentKey });
-  },
+
+
 
   /** Newest first, `limit` versions older than `before`. */
   async versions(documentId: string, options: { before?: number; limit: number }): Promise<DocumentVersionRow[]> {

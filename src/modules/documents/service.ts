@@ -11,7 +11,7 @@ import type { ContentStore, OpenedContent, StoredContent } from "../../storage/c
 import { decodeCursor, pageOf } from "./cursor";
 import { contentETag, ifMatchAllows, metadataETag } from "./etag";
 import { memberValueSpan } from "./json-span";
-import { documentsRepository, type DocumentsRepository, type ReserveOutcome, type Tx } from "./repository";
+import { documentsRepository, type DocumentsRepository, type Executor, type ReserveOutcome, type Tx } from "./repository";
 import { normalizeFolder, normalizeMetadata, type MetadataInput } from "./validation";
 
 export interface DocumentsDeps {
@@ -63,17 +63,6 @@ async function precheckQuota(deps: DocumentsDeps, accountId: string, size: numbe
 }
 
 /**
- * Every write of an account queues on its account row from this statement until COMMIT, so it is the
- * last statement of each transaction: the row is then held for one answer and the commit's WAL flush,
- * not for the other statements' round trips too (bench/README.md, "Replace serialised on the account row").
- * A refusal throws, which rolls back what the transaction did before it.
- */
-async function reserveOrThrow(tx: Tx, deps: DocumentsDeps, accountId: string, delta: number, size: number): Promise<void> {
-  const outcome = await deps.repository.reserve(tx, accountId, delta, size);
-  if (outcome !== "reserved") throw quotaError(outcome, size);
-}
-
-/**
  * Writes new content, runs the transaction that adopts it, and removes the file again when the
  * transaction refused it. After any other failure (a lost connection during COMMIT, say) the row may
  * or may not name the file, so it is left to the orphan sweep, which removes only unreferenced files.
@@ -121,28 +110,24 @@ export async function createDocument(deps: DocumentsDeps, accountId: string, inp
   const metadata = normalizeMetadata({ name: input.name, description: input.description, tags: input.tags, folder: input.folder }, errors);
   const bytes = contentBytesOf(input, rawBody);
   await precheckQuota(deps, accountId, bytes.byteLength);
-  return withStoredContent(deps, bytes, (stored) =>
-    deps.repository.transaction(async (tx) => {
-      const now = deps.now();
-      await deps.repository.ensureFolder(tx, accountId, metadata.folder, now);
-      const id = newId("doc");
-      const row = await deps.repository.insert(tx, {
-        id,
-        accountId,
-        name: metadata.name!,
-        description: metadata.description ?? null,
-        tags: metadata.tags ?? [],
-        folder: metadata.folder ?? null,
-        fileSize: stored.size,
-        contentHash: stored.hash,
-        contentKey: stored.key,
-        createdAt: now,
-        updatedAt: now,
-      });
-      await deps.repository.insertVersion(tx, { documentId: id, version: 1, fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, createdAt: now });
-      await reserveOrThrow(tx, deps, accountId, stored.size, stored.size);
-      return row;
-    }));
+  return withStoredContent(deps, bytes, async (stored) => {
+    const now = deps.now();
+    const created = await deps.repository.create({
+      id: newId("doc"),
+      accountId,
+      name: metadata.name!,
+      description: metadata.description ?? null,
+      tags: metadata.tags ?? [],
+      folder: metadata.folder ?? null,
+      fileSize: stored.size,
+      contentHash: stored.hash,
+      contentKey: stored.key,
+      createdAt: now,
+      updatedAt: now,
+    });
+    if (created.outcome !== "stored") throw quotaError(created.outcome, stored.size);
+    return created.document;
+  });
 }
 
 export async function getDocument(deps: DocumentsDeps, accountId: string, id: string): Promise<DocumentRow> {
@@ -222,38 +207,30 @@ function retire(store: ContentStore, key: string): void {
 }
 
 /**
- * Makes `stored` the document's new current version, inside the transaction that holds the document's
- * row lock: the versions it pushes past the account's maxVersions are dropped (oldest first), the
- * version recorded, the row pointed at it, and the storage change (its size less theirs) reserved.
- * Returns the row and the content keys that are no longer referenced once this commits.
+ * Makes `stored` the document's new current version (repository.newVersion: row lock, If-Match, the
+ * storage reservation, the versions pushed past maxVersions dropped). Should the content have changed
+ * since `expectedHash` was read, If-Match is judged again against what it is now. Returns the row and
+ * the content keys no longer referenced once this commits.
  */
-async function adoptVersion(tx: Tx, deps: DocumentsDeps, accountId: string, current: DocumentRow, stored: StoredContent): Promise<{ row: DocumentRow; released: string[] }> {
-  const next = current.contentVersion + 1;
-  const dropped = await deps.repository.dropVersionsFor(tx, accountId, current.id, next);
-  const releasedBytes = dropped.reduce((sum, version) => sum + version.fileSize, 0);
-  const now = deps.now();
-  await deps.repository.insertVersion(tx, { documentId: current.id, version: next, fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, createdAt: now });
-  const row = await deps.repository.update(tx, current.id, { fileSize: stored.size, contentHash: stored.hash, contentKey: stored.key, contentVersion: next, updatedAt: now });
-  // last: the account's row stays locked from here to the commit only, however busy the account is
-  await reserveOrThrow(tx, deps, accountId, stored.size - releasedBytes, stored.size);
-  return { row, released: dropped.map((version) => version.contentKey) };
-}
-
-/**
- * The transaction of every new version: the document's row lock and If-Match (content ETag), then
- * `make`, which hands its stored content to `adopt`; the files of the versions dropped go after the commit.
- */
-async function newVersionUnderLock(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, make: (current: DocumentRow, adopt: (stored: StoredContent) => Promise<DocumentRow>) => Promise<DocumentRow>): Promise<DocumentRow> {
-  const released: string[] = [];
-  const row = await deps.repository.transaction((tx) =>
-    underLock(tx, deps, accountId, id, preconditions, rowContentETag, (current) =>
-      make(current, async (stored) => {
-        const adopted = await adoptVersion(tx, deps, accountId, current, stored);
-        released.push(...adopted.released);
-        return adopted.row;
-      })));
-  for (const key of released) retire(deps.store, key);
-  return row;
+async function adoptVersion(deps: DocumentsDeps, executor: Executor | undefined, accountId: string, id: string, stored: StoredContent, preconditions: Preconditions, expectedHash: string): Promise<{ row: DocumentRow; released: string[] }> {
+  let expected: string | null = preconditions.ifMatch === null ? null : expectedHash;
+  for (;;) {
+    const result = await deps.repository.newVersion({ accountId, documentId: id, expectedHash: expected, size: stored.size, hash: stored.hash, key: stored.key, now: deps.now() }, executor);
+    switch (result.outcome) {
+      case "stored":
+        return { row: result.document, released: result.released };
+      case "not_found":
+        throw documentNotFound(id);
+      case "changed": {
+        const current = contentETag(result.contentHash);
+        if (!ifMatchAllows(preconditions.ifMatch, current)) throw preconditionFailed(current);
+        expected = result.contentHash;
+        continue;
+      }
+      default:
+        throw quotaError(result.outcome, stored.size);
+    }
+  }
 }
 
 /**
@@ -264,16 +241,22 @@ async function newVersionUnderLock(deps: DocumentsDeps, accountId: string, id: s
 export async function storeNewVersion(deps: DocumentsDeps, accountId: string, before: DocumentRow, bytes: Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
   if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
   await precheckQuota(deps, accountId, bytes.byteLength, before);
-  return withStoredContent(deps, bytes, (stored) => newVersionUnderLock(deps, accountId, before.id, preconditions, (_current, adopt) => adopt(stored)));
+  const { row, released } = await withStoredContent(deps, bytes, (stored) => adoptVersion(deps, undefined, accountId, before.id, stored, preconditions, before.contentHash));
+  for (const key of released) retire(deps.store, key);
+  return row;
 }
 
 /**
  * Derives the new version from the current content under the document's row lock (a patch): writers of
  * one document take turns, so concurrent patches all apply, each to its predecessor's result.
  */
-export function deriveNewVersion(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, derive: (current: Uint8Array) => Uint8Array): Promise<DocumentRow> {
-  return newVersionUnderLock(deps, accountId, id, preconditions, async (current, adopt) =>
-    withStoredContent(deps, derive(await readContent(deps, current.contentKey)), adopt));
+export async function deriveNewVersion(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, derive: (current: Uint8Array) => Uint8Array): Promise<DocumentRow> {
+  const { row, released } = await deps.repository.transaction((tx) =>
+    underLock(tx, deps, accountId, id, preconditions, rowContentETag, async (current) =>
+      withStoredContent(deps, derive(await readContent(deps, current.contentKey)), (stored) =>
+        adoptVersion(deps, tx, accountId, id, stored, preconditions, current.contentHash))));
+  for (const key of released) retire(deps.store, key);
+  return row;
 }
 
 async function readContent(deps: DocumentsDeps, key: string): Promise<Uint8Array> {

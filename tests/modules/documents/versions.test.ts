@@ -316,6 +316,22 @@ describe("concurrent writers", () => {
     expect(kept.length).toBe(10);
     expect(kept.reduce((sum, v) => sum + v.fileSize, 0)).toBe(100);
   });
+
+  test("concurrent replaces of one document with maxVersions 1: one version kept, usage its size", async () => {
+    // each writer waits for the row its predecessor holds, then must drop the version that predecessor
+    // committed meanwhile: the drop has to see it
+    const account = await t.newAccount({ permissions: ["documents"], maxVersions: 1 });
+    const id = await createWith('"start"', account.key);
+    const bodies = Array.from({ length: 16 }, (_, i) => JSON.stringify("x".repeat(i + 1)));
+    const results = await Promise.all(bodies.map((body) => replace(id, body, account.key)));
+    expect(results.map((r) => r.status)).toEqual(Array(16).fill(200));
+    const kept = await versionsOf(id, account.key);
+    expect(kept.length).toBe(1);
+    const current = await (await t.request("GET", `${DOCS}/${id}/content`, { key: account.key })).text();
+    expect(bodies).toContain(current);
+    expect(kept[0].fileSize).toBe(current.length);
+    expect(await usage(account.key)).toBe(current.length);
+  });
 });
 
 describe("OpenAPI", () => {
