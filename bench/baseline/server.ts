@@ -84,44 +84,32 @@ async function create(principal: Principal, request: Request): Promise<Response>
   const bytes = new TextEncoder().encode(JSON.stringify(body.content));
   const stored = await putContent(bytes);
   const now = Date.now();
-  // as Kiln does it: the account row (the storage quota) is locked by the last statement, just before COMMIT
-  const row = await sql.begin(async (tx) => {
-    const [inserted] = await tx`insert into documents (id, account_id, name, tags, file_size, content_hash, content_key, created_at, updated_at)
-      values (${`doc_${Bun.randomUUIDv7()}`}, ${principal.accountId}, ${body.name}, ${[]}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now}, ${now}) returning *`;
-    await tx`insert into document_versions (document_id, version, file_size, content_hash, content_key, created_at)
-      values (${inserted.id}, 1, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now})`;
-    await tx`update accounts set storage_used_bytes = storage_used_bytes + ${bytes.byteLength} where id = ${principal.accountId}
-      and (max_document_bytes is null or ${bytes.byteLength} <= max_document_bytes)
-      and (storage_limit_bytes is null or storage_used_bytes + ${bytes.byteLength} <= storage_limit_bytes) returning id`;
-    return inserted;
-  });
+  // as Kiln does it: one statement, the reservation on the account row gating the inserts
+  const [{ document: row }] = await sql`with reserved as (
+      update accounts set storage_used_bytes = storage_used_bytes + ${bytes.byteLength} where id = ${principal.accountId}
+        and (max_document_bytes is null or ${bytes.byteLength} <= max_document_bytes)
+        and (storage_limit_bytes is null or storage_used_bytes + ${bytes.byteLength} <= storage_limit_bytes) returning id
+    ), inserted as (
+      insert into documents (id, account_id, name, tags, file_size, content_hash, content_key, created_at, updated_at)
+      select ${`doc_${Bun.randomUUIDv7()}`}, reserved.id, ${body.name}, ${[]}::text[], ${bytes.byteLength}::bigint, ${stored.hash}, ${stored.key}, ${now}::bigint, ${now}::bigint
+      from reserved returning *
+    ), first_version as (
+      insert into document_versions (document_id, version, file_size, content_hash, content_key, created_at)
+      select id, 1, file_size, content_hash, content_key, created_at from inserted
+    ) select (select to_json(inserted) from inserted) as document`;
   return json({ success: true, document: metadata(row) }, 201);
 }
 
 async function replaceContent(principal: Principal, id: string, request: Request): Promise<Response> {
   const bytes = await request.bytes();
   const stored = await putContent(bytes);
-  // a new version, as Kiln makes it: the versions beyond the account's maxVersions go in the same transaction
-  const droppedKeys = await sql.begin(async (tx) => {
-    const [row] = await tx`select * from documents where id = ${id} and account_id = ${principal.accountId} and deleted_at is null for update`;
-    if (!row) return undefined;
-    const next = row.content_version + 1;
-    const dropped = await tx`delete from document_versions where document_id = ${id}
-      and version <= ${next} - (select max_versions from accounts where id = ${principal.accountId}) returning file_size, content_key`;
-    const delta = bytes.byteLength - dropped.reduce((sum, version) => sum + Number(version.file_size), 0);
-    const now = Date.now();
-    await tx`insert into document_versions (document_id, version, file_size, content_hash, content_key, created_at)
-      values (${id}, ${next}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${now})`;
-    await tx`update documents set file_size = ${bytes.byteLength}, content_hash = ${stored.hash}, content_key = ${stored.key},
-      updated_at = ${now}, content_version = ${next}, revision = revision + 1 where id = ${id} returning *`;
-    await tx`update accounts set storage_used_bytes = storage_used_bytes + ${delta} where id = ${principal.accountId} returning id`;
-    return dropped.map((version) => version.content_key as string);
-  });
-  if (droppedKeys === undefined) {
+  // a new version, as Kiln makes it: one call of kiln_new_version (drizzle/0005_new_version.sql)
+  const [{ result }] = await sql`select kiln_new_version(${principal.accountId}, ${id}, ${null}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${Date.now()}) as result`;
+  if (result.outcome !== "stored") {
     await rm(contentPath(stored.key), { force: true });
     return notFound();
   }
-  for (const key of droppedKeys) await rm(contentPath(key), { force: true });
+  for (const key of result.released as string[]) await rm(contentPath(key), { force: true });
   return json({ success: true, fileSize: bytes.byteLength });
 }
 
