@@ -15,9 +15,10 @@ DECLARE
   "dropped_keys" text[];
   "max_document" bigint;
 BEGIN
-  SELECT * INTO "current" FROM "documents"
-    WHERE "id" = "p_document" AND "account_id" = "p_account" AND "deleted_at" IS NULL FOR UPDATE;
-  IF NOT FOUND THEN
+  -- by the primary key alone: a plan cached while the table was small could otherwise choose an
+  -- account index, and scan the whole account once it has grown
+  SELECT * INTO "current" FROM "documents" WHERE "id" = "p_document" FOR UPDATE;
+  IF NOT FOUND OR "current"."account_id" <> "p_account" OR "current"."deleted_at" IS NOT NULL THEN
     RETURN json_build_object('outcome', 'not_found');
   END IF;
   IF "p_expected_hash" IS NOT NULL AND "current"."content_hash" <> "p_expected_hash" THEN

@@ -67,8 +67,12 @@ export const documents = pgTable("documents", {
   deletedAt: epochMs("deleted_at"),
   purgeAt: epochMs("purge_at"),
 }, (table) => [
-  index("documents_account_list_idx").on(table.accountId, table.createdAt.desc(), table.id.desc()),
-  index("documents_account_folder_idx").on(table.accountId, table.folder),
+  // Ascending: read backwards it gives the listing's `created_at desc, id desc` (nulls first, the
+  // default), forwards an export's oldest-first order, so neither sorts the account's documents.
+  index("documents_account_list_idx").on(table.accountId, table.createdAt, table.id),
+  // Partial, so that only a folder filter can choose it: a plan cached while the table was small once
+  // preferred it (plus a sort) for the unfiltered first page.
+  index("documents_account_folder_idx").on(table.accountId, table.folder, table.createdAt, table.id).where(sql`${table.folder} is not null`),
   index("documents_purge_idx").on(table.purgeAt),
   uniqueIndex("documents_content_key_idx").on(table.contentKey),
 ]);

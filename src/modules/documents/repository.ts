@@ -3,7 +3,7 @@
  * break are kept by the database: the storage quota by one conditional UPDATE on the account row,
  * If-Match and state checks under the document's row lock.
  */
-import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, lt, sql, type Placeholder, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { accounts, documents, documentVersions, folders, type DocumentRow, type DocumentVersionRow } from "../../db/schema";
 import type { CursorPosition } from "./cursor";
@@ -31,8 +31,15 @@ export interface NewDocumentRow {
  * cannot hold U+0000, and Elysia hands over null for a path segment that is not valid percent-encoded UTF-8.
  */
 const isDocumentId = (id: string | null): id is string => typeof id === "string" && !id.includes("\u0000");
+/**
+ * The account is compared as an expression, not as an indexable column, so that every plan finds a
+ * document by its primary key: a generic plan cached while the table was small may otherwise look it up
+ * through an account index and, once the account holds thousands of documents, scan them all on every
+ * call (bench/README.md, "Plans cached while the table was small").
+ */
+const ofAccount = (accountId: string | Placeholder) => sql`${documents.accountId} || '' = ${accountId}`;
 const owned = (accountId: string, id: string | null) =>
-  (isDocumentId(id) ? and(eq(documents.id, id), eq(documents.accountId, accountId)) : sql`false`);
+  (isDocumentId(id) ? and(eq(documents.id, id), ofAccount(accountId)) : sql`false`);
 const active = isNull(documents.deletedAt);
 const deleted = isNotNull(documents.deletedAt);
 
@@ -96,7 +103,7 @@ function prepareReads(db: Db) {
       maxDocumentBytes: accounts.maxDocumentBytes,
       droppableBytes: sql<number>`0::float8`,
     }).from(accounts).where(eq(accounts.id, accountId)).prepare("documents_account_limits"),
-    findActive: db.select().from(documents).where(and(eq(documents.id, sql.placeholder("id")), eq(documents.accountId, accountId), active)).prepare("documents_find_active"),
+    findActive: db.select().from(documents).where(and(eq(documents.id, sql.placeholder("id")), ofAccount(accountId), active)).prepare("documents_find_active"),
     firstActivePage: firstPage(active).prepare("documents_first_active_page"),
     firstDeletedPage: firstPage(deleted).prepare("documents_first_deleted_page"),
   };
