@@ -1,10 +1,10 @@
--- A new current version of a document in one statement: lock the document, check the expected content
--- hash (If-Match), reserve the storage change, drop the versions pushed past the account's maxVersions,
+-- A new current version of a document in one statement: lock the document, check If-Match (the content
+-- hashes it accepts, or null for any), reserve the storage change, drop the versions pushed past the account's maxVersions,
 -- record the version and point the document at it. One autocommit call holds the account row for the
 -- call and the commit's WAL flush only, never for a client's round trips. Each statement of a VOLATILE
 -- function takes a fresh snapshot, so what follows the row lock sees what the previous holder committed.
 CREATE FUNCTION "kiln_new_version"(
-  "p_account" text, "p_document" text, "p_expected_hash" text,
+  "p_account" text, "p_document" text, "p_accepted_hashes" text[],
   "p_size" bigint, "p_hash" text, "p_key" text, "p_now" bigint
 ) RETURNS json LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -21,8 +21,8 @@ BEGIN
   IF NOT FOUND OR "current"."account_id" <> "p_account" OR "current"."deleted_at" IS NOT NULL THEN
     RETURN json_build_object('outcome', 'not_found');
   END IF;
-  IF "p_expected_hash" IS NOT NULL AND "current"."content_hash" <> "p_expected_hash" THEN
-    RETURN json_build_object('outcome', 'changed', 'contentHash', "current"."content_hash");
+  IF "p_accepted_hashes" IS NOT NULL AND NOT ("current"."content_hash" = ANY ("p_accepted_hashes")) THEN
+    RETURN json_build_object('outcome', 'precondition_failed', 'contentHash', "current"."content_hash");
   END IF;
   "next_version" := "current"."content_version" + 1;
   -- maxVersions null keeps every version

@@ -19,6 +19,17 @@ export function ifMatchAllows(header: string | null, current: string): boolean {
   return listedTags(header).some((tag) => tag === "*" || tag === current);
 }
 
+/**
+ * The content hashes whose strong ETag an `If-Match` header lists, for a check made by the database
+ * under the row lock; null when any current content will do (no header, or `*`).
+ */
+export function ifMatchContentHashes(header: string | null): string[] | null {
+  if (header === null) return null;
+  const tags = listedTags(header);
+  if (tags.includes("*")) return null;
+  return tags.filter((tag) => /^"[^"]*"$/.test(tag)).map((tag) => tag.slice(1, -1));
+}
+
 /** Whether `If-None-Match` asks for a 304 (the client already has this representation). */
 export function ifNoneMatchHits(header: string | null, current: string): boolean {
   if (header === null) return false;

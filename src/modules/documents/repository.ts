@@ -48,8 +48,8 @@ export type ReserveOutcome = "reserved" | "document_too_large" | "storage_limit_
 export interface NewVersionInput {
   accountId: string;
   documentId: string;
-  /** the content hash the document must still have (If-Match), or null for any */
-  expectedHash: string | null;
+  /** the content hashes If-Match accepts, or null for any */
+  acceptedHashes: string[] | null;
   size: number;
   hash: string;
   key: string;
@@ -59,7 +59,7 @@ export interface NewVersionInput {
 export type NewVersionOutcome =
   | { outcome: "stored"; document: DocumentRow; released: string[] }
   | { outcome: "not_found" }
-  | { outcome: "changed"; contentHash: string }
+  | { outcome: "precondition_failed"; contentHash: string }
   | { outcome: Exclude<ReserveOutcome, "reserved"> };
 
 /** A text[] parameter (Drizzle would spread a plain array into a list of parameters). */
@@ -185,12 +185,12 @@ export const documentsRepository = (db: Db) => ({
 
   /**
    * A new current version in one call of `kiln_new_version` (drizzle/0005_new_version.sql): the
-   * document's row lock, the expected hash, the reservation, the versions dropped, the row updated.
+   * document's row lock, If-Match, the reservation, the versions dropped, the row updated.
    * Outside a transaction it commits on its own, so no lock outlives the call's round trip.
    */
   async newVersion(input: NewVersionInput, executor: Executor = db): Promise<NewVersionOutcome> {
     if (!isDocumentId(input.documentId)) return { outcome: "not_found" };
-    const [row] = await executor.execute<{ result: Record<string, unknown> }>(sql`select kiln_new_version(${input.accountId}, ${input.documentId}, ${input.expectedHash}, ${input.size}, ${input.hash}, ${input.key}, ${input.now}) as result`);
+    const [row] = await executor.execute<{ result: Record<string, unknown> }>(sql`select kiln_new_version(${input.accountId}, ${input.documentId}, ${input.acceptedHashes === null ? null : textArray(input.acceptedHashes)}::text[], ${input.size}, ${input.hash}, ${input.key}, ${input.now}) as result`);
     const result = row.result;
     if (result.outcome === "stored") return { outcome: "stored", document: documentFromJson(result.document as Record<string, unknown>), released: result.released as string[] };
     return result as NewVersionOutcome;

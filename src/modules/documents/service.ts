@@ -9,7 +9,7 @@ import { CheckedJson, parseJsonBytes } from "../../http/json";
 import { newId } from "../admin/keys";
 import type { ContentStore, OpenedContent, StoredContent } from "../../storage/content-store";
 import { decodeCursor, pageOf } from "./cursor";
-import { contentETag, ifMatchAllows, metadataETag } from "./etag";
+import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
 import { memberValueSpan } from "./json-span";
 import { documentsRepository, type DocumentsRepository, type Executor, type ReserveOutcome, type Tx } from "./repository";
 import { normalizeFolder, normalizeMetadata, type MetadataInput } from "./validation";
@@ -49,6 +49,13 @@ function quotaError(outcome: Exclude<ReserveOutcome, "reserved">, size: number):
     ? new HttpError(413, "document_too_large", `The content (${size} bytes) exceeds the account's maximum document size`)
     : new HttpError(413, "storage_limit_exceeded", `Storing ${size} bytes would exceed the account's storage limit`);
 }
+
+/**
+ * Above this size a write first checks what it can by reading (the document, If-Match, the quota), so
+ * that a refused body is never written; smaller bodies are written at once, as the statement that adopts
+ * them checks all of it again anyway, and a refused small write costs less than the reads.
+ */
+const CHECK_BEFORE_WRITING_ABOVE = 64 * 1024;
 
 /**
  * Refuses early what cannot fit, before any file is written; the reservation decides for good. For a
@@ -109,7 +116,7 @@ export async function createDocument(deps: DocumentsDeps, accountId: string, inp
   const errors: FieldError[] = [];
   const metadata = normalizeMetadata({ name: input.name, description: input.description, tags: input.tags, folder: input.folder }, errors);
   const bytes = contentBytesOf(input, rawBody);
-  await precheckQuota(deps, accountId, bytes.byteLength);
+  if (bytes.byteLength > CHECK_BEFORE_WRITING_ABOVE) await precheckQuota(deps, accountId, bytes.byteLength);
   return withStoredContent(deps, bytes, async (stored) => {
     const now = deps.now();
     const created = await deps.repository.create({
@@ -207,29 +214,21 @@ function retire(store: ContentStore, key: string): void {
 }
 
 /**
- * Makes `stored` the document's new current version (repository.newVersion: row lock, If-Match, the
- * storage reservation, the versions pushed past maxVersions dropped). Should the content have changed
- * since `expectedHash` was read, If-Match is judged again against what it is now. Returns the row and
- * the content keys no longer referenced once this commits.
+ * Makes `stored` the document's new current version (repository.newVersion: the row lock, If-Match
+ * against the content as it is then, the storage reservation, the versions pushed past maxVersions
+ * dropped). Returns the row and the content keys no longer referenced once this commits.
  */
-async function adoptVersion(deps: DocumentsDeps, executor: Executor | undefined, accountId: string, id: string, stored: StoredContent, preconditions: Preconditions, expectedHash: string): Promise<{ row: DocumentRow; released: string[] }> {
-  let expected: string | null = preconditions.ifMatch === null ? null : expectedHash;
-  for (;;) {
-    const result = await deps.repository.newVersion({ accountId, documentId: id, expectedHash: expected, size: stored.size, hash: stored.hash, key: stored.key, now: deps.now() }, executor);
-    switch (result.outcome) {
-      case "stored":
-        return { row: result.document, released: result.released };
-      case "not_found":
-        throw documentNotFound(id);
-      case "changed": {
-        const current = contentETag(result.contentHash);
-        if (!ifMatchAllows(preconditions.ifMatch, current)) throw preconditionFailed(current);
-        expected = result.contentHash;
-        continue;
-      }
-      default:
-        throw quotaError(result.outcome, stored.size);
-    }
+async function adoptVersion(deps: DocumentsDeps, executor: Executor | undefined, accountId: string, id: string, stored: StoredContent, acceptedHashes: string[] | null): Promise<{ row: DocumentRow; released: string[] }> {
+  const result = await deps.repository.newVersion({ accountId, documentId: id, acceptedHashes, size: stored.size, hash: stored.hash, key: stored.key, now: deps.now() }, executor);
+  switch (result.outcome) {
+    case "stored":
+      return { row: result.document, released: result.released };
+    case "not_found":
+      throw documentNotFound(id);
+    case "precondition_failed":
+      throw preconditionFailed(contentETag(result.contentHash));
+    default:
+      throw quotaError(result.outcome, stored.size);
   }
 }
 
@@ -238,10 +237,13 @@ async function adoptVersion(deps: DocumentsDeps, executor: Executor | undefined,
  * replace, a restored version, a saved utility output. The bytes are written before the transaction, so
  * no lock is held while they reach the disk.
  */
-export async function storeNewVersion(deps: DocumentsDeps, accountId: string, before: DocumentRow, bytes: Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
-  if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
-  await precheckQuota(deps, accountId, bytes.byteLength, before);
-  const { row, released } = await withStoredContent(deps, bytes, (stored) => adoptVersion(deps, undefined, accountId, before.id, stored, preconditions, before.contentHash));
+export async function storeNewVersion(deps: DocumentsDeps, accountId: string, id: string, bytes: Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
+  if (bytes.byteLength > CHECK_BEFORE_WRITING_ABOVE) {
+    const before = await getDocument(deps, accountId, id);
+    if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
+    await precheckQuota(deps, accountId, bytes.byteLength, before);
+  }
+  const { row, released } = await withStoredContent(deps, bytes, (stored) => adoptVersion(deps, undefined, accountId, id, stored, ifMatchContentHashes(preconditions.ifMatch)));
   for (const key of released) retire(deps.store, key);
   return row;
 }
@@ -254,7 +256,7 @@ export async function deriveNewVersion(deps: DocumentsDeps, accountId: string, i
   const { row, released } = await deps.repository.transaction((tx) =>
     underLock(tx, deps, accountId, id, preconditions, rowContentETag, async (current) =>
       withStoredContent(deps, derive(await readContent(deps, current.contentKey)), (stored) =>
-        adoptVersion(deps, tx, accountId, id, stored, preconditions, current.contentHash))));
+        adoptVersion(deps, tx, accountId, id, stored, null))));
   for (const key of released) retire(deps.store, key);
   return row;
 }
@@ -266,8 +268,14 @@ async function readContent(deps: DocumentsDeps, key: string): Promise<Uint8Array
 }
 
 export async function replaceContent(deps: DocumentsDeps, accountId: string, id: string, body: Uint8Array | CheckedJson, preconditions: Preconditions): Promise<DocumentRow> {
-  const before = await getDocument(deps, accountId, id);
-  return storeNewVersion(deps, accountId, before, contentBodyOf(body), preconditions);
+  let bytes: Uint8Array;
+  try {
+    bytes = contentBodyOf(body);
+  } catch (error) {
+    await getDocument(deps, accountId, id); // a missing document's 404 comes before its body's 400
+    throw error;
+  }
+  return storeNewVersion(deps, accountId, id, bytes, preconditions);
 }
 
 export async function softDelete(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions): Promise<DocumentRow> {

@@ -57,7 +57,7 @@ export async function openVersionContent(deps: DocumentsDeps, id: string, rawVer
 export async function restoreVersion(deps: DocumentsDeps, accountId: string, id: string, rawVersion: string, preconditions: Preconditions): Promise<DocumentRow> {
   const { document, version } = await findVersion(deps, accountId, id, rawVersion);
   const content = await openVersionContent(deps, id, rawVersion, version);
-  return storeNewVersion(deps, accountId, document, new Uint8Array(await content.body.arrayBuffer()), preconditions);
+  return storeNewVersion(deps, accountId, document.id, new Uint8Array(await content.body.arrayBuffer()), preconditions);
 }
 
 /** The patch format a Content-Type names, parameters (charset) aside. */

@@ -468,4 +468,19 @@ describe("remaining rows of the error table, and the edges of the body", () => {
     expect((await t.json("PUT", `${DOCS}/${document.id}/content`, { key, rawBody: "2", headers: { "if-match": "*" } })).status).toBe(200);
     expect((await t.json("DELETE", `${DOCS}/${document.id}`, { key, headers: { "if-match": "*" } })).status).toBe(200);
   });
+
+  test("If-Match on a content replace: any listed strong tag matches (a compressed form too); a weak one never does", async () => {
+    const document = await create({ name: "listed", content: 1 });
+    const put = (body: string, ifMatch: string) => t.json("PUT", `${DOCS}/${document.id}/content`, { key, rawBody: body, headers: { "if-match": ifMatch } });
+    const etagOf = async () => (await t.request("GET", `${DOCS}/${document.id}/content`, { key })).headers.get("etag")!;
+    const first = await etagOf();
+    const weak = await put("2", `W/${first}`);
+    expect(weak.status).toBe(412);
+    expect(weak.body.detail).toContain(first);
+    expect((await put("2", `"0000", ${first}, "ffff"`)).status).toBe(200);
+    const second = await etagOf();
+    expect((await put("3", `${second.slice(0, -1)}-gzip"`)).status).toBe(200);
+    expect((await put("4", second)).status).toBe(412);
+    expect(await (await t.request("GET", `${DOCS}/${document.id}/content`, { key })).text()).toBe("3");
+  });
 });

@@ -242,6 +242,20 @@ describe("maxVersions", () => {
     expect((await replace(id, `"${"x".repeat(9)}"`, account.key)).body.code).toBe("storage_limit_exceeded");
     expect(await usage(account.key)).toBe(20);
   });
+
+  test("the same for bodies over 64 KiB, which are checked before they are written", async () => {
+    const text = (size: number, fill: string) => `"${fill.repeat(size - 2)}"`;
+    const account = await t.newAccount({ permissions: ["documents"], maxVersions: 2, storageLimitBytes: 300_000 });
+    const id = await createWith(text(100_000, "a"), account.key);
+    expect((await replace(id, text(100_000, "b"), account.key)).status).toBe(200);
+    expect((await replace(id, text(150_000, "c"), account.key)).status).toBe(200); // drops "a"
+    expect(await usage(account.key)).toBe(250_000);
+    expect((await replace(id, text(160_000, "d"), account.key)).body.code).toBe("storage_limit_exceeded");
+    expect((await replace(id, text(100_000, "e"), account.key, { "if-match": '"0000"' })).status).toBe(412);
+    expect((await replace("doc_missing", text(100_000, "f"), account.key)).status).toBe(404);
+    expect(await usage(account.key)).toBe(250_000);
+    expect((await versionsOf(id, account.key)).map((v) => v.fileSize)).toEqual([150_000, 100_000]);
+  });
 });
 
 describe("purge", () => {
