@@ -14,7 +14,7 @@
  * body being read.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { AddressInfo } from "node:net";
 import { IDLE_TIMEOUT_SECONDS, MAX_REQUEST_BODY_BYTES, type FetchHandler, type Listener, type ListenOptions } from "./listener";
 
 /**
@@ -29,27 +29,21 @@ const CONNECTION_FIELDS = new Set(["connection", "keep-alive", "transfer-encodin
 export async function listenNode(options: Pick<ListenOptions, "port" | "hostname">, fetch: FetchHandler): Promise<Listener> {
   let pendingRequests = 0;
   let stopped: Promise<void> | undefined;
-  /**
-   * Connections whose request the app is working on (running the handler, producing the answer's
-   * bytes). The idle timeout spares them, as Bun.serve's does, and closes those waiting on their client.
-   */
-  const appWorking = new WeakSet<Socket>();
   const server = createServer();
   server.requestTimeout = 0; // no deadline for a whole request: a large upload on a slow link may take long
   server.keepAliveTimeout = IDLE_TIMEOUT_SECONDS * 1000;
-  server.setTimeout(IDLE_TIMEOUT_SECONDS * 1000, (socket: Socket) => {
-    if (!appWorking.has(socket)) socket.destroy();
-  });
+  // The connection idle timeout of Bun's HTTP layer (Bun.serve's idleTimeout). A connection with a
+  // request in flight is closed by it only while it waits on its client (see Exchange.onTimeout).
+  server.setTimeout(IDLE_TIMEOUT_SECONDS * 1000);
 
   const serve = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean) => {
     pendingRequests++;
-    // aborts request.signal when the client goes before the whole answer was sent
-    const aborted = new AbortController();
+    const exchange = new Exchange(req, res, expectsContinue, () => stopped === undefined);
     res.once("close", () => {
       pendingRequests--;
-      if (!res.writableFinished) aborted.abort();
+      exchange.closed();
     });
-    exchange(req, res, expectsContinue, aborted.signal, fetch, { appWorking, keepAlive: () => stopped === undefined }).catch(() => res.destroy());
+    exchange.run(fetch).catch(() => cut(res));
   };
   server.on("request", (req, res) => serve(req, res, false));
   server.on("checkContinue", (req, res) => serve(req, res, true));
@@ -78,27 +72,43 @@ export async function listenNode(options: Pick<ListenOptions, "port" | "hostname
   };
 }
 
-interface ExchangeOptions {
-  appWorking: WeakSet<Socket>;
-  /** false once the server stops */
-  keepAlive(): boolean;
-}
+/** One request and its answer. */
+class Exchange {
+  /** aborts request.signal when the client goes before the whole answer was sent */
+  private readonly aborted = new AbortController();
+  /** true while the exchange waits on the client (for body bytes, or to take answer bytes) rather than on the app */
+  private waitingOnClient = false;
 
-async function exchange(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean, signal: AbortSignal, fetch: FetchHandler, options: ExchangeOptions): Promise<void> {
-  const declared = req.headers["content-length"];
-  // Bun.serve's own answer to a body over its limit: an empty 413, and the connection closed.
-  if (declared !== undefined && Number(declared) > MAX_REQUEST_BODY_BYTES) return refuse(res, 413);
-  const socket = req.socket;
-  const waitingOnClient = (waiting: boolean) => { if (waiting) options.appWorking.delete(socket); else options.appWorking.add(socket); };
-  const body = hasBody(req) ? new LazyBody(req, res, expectsContinue, waitingOnClient) : undefined;
-  let request: Request;
-  try {
-    request = new Request(urlOf(req), { method: req.method, headers: headersOf(req.rawHeaders), body: body?.stream, signal, duplex: "half" } as RequestInit);
-  } catch {
-    return refuse(res, 400);
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    private readonly expectsContinue: boolean,
+    /** false once the server stops */
+    private readonly keepAlive: () => boolean,
+  ) {
+    // Emitted by the idle timeout; with a listener the connection is left open: the app may take its time.
+    res.on("timeout", () => { if (this.waitingOnClient) cut(res); });
   }
-  options.appWorking.add(socket);
-  try {
+
+  closed(): void {
+    if (!this.res.writableFinished) this.aborted.abort();
+  }
+
+  private readonly waiting = (waiting: boolean) => { this.waitingOnClient = waiting; };
+
+  async run(fetch: FetchHandler): Promise<void> {
+    const { req, res } = this;
+    const declared = req.headers["content-length"];
+    // Bun.serve's own answer to a body over its limit: an empty 413, and the connection closed.
+    if (declared !== undefined && Number(declared) > MAX_REQUEST_BODY_BYTES) return refuse(res, 413);
+    const signal = this.aborted.signal;
+    const body = hasBody(req) ? new LazyBody(req, res, this.expectsContinue, this.waiting) : undefined;
+    let request: Request;
+    try {
+      request = new Request(urlOf(req), { method: req.method, headers: headersOf(req.rawHeaders), body: body?.stream, signal, duplex: "half" } as RequestInit);
+    } catch {
+      return refuse(res, 400);
+    }
     let response: Response;
     try {
       response = await fetch(request);
@@ -117,11 +127,18 @@ async function exchange(req: IncomingMessage, res: ServerResponse, expectsContin
     }
     // A body announced with `Expect: 100-continue` and never asked for is not coming (or comes late):
     // the connection closes rather than reading it, or reading it as the next request.
-    const keepAlive = options.keepAlive() && !(expectsContinue && announcesBody(req) && !body?.pulled);
-    await writeResponse(req, res, response, keepAlive, signal, waitingOnClient);
-  } finally {
-    options.appWorking.delete(socket);
+    const keepAlive = this.keepAlive() && !(this.expectsContinue && announcesBody(req) && !body?.pulled);
+    await writeResponse(req, res, response, keepAlive, signal, this.waiting);
   }
+}
+
+/**
+ * Closes the connection at once. (ServerResponse.destroy() before the head was sent would first write
+ * `200 OK` with `Connection: close`, an answer the app never gave.)
+ */
+function cut(res: ServerResponse): void {
+  if (res.socket) res.socket.destroy();
+  else res.destroy();
 }
 
 /** An empty answer that closes the connection (Bun.serve's for a body over its limit or a request it cannot read). */
@@ -295,7 +312,6 @@ async function writeResponse(req: IncomingMessage, res: ServerResponse, response
   const reader: Reader = body.getReader();
   // the client gone: the answer's stream is cancelled at once (an export stops querying)
   const stop = () => { reader.cancel().catch(() => {}); };
-  signal.addEventListener("abort", stop);
   try {
     let pending: Promise<ReadResult> | undefined;
     if (length === null) {
@@ -313,6 +329,8 @@ async function writeResponse(req: IncomingMessage, res: ServerResponse, response
     } else {
       head();
     }
+    if (res.destroyed) return stop();
+    signal.addEventListener("abort", stop);
     for (;;) {
       const { done, value } = await (pending ?? reader.read());
       pending = undefined;
@@ -327,7 +345,7 @@ async function writeResponse(req: IncomingMessage, res: ServerResponse, response
     if (!res.destroyed) res.end();
   } catch {
     // the answer's stream failed part way: cut the connection, so the client sees a truncated body
-    res.destroy();
+    cut(res);
   } finally {
     signal.removeEventListener("abort", stop);
   }
@@ -342,8 +360,12 @@ function setHeader(headers: [string, string][], name: string, value: string): vo
 type Reader = Pick<ReadableStreamDefaultReader<Uint8Array>, "read" | "cancel">;
 type ReadResult = Awaited<ReturnType<Reader["read"]>>;
 
-const LATER = Symbol("later");
-const nextTurn = () => new Promise<typeof LATER>((resolve) => setImmediate(resolve, LATER));
+/**
+ * How many microtask turns a next chunk may take to count as there at once. A body made in memory
+ * (a string, bytes, a Blob) yields its next chunk within 0 to 2 turns (Bun 1.4); a stream's next chunk
+ * that waits on I/O takes a turn of the event loop at least. A wrong guess costs only chunked framing.
+ */
+const READY_TURNS = 8;
 
 interface Gathered {
   chunks: Uint8Array[];
@@ -363,8 +385,11 @@ async function gather(reader: Reader): Promise<Gathered> {
   let size = 0;
   let next = reader.read();
   for (;;) {
-    const result = Bun.peek.status(next) === "fulfilled" ? (Bun.peek(next) as ReadResult) : chunks.length === 0 ? await next : await Promise.race([next, nextTurn()]);
-    if (result === LATER) return { chunks, size, done: false, pending: next };
+    if (chunks.length > 0) {
+      for (let turn = 0; turn < READY_TURNS && Bun.peek.status(next) === "pending"; turn++) await null;
+      if (Bun.peek.status(next) === "pending") return { chunks, size, done: false, pending: next };
+    }
+    const result = await next;
     if (result.done) return { chunks, size, done: true };
     chunks.push(result.value);
     size += result.value.byteLength;
