@@ -47,8 +47,9 @@ export async function listenNode(options: Pick<ListenOptions, "port" | "hostname
   };
   server.on("request", (req, res) => serve(req, res, false));
   server.on("checkContinue", (req, res) => serve(req, res, true));
-  // Another expectation than 100-continue: served as if absent, as Bun.serve does (node:http would answer 417).
-  server.on("checkExpectation", (req, res) => serve(req, res, false));
+  // Bun's node:http matches `100-continue` case-sensitively; RFC 9110 does not. Another expectation is
+  // served as if absent, as Bun.serve does (node:http would answer 417).
+  server.on("checkExpectation", (req, res) => serve(req, res, /^\s*100-continue\s*$/i.test(String(req.headers.expect))));
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -177,6 +177,16 @@ describe("Expect: 100-continue with HTTP_LISTENER=node", () => {
     connection.end();
   });
 
+  test("the expectation is matched in any case (RFC 9110): `Expect: 100-Continue` gets its 100 once accepted", async () => {
+    const body = JSON.stringify({ name: "capitalised", content: 1 });
+    const connection = await connect();
+    connection.write(head(`Bearer ${KEY}`, body.length).replace("Expect: 100-continue", "Expect: 100-Continue"));
+    await connection.until((text) => text.startsWith(CONTINUE));
+    connection.write(body);
+    expect(await connection.until(finalAnswerIn)).toStartWith(`${CONTINUE}HTTP/1.1 201 `);
+    connection.end();
+  });
+
   test("a chunked body refused part way (413 past the utility limit) is read to its end and dropped: the connection serves the next request", async () => {
     const connection = await connect();
     connection.write(`POST /api/v1/utilities/schema.clean-json HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
