@@ -33,7 +33,7 @@ export async function listenNode(options: Pick<ListenOptions, "port" | "hostname
   server.requestTimeout = 0; // no deadline for a whole request: a large upload on a slow link may take long
   server.keepAliveTimeout = IDLE_TIMEOUT_SECONDS * 1000;
   // The connection idle timeout of Bun's HTTP layer (Bun.serve's idleTimeout). A connection with a
-  // request in flight is closed by it only while it waits on its client (see Exchange.onTimeout).
+  // request in flight is closed by it only while it waits on its client (the Exchange's "timeout" listener).
   server.setTimeout(IDLE_TIMEOUT_SECONDS * 1000);
 
   const serve = (req: IncomingMessage, res: ServerResponse, expectsContinue: boolean) => {
