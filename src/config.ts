@@ -12,6 +12,8 @@ import { parseCorsOrigins, type CorsOrigins } from "./http/cors";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 export type LogFormat = "json" | "pretty";
+/** What listens for HTTP: Bun.serve, or Bun's node:http server (holds `100 Continue` back; src/http/listener.ts). */
+export type HttpListener = "bun" | "node";
 
 export interface Config {
   readonly port: number;
@@ -45,6 +47,8 @@ export interface Config {
   readonly drainTimeoutMs: number;
   /** origins whose browsers may call the API (CORS); empty: none */
   readonly corsOrigins: CorsOrigins;
+  /** `bun` (Bun.serve, fastest) or `node` (sends `100 Continue` only once the request is accepted, costs CPU) */
+  readonly httpListener: HttpListener;
 }
 
 export class ConfigError extends Error {}
@@ -88,6 +92,7 @@ function contentStoreConfig(env: Env): ContentStoreConfig {
 
 const LOG_LEVELS: readonly LogLevel[] = ["debug", "info", "warn", "error", "silent"];
 const LOG_FORMATS: readonly LogFormat[] = ["json", "pretty"];
+const HTTP_LISTENERS: readonly HttpListener[] = ["bun", "node"];
 
 export function loadConfig(env: Env = process.env): Config {
   const databaseUrl = env.DATABASE_URL || undefined;
@@ -118,6 +123,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (metricsToken !== undefined && (metricsToken.length < 16 || /\s/.test(metricsToken))) {
     throw new ConfigError("METRICS_TOKEN must be at least 16 characters long, without spaces");
   }
+  const httpListener = (env.HTTP_LISTENER || "bun") as HttpListener;
+  if (!HTTP_LISTENERS.includes(httpListener)) {
+    throw new ConfigError(`HTTP_LISTENER must be one of ${HTTP_LISTENERS.join(", ")}, got '${env.HTTP_LISTENER}'`);
+  }
   const corsOrigins = parseCorsOrigins(env.CORS_ORIGINS);
   if (corsOrigins === undefined) {
     throw new ConfigError(`CORS_ORIGINS must be * or a comma-separated list of origins such as https://app.example.com (scheme, host and port only), got '${env.CORS_ORIGINS}'`);
@@ -146,5 +155,6 @@ export function loadConfig(env: Env = process.env): Config {
     drainDelayMs: integer(env, "DRAIN_DELAY_MS", 0, 0, 600_000),
     drainTimeoutMs: integer(env, "DRAIN_TIMEOUT_MS", 30_000, 0, 3_600_000),
     corsOrigins,
+    httpListener,
   });
 }

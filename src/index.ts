@@ -17,6 +17,7 @@ import { documentsRepository } from "./modules/documents/repository";
 import { startSweepers } from "./modules/documents/sweeper";
 import { rateCounterFor } from "./http/rate-limit";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency";
+import { listen } from "./http/listener";
 
 let config: Config;
 try {
@@ -54,15 +55,8 @@ const sweepers = startSweepers({ repository: documentsRepository(database.db), d
 const idempotencySweep = setInterval(() => {
   purgeExpiredIdempotencyKeys(database.db, Date.now()).catch((error) => logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }));
 }, config.sweepIntervalMs);
-const server = Bun.serve({
-  port: config.port,
-  hostname: config.host,
-  // Bun would answer oversized bodies itself with an empty 413; the app enforces its own limits.
-  maxRequestBodySize: 1 << 30,
-  idleTimeout: 30,
-  fetch: (request) => app.handle(request),
-});
-logger.log("info", "listening", { url: server.url.href, startupMs: Math.round(performance.now() - startedAt), database: config.databaseUrl ? "external" : "embedded", contentStore: config.contentStore.kind });
+const server = await listen({ kind: config.httpListener, port: config.port, hostname: config.host }, (request) => app.handle(request));
+logger.log("info", "listening", { url: server.url.href, listener: config.httpListener, startupMs: Math.round(performance.now() - startedAt), database: config.databaseUrl ? "external" : "embedded", contentStore: config.contentStore.kind });
 
 /**
  * Drain: /ready answers 503 from now on, so a load balancer takes the node out of rotation. The node

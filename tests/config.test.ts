@@ -1,6 +1,6 @@
 /**
  * The content store part of the configuration (CONTENT_STORE and the S3_* or AWS_* variables) and the
- * cluster variables (REDIS_URL, REDIS_PREFIX, PUBLIC_URL, DATABASE_POOL_MAX, DRAIN_*).
+ * cluster variables (REDIS_URL, REDIS_PREFIX, PUBLIC_URL, DATABASE_POOL_MAX, DRAIN_*), and HTTP_LISTENER.
  */
 import { expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../src/config";
@@ -65,4 +65,11 @@ test.each([
 ])("%s=%s stops the start with a message naming it", (name, value) => {
   expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
   expect(() => loadConfig({ [name]: value })).toThrow(name);
+});
+
+test("HTTP_LISTENER: bun by default, node on request, anything else stops the start", () => {
+  expect(loadConfig({}).httpListener).toBe("bun");
+  expect(loadConfig({ HTTP_LISTENER: "" }).httpListener).toBe("bun");
+  expect(loadConfig({ HTTP_LISTENER: "node" }).httpListener).toBe("node");
+  expect(message({ HTTP_LISTENER: "uws" })).toBe("HTTP_LISTENER must be one of bun, node, got 'uws'");
 });

@@ -167,9 +167,10 @@ export const bodyParser = (options: BodyParserOptions) =>
 
 /**
  * Called after authentication: throws a deferred body problem, or unwraps the parsed value.
- * With `Expect: 100-continue`, Bun sends the 100 before the app sees the request (uWS does it); what
- * Kiln controls is that a request refused for its key, permission, rate or declared size is answered at
- * once, without waiting for or reading the body.
+ * A request refused for its key, permission, rate or declared size is answered at once, without waiting
+ * for or reading the body. With `Expect: 100-continue`, Bun.serve (the default listener) sends the 100
+ * before the app sees the request; HTTP_LISTENER=node sends it on the body's first read, which comes
+ * only after those checks (src/http/node-listener.ts).
  */
 export function settleBody(context: { body: unknown }): void {
   const body = context.body;
