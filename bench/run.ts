@@ -49,7 +49,7 @@ try {
     const kiln = await startKiln("embedded");
     const bare = await startBare(kiln);
     if (only.has("utilities")) await benchUtilities(settings, kiln, bare);
-    if (only.has("engine")) await benchOverheads(settings, kiln, bare);
+    if (only.has("engine")) await benchOverheads(settings, kiln, bare, only.has("utilities"));
     await bare.stop();
     if (only.has("memory")) await benchMemory(kiln);
     if (only.has("compression")) await benchCompression(settings, kiln);
