@@ -2,8 +2,8 @@
  * A utility worker thread: imports the registry named by the pool, then runs one job at a time (a
  * utility request's raw bytes, or steps with their inputs; bytes are transferred, never structured-cloned)
  * with the same code as inline runs. The output goes back as UTF-8 bytes, transferred too: posting the
- * JSON text would copy it (16 ms for 10 MB on the main thread, bench/README.md "Issue 12: utilities at
- * 10 MB"), and the response would have to encode it again.
+ * JSON text would copy it (16 ms for 10 MB on the main thread, bench/README.md "Utilities at 10 MB:
+ * where Kiln's extra time went"), and the response would have to encode it again.
  */
 import { HttpError } from "../http/errors";
 import { runSteps, type RunResult } from "../modules/utilities/execution";
