@@ -7,8 +7,16 @@
  * the CPU time Kiln's process spent per request (user + system, from /proc: far less sensitive to the
  * load than the rates).
  *
- *   bun bench/ab.ts --before <checkout> [--mode embedded|external] [--cases get,list,create,replace,replace-one,download,engine]
- *                   [--rounds 4] [--seconds 3]
+ *   bun bench/ab.ts --before <checkout> [--mode embedded|external] [--cases get,list,create,replace,replace-one,download,engine,utilities]
+ *                   [--rounds 4] [--seconds 3] [--utilities pick-fields,find-replace,…] [--requests 15]
+ *
+ * `utilities`: 10 MB runs of the utilities of bench/utilities.ts (the issue 12 targets), one request at
+ * a time from this process as bench/utilities.ts sends them. A 10 MB run takes 0.1–0.5 s, so wrk's few
+ * requests per round would give noise; instead each of `--requests` rounds sends one request to each of
+ * the four servers (before-bare, before-Kiln, after-Kiln, after-bare, rotated every round), and the
+ * figures are the medians of the per-round ratios (Kiln ÷ its own bare) and of the CPU time per request.
+ * A utility with a peer (jq, Miller) has the peer timed every third round, and each side's Kiln
+ * compared with it.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -19,6 +27,7 @@ import { dataPath, KB, MB, documentText, recordsOfSize } from "./lib/data";
 import { load, type LoadSpec } from "./lib/wrk";
 import { loadAverage } from "./lib/report";
 import { ensureTool } from "./lib/tools";
+import { CASES as UTILITY_CASES, kilnRun, peerFiles, peerRun } from "./utilities";
 
 const { values } = parseArgs({
   options: {
@@ -27,6 +36,8 @@ const { values } = parseArgs({
     cases: { type: "string", default: "get,list,create,replace,replace-one,download,engine" },
     rounds: { type: "string", default: "4" },
     seconds: { type: "string", default: "3" },
+    utilities: { type: "string", default: UTILITY_CASES.map((utilityCase) => utilityCase.label).join(",") },
+    requests: { type: "string", default: "15" },
   },
 });
 if (!values.before) throw new Error("--before <checkout> is required");
@@ -109,10 +120,68 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const figure = (metric: Case["metric"], kiln: number, bare: number) => (metric === "rps" ? kiln / bare : kiln - bare);
 const show = (metric: Case["metric"], value: number) => (metric === "rps" ? `${value.toFixed(2)}×` : `+${value.toFixed(2)} ms`);
 
+/** 10 MB utility runs, one request per server per round (see the head comment). */
+async function utilitiesAB(before: Side, after: Side): Promise<void> {
+  const requests = Number(values.requests);
+  for (const label of values.utilities!.split(",")) {
+    const found = UTILITY_CASES.find((candidate) => candidate.label === label);
+    if (!found) throw new Error(`no utility case '${label}' in bench/utilities.ts`);
+    const body = found.body(10 * MB);
+    const text = JSON.stringify(body);
+    const files = found.peer && peerFiles(found, body, 10 * MB);
+    const time = async (s: Side, server: Server) => {
+      const cpuBefore = cpuSeconds(server.pid);
+      const started = performance.now();
+      await kilnRun(s.kiln, found.utilityId, text, server);
+      const elapsed = performance.now() - started;
+      return { ms: elapsed, cpuMs: (cpuSeconds(server.pid) - cpuBefore) * 1000 };
+    };
+    // the outputs must agree before anything is timed; one warm-up each
+    const outputs = await Promise.all([before, after].map(async (s) => JSON.parse(await kilnRun(s.kiln, found.utilityId, text)).output));
+    if (JSON.stringify(outputs[0]) !== JSON.stringify(outputs[1])) throw new Error(`${label}: before and after give different outputs`);
+    for (const s of [before, after]) await kilnRun(s.kiln, found.utilityId, text, s.bare);
+    const ratios: Record<string, number[]> = { before: [], after: [] };
+    const ms: Record<string, { kiln: number[]; bare: number[]; kilnCpu: number[]; bareCpu: number[] }> = {
+      before: { kiln: [], bare: [], kilnCpu: [], bareCpu: [] },
+      after: { kiln: [], bare: [], kilnCpu: [], bareCpu: [] },
+    };
+    const peerMs: number[] = [];
+    const loads: number[] = [];
+    for (let round = 0; round < requests; round++) {
+      loads.push(loadAverage());
+      const order = round % 2 === 0 ? [before, after] : [after, before];
+      for (const [index, s] of order.entries()) {
+        const servers = index === 0 ? [s.bare, s.kiln] : [s.kiln, s.bare];
+        const [first, second] = [await time(s, servers[0]), await time(s, servers[1])];
+        const [bare, kiln] = index === 0 ? [first, second] : [second, first];
+        ratios[s.label].push(kiln.ms / bare.ms);
+        ms[s.label].kiln.push(kiln.ms);
+        ms[s.label].bare.push(bare.ms);
+        ms[s.label].kilnCpu.push(kiln.cpuMs);
+        ms[s.label].bareCpu.push(bare.cpuMs);
+      }
+      if (files && round % 3 === 1) {
+        const started = performance.now();
+        peerRun(found.peer!, files);
+        peerMs.push(performance.now() - started);
+      }
+    }
+    const m = (list: number[]) => median(list).toFixed(0);
+    console.log(`${label} 10 MB, ${requests} requests each, load ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}`);
+    for (const s of ["before", "after"]) {
+      const x = ms[s];
+      const sorted = [...ratios[s]].sort((a, b) => a - b);
+      const peer = peerMs.length === 0 ? "" : `; ${found.peer!.tool} ${m(peerMs)} ms ÷ Kiln = ${(median(peerMs) / median(x.kiln)).toFixed(1)}× (slowest Kiln run ${(median(peerMs) / Math.max(...x.kiln)).toFixed(1)}×)`;
+      console.log(`  ${s.padEnd(6)} Kiln ÷ bare ${median(ratios[s]).toFixed(2)}× (quartiles ${sorted[Math.floor(sorted.length / 4)].toFixed(2)}–${sorted[Math.floor((sorted.length * 3) / 4)].toFixed(2)}); Kiln ${m(x.kiln)} ms, bare ${m(x.bare)} ms; CPU per request Kiln ${m(x.kilnCpu)} ms, bare ${m(x.bareCpu)} ms${peer}`);
+    }
+  }
+}
+
 try {
   const before = await side("before", values.before);
   const after = await side("after", resolve(import.meta.dir, ".."));
   console.log(`A/B ${mode} PG, ${rounds} rounds of ${seconds} s; before = ${values.before}`);
+  if (wanted.has("utilities")) await utilitiesAB(before, after);
   for (const name of Object.keys(CASES).filter((name) => wanted.has(name))) {
     for (const testCase of CASES[name]) {
       const specs = new Map([before, after].map((s) => [s, testCase.spec(s.ids)]));

@@ -169,10 +169,20 @@ export async function kilnRun(kiln: KilnServer, utilityId: string, text: string,
   return answer;
 }
 
-function peerRun(peer: Peer, files: string[]): string {
+export function peerRun(peer: Peer, files: string[]): string {
   const result = spawnSync(peer.tool, peer.args(files), { encoding: "utf8", maxBuffer: 1 << 30 });
   if (result.status !== 0) throw new Error(`${peer.tool} failed: ${result.stderr.slice(0, 300)}`);
   return result.stdout;
+}
+
+/** The peer's input files for this body, written to the bench data folder. */
+export function peerFiles(utilityCase: UtilityCase, body: Body, bytes: number): string[] {
+  const peer = utilityCase.peer!;
+  return peer.files(body).map((content, index) => {
+    const path = dataPath(`${utilityCase.label}-${bytes}-${index}.${peer.tool === "mlr" && utilityCase.utilityId === "convert.csv-to-json" ? "csv" : "json"}`);
+    writeFileSync(path, content);
+    return path;
+  });
 }
 
 const sizeLabel = (bytes: number) => bytes >= MB ? `${Math.round(bytes / (bytes % MB === 0 ? MB : 1e6))} MB` : `${bytes / KB} KB`;
@@ -199,11 +209,7 @@ export async function benchUtilities(settings: Settings, kiln: KilnServer, bare:
       let peerNote = "";
       if (utilityCase.peer && bytes <= PEER_MAX_BYTES) {
         const peer = utilityCase.peer;
-        const files = peer.files(body).map((content, index) => {
-          const path = dataPath(`${utilityCase.label}-${bytes}-${index}.${peer.tool === "mlr" && utilityCase.utilityId === "convert.csv-to-json" ? "csv" : "json"}`);
-          writeFileSync(path, content);
-          return path;
-        });
+        const files = peerFiles(utilityCase, body, bytes);
         const started = performance.now();
         const peerOutput = peer.read(peerRun(peer, files));
         const firstMs = performance.now() - started;

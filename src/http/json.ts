@@ -27,6 +27,33 @@ export function exceedsDepth(bytes: Uint8Array, limit = MAX_JSON_DEPTH): boolean
   return false;
 }
 
+/**
+ * exceedsDepth over decoded text, which parsing needs anyway: the same answer (brackets, quotes and
+ * backslashes are ASCII, never part of a multi-byte character), about twice as fast, because a string's
+ * body is skipped by the native indexOf instead of a JavaScript step per character (10 MB of records,
+ * 810,000 strings: 9–12 ms against 14–18 ms, bench/README.md "Utilities at 10 MB: where Kiln's extra time went").
+ */
+export function textExceedsDepth(text: string, limit = MAX_JSON_DEPTH): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE) {
+      // to the closing quote: the next quote not escaped by an odd run of backslashes
+      for (;;) {
+        const close = text.indexOf('"', i + 1);
+        if (close === -1) return false;
+        let before = close - 1;
+        while (text.charCodeAt(before) === BACKSLASH) before--;
+        i = close;
+        if ((close - 1 - before) % 2 === 0) break;
+      }
+    } else if (code === OPEN_BRACE || code === OPEN_BRACKET) {
+      if (++depth > limit) return true;
+    } else if (code === CLOSE_BRACE || code === CLOSE_BRACKET) depth--;
+  }
+  return false;
+}
+
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 export type ParsedJson = { ok: true; value: unknown; text: string } | { ok: false; message: string };
@@ -39,7 +66,7 @@ export function parseJsonBytes(bytes: Uint8Array): ParsedJson {
   } catch {
     return { ok: false, message: "Malformed JSON: the body is not valid UTF-8" };
   }
-  if (exceedsDepth(bytes)) return { ok: false, message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted` };
+  if (textExceedsDepth(text)) return { ok: false, message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted` };
   try {
     return { ok: true, value: JSON.parse(text), text };
   } catch (error) {

@@ -2,7 +2,7 @@
  * A fixed-size pool of Bun Workers for utility runs on large payloads, with a bounded queue. A job is
  * either a whole utility request body or a list of steps with their inputs; every byte input is
  * transferred to the worker (the main thread keeps no copy and parses nothing); the output comes back
- * as JSON text, or for a streamed run as UTF-8 chunks, transferred too. A run that outlives its time
+ * as UTF-8 chunks (one for a whole-document run), transferred too. A run that outlives its time
  * limit, or whose caller goes away, has its worker terminated and replaced: a worker stuck in a loop
  * cannot be interrupted any other way.
  */

@@ -1,10 +1,12 @@
 /**
  * A utility worker thread: imports the registry named by the pool, then runs one job at a time (a
  * utility request's raw bytes, or steps with their inputs; bytes are transferred, never structured-cloned)
- * with the same code as inline runs.
+ * with the same code as inline runs. The output goes back as UTF-8 bytes, transferred too: posting the
+ * JSON text would copy it (16 ms for 10 MB on the main thread, bench/README.md "Utilities at 10 MB:
+ * where Kiln's extra time went"), and the response would have to encode it again.
  */
 import { HttpError } from "../http/errors";
-import { runSteps } from "../modules/utilities/execution";
+import { runSteps, type RunResult } from "../modules/utilities/execution";
 import { executeBytes } from "../modules/utilities/request";
 import type { UtilityRegistry } from "../utilities/registry";
 import type { Utility } from "../utilities/types";
@@ -20,13 +22,22 @@ function find(loaded: UtilityRegistry | undefined, utilityId: string): Utility {
   return utility;
 }
 
+const encoder = new TextEncoder();
+
+/** The output as UTF-8 chunks (one, for a whole-document run), each owning its buffer. */
+function asChunks(result: RunResult): RunResult {
+  if (!("outputJson" in result)) return result;
+  const { outputJson, ...rest } = result;
+  return { ...rest, outputChunks: [encoder.encode(outputJson)] };
+}
+
 async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
   try {
     const loaded = await registry;
     self.postMessage({ type: "started", jobId } satisfies ToPool);
-    if (job.kind === "request") return { ok: true, ...(await executeBytes(find(loaded, job.utilityId), job.bytes)) };
+    if (job.kind === "request") return { ok: true, ...asChunks(await executeBytes(find(loaded, job.utilityId), job.bytes)) };
     const steps = job.steps.map(({ utilityId, ...step }) => ({ utility: find(loaded, utilityId), ...step }));
-    return { ok: true, ...(await runSteps(steps, job.primary, job.nameSteps)) };
+    return { ok: true, ...asChunks(await runSteps(steps, job.primary, job.nameSteps)) };
   } catch (error) {
     if (error instanceof HttpError) return { ok: false, status: error.status, code: error.code, message: error.message, errors: error.extra.errors };
     return { ok: false, status: 500, code: "worker_failed", message: error instanceof Error ? error.message : String(error) };
@@ -40,7 +51,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
     return;
   }
   const outcome = await run(message.jobId, message.job);
-  // a streamed output's chunks move to the main thread rather than being copied
+  // the output's chunks move to the main thread rather than being copied
   const transfer = outcome.ok && "outputChunks" in outcome ? outcome.outputChunks.map((chunk) => chunk.buffer as ArrayBuffer) : [];
   self.postMessage({ type: "finished", jobId: message.jobId, outcome } satisfies ToPool, transfer);
 };

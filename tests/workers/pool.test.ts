@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { executeBytes } from "../../src/modules/utilities/request";
 import { validateConfig } from "../../src/modules/utilities/execution";
-import { PoolBusyError, RunCancelledError, RunTimeoutError, WorkerCrashedError, WorkerPool, type PoolOptions } from "../../src/workers/pool";
+import { PoolBusyError, RunCancelledError, RunTimeoutError, WorkerCrashedError, WorkerPool, type PoolOptions, type WorkerOutcome } from "../../src/workers/pool";
 import { registry } from "./fixtures/registry";
 
 // Worker start-up (importing every utility) takes seconds on a loaded 2-core machine.
@@ -23,6 +23,9 @@ afterEach(async () => {
 const filled = (utilityId: string, config: Record<string, unknown>) => validateConfig(registry.find(utilityId)!, config);
 const echo = (value: unknown) => encode({ inputs: { primary: value } });
 const rejection = (promise: Promise<unknown>) => promise.then(() => "resolved", (error: unknown) => error);
+const decoder = new TextDecoder();
+/** A successful outcome's output text: the worker sends it back as UTF-8 chunks. */
+const outputText = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? decoder.decode(Buffer.concat(outcome.outputChunks)) : undefined);
 
 describe("WorkerPool", () => {
   test("a worker gives the same output text as the inline run, and the bytes are transferred", async () => {
@@ -31,7 +34,8 @@ describe("WorkerPool", () => {
     const inline = await executeBytes(registry.find("schema.clean-json")!, encode(body));
     const bytes = encode(body);
     const outcome = await workers.run("schema.clean-json", bytes);
-    expect(outcome).toMatchObject({ ok: true, outputJson: (inline as { outputJson: string }).outputJson });
+    expect(outputText(outcome)).toBe((inline as { outputJson: string }).outputJson);
+    expect(outcome).toMatchObject({ ok: true, outputChunks: [expect.any(Uint8Array)] });
     expect(bytes.byteLength).toBe(0);
   });
 
@@ -48,7 +52,8 @@ describe("WorkerPool", () => {
       primary: { json: stored },
       nameSteps: true,
     });
-    expect(outcome).toMatchObject({ ok: true, outputJson: '{"a":{"x":1,"y":2}}', stepDurationsMs: [expect.any(Number), expect.any(Number), expect.any(Number)] });
+    expect(outcome).toMatchObject({ ok: true, stepDurationsMs: [expect.any(Number), expect.any(Number), expect.any(Number)] });
+    expect(outputText(outcome)).toBe('{"a":{"x":1,"y":2}}');
     expect(stored.byteLength).toBe(0);
     expect(body.byteLength).toBe(0);
   });
@@ -59,7 +64,7 @@ describe("WorkerPool", () => {
     const padded = new Uint8Array(whole.byteLength + 10);
     padded.set(whole, 5);
     const outcome = await workers.run("test.echo", padded.subarray(5, 5 + whole.byteLength));
-    expect(outcome).toMatchObject({ ok: true, outputJson: '{"primary":"abc"}' });
+    expect(outputText(outcome)).toBe('{"primary":"abc"}');
   });
 
   test("bad input comes back as an outcome with status, code and field errors", async () => {
@@ -78,7 +83,7 @@ describe("WorkerPool", () => {
     expect(await rejection(first)).toBeInstanceOf(RunTimeoutError);
     expect(await rejection(queuedBehind)).toBeInstanceOf(RunTimeoutError);
     expect(workers.replacements).toBe(2);
-    expect(await workers.run("test.echo", echo("after"))).toMatchObject({ ok: true, outputJson: '{"primary":"after"}' });
+    expect(outputText(await workers.run("test.echo", echo("after")))).toBe('{"primary":"after"}');
   });
 
   test("aborting the caller's signal stops a running run and frees its worker", async () => {
@@ -110,7 +115,7 @@ describe("WorkerPool", () => {
   test("queued runs are served in order as workers free up", async () => {
     const workers = pool({ size: 2 });
     const outcomes = await Promise.all([1, 2, 3, 4, 5].map((n) => workers.run("test.echo", echo(n))));
-    expect(outcomes.map((outcome) => outcome.ok && "outputJson" in outcome && outcome.outputJson)).toEqual([1, 2, 3, 4, 5].map((n) => `{"primary":${n}}`));
+    expect(outcomes.map(outputText)).toEqual([1, 2, 3, 4, 5].map((n) => `{"primary":${n}}`));
   });
 
   test("a worker that dies fails its run only; the process and the pool carry on", async () => {
@@ -118,7 +123,7 @@ describe("WorkerPool", () => {
     const workers = pool({ onWorkerLost: (reason) => lost.push(reason) });
     await expect(workers.run("test.exit", echo(1))).rejects.toBeInstanceOf(WorkerCrashedError);
     expect(lost).toHaveLength(1);
-    expect(await workers.run("test.echo", echo("alive"))).toMatchObject({ ok: true, outputJson: '{"primary":"alive"}' });
+    expect(outputText(await workers.run("test.echo", echo("alive")))).toBe('{"primary":"alive"}');
   });
 
   test("stop rejects running and queued runs, and later runs", async () => {

@@ -167,7 +167,10 @@ async function checkSaveTarget(documents: DocumentsDeps, accountId: string, outp
 const encoder = new TextEncoder();
 
 /** The run's output bytes, text or streamed chunks alike. */
-const outputBytes = (result: RunResult): Uint8Array => ("outputJson" in result ? encoder.encode(result.outputJson) : Buffer.concat(result.outputChunks));
+const outputBytes = (result: RunResult): Uint8Array => {
+  if ("outputJson" in result) return encoder.encode(result.outputJson);
+  return result.outputChunks.length === 1 ? result.outputChunks[0] : Buffer.concat(result.outputChunks);
+};
 
 function saveOutput(documents: DocumentsDeps, accountId: string, output: OutputSpec, result: RunResult): Promise<DocumentRow> | undefined {
   if (!output.saveAs && output.saveTo === undefined) return undefined;
@@ -179,13 +182,18 @@ function saveOutput(documents: DocumentsDeps, accountId: string, output: OutputS
 
 const rounded = (ms: number) => Math.round(ms * 1000) / 1000;
 
-/** A run's success body: JSON text, or for a streamed run the same bytes as a stream. */
-export type ResponseBody = string | ReadableStream<Uint8Array>;
+/**
+ * A run's success body: JSON text (an inline run), a Blob of the text around the output bytes (a
+ * worker's run: its Content-Length is known and no 10 MB string is built or encoded here), or for a
+ * streamed run the same bytes as a stream.
+ */
+export type ResponseBody = string | Blob | ReadableStream<Uint8Array>;
 
 /**
  * A single run answers `{ success, output, durationMs (the utility's own), creditsUsed }`, a pipeline
- * adds `steps` and its `durationMs` is the whole run's; `document` when the output was saved. A
- * streamed output is sent as its chunks between the text before and after it.
+ * adds `steps` and its `durationMs` is the whole run's; `document` when the output was saved. Output
+ * bytes from a worker are sent between the text before and after them: one chunk as a Blob, the many
+ * chunks of a streamed run as a stream that lets go of each once it is sent (a Blob would copy them all).
  */
 function responseBody(plan: Pick<RunPlan, "pipeline" | "output"> & { steps: { utility: Utility }[] }, result: RunResult, credits: number, document?: DocumentRow): ResponseBody {
   const after: string[] = [];
@@ -198,6 +206,7 @@ function responseBody(plan: Pick<RunPlan, "pipeline" | "output"> & { steps: { ut
   const tail = `,${after.join(",")}}`;
   if (plan.output?.returnOutput === false) return `{"success":true${tail}`;
   if ("outputJson" in result) return `{"success":true,"output":${result.outputJson}${tail}`;
+  if (result.outputChunks.length === 1) return new Blob([`{"success":true,"output":`, result.outputChunks[0], tail]);
   return streamOf([`{"success":true,"output":`, ...result.outputChunks, tail]);
 }
 

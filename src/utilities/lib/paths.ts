@@ -306,8 +306,13 @@ export interface PathNode {
   terminal: boolean;
   children: Map<string, PathNode>;
   any: PathNode | null;
+  /** the state holding this node alone: stepping along one path allocates nothing */
+  alone: PathState;
 }
 export type PathState = readonly PathNode[];
+
+/** The state no path continues from. */
+const NO_PATH: PathState = Object.freeze([]);
 
 export class PathSet {
   readonly start: PathState;
@@ -332,6 +337,13 @@ export class PathSet {
   /** The state after stepping into member `key` (an array index is given as a number). */
   static step(state: PathState, key: PathKey): PathState {
     const name = typeof key === "number" ? String(key) : key;
+    if (state.length === 1) {
+      // the usual case, one path or one trie node: a shared state, no new array per member
+      const node = state[0];
+      const child = node.children.get(name);
+      if (!child) return node.any ? node.any.alone : NO_PATH;
+      if (!node.any) return child.alone;
+    }
     const next: PathNode[] = [];
     for (const node of state) {
       const child = node.children.get(name);
@@ -351,7 +363,11 @@ export class PathSet {
   }
 }
 
-const newNode = (): PathNode => ({ terminal: false, children: new Map(), any: null });
+function newNode(): PathNode {
+  const node: PathNode = { terminal: false, children: new Map(), any: null, alone: NO_PATH };
+  node.alone = Object.freeze([node]);
+  return node;
+}
 
 /**
  * `paths` as a scope for utilities that act "everywhere, or only at these paths": `true` means this

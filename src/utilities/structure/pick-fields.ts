@@ -34,21 +34,19 @@ function pick(value: unknown, state: PathState): unknown {
   if (PathSet.selected(state)) return value;
   // every member of this container is reached through a wildcard: keep it even when nothing inside it is picked
   const viaWildcard = PathSet.hasWildcard(state);
-  const pickMember = (member: unknown, key: string | number): unknown => {
-    const next = PathSet.step(state, key);
-    const picked = next.length === 0 ? NOTHING : pick(member, next);
-    if (picked !== NOTHING || !viaWildcard || !isContainer(member)) return picked;
-    return Array.isArray(member) ? [] : {};
-  };
   if (Array.isArray(value)) {
-    const kept = value.map(pickMember).filter((picked) => picked !== NOTHING);
+    const kept: unknown[] = [];
+    for (let index = 0; index < value.length; index++) {
+      const picked = pickMember(value[index], index, state, viaWildcard);
+      if (picked !== NOTHING) kept.push(picked);
+    }
     return kept.length > 0 ? kept : NOTHING;
   }
   if (isObject(value)) {
     const kept: JsonObject = {};
     let found = false;
     for (const key of Object.keys(value)) {
-      const picked = pickMember(value[key], key);
+      const picked = pickMember(value[key], key, state, viaWildcard);
       if (picked === NOTHING) continue;
       setOwn(kept, key, picked);
       found = true;
@@ -56,6 +54,14 @@ function pick(value: unknown, state: PathState): unknown {
     return found ? kept : NOTHING;
   }
   return NOTHING;
+}
+
+/** One member of a container in `state` (a plain function, not a closure per container: it runs per member). */
+function pickMember(member: unknown, key: string | number, state: PathState, viaWildcard: boolean): unknown {
+  const next = PathSet.step(state, key);
+  const picked = next.length === 0 ? NOTHING : pick(member, next);
+  if (picked !== NOTHING || !viaWildcard || !isContainer(member)) return picked;
+  return Array.isArray(member) ? [] : {};
 }
 
 export function pickFields(primary: unknown, config: PickFieldsConfig): unknown {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test, setDefaultTimeout } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
+import { ADMIN_KEY, createTestApp, type TestApp } from "../../support/app";
 import { registry as testRegistry } from "../../workers/fixtures/registry";
 
 // Worker start-up (importing every utility) takes seconds on a loaded 2-core machine.
@@ -182,5 +182,58 @@ describe("credits", () => {
     expect(statuses.filter((status) => status === 200)).toHaveLength(3);
     expect(statuses.filter((status) => status === 402)).toHaveLength(9);
     expect(await usedBy(key)).toMatchObject({ used: 3 });
+  });
+});
+
+describe("a 10 MB run in a worker", () => {
+  const encoder = new TextEncoder();
+  // records with multi-byte text, so the output's UTF-8 bytes differ from its UTF-16 length
+  const records = Array.from({ length: 40_000 }, (_, id) => ({ id, name: `Ådå ${id} 東京 🚀`, note: "alpha ".repeat(30), address: { city: "Gent", zip: String(9000 + (id % 50)) } }));
+  const config = { search: "alpha", replacement: "ωmega" };
+  const body = JSON.stringify({ inputs: { primary: records }, config });
+
+  test("answers exactly the bytes of JSON.stringify of the output, with a Content-Length that counts them", async () => {
+    expect(body.length).toBeGreaterThan(10 * 1024 * 1024);
+    const utility = testRegistry.find("structure.find-replace")!;
+    const expected = encoder.encode(`{"success":true,"output":${JSON.stringify(await utility.run({ primary: records }, { ...config }))},"durationMs":`);
+    const spy = spyOn(t.workerPool, "run");
+    // a real listener, so that the Content-Length is the one Bun sends
+    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", maxRequestBodySize: 64 * 1024 * 1024, fetch: (request) => t.app.handle(request) });
+    try {
+      const res = await fetch(`http://127.0.0.1:${server.port}/api/v1/utilities/structure.find-replace`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json", "accept-encoding": "identity" },
+        body,
+      });
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      expect(res.status).toBe(200);
+      expect(spy).toHaveBeenCalledTimes(1);
+      expect(res.headers.get("content-type")).toBe("application/json");
+      expect(Number(res.headers.get("content-length"))).toBe(bytes.byteLength);
+      expect(Buffer.from(bytes.subarray(0, expected.byteLength)).equals(Buffer.from(expected))).toBe(true);
+      expect(new TextDecoder().decode(bytes.subarray(expected.byteLength))).toMatch(/^[0-9.]+,"creditsUsed":1}$/);
+    } finally {
+      spy.mockRestore();
+      server.stop(true);
+    }
+  });
+
+  test("a malformed or too deeply nested large body is still 400 malformed_json, as a small one is", async () => {
+    for (const [small, large] of [
+      ['{"inputs":{"primary":[1]},"config":{"search":"a",}}', `${body.slice(0, -2)},}}`],
+      [`{"inputs":{"primary":${"[".repeat(10_001)}${"]".repeat(10_001)}}}`, `${body.slice(0, -2)},"deep":${"[".repeat(10_001)}${"]".repeat(10_001)}}}`],
+    ]) {
+      const answers = [];
+      for (const rawBody of [small, large]) {
+        const res = await t.json("POST", "/api/v1/utilities/structure.find-replace", { rawBody });
+        expect(res.status).toBe(400);
+        expect(res.headers.get("content-type")).toBe("application/problem+json");
+        answers.push(res.body);
+      }
+      const [inline, inWorker] = answers;
+      expect(inWorker).toMatchObject({ success: false, status: 400, code: "malformed_json" });
+      expect(Object.keys(inWorker).sort()).toEqual(Object.keys(inline).sort());
+      expect(inWorker.detail.replace(/[0-9]+/g, "N")).toBe(inline.detail.replace(/[0-9]+/g, "N"));
+    }
   });
 });
