@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import zlib from "node:zlib";
 import { createTestApp, type TestApp } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../support/server";
+import { startServerOnTestDatabase, type ServerOnTestDatabase } from "../support/server";
 import { compressResponse, negotiateCoding } from "../../src/http/compression";
 
 // test apps, worker threads and real servers take seconds on a loaded machine
@@ -152,16 +151,12 @@ describe("compressed answers (in process)", () => {
 
 describe("through the real server", () => {
   const KEY = "kiln_CompressionServerTestKey0123456789abcd";
-  let server: RunningServer;
-  let database: TestDatabase;
-  let dataDir: string;
+  let server: ServerOnTestDatabase;
   let id: string;
   const big = JSON.stringify(Array.from({ length: 20_000 }, (_, i) => ({ i, name: `item ${i}` })));
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    dataDir = tempDataDir();
-    server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: database.url, BOOTSTRAP_API_KEY: KEY });
+    server = await startServerOnTestDatabase(KEY);
     const created = await fetch(`${server.url}/api/v1/documents`, {
       method: "POST",
       headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
@@ -170,9 +165,7 @@ describe("through the real server", () => {
     id = ((await created.json()) as any).document.id;
   }, 90_000);
   afterAll(async () => {
-    await server?.stop();
-    await database?.drop();
-    if (dataDir) await removeDataDir(dataDir);
+    await server?.close();
   }, 60_000);
 
   const call = (method: string, path: string, headers: Record<string, string>) =>

@@ -4,8 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ADMIN_KEY, createTestApp, type TestApp } from "../support/app";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../support/server";
+import { startServerOnTestDatabase, type ServerOnTestDatabase } from "../support/server";
 
 setDefaultTimeout(60_000);
 
@@ -115,19 +114,13 @@ describe("messages", () => {
 });
 
 describe("Expect: 100-continue on the real server", () => {
-  let server: RunningServer;
-  let database: TestDatabase;
-  let dataDir: string;
   const key = "kiln_ExpectContinueKey0123456789abcdefABCDEF";
+  let server: ServerOnTestDatabase;
   beforeAll(async () => {
-    database = await createTestDatabase();
-    dataDir = tempDataDir();
-    server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: database.url, BOOTSTRAP_API_KEY: key, UTILITY_MAX_PAYLOAD_BYTES: "1000000" });
+    server = await startServerOnTestDatabase(key, { UTILITY_MAX_PAYLOAD_BYTES: "1000000" });
   });
   afterAll(async () => {
-    await server?.stop();
-    await database?.drop();
-    if (dataDir) await removeDataDir(dataDir);
+    await server?.close();
   });
 
   /** Sends the head only, then the body once `sendBodyAfter` matches what came back; resolves with all that came back. */

@@ -6,27 +6,20 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { gunzipSync } from "node:zlib";
-import { createTestDatabase, type TestDatabase } from "../support/database";
-import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../support/server";
+import { startServerOnTestDatabase, type ServerOnTestDatabase } from "../support/server";
 
 setDefaultTimeout(60_000);
 
 const KEY = "kiln_NodeListenerTestKey0123456789abcdefAB";
-let server: RunningServer;
-let database: TestDatabase;
-let dataDir: string;
+let server: ServerOnTestDatabase;
 let host: string;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  dataDir = tempDataDir();
-  server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: database.url, BOOTSTRAP_API_KEY: KEY, UTILITY_MAX_PAYLOAD_BYTES: "1000000", HTTP_LISTENER: "node" });
+  server = await startServerOnTestDatabase(KEY, { UTILITY_MAX_PAYLOAD_BYTES: "1000000", HTTP_LISTENER: "node" });
   host = new URL(server.url).host;
 }, 90_000);
 afterAll(async () => {
-  await server?.stop();
-  await database?.drop();
-  if (dataDir) await removeDataDir(dataDir);
+  await server?.close();
 }, 60_000);
 
 async function api(method: string, path: string, body?: unknown, key = KEY): Promise<any> {

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { createTestDatabase } from "./database";
 
 export interface RunningServer {
   url: string;
@@ -85,4 +86,26 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
       return proc.exited;
     },
   };
+}
+
+export interface ServerOnTestDatabase extends RunningServer {
+  /** stops the server, drops its database and removes its data folder */
+  close(): Promise<void>;
+}
+
+/** The real server with a test database and a data folder of its own; `env` adds to or overrides its settings. */
+export async function startServerOnTestDatabase(key: string, env: Record<string, string> = {}): Promise<ServerOnTestDatabase> {
+  const database = await createTestDatabase();
+  const dataDir = tempDataDir();
+  const removeBoth = async () => {
+    await database.drop();
+    await removeDataDir(dataDir);
+  };
+  try {
+    const server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: database.url, BOOTSTRAP_API_KEY: key, ...env });
+    return { ...server, async close() { await server.stop(); await removeBoth(); } };
+  } catch (error) {
+    await removeBoth();
+    throw error;
+  }
 }
