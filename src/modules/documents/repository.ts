@@ -12,19 +12,8 @@ import { folderAndAncestors } from "./validation";
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type Executor = Db | Tx;
 export type NewDocument = typeof documents.$inferInsert;
-export interface NewDocumentRow {
-  id: string;
-  accountId: string;
-  name: string;
-  description: string | null;
-  tags: string[];
-  folder: string | null;
-  fileSize: number;
-  contentHash: string;
-  contentKey: string;
-  createdAt: number;
-  updatedAt: number;
-}
+/** What a create writes: every column a new document needs, defaults and state (revision, deletedAt, …) aside. */
+export type NewDocumentRow = Required<Pick<NewDocument, "id" | "accountId" | "name" | "description" | "tags" | "folder" | "fileSize" | "contentHash" | "contentKey" | "createdAt" | "updatedAt">>;
 
 /**
  * An id no document can have matches nothing (404) rather than failing the query (500): PostgreSQL text
@@ -43,7 +32,7 @@ const owned = (accountId: string, id: string | null) =>
 const active = isNull(documents.deletedAt);
 const deleted = isNotNull(documents.deletedAt);
 
-export type ReserveOutcome = "reserved" | "document_too_large" | "storage_limit_exceeded";
+export type QuotaRefusal = "document_too_large" | "storage_limit_exceeded";
 
 export interface NewVersionInput {
   accountId: string;
@@ -60,7 +49,7 @@ export type NewVersionOutcome =
   | { outcome: "stored"; document: DocumentRow; released: string[] }
   | { outcome: "not_found" }
   | { outcome: "precondition_failed"; contentHash: string }
-  | { outcome: Exclude<ReserveOutcome, "reserved"> };
+  | { outcome: QuotaRefusal };
 
 /** A text[] parameter (Drizzle would spread a plain array into a list of parameters). */
 const textArray = (values: string[]) => documents.tags.mapToDriverValue(values);
@@ -153,7 +142,7 @@ export const documentsRepository = (db: Db) => ({
    * storage reservation (one conditional UPDATE on the account row, so concurrent creates can never pass
    * the limit together) gates the inserts, and a refusal writes nothing.
    */
-  async create(document: NewDocumentRow): Promise<{ outcome: "stored"; document: DocumentRow } | { outcome: Exclude<ReserveOutcome, "reserved"> }> {
+  async create(document: NewDocumentRow): Promise<{ outcome: "stored"; document: DocumentRow } | { outcome: QuotaRefusal }> {
     const size = document.fileSize;
     const folderPaths = document.folder ? folderAndAncestors(document.folder) : [];
     const [row] = await db.execute<{ document: Record<string, unknown> | null; max_document_bytes: number | null }>(sql`
@@ -202,16 +191,10 @@ export const documentsRepository = (db: Db) => ({
     await tx.insert(folders).values(rows).onConflictDoNothing();
   },
 
-
-
   async update(tx: Tx, id: string, changes: Partial<NewDocument>): Promise<DocumentRow> {
     const [row] = await tx.update(documents).set({ ...changes, revision: sql`${documents.revision} + 1` }).where(eq(documents.id, id)).returning();
     return row;
   },
-
-
-
-
 
   /** Newest first, `limit` versions older than `before`. */
   async versions(documentId: string, options: { before?: number; limit: number }): Promise<DocumentVersionRow[]> {

@@ -11,7 +11,7 @@ import type { ContentStore, OpenedContent, StoredContent } from "../../storage/c
 import { decodeCursor, pageOf } from "./cursor";
 import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
 import { memberValueSpan } from "./json-span";
-import { documentsRepository, type DocumentsRepository, type Executor, type ReserveOutcome, type Tx } from "./repository";
+import { documentsRepository, type DocumentsRepository, type Executor, type QuotaRefusal, type Tx } from "./repository";
 import { normalizeFolder, normalizeMetadata, type MetadataInput } from "./validation";
 
 export interface DocumentsDeps {
@@ -44,7 +44,7 @@ const documentNotDeleted = (id: string) =>
 export const preconditionFailed = (current: string) =>
   new HttpError(412, "precondition_failed", `If-Match does not match the current ETag ${current}`);
 
-function quotaError(outcome: Exclude<ReserveOutcome, "reserved">, size: number): HttpError {
+function quotaError(outcome: QuotaRefusal, size: number): HttpError {
   return outcome === "document_too_large"
     ? new HttpError(413, "document_too_large", `The content (${size} bytes) exceeds the account's maximum document size`)
     : new HttpError(413, "storage_limit_exceeded", `Storing ${size} bytes would exceed the account's storage limit`);
@@ -234,8 +234,8 @@ async function adoptVersion(deps: DocumentsDeps, executor: Executor | undefined,
 
 /**
  * Stores `bytes` (valid JSON) as the document's new version: THE way content changes, for a content
- * replace, a restored version, a saved utility output. The bytes are written before the transaction, so
- * no lock is held while they reach the disk.
+ * replace, a restored version, a saved utility output. The bytes are written before the statement that
+ * adopts them, so no lock is held while they reach the disk.
  */
 export async function storeNewVersion(deps: DocumentsDeps, accountId: string, id: string, bytes: Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
   if (bytes.byteLength > CHECK_BEFORE_WRITING_ABOVE) {
