@@ -53,11 +53,16 @@ export interface Reading<T> {
   errors: FieldError[];
 }
 
-const ENVELOPE_MARKERS = ['DocumentId"', '"output"', "\\u"].map((marker) => Buffer.from(marker));
+/**
+ * `output"` rather than `"output"`: a search is as cheap as its first byte is rare, and a quote starts
+ * every few bytes of JSON (10 MB of records: 0.7 ms against 1.6 ms). Finding more is always safe: a
+ * body that only seems to name something is read here, which gives the same answer.
+ */
+const ENVELOPE_MARKERS = ['DocumentId"', 'output"', "\\u"].map((marker) => Buffer.from(marker));
 
 /**
  * Whether a large utility request must be read here: it names a document or an output (`\u` could
- * spell either). Otherwise the worker reads it whole, and this thread pays one native byte search.
+ * spell either). Otherwise the worker reads it whole, and this thread pays three native byte searches.
  */
 export function needsReadingHere(bytes: Uint8Array): boolean {
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
