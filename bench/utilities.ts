@@ -144,14 +144,27 @@ function timeRepeatedly(repetitions: number, work: () => unknown): number {
   return median(durations);
 }
 
-async function timeRepeatedlyAsync(repetitions: number, work: () => Promise<unknown>): Promise<number> {
-  const durations: number[] = [];
-  for (let i = 0; i < repetitions; i++) {
+/**
+ * The medians of two kinds of work that take turns, one of each per round (the order flipping every
+ * round), so that a change in the machine's load during the measurement falls on both alike.
+ */
+async function timeAlternately(repetitions: number, first: () => Promise<unknown>, second: () => Promise<unknown>): Promise<[number, number]> {
+  const durations: [number[], number[]] = [[], []];
+  const timed = async (index: 0 | 1, work: () => Promise<unknown>) => {
     const started = performance.now();
     await work();
-    durations.push(performance.now() - started);
+    durations[index].push(performance.now() - started);
+  };
+  for (let round = 0; round < repetitions; round++) {
+    if (round % 2 === 0) {
+      await timed(0, first);
+      await timed(1, second);
+    } else {
+      await timed(1, second);
+      await timed(0, first);
+    }
   }
-  return median(durations);
+  return [median(durations[0]), median(durations[1])];
 }
 
 /** The floor: what the utility itself costs, with the JSON text in and out. */
@@ -226,10 +239,9 @@ export async function benchUtilities(settings: Settings, kiln: KilnServer, bare:
 
       timeRepeatedly(Math.min(repetitions, 3), () => floorRun(utilityCase, text)); // warm-up
       const floorMs = timeRepeatedly(repetitions, () => floorRun(utilityCase, text));
-      await kilnRun(kiln, utilityCase.utilityId, text); // warm-up
-      const kilnMs = await timeRepeatedlyAsync(repetitions, () => kilnRun(kiln, utilityCase.utilityId, text));
+      await kilnRun(kiln, utilityCase.utilityId, text); // warm-up, both
       await kilnRun(kiln, utilityCase.utilityId, text, bare);
-      const bareMs = await timeRepeatedlyAsync(repetitions, () => kilnRun(kiln, utilityCase.utilityId, text, bare));
+      const [kilnMs, bareMs] = await timeAlternately(repetitions, () => kilnRun(kiln, utilityCase.utilityId, text), () => kilnRun(kiln, utilityCase.utilityId, text, bare));
 
       const ratio = kilnMs / floorMs;
       const speedup = peerMs === undefined ? undefined : peerMs / kilnMs;
