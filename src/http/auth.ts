@@ -22,7 +22,7 @@ export interface Principal {
   rateLimitPerMinute: number | null;
 }
 
-const AREAS: readonly [prefix: string, permission: Permission][] = [
+const AREAS = ([
   ["/api/v1/documents", "documents"],
   ["/api/v1/folders", "documents"],
   ["/api/v1/export", "documents"],
@@ -30,20 +30,19 @@ const AREAS: readonly [prefix: string, permission: Permission][] = [
   ["/api/v1/utilities", "utilities"],
   ["/api/v1/pipelines", "utilities"],
   ["/api/v1/admin", "admin"],
-];
+] as const).map(([prefix, permission]) => ({ prefix, below: `${prefix}/`, permission }));
 
 /** The permission a path needs: a Permission, `null` for "any valid key", `undefined` for public paths. */
 const BEARER = /^bearer +(.*)$/i;
 
-/** The token of an `Authorization: Bearer <token>` header (any case of the scheme), else undefined. */
-export function bearerToken(request: Request): string | undefined {
-  const header = request.headers.get("authorization");
-  return header ? BEARER.exec(header)?.[1]?.trim() || undefined : undefined;
+/** The token of an `Authorization: Bearer <token>` header value (any case of the scheme), else undefined. */
+function bearerToken(header: string): string | undefined {
+  return BEARER.exec(header)?.[1]?.trim() || undefined;
 }
 
 export function requiredPermission(path: string): Permission | null | undefined {
-  for (const [prefix, permission] of AREAS) {
-    if (path === prefix || path.startsWith(prefix + "/")) return permission;
+  for (const { prefix, below, permission } of AREAS) {
+    if (path === prefix || path.startsWith(below)) return permission;
   }
   return path.startsWith("/api/") ? null : undefined;
 }
@@ -109,8 +108,9 @@ export class Authenticator {
   private async decide(request: Request, path: string): Promise<Principal | undefined> {
     const permission = requiredPermission(path);
     if (permission === undefined) return undefined;
-    if (!request.headers.has("authorization")) throw unauthorized("An Authorization header with a Bearer API key is required");
-    const token = bearerToken(request);
+    const header = request.headers.get("authorization");
+    if (header === null) throw unauthorized("An Authorization header with a Bearer API key is required");
+    const token = bearerToken(header);
     if (!token) throw unauthorized("The Authorization header must use the Bearer scheme: 'Authorization: Bearer <API key>'");
     const principal = await this.principalFor(token);
     const state = requestState(request);

@@ -59,6 +59,8 @@ function codedETag(tag: string, coding: Coding): string {
 
 function isCompressible(contentType: string | null): boolean {
   if (!contentType) return false;
+  // Kiln's own answers, without taking the header apart on every request
+  if (contentType === "application/json" || contentType.startsWith("application/json;")) return true;
   const type = contentType.split(";")[0].trim().toLowerCase();
   return type === "application/json" || type.endsWith("+json") || type === "application/x-ndjson";
 }
