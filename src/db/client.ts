@@ -10,7 +10,8 @@ import * as schema from "./schema";
 import { startEmbeddedPostgres } from "./embedded";
 import { LOCKS } from "./locks";
 
-export type Db = PostgresJsDatabase<typeof schema>;
+/** `$client`: the postgres.js client under Drizzle, for the few reads that skip its row mapping. */
+export type Db = PostgresJsDatabase<typeof schema> & { $client: Sql };
 
 export interface Database {
   readonly db: Db;
