@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { exceedsDepthInJavaScript, MAX_JSON_DEPTH, parseJsonBytes } from "../../src/http/json";
 import { simdDepthCheck } from "../../src/http/depth-scan";
-import { assembleDepthScan } from "../../scripts/build-depth-scan";
+import { assembleDepthScan } from "../../src/http/depth-scan.build";
 import { DEPTH_SCAN_WASM_BASE64 } from "../../src/http/depth-scan-wasm";
 
 const encoder = new TextEncoder();
