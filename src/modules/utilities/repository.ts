@@ -8,31 +8,38 @@
  * until the end of the statement's own implicit transaction, whose commit reads it, so each statement is
  * one round trip rather than BEGIN, SET LOCAL, the statement and COMMIT (four).
  */
-import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 
-const noFlushWait = sql`(select set_config('synchronous_commit', 'off', true)) no_flush_wait`;
+/**
+ * Both statements are fixed texts, written once and sent with their parameters: Drizzle's builder
+ * would assemble them again on every run. $1 account, $2 period start, $3 count.
+ */
+const NO_FLUSH_WAIT = "(select set_config('synchronous_commit', 'off', true)) no_flush_wait";
 
 /**
  * Takes `count` credits (one per step of a run) in a single statement: inserts or increments the
  * month's row only while all of them fit the account's `monthlyCredits` (null = unlimited). The row
  * lock of the upsert serialises concurrent runs, so an account can never be taken past its limit.
- * False: not enough left (none is taken).
  */
+const RESERVE_SQL = `
+  insert into credit_usage (account_id, period_start, used)
+  select $1, $2, $3 from accounts, ${NO_FLUSH_WAIT}
+   where id = $1 and (monthly_credits is null or monthly_credits >= $3)
+  on conflict (account_id, period_start) do update set used = credit_usage.used + $3
+   where credit_usage.used + $3 <= coalesce((select monthly_credits from accounts where id = $1), 2147483647)
+  returning used`;
+
+const REFUND_SQL = `
+  update credit_usage set used = greatest(used - $3, 0) from ${NO_FLUSH_WAIT}
+   where account_id = $1 and period_start = $2`;
+
+/** False: not enough credits left (none is taken). */
 export async function reserveCredits(db: Db, accountId: string, periodStart: number, count: number): Promise<boolean> {
-  const rows = await db.execute(sql`
-    insert into credit_usage (account_id, period_start, used)
-    select ${accountId}, ${periodStart}, ${count} from accounts, ${noFlushWait}
-     where id = ${accountId} and (monthly_credits is null or monthly_credits >= ${count})
-    on conflict (account_id, period_start) do update set used = credit_usage.used + ${count}
-     where credit_usage.used + ${count} <= coalesce((select monthly_credits from accounts where id = ${accountId}), 2147483647)
-    returning used`);
+  const rows = await db.$client.unsafe(RESERVE_SQL, [accountId, periodStart, count]);
   return rows.length > 0;
 }
 
 /** Gives back the credits reserved for a run that failed, timed out or was cancelled. */
 export async function refundCredits(db: Db, accountId: string, periodStart: number, count: number): Promise<void> {
-  await db.execute(sql`
-    update credit_usage set used = greatest(used - ${count}, 0) from ${noFlushWait}
-     where account_id = ${accountId} and period_start = ${periodStart}`);
+  await db.$client.unsafe(REFUND_SQL, [accountId, periodStart, count]);
 }
