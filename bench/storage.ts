@@ -11,7 +11,7 @@ import { bestOfRounds, cases, describe, seed } from "./documents";
 import { startTestBucket } from "../tests/support/s3";
 import type { Settings } from "./settings";
 
-const CASES = ["get metadata", "create 1 KB", "replace 1 KB content", "download 1 MB", "download 50 MB"];
+const CASES = ["get metadata", "create 1 KB", "replace 1 KB, 50 documents", "download 1 MB", "download 50 MB"];
 
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
 
@@ -41,8 +41,9 @@ export async function benchStorage(settings: Settings): Promise<void> {
     const diskCases = cases(diskIds);
     const s3Cases = cases(s3Ids);
     for (const name of CASES) {
-      const onDisk = diskCases.find((c) => c.name === name)!;
-      const onS3 = s3Cases.find((c) => c.name === name)!;
+      const onDisk = diskCases.find((c) => c.name === name);
+      const onS3 = s3Cases.find((c) => c.name === name);
+      if (!onDisk || !onS3) throw new Error(`bench/storage.ts: bench/documents.ts has no case named '${name}'`);
       const [ofS3, ofDisk] = bestOfRounds([{ server: s3, key: s3.key, spec: onS3.spec }, { server: disk, key: disk.key, spec: onDisk.spec }], settings);
       rows.push({ section: "storage (S3 vs disk, embedded PG)", case: name, kiln: `S3: ${describe(ofS3)}`, reference: `disk: ${describe(ofDisk)}`, ratio: `${times(ofS3.rps / ofDisk.rps)} req/s` });
       console.error(`bench: storage ${name}: S3 ${describe(ofS3)}; disk ${describe(ofDisk)}`);
