@@ -69,7 +69,8 @@ const command = values.only ? `bun bench/run.ts ${process.argv.slice(2).join(" "
 const loadAfter = loadAverage();
 const header = [
   `Measured ${new Date(startedAt).toISOString().slice(0, 16).replace("T", " ")} UTC with \`${command}\` in ${Math.round((Date.now() - startedAt) / 1000)} s`,
-  `on ${machine()}; load average ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after${Math.max(loadBefore, loadAfter) >= 1 ? " (the machine was not quiet: other work ran meanwhile)" : ""}.`,
+  // the average after includes the benchmark's own servers and load generators; only the one before says whether other work was running
+  `on ${machine()}; load average ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after, the benchmark's own load included${loadBefore >= 1 ? " (the machine was not quiet: other work was running when it started)" : ""}.`,
   `Tools: ${toolVersion(["wrk", "-v"]).replace(/ \[.*$/, "")}, ${toolVersion(["jq", "--version"])}, ${toolVersion(["mlr", "--version"])}.`,
 ].join("\n");
 const text = [header, "", table(), ...(notes.length ? ["", ...notes.map((note) => `- ${note}`)] : [])].join("\n");
