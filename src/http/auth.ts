@@ -32,7 +32,6 @@ const AREAS = ([
   ["/api/v1/admin", "admin"],
 ] as const).map(([prefix, permission]) => ({ prefix, below: `${prefix}/`, permission }));
 
-/** The permission a path needs: a Permission, `null` for "any valid key", `undefined` for public paths. */
 const BEARER = /^bearer +(.*)$/i;
 
 /** The token of an `Authorization: Bearer <token>` header value (any case of the scheme), else undefined. */
@@ -40,6 +39,7 @@ function bearerToken(header: string): string | undefined {
   return BEARER.exec(header)?.[1]?.trim() || undefined;
 }
 
+/** The permission a path needs: a Permission, `null` for "any valid key", `undefined` for public paths. */
 export function requiredPermission(path: string): Permission | null | undefined {
   for (const { prefix, below, permission } of AREAS) {
     if (path === prefix || path.startsWith(below)) return permission;

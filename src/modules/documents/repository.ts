@@ -72,7 +72,7 @@ export interface AccountLimitsRow {
  * A documents row's columns under the names and with the types Drizzle gives them: bigint as float8,
  * exact below 2^53 as Drizzle's number mode assumes. postgres.js then hands back DocumentRows as they
  * are, where Drizzle would map every column of every row in JavaScript (a page of 50: 89–136 µs of CPU
- * against 55–76 µs, bench/README.md "Rows as PostgreSQL writes them").
+ * against 55–76 µs: bench/README.md, "Third sitting", Drizzle's share).
  */
 const DOCUMENT_ROW = Object.entries(getTableColumns(documents))
   .map(([field, column]) => `${column.name}${column.columnType === "PgBigInt53" ? "::float8" : ""} as "${field}"`)
