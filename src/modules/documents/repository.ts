@@ -54,11 +54,11 @@ export type NewVersionOutcome =
 /** A text[] parameter (Drizzle would spread a plain array into a list of parameters). */
 const textArray = (values: string[]) => documents.tags.mapToDriverValue(values) as string;
 
-const documentColumns = Object.entries(getTableColumns(documents)).map(([field, column]) => [field, column.name] as const);
+const documentColumns = Object.entries(getTableColumns(documents));
 
 /** A documents row as `to_json` writes it (column names, numbers as numbers) → the row Drizzle would read. */
 const documentFromJson = (json: Record<string, unknown>) =>
-  Object.fromEntries(documentColumns.map(([field, column]) => [field, json[column]])) as DocumentRow;
+  Object.fromEntries(documentColumns.map(([field, column]) => [field, json[column.name]])) as DocumentRow;
 
 export interface AccountLimitsRow {
   storageLimitBytes: number | null;
@@ -74,7 +74,7 @@ export interface AccountLimitsRow {
  * are, where Drizzle would map every column of every row in JavaScript (a page of 50: 89–136 µs of CPU
  * against 55–76 µs: bench/README.md, "Third sitting", Drizzle's share).
  */
-const DOCUMENT_ROW = Object.entries(getTableColumns(documents))
+const DOCUMENT_ROW = documentColumns
   .map(([field, column]) => `${column.name}${column.columnType === "PgBigInt53" ? "::float8" : ""} as "${field}"`)
   .join(", ");
 

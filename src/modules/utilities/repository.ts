@@ -10,11 +10,11 @@
  */
 import type { Db } from "../../db/client";
 
-/**
- * Both statements are fixed texts, written once and sent with their parameters: Drizzle's builder
- * would assemble them again on every run. $1 account, $2 period start, $3 count.
- */
+/** The statement's own commit does not wait for the WAL flush (see above). */
 const NO_FLUSH_WAIT = "(select set_config('synchronous_commit', 'off', true)) no_flush_wait";
+
+// Both statements below are fixed texts, written once and sent with their parameters, where Drizzle's
+// builder would assemble them again on every run: $1 account, $2 period start, $3 count.
 
 /**
  * Takes `count` credits (one per step of a run) in a single statement: inserts or increments the
