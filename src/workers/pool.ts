@@ -27,7 +27,9 @@ export type WorkerJob =
 
 export type ToWorker =
   | { type: "init"; registryModule: string }
-  | { type: "run"; jobId: number; job: WorkerJob };
+  | { type: "run"; jobId: number; job: WorkerJob }
+  /** an output buffer the main thread is done with, for the worker to write a later output into */
+  | { type: "recycle"; buffer: ArrayBuffer };
 
 /** `started` once the worker has its registry loaded and begins the run: the time limit counts from there. */
 export type ToPool =
@@ -82,6 +84,8 @@ export class WorkerPool {
   private readonly queue: Job[] = [];
   private nextJobId = 1;
   private stopped = false;
+  /** the worker that wrote each single-buffer output, for recycle() */
+  private readonly writers = new WeakMap<ArrayBuffer, Worker>();
   /** workers replaced after a timeout, a cancellation or a crash */
   replacements = 0;
 
@@ -130,6 +134,18 @@ export class WorkerPool {
     });
   }
 
+  /**
+   * Gives a run's one output buffer back to the worker that wrote it, once the caller has copied it
+   * (into the response) or saved it: that worker's next output reuses its memory, where a fresh buffer
+   * costs a page fault per 4 KiB (bench/README.md, "Fourth sitting"). `output` is detached.
+   */
+  recycle(output: Uint8Array): void {
+    const writer = this.writers.get(output.buffer as ArrayBuffer);
+    if (!writer || !this.slots.some((slot) => slot.worker === writer)) return;
+    this.writers.delete(output.buffer as ArrayBuffer);
+    writer.postMessage({ type: "recycle", buffer: output.buffer as ArrayBuffer } satisfies ToWorker, [output.buffer as ArrayBuffer]);
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     for (const job of this.queue.splice(0)) job.reject(new PoolBusyError("the worker pool is shutting down"));
@@ -176,7 +192,9 @@ export class WorkerPool {
     if (message.type === "started") return this.limitTime(running);
     running.release();
     slot.running = undefined;
-    running.job.resolve(message.outcome);
+    const { outcome } = message;
+    if (outcome.ok && "outputChunks" in outcome && outcome.outputChunks.length === 1) this.writers.set(outcome.outputChunks[0].buffer as ArrayBuffer, worker);
+    running.job.resolve(outcome);
     this.next(slot);
   }
 

@@ -3,7 +3,8 @@
  * utility request's raw bytes, or steps with their inputs; bytes are transferred, never structured-cloned)
  * with the same code as inline runs. The output goes back as UTF-8 bytes, transferred too: posting the
  * JSON text would copy it (16 ms for 10 MB on the main thread, bench/README.md "Utilities at 10 MB:
- * where Kiln's extra time went"), and the response would have to encode it again.
+ * where Kiln's extra time went"), and the response would have to encode it again. The main thread
+ * gives a one-buffer output back once it has copied it into the response, for the next output.
  */
 import { HttpError } from "../http/errors";
 import { runSteps, type RunResult } from "../modules/utilities/execution";
@@ -24,11 +25,40 @@ function find(loaded: UtilityRegistry | undefined, utilityId: string): Utility {
 
 const encoder = new TextEncoder();
 
+/**
+ * An earlier output's buffer, given back by the main thread once it was copied into its response: the
+ * next output that fits is written into memory already paged in. Kept up to this size, and dropped
+ * when the worker has been idle this long, so a worker does not hold the memory of one large run.
+ */
+const RECYCLED_MAX_BYTES = 32 * 1024 * 1024;
+const RECYCLED_IDLE_MS = 30_000;
+let recycled: ArrayBuffer | undefined;
+let dropRecycled: ReturnType<typeof setTimeout> | undefined;
+
+function keepRecycled(buffer: ArrayBuffer): void {
+  if (buffer.byteLength > RECYCLED_MAX_BYTES || (recycled && recycled.byteLength >= buffer.byteLength)) return;
+  recycled = buffer;
+  clearTimeout(dropRecycled);
+  dropRecycled = setTimeout(() => { recycled = undefined; }, RECYCLED_IDLE_MS);
+}
+
+/** The text as UTF-8, in the recycled buffer when it fits, else in a new one with an eighth to spare for a later, larger output. */
+function encoded(text: string): Uint8Array {
+  const size = Buffer.byteLength(text);
+  let buffer = recycled;
+  if (buffer && buffer.byteLength >= size) recycled = undefined;
+  else if (size <= RECYCLED_MAX_BYTES) buffer = new ArrayBuffer(Math.min(size + (size >> 3), RECYCLED_MAX_BYTES));
+  else return encoder.encode(text);
+  const view = new Uint8Array(buffer, 0, size);
+  encoder.encodeInto(text, view);
+  return view;
+}
+
 /** The output as UTF-8 chunks (one, for a whole-document run), each owning its buffer. */
 function asChunks(result: RunResult): RunResult {
   if (!("outputJson" in result)) return result;
   const { outputJson, ...rest } = result;
-  return { ...rest, outputChunks: [encoder.encode(outputJson)] };
+  return { ...rest, outputChunks: [encoded(outputJson)] };
 }
 
 async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
@@ -46,6 +76,7 @@ async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
 
 self.onmessage = async (event: MessageEvent<ToWorker>) => {
   const message = event.data;
+  if (message.type === "recycle") return keepRecycled(message.buffer);
   if (message.type === "init") {
     registry = import(message.registryModule).then((module: { registry: UtilityRegistry }) => module.registry);
     return;

@@ -39,6 +39,41 @@ describe("WorkerPool", () => {
     expect(bytes.byteLength).toBe(0);
   });
 
+  test("an output given back is written over by the next output that fits, which reads exactly its own bytes", async () => {
+    const workers = pool();
+    const single = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? outcome.outputChunks : [])[0];
+    const first = single(await workers.run("schema.clean-json", echo("a".repeat(1000))));
+    const capacity = first.buffer.byteLength;
+    expect(capacity).toBeGreaterThan(first.byteLength); // written with room to spare for a larger output
+    workers.recycle(first);
+    expect(first.byteLength).toBe(0); // moved back to the worker
+
+    // shorter, then as long as the buffer allows: each is exactly its own text, nothing of the earlier one
+    const shorter = await workers.run("schema.clean-json", echo("b".repeat(10)));
+    expect(outputText(shorter)).toBe(`"${"b".repeat(10)}"`);
+    expect(single(shorter).buffer.byteLength).toBe(capacity);
+    workers.recycle(single(shorter));
+    const fitting = "c".repeat(capacity - 2);
+    const longest = await workers.run("schema.clean-json", echo(fitting));
+    expect(outputText(longest)).toBe(JSON.stringify(fitting));
+    expect(single(longest).buffer.byteLength).toBe(capacity);
+
+    // not given back: the next output gets a buffer of its own, and the one the caller holds is untouched
+    const next = await workers.run("schema.clean-json", echo("d".repeat(20)));
+    expect(outputText(next)).toBe(`"${"d".repeat(20)}"`);
+    expect(single(next).buffer).not.toBe(single(longest).buffer);
+    expect(outputText(longest)).toBe(JSON.stringify(fitting));
+  });
+
+  test("an output is not given back to a worker that was replaced since it wrote it", async () => {
+    const workers = pool({ timeoutMs: 2000 });
+    const outcome = await workers.run("schema.clean-json", echo("e".repeat(100)));
+    const output = outcome.ok && "outputChunks" in outcome ? outcome.outputChunks[0] : new Uint8Array();
+    expect(await rejection(workers.run("test.spin", echo(1)))).toBeInstanceOf(RunTimeoutError);
+    workers.recycle(output);
+    expect(outputText(outcome)).toBe(`"${"e".repeat(100)}"`); // still the caller's: nothing was moved
+  });
+
   test("steps run in one hop on transferred bytes; inputs that share a buffer are moved once", async () => {
     const workers = pool();
     const stored = encode({ a: { x: 1 } });

@@ -85,7 +85,7 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
     // Inline inputs only: the worker reads the whole body, this thread does not even scan it.
     const result = await withCredits(engine, request.principal.accountId, 1, utility.id, () =>
       inWorker(engine, utility.id, () => engine.pool.run(utility.id, bytes, request.signal)));
-    return responseBody({ steps: [{ utility }], pipeline: false }, result, 1);
+    return answer(engine, { steps: [{ utility }], pipeline: false }, result, 1);
   }
   const reading = readUtilityRun(readBody(transferable(bytes), large), utility);
   return executeRun(engine, { principal: request.principal, reading, payloadBytes: bytes.byteLength, signal: request.signal });
@@ -133,7 +133,7 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
         nameSteps: plan.pipeline,
       }, request.signal));
     const document = plan.output && await saveOutput(engine.documents, principal.accountId, plan.output, result);
-    return responseBody(plan, result, count, document);
+    return answer(engine, plan, result, count, document);
   });
 }
 
@@ -208,6 +208,13 @@ function responseBody(plan: Pick<RunPlan, "pipeline" | "output"> & { steps: { ut
   if ("outputJson" in result) return `{"success":true,"output":${result.outputJson}${tail}`;
   if (result.outputChunks.length === 1) return new Blob([`{"success":true,"output":`, result.outputChunks[0], tail]);
   return streamOf([`{"success":true,"output":`, ...result.outputChunks, tail]);
+}
+
+/** The response body; a worker's single output buffer, copied into it (or not sent), goes back to the worker. */
+function answer(engine: UtilityEngine, ...[plan, result, credits, document]: Parameters<typeof responseBody>): ResponseBody {
+  const body = responseBody(plan, result, credits, document);
+  if ("outputChunks" in result && result.outputChunks.length === 1) engine.pool.recycle(result.outputChunks[0]);
+  return body;
 }
 
 /** The parts in order, letting go of each once it is sent. */
