@@ -12,17 +12,20 @@ import { decodeCursor, pageOf } from "./cursor";
 import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
 import { memberValueSpan } from "./json-span";
 import { documentsRepository, type DocumentsRepository, type Executor, type QuotaRefusal, type Tx } from "./repository";
+import { ContentRetirer } from "./retirer";
 import { normalizeFolder, normalizeMetadata, type MetadataInput } from "./validation";
 
 export interface DocumentsDeps {
   repository: DocumentsRepository;
   store: ContentStore;
+  /** removes replaced content, a while after the replacement committed (a crash in between leaves it to the orphan sweep) */
+  retirer: ContentRetirer;
   now: () => number;
   purgeAfterMs: number;
 }
 
 export function documentsDeps(options: { db: Parameters<typeof documentsRepository>[0]; store: ContentStore; now?: () => number; purgeAfterMs: number }): DocumentsDeps {
-  return { repository: documentsRepository(options.db), store: options.store, now: options.now ?? Date.now, purgeAfterMs: options.purgeAfterMs };
+  return { repository: documentsRepository(options.db), store: options.store, retirer: new ContentRetirer(options.store), now: options.now ?? Date.now, purgeAfterMs: options.purgeAfterMs };
 }
 
 export const documentView = (row: DocumentRow) => ({
@@ -203,17 +206,6 @@ export function contentBodyOf(bytes: Uint8Array | CheckedJson): Uint8Array {
 }
 
 /**
- * A download that read the row just before a content update committed may still be about to open the
- * old file (the response body is read lazily), so the replaced file goes a little later. A crash in
- * between leaves it to the orphan sweep.
- */
-const RETIRE_DELAY_MS = 10_000;
-
-function retire(store: ContentStore, key: string): void {
-  setTimeout(() => void store.remove(key).catch(() => {}), RETIRE_DELAY_MS).unref();
-}
-
-/**
  * Makes `stored` the document's new current version (repository.newVersion: the row lock, If-Match
  * against the content as it is then, the storage reservation, the versions pushed past maxVersions
  * dropped). Returns the row and the content keys no longer referenced once this commits.
@@ -244,7 +236,7 @@ export async function storeNewVersion(deps: DocumentsDeps, accountId: string, id
     await precheckQuota(deps, accountId, bytes.byteLength, before);
   }
   const { row, released } = await withStoredContent(deps, bytes, (stored) => adoptVersion(deps, undefined, accountId, id, stored, ifMatchContentHashes(preconditions.ifMatch)));
-  for (const key of released) retire(deps.store, key);
+  for (const key of released) deps.retirer.retire(key);
   return row;
 }
 
@@ -257,7 +249,7 @@ export async function deriveNewVersion(deps: DocumentsDeps, accountId: string, i
     underLock(tx, deps, accountId, id, preconditions, rowContentETag, async (current) =>
       withStoredContent(deps, derive(await readContent(deps, current.contentKey)), (stored) =>
         adoptVersion(deps, tx, accountId, id, stored, null))));
-  for (const key of released) retire(deps.store, key);
+  for (const key of released) deps.retirer.retire(key);
   return row;
 }
 
