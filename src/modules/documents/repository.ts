@@ -3,7 +3,7 @@
  * break are kept by the database: the storage quota by one conditional UPDATE on the account row,
  * If-Match and state checks under the document's row lock.
  */
-import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, lt, sql, type Placeholder, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { accounts, documents, documentVersions, folders, type DocumentRow, type DocumentVersionRow } from "../../db/schema";
 import type { CursorPosition } from "./cursor";
@@ -26,7 +26,7 @@ const isDocumentId = (id: string | null): id is string => typeof id === "string"
  * through an account index and, once the account holds thousands of documents, scan them all on every
  * call (bench/README.md, "Plans cached while the table was small").
  */
-const ofAccount = (accountId: string | Placeholder) => sql`${documents.accountId} || '' = ${accountId}`;
+const ofAccount = (accountId: string) => sql`${documents.accountId} || '' = ${accountId}`;
 const owned = (accountId: string, id: string | null) =>
   (isDocumentId(id) ? and(eq(documents.id, id), ofAccount(accountId)) : sql`false`);
 const active = isNull(documents.deletedAt);
