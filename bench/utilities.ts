@@ -36,6 +36,8 @@ export interface UtilityCase {
   label: string;
   body(bytes: number): Body;
   peer?: Peer;
+  /** how many times faster than the peer Kiln must be at 10 MB (issue 12 sets one for pick-fields only); other peers are reported */
+  peerTarget?: number;
   /** order-insensitive comparison of top-level arrays (jq's group_by sorts, Kiln keeps first-seen order) */
   unordered?: boolean;
 }
@@ -80,6 +82,7 @@ export const CASES: UtilityCase[] = [
     utilityId: "structure.pick-fields", label: "pick-fields",
     body: (bytes) => ({ inputs: { primary: recordsOfSize(bytes) }, config: { paths: ["id", "name", "address.city"] } }),
     peer: jq(`map({id, name, address: {city: .address.city}})`),
+    peerTarget: 5,
   },
   {
     utilityId: "structure.flatten-nest", label: "flatten",
@@ -245,6 +248,7 @@ export async function benchUtilities(settings: Settings, kiln: KilnServer, bare:
 
       const ratio = kilnMs / floorMs;
       const speedup = peerMs === undefined ? undefined : peerMs / kilnMs;
+      const { peerTarget } = utilityCase;
       const targeted = bytes === 10 * MB;
       rows.push({
         section: "utilities",
@@ -253,9 +257,9 @@ export async function benchUtilities(settings: Settings, kiln: KilnServer, bare:
         reference: `floor: ${ms(floorMs)} · bare HTTP: ${ms(bareMs)}`,
         peer: peerMs === undefined ? peerNote : `${utilityCase.peer!.tool}: ${ms(peerMs)} (Kiln ${speedup!.toFixed(1)}× faster)`,
         ratio: `${times(ratio)} floor · ${times(kilnMs / bareMs)} bare HTTP`,
-        // issue 12: what Kiln adds over the bare HTTP handler, and the peer
-        target: targeted ? `≤ 1.15× bare HTTP${speedup === undefined ? "" : "; peer ≥ 5×"}` : undefined,
-        met: targeted ? kilnMs / bareMs <= 1.15 && (speedup === undefined || speedup >= 5) : undefined,
+        // issue 12: what Kiln adds over the bare HTTP handler, and pick-fields against jq
+        target: targeted ? `≤ 1.15× bare HTTP${peerTarget === undefined ? "" : `; ${utilityCase.peer!.tool} ≥ ${peerTarget}×`}` : undefined,
+        met: targeted ? kilnMs / bareMs <= 1.15 && (peerTarget === undefined || (speedup !== undefined && speedup >= peerTarget)) : undefined,
       });
       console.error(`bench: ${label}: Kiln ${ms(kilnMs)}, floor ${ms(floorMs)}, bare HTTP ${ms(bareMs)}${peerMs === undefined ? "" : `, ${utilityCase.peer!.tool} ${ms(peerMs)}`}`);
     }
