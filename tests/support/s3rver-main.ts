@@ -5,6 +5,9 @@
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
+import path from "node:path";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
 
 // Two shims for what s3rver takes from Node and Bun does differently (this process runs only s3rver).
 // Its listing walks folders expecting readdirSync's names in order, as Node's libuv gives them; Bun
@@ -23,6 +26,55 @@ for (const name of ["createCipheriv", "createDecipheriv"] as const) {
 
 // imported after the shims: fs-extra copies the fs functions when it loads
 const { default: S3rver } = await import("s3rver");
+
+// A third: after each delete s3rver reads the object's whole folder to see whether it is now empty, which
+// with the sort above is O(n log n) per delete and blocks its one thread. Kiln keeps every object in one
+// folder, so after a burst of replaces (the benchmark's: tens of thousands of objects) each delete took
+// tens of milliseconds and the deletes starved every other request. rmdir tells an empty folder from a
+// full one by itself.
+type Store = {
+  getBucketPath(bucket: string): string;
+  getResourcePath(bucket: string, key: string, resource: string): string;
+  putMetadata(bucket: string, key: string, metadata: unknown, md5: string): Promise<void>;
+};
+type StoredObject = { bucket: string; key: string; content: Buffer | NodeJS.ReadableStream; metadata: unknown };
+const STORE_MODULE = "s3rver/lib/stores/filesystem.js"; // not typed: s3rver declares only its entry point
+const { default: FilesystemStore } = (await import(STORE_MODULE)) as {
+  default: { prototype: Store & { deleteObject(bucket: string, key: string): Promise<void>; putObject(object: StoredObject): Promise<{ size: number; md5: string }> } };
+};
+FilesystemStore.prototype.deleteObject = async function (this: Store, bucket: string, key: string) {
+  const files = ["object", "object.md5", "metadata.json"].map((resource) => this.getResourcePath(bucket, key, resource));
+  await Promise.all(files.map((file) => fs.promises.unlink(file).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "ENOENT") throw error;
+  })));
+  const folders = key.split("/").slice(0, -1);
+  for (; folders.length > 0; folders.pop()) {
+    const removed = await fs.promises.rmdir(path.join(this.getBucketPath(bucket), ...folders)).then(() => true, () => false);
+    if (!removed) return;
+  }
+};
+
+// A fourth: s3rver answered a PUT once its bytes were handed to a write stream, before they were in the
+// file, so a HEAD or GET right after could still see the object as it was (the copy-to-s3 test's re-run
+// counted a shortened object as "already there" once under load). The PUT now answers once the file is
+// written.
+FilesystemStore.prototype.putObject = async function (this: Store, object: StoredObject) {
+  const file = this.getResourcePath(object.bucket, object.key, "object");
+  await fs.promises.mkdir(path.dirname(file), { recursive: true });
+  const md5 = crypto.createHash("md5");
+  let size = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      md5.update(chunk);
+      size += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  await pipeline(Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content, counted, fs.createWriteStream(file));
+  const digest = md5.digest("hex");
+  await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+  return { size, md5: digest };
+};
 const [port, directory, bucket] = process.argv.slice(2);
 const server = new S3rver({ port: Number(port), address: "127.0.0.1", silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] });
 const { port: bound } = (await server.run()) as { port: number };
