@@ -197,7 +197,8 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
 
     /** Resolves the in-flight operations against what the restarted server shows, then checks everything. */
     const verify = async (round: number) => {
-      if ((await fetch(server!.url + "/ready")).status !== 200) fail(`round ${round}: /ready is not 200 after restart`);
+      const ready = await fetch(server!.url + "/ready");
+      if (ready.status !== 200) fail(`round ${round}: /ready is not 200 after restart: ${ready.status} ${(await ready.text()).slice(0, 300)}`);
       const unpurgedHashes: string[] = [];
       for (let account = 0; account < keys.length; account++) {
         const key = keys[account];
