@@ -53,6 +53,18 @@ test("the listing pages through the bucket until the last key", async () => {
   expect(new Set(keys).size).toBe(keys.length);
 });
 
+test("content put while the prefix's last content is removed is stored (the stand-in drops emptied folders)", async () => {
+  // a prefix of its own, so that each removal empties it
+  const alone = new S3ContentStore({ ...bucket.settings, prefix: `${bucket.settings.prefix}emptied/` }, join(spool, "emptied"));
+  for (let round = 0; round < 100; round++) {
+    const last = await alone.put(bytesOf(`{"last":${round}}`));
+    const [, stored] = await Promise.all([alone.remove(last.key), alone.put(bytesOf(`{"next":${round}}`))]);
+    const opened = await alone.open(stored.key);
+    expect(opened && (await opened.body.text())).toBe(`{"next":${round}}`);
+    await alone.remove(stored.key);
+  }
+});
+
 test("large content is spooled to a local file, not held in memory, and the spool empties", async () => {
   const big = new Uint8Array(2_500_000).fill(0x31);
   const stored = await store.put(big);

@@ -57,10 +57,12 @@ FilesystemStore.prototype.deleteObject = async function (this: Store, bucket: st
 // A fourth: s3rver answered a PUT once its bytes were handed to a write stream, before they were in the
 // file, so a HEAD or GET right after could still see the object as it was (the copy-to-s3 test's re-run
 // counted a shortened object as "already there" once under load). The PUT now answers once the file is
-// written.
+// written. The file is opened before any byte is read: a delete of the folder's last object removes the
+// folder (above), and one that falls between this PUT's mkdir and its open is met by making it again,
+// which a stream already half read could not be.
 FilesystemStore.prototype.putObject = async function (this: Store, object: StoredObject) {
   const file = this.getResourcePath(object.bucket, object.key, "object");
-  await fs.promises.mkdir(path.dirname(file), { recursive: true });
+  const handle = await openCreatingFolder(file);
   const md5 = crypto.createHash("md5");
   let size = 0;
   const counted = new Transform({
@@ -70,11 +72,22 @@ FilesystemStore.prototype.putObject = async function (this: Store, object: Store
       callback(null, chunk);
     },
   });
-  await pipeline(Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content, counted, fs.createWriteStream(file));
+  await pipeline(Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content, counted, handle.createWriteStream());
   const digest = md5.digest("hex");
   await this.putMetadata(object.bucket, object.key, object.metadata, digest);
   return { size, md5: digest };
 };
+async function openCreatingFolder(file: string): Promise<fs.promises.FileHandle> {
+  for (let tries = 1; ; tries++) {
+    await fs.promises.mkdir(path.dirname(file), { recursive: true });
+    try {
+      return await fs.promises.open(file, "w");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT" || tries === 10) throw error;
+    }
+  }
+}
+
 const [port, directory, bucket] = process.argv.slice(2);
 const server = new S3rver({ port: Number(port), address: "127.0.0.1", silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] });
 const { port: bound } = (await server.run()) as { port: number };
