@@ -32,15 +32,23 @@ const { default: S3rver } = await import("s3rver");
 // folder, so after a burst of replaces (the benchmark's: tens of thousands of objects) each delete took
 // tens of milliseconds and the deletes starved every other request. rmdir tells an empty folder from a
 // full one by itself.
+type Content = Buffer | NodeJS.ReadableStream;
+type Written = Promise<{ size: number; md5: string }>;
 type Store = {
   getBucketPath(bucket: string): string;
-  getResourcePath(bucket: string, key: string, resource: string): string;
+  getResourcePath(bucket: string, key: string | undefined, resource: string): string;
   putMetadata(bucket: string, key: string, metadata: unknown, md5: string): Promise<void>;
 };
-type StoredObject = { bucket: string; key: string; content: Buffer | NodeJS.ReadableStream; metadata: unknown };
+type StoredObject = { bucket: string; key: string; content: Content; metadata: unknown };
 const STORE_MODULE = "s3rver/lib/stores/filesystem.js"; // not typed: s3rver declares only its entry point
 const { default: FilesystemStore } = (await import(STORE_MODULE)) as {
-  default: { prototype: Store & { deleteObject(bucket: string, key: string): Promise<void>; putObject(object: StoredObject): Promise<{ size: number; md5: string }> } };
+  default: {
+    prototype: Store & {
+      deleteObject(bucket: string, key: string): Promise<void>;
+      putObject(object: StoredObject): Written;
+      putPart(bucket: string, uploadId: string, partNumber: number, content: Content): Written;
+    };
+  };
 };
 FilesystemStore.prototype.deleteObject = async function (this: Store, bucket: string, key: string) {
   const files = ["object", "object.md5", "metadata.json"].map((resource) => this.getResourcePath(bucket, key, resource));
@@ -54,14 +62,25 @@ FilesystemStore.prototype.deleteObject = async function (this: Store, bucket: st
   }
 };
 
-// A fourth: s3rver answered a PUT once its bytes were handed to a write stream, before they were in the
-// file, so a HEAD or GET right after could still see the object as it was (the copy-to-s3 test's re-run
-// counted a shortened object as "already there" once under load). The PUT now answers once the file is
-// written. The file is opened before any byte is read: a delete of the folder's last object removes the
-// folder (above), and one that falls between this PUT's mkdir and its open is met by making it again,
-// which a stream already half read could not be.
+// A fourth: s3rver answered a PUT (and a multipart upload's part) once its bytes were handed to a write
+// stream, before they were in the file, so a HEAD or GET right after could still see the object as it
+// was (the copy-to-s3 test's re-run counted a shortened object as "already there" once under load). Both
+// now answer once the file is written. The file is opened before any byte is read: a delete of the
+// folder's last object removes the folder (above), and one that falls between the mkdir and the open is
+// met by making it again, which a stream already half read could not be.
 FilesystemStore.prototype.putObject = async function (this: Store, object: StoredObject) {
-  const file = this.getResourcePath(object.bucket, object.key, "object");
+  const written = await writeCounted(object.content, this.getResourcePath(object.bucket, object.key, "object"));
+  await this.putMetadata(object.bucket, object.key, object.metadata, written.md5);
+  return written;
+};
+FilesystemStore.prototype.putPart = async function (this: Store, bucket: string, uploadId: string, partNumber: number, content: Content) {
+  const file = path.join(this.getResourcePath(bucket, undefined, "uploads"), uploadId, String(partNumber));
+  const written = await writeCounted(content, file);
+  await fs.promises.writeFile(`${file}.md5`, written.md5);
+  return written;
+};
+
+async function writeCounted(content: Content, file: string): Written {
   const handle = await openCreatingFolder(file);
   const md5 = crypto.createHash("md5");
   let size = 0;
@@ -72,11 +91,10 @@ FilesystemStore.prototype.putObject = async function (this: Store, object: Store
       callback(null, chunk);
     },
   });
-  await pipeline(Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content, counted, handle.createWriteStream());
-  const digest = md5.digest("hex");
-  await this.putMetadata(object.bucket, object.key, object.metadata, digest);
-  return { size, md5: digest };
-};
+  await pipeline(Buffer.isBuffer(content) ? Readable.from([content]) : content, counted, handle.createWriteStream());
+  return { size, md5: md5.digest("hex") };
+}
+
 async function openCreatingFolder(file: string): Promise<fs.promises.FileHandle> {
   for (let tries = 1; ; tries++) {
     await fs.promises.mkdir(path.dirname(file), { recursive: true });
