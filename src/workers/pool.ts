@@ -79,12 +79,15 @@ interface Slot {
 
 const WORKER_URL = new URL("./utility.worker.ts", import.meta.url);
 
+/** Smaller outputs are not given back: their page faults cost less than the message that would return them. */
+const RECYCLED_MIN_BYTES = 1024 * 1024;
+
 export class WorkerPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private nextJobId = 1;
   private stopped = false;
-  /** the worker that wrote each single-buffer output, for recycle() */
+  /** the worker that wrote each single-buffer output of RECYCLED_MIN_BYTES or more, for recycle() */
   private readonly writers = new WeakMap<ArrayBuffer, Worker>();
   /** workers replaced after a timeout, a cancellation or a crash */
   replacements = 0;
@@ -137,7 +140,8 @@ export class WorkerPool {
   /**
    * Gives a run's one output buffer back to the worker that wrote it, once the caller has copied it
    * (into the response) or saved it: that worker's next output reuses its memory, where a fresh buffer
-   * costs a page fault per 4 KiB (bench/README.md, "Fourth sitting"). `output` is detached.
+   * costs a page fault per 4 KiB (bench/README.md, "Fourth sitting"). `output` is detached; one under
+   * RECYCLED_MIN_BYTES was never recorded and stays the caller's.
    */
   recycle(output: Uint8Array): void {
     const writer = this.writers.get(output.buffer as ArrayBuffer);
@@ -193,7 +197,8 @@ export class WorkerPool {
     running.release();
     slot.running = undefined;
     const { outcome } = message;
-    if (outcome.ok && "outputChunks" in outcome && outcome.outputChunks.length === 1) this.writers.set(outcome.outputChunks[0].buffer as ArrayBuffer, worker);
+    const output = outcome.ok && "outputChunks" in outcome && outcome.outputChunks.length === 1 ? outcome.outputChunks[0] : undefined;
+    if (output && output.buffer.byteLength >= RECYCLED_MIN_BYTES) this.writers.set(output.buffer as ArrayBuffer, worker);
     running.job.resolve(outcome);
     this.next(slot);
   }

@@ -39,18 +39,19 @@ describe("WorkerPool", () => {
     expect(bytes.byteLength).toBe(0);
   });
 
-  test("an output given back is written over by the next output that fits, which reads exactly its own bytes", async () => {
+  test("an output of a megabyte or more given back is written over by the next output that fills half of it or more, which reads exactly its own bytes", async () => {
     const workers = pool();
     const single = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? outcome.outputChunks : [])[0];
-    const first = single(await workers.run("schema.clean-json", echo("a".repeat(1000))));
+    const first = single(await workers.run("schema.clean-json", echo("a".repeat(1_500_000))));
     const capacity = first.buffer.byteLength;
     expect(capacity).toBeGreaterThan(first.byteLength); // written with room to spare for a larger output
     workers.recycle(first);
     expect(first.byteLength).toBe(0); // moved back to the worker
 
-    // shorter, then as long as the buffer allows: each is exactly its own text, nothing of the earlier one
-    const shorter = await workers.run("schema.clean-json", echo("b".repeat(10)));
-    expect(outputText(shorter)).toBe(`"${"b".repeat(10)}"`);
+    // half the buffer, then as long as it allows: each is exactly its own text, nothing of the earlier one
+    const half = "b".repeat(Math.ceil(capacity / 2));
+    const shorter = await workers.run("schema.clean-json", echo(half));
+    expect(outputText(shorter)).toBe(JSON.stringify(half));
     expect(single(shorter).buffer.byteLength).toBe(capacity);
     workers.recycle(single(shorter));
     const fitting = "c".repeat(capacity - 2);
@@ -59,19 +60,47 @@ describe("WorkerPool", () => {
     expect(single(longest).buffer.byteLength).toBe(capacity);
 
     // not given back: the next output gets a buffer of its own, and the one the caller holds is untouched
-    const next = await workers.run("schema.clean-json", echo("d".repeat(20)));
-    expect(outputText(next)).toBe(`"${"d".repeat(20)}"`);
+    const next = await workers.run("schema.clean-json", echo("d".repeat(1_200_000)));
+    expect(outputText(next)).toBe(JSON.stringify("d".repeat(1_200_000)));
     expect(single(next).buffer).not.toBe(single(longest).buffer);
     expect(outputText(longest)).toBe(JSON.stringify(fitting));
   });
 
+  test("a small output neither travels in a large given-back buffer nor is given back itself", async () => {
+    const workers = pool();
+    const single = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? outcome.outputChunks : [])[0];
+    const large = single(await workers.run("schema.clean-json", echo("a".repeat(1_500_000))));
+    const capacity = large.buffer.byteLength;
+    workers.recycle(large);
+
+    const small = single(await workers.run("schema.clean-json", echo("s".repeat(100))));
+    expect(small.buffer.byteLength).toBeLessThan(capacity / 2);
+    workers.recycle(small);
+    expect(small.byteLength).toBe(102); // kept by the caller: not worth a message back
+    // the large buffer is still the worker's, for the next large output
+    expect(single(await workers.run("schema.clean-json", echo("l".repeat(1_000_000)))).buffer.byteLength).toBe(capacity);
+  });
+
+  test("the buffer given back last is the one kept, so outputs that shrank for good are written into memory of their size", async () => {
+    const workers = pool();
+    const single = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? outcome.outputChunks : [])[0];
+    workers.recycle(single(await workers.run("schema.clean-json", echo("a".repeat(3_000_000)))));
+    const smaller = single(await workers.run("schema.clean-json", echo("b".repeat(1_200_000))));
+    const capacity = smaller.buffer.byteLength;
+    expect(capacity).toBeLessThan(1_500_000); // under half of the 3 MB buffer: a buffer of its own
+    workers.recycle(smaller);
+    const next = single(await workers.run("schema.clean-json", echo("c".repeat(1_100_000))));
+    expect(next.buffer.byteLength).toBe(capacity);
+    expect(new TextDecoder().decode(next)).toBe(JSON.stringify("c".repeat(1_100_000)));
+  });
+
   test("an output is not given back to a worker that was replaced since it wrote it", async () => {
     const workers = pool({ timeoutMs: 2000 });
-    const outcome = await workers.run("schema.clean-json", echo("e".repeat(100)));
+    const outcome = await workers.run("schema.clean-json", echo("e".repeat(1_500_000)));
     const output = outcome.ok && "outputChunks" in outcome ? outcome.outputChunks[0] : new Uint8Array();
     expect(await rejection(workers.run("test.spin", echo(1)))).toBeInstanceOf(RunTimeoutError);
     workers.recycle(output);
-    expect(outputText(outcome)).toBe(`"${"e".repeat(100)}"`); // still the caller's: nothing was moved
+    expect(outputText(outcome)).toBe(`"${"e".repeat(1_500_000)}"`); // still the caller's: nothing was moved
   });
 
   test("steps run in one hop on transferred bytes; inputs that share a buffer are moved once", async () => {
