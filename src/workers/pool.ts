@@ -144,10 +144,11 @@ export class WorkerPool {
    * RECYCLED_MIN_BYTES was never recorded and stays the caller's.
    */
   recycle(output: Uint8Array): void {
-    const writer = this.writers.get(output.buffer as ArrayBuffer);
+    const buffer = output.buffer as ArrayBuffer;
+    const writer = this.writers.get(buffer);
     if (!writer || !this.slots.some((slot) => slot.worker === writer)) return;
-    this.writers.delete(output.buffer as ArrayBuffer);
-    writer.postMessage({ type: "recycle", buffer: output.buffer as ArrayBuffer } satisfies ToWorker, [output.buffer as ArrayBuffer]);
+    this.writers.delete(buffer);
+    writer.postMessage({ type: "recycle", buffer } satisfies ToWorker, [buffer]);
   }
 
   async stop(): Promise<void> {

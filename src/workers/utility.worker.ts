@@ -4,7 +4,8 @@
  * with the same code as inline runs. The output goes back as UTF-8 bytes, transferred too: posting the
  * JSON text would copy it (16 ms for 10 MB on the main thread, bench/README.md "Utilities at 10 MB:
  * where Kiln's extra time went"), and the response would have to encode it again. The main thread
- * gives a one-buffer output back once it has copied it into the response, for the next output.
+ * gives a one-buffer output of a megabyte or more back once it has copied it into the response, for
+ * the next output.
  */
 import { HttpError } from "../http/errors";
 import { runSteps, type RunResult } from "../modules/utilities/execution";
@@ -47,7 +48,8 @@ function keepRecycled(buffer: ArrayBuffer): void {
  * The text as UTF-8, in the recycled buffer when it fits and fills at least half of it, else in a new
  * one with an eighth to spare for a later, larger output. A much smaller output gets its own buffer:
  * sending a large buffer to the main thread and back for a few bytes cost more than its page faults
- * save (4 KB runs after 10 MB ones: p50 1.3–1.4 ms against 0.6 ms, bench/README.md "Fifth sitting").
+ * save (4 KB runs right after 10 MB ones: p50 0.95–1.4 ms against 0.5–0.6 ms fresh, bench/README.md
+ * "Fifth sitting").
  */
 function encoded(text: string): Uint8Array {
   const size = Buffer.byteLength(text);

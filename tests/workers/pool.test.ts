@@ -26,6 +26,8 @@ const rejection = (promise: Promise<unknown>) => promise.then(() => "resolved", 
 const decoder = new TextDecoder();
 /** A successful outcome's output text: the worker sends it back as UTF-8 chunks. */
 const outputText = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? decoder.decode(Buffer.concat(outcome.outputChunks)) : undefined);
+/** A successful outcome's one output chunk (a whole-document run's). */
+const single = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? outcome.outputChunks : [])[0];
 
 describe("WorkerPool", () => {
   test("a worker gives the same output text as the inline run, and the bytes are transferred", async () => {
@@ -41,7 +43,6 @@ describe("WorkerPool", () => {
 
   test("an output of a megabyte or more given back is written over by the next output that fills half of it or more, which reads exactly its own bytes", async () => {
     const workers = pool();
-    const single = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? outcome.outputChunks : [])[0];
     const first = single(await workers.run("schema.clean-json", echo("a".repeat(1_500_000))));
     const capacity = first.buffer.byteLength;
     expect(capacity).toBeGreaterThan(first.byteLength); // written with room to spare for a larger output
@@ -68,7 +69,6 @@ describe("WorkerPool", () => {
 
   test("a small output neither travels in a large given-back buffer nor is given back itself", async () => {
     const workers = pool();
-    const single = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? outcome.outputChunks : [])[0];
     const large = single(await workers.run("schema.clean-json", echo("a".repeat(1_500_000))));
     const capacity = large.buffer.byteLength;
     workers.recycle(large);
@@ -83,7 +83,6 @@ describe("WorkerPool", () => {
 
   test("the buffer given back last is the one kept, so outputs that shrank for good are written into memory of their size", async () => {
     const workers = pool();
-    const single = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? outcome.outputChunks : [])[0];
     workers.recycle(single(await workers.run("schema.clean-json", echo("a".repeat(3_000_000)))));
     const smaller = single(await workers.run("schema.clean-json", echo("b".repeat(1_200_000))));
     const capacity = smaller.buffer.byteLength;
@@ -91,13 +90,13 @@ describe("WorkerPool", () => {
     workers.recycle(smaller);
     const next = single(await workers.run("schema.clean-json", echo("c".repeat(1_100_000))));
     expect(next.buffer.byteLength).toBe(capacity);
-    expect(new TextDecoder().decode(next)).toBe(JSON.stringify("c".repeat(1_100_000)));
+    expect(decoder.decode(next)).toBe(JSON.stringify("c".repeat(1_100_000)));
   });
 
   test("an output is not given back to a worker that was replaced since it wrote it", async () => {
     const workers = pool({ timeoutMs: 2000 });
     const outcome = await workers.run("schema.clean-json", echo("e".repeat(1_500_000)));
-    const output = outcome.ok && "outputChunks" in outcome ? outcome.outputChunks[0] : new Uint8Array();
+    const output = single(outcome);
     expect(await rejection(workers.run("test.spin", echo(1)))).toBeInstanceOf(RunTimeoutError);
     workers.recycle(output);
     expect(outputText(outcome)).toBe(`"${"e".repeat(1_500_000)}"`); // still the caller's: nothing was moved

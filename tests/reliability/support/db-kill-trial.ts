@@ -6,10 +6,11 @@
  *    into a temp folder, a free port; never the machine's shared server), restarted by the trial after
  *    a short outage.
  * Checked at every kill: while the database is down, /ready and writes answer 503 (nothing else: no 500,
- * no hang; an embedded restart that beats /ready's answer is counted, not failed); once it is back, /ready answers 200 again without restarting Kiln, every acknowledged write
- * is there (each document holds its acknowledged bytes, or the bytes of the one write in flight at the
- * kill), no document appears that no client wrote, and the storage figure is the sum of the documents
- * (the account keeps one version, the current one; the crash trial covers kept versions).
+ * no hang; an embedded restart that beats /ready's answer is counted, not failed); once it is back,
+ * /ready answers 200 again without restarting Kiln, every acknowledged write is there (each document
+ * holds its acknowledged bytes, or the bytes of the one write in flight at the kill), no document
+ * appears that no client wrote, and the storage figure is the sum of the documents (the account keeps
+ * one version, the current one; the crash trial covers kept versions).
  */
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
