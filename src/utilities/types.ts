@@ -4,6 +4,7 @@
  * (defaults filled, unknown fields refused) before `run` sees it.
  */
 import type { Static, TObject } from "@sinclair/typebox";
+import type { OutputBudget } from "./budget";
 
 export interface UtilityInputs {
   primary: unknown;
@@ -18,15 +19,24 @@ export interface Utility<S extends TObject = TObject> {
   name: string;
   category: string;
   description: string;
+  /**
+   * The output can be larger than a small constant times the input (copies, repetitions, generated
+   * records): such a run never goes inline on the main thread, whatever its size, and charges its budget.
+   */
+  amplifies?: boolean;
   /** TypeBox object schema with `default`s and `additionalProperties: false` */
   configSchema: S;
-  run(inputs: UtilityInputs, config: Static<S>): unknown;
+  /**
+   * `budget` (the engine always passes one): a utility whose output can outgrow its input charges what it builds there as it builds
+   * it (budget.ts); one whose output is bounded by its input says so, with the bound, in its comment.
+   */
+  run(inputs: UtilityInputs, config: Static<S>, budget?: OutputBudget): unknown;
   /**
    * For record-wise utilities whose records do not depend on each other: the function `run` applies to
    * each element of an array `primary`, for this config (undefined when the config needs the whole
    * input). The engine then streams a large array element by element (modules/utilities/streaming.ts).
    */
-  recordWise?(config: Static<S>): ((record: unknown, index: number) => unknown) | undefined;
+  recordWise?(config: Static<S>, budget?: OutputBudget): ((record: unknown, index: number) => unknown) | undefined;
 }
 
 /** The input cannot be processed: 400 `utility_failed`, with this message as the detail. */

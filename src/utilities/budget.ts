@@ -1,0 +1,60 @@
+/**
+ * The output budget of one run: every operation whose result can outgrow its input charges what it
+ * builds here as it builds it, so a small request that would build gigabytes stops at the limit instead
+ * of after the allocation. Charges are the JSON bytes the built values will serialise to (near enough:
+ * string lengths in UTF-16 units, numbers by their digits), never measured by serialising.
+ */
+
+/** The run built more than its budget allows: 413 `result_too_large` at the HTTP edge. */
+export class ResultTooLargeError extends Error {
+  override name = "ResultTooLargeError";
+  constructor(readonly limitBytes: number) {
+    super(`The result would be larger than the output limit of ${limitBytes} bytes`);
+  }
+}
+
+export class OutputBudget {
+  private used = 0;
+
+  constructor(readonly limitBytes: number) {}
+
+  /** Counts `bytes` more of output; throws once the total passes the limit. */
+  charge(bytes: number): void {
+    this.used += bytes;
+    if (this.used > this.limitBytes) throw new ResultTooLargeError(this.limitBytes);
+  }
+
+  get usedBytes(): number {
+    return this.used;
+  }
+}
+
+/** A budget that never refuses, for callers that bound their output some other way (tests, CLI helpers). */
+export const unlimitedBudget = (): OutputBudget => new OutputBudget(Number.POSITIVE_INFINITY);
+
+/**
+ * The serialised size of a JSON value, for charging a copy of it. Walks the value once and stops as soon
+ * as the total passes `stopAbove`, so measuring a huge value costs no more than the budget it exceeds.
+ */
+export function jsonSizeOf(value: unknown, stopAbove = Number.POSITIVE_INFINITY): number {
+  let total = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && total <= stopAbove) {
+    const next = stack.pop();
+    if (typeof next === "string") total += next.length + 2;
+    else if (typeof next === "number") total += 8;
+    else if (typeof next === "boolean" || next === null || next === undefined) total += 5;
+    else if (Array.isArray(next)) {
+      total += 1 + next.length;
+      for (const element of next) stack.push(element);
+    } else {
+      const record = next as Record<string, unknown>;
+      total += 1;
+      for (const key of Object.keys(record)) {
+        total += key.length + 4;
+        stack.push(record[key]);
+      }
+    }
+  }
+  return total;
+}
