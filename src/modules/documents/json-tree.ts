@@ -163,12 +163,34 @@ export function newElement(array: ArrayNode, at: number, value: JsonNode): Eleme
 export const keyPiece = (key: string) => literal(JSON.stringify(key));
 export const emptyObject = (): ObjectNode => ({ kind: "object", members: [], end: EMPTY });
 
-/** A copy that later edits of either side cannot reach: expanded levels are copied, raw ranges shared. */
+/**
+ * A copy that later edits of either side cannot reach. An expanded container is written out once into
+ * bytes of its own, so a copy costs its size once, however many copies of copies a patch makes (copying
+ * the tree level by level made each copy of the root copy every earlier copy again).
+ */
 export function cloneNode(node: JsonNode): JsonNode {
-  if (node.kind === "object") return { kind: "object", members: node.members.map((member) => ({ ...member, value: cloneNode(member.value) })), end: node.end };
-  if (node.kind === "array") return { kind: "array", elements: node.elements.map((element) => ({ ...element, value: cloneNode(element.value) })), end: node.end };
-  return node;
+  if (node.kind === "raw") return node;
+  const bytes = writeNode(node);
+  return raw(piece(bytes, 0, bytes.length));
 }
+
+const length = (p: Piece) => p.end - p.start;
+
+/** The byte length `writeNode` would give, without writing: raw ranges by their length, containers by their parts. */
+export function sizeOf(node: JsonNode): number {
+  if (node.kind === "raw") return length(node.piece);
+  let size = 2 + length(node.end);
+  if (node.kind === "object") {
+    for (const member of node.members) size += memberSize(member);
+    return size + Math.max(0, node.members.length - 1);
+  }
+  for (const element of node.elements) size += elementSize(element);
+  return size + Math.max(0, node.elements.length - 1);
+}
+
+/** What one member adds to its object's text, the comma before it aside. */
+export const memberSize = (member: Member) => length(member.lead) + length(member.keyText) + length(member.colon) + sizeOf(member.value) + length(member.trail);
+export const elementSize = (element: Element) => length(element.lead) + sizeOf(element.value) + length(element.trail);
 
 /** Collects pieces, merging neighbours of one source into one copy. */
 class Writer {
@@ -241,12 +263,14 @@ export function writeNode(node: JsonNode): Uint8Array {
   return writer.bytes();
 }
 
-/** Nesting depth of a value (a scalar is 0): one pass over its bytes, no recursion. */
+/** Nesting depth of a value (a scalar is 0): raw ranges in one pass over their bytes, expanded levels by their children. */
 export function depthOf(node: JsonNode): number {
-  const bytes = node.kind === "raw" ? node.piece.source.subarray(node.piece.start, node.piece.end) : writeNode(node);
+  if (node.kind === "object") return 1 + node.members.reduce((deepest, member) => Math.max(deepest, depthOf(member.value)), 0);
+  if (node.kind === "array") return 1 + node.elements.reduce((deepest, element) => Math.max(deepest, depthOf(element.value)), 0);
+  const { source: bytes, start, end } = node.piece;
   let depth = 0;
   let deepest = 0;
-  for (let i = 0; i < bytes.length; i++) {
+  for (let i = start; i < end; i++) {
     const byte = bytes[i];
     if (byte === QUOTE) i = skipString(bytes, i) - 1;
     else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) deepest = Math.max(deepest, ++depth);

@@ -6,18 +6,66 @@
  */
 import { MAX_JSON_DEPTH, parseJsonBytes } from "../../http/json";
 import {
-  cloneNode, depthOf, effectiveMembers, emptyObject, expand, findMember, isNull, isObject, jsonEqual, keyOf, keyPiece,
-  newElement, newMember, readText, writeText, type ArrayNode, type Container, type JsonNode, type JsonText, type ObjectNode,
+  cloneNode, depthOf, effectiveMembers, elementSize, emptyObject, expand, findMember, isNull, isObject, jsonEqual, keyOf, keyPiece,
+  memberSize, newElement, newMember, readText, sizeOf, writeText, type ArrayNode, type Container, type JsonNode, type JsonText, type ObjectNode,
 } from "./json-tree";
 
 export const JSON_PATCH = "application/json-patch+json";
 export const MERGE_PATCH = "application/merge-patch+json";
 export type PatchFormat = typeof JSON_PATCH | typeof MERGE_PATCH;
 
-/** Why a patch cannot apply: `invalid` (400) or a failed `test` (409). `index` is the operation's. */
+/**
+ * Why a patch cannot apply: `invalid` (400), a failed `test` (409), a result over the size limit or a
+ * patch over its work limit (413). `index` is the operation's.
+ */
 export class PatchError extends Error {
-  constructor(readonly kind: "empty" | "malformed" | "invalid" | "test_failed", message: string, readonly index?: number, readonly path?: string) {
+  constructor(readonly kind: "empty" | "malformed" | "invalid" | "test_failed" | "too_large" | "too_much_work", message: string, readonly index?: number, readonly path?: string) {
     super(message);
+  }
+}
+
+/**
+ * How much a patch may build and do. The result's size is tracked operation by operation from the sizes
+ * of the values each one inserts or removes, and checked before a copy is made, so a patch whose copies
+ * double the document stops at the limit instead of after the allocation. Work (bytes scanned, copied
+ * or compared, members searched) is capped at WORK_FACTOR times the limit and the patch's size, which
+ * bounds the time a patch can hold the main thread whatever its operations.
+ */
+export interface PatchLimits {
+  maxResultBytes: number;
+}
+
+export const WORK_FACTOR = 16;
+
+/** The result limit of an account without a maximum document size: what the patch adds, or the 50 MiB payload limit's default. */
+export const UNLIMITED_RESULT_BYTES = 50 * 1024 * 1024;
+
+export const patchResultLimit = (maxDocumentBytes: number | null, documentBytes: number, patchBytes: number) =>
+  maxDocumentBytes ?? Math.max(UNLIMITED_RESULT_BYTES, documentBytes + patchBytes);
+
+export class PatchBudget {
+  private work = 0;
+  private readonly maxWork: number;
+
+  constructor(readonly maxResultBytes: number, patchBytes: number, public size: number) {
+    this.maxWork = WORK_FACTOR * (maxResultBytes + patchBytes);
+  }
+
+  /** Counts `units` more work; past the cap the patch is refused. */
+  spend(units: number, operation: { index: number; path?: string }): void {
+    this.work += units;
+    if (this.work > this.maxWork) {
+      throw new PatchError("too_much_work", `Operation ${operation.index}: the patch does more than ${this.maxWork} bytes of work (${WORK_FACTOR} times the result limit and the patch's size); split it into smaller patches`, operation.index, operation.path);
+    }
+  }
+
+  /** Accounts for an edit that changes the result's size by `delta` bytes, refusing one that takes it past the limit. */
+  grow(delta: number, operation?: { index: number; path?: string }): void {
+    if (this.size + delta > this.maxResultBytes) {
+      const what = operation ? `Operation ${operation.index}: the result` : "The result";
+      throw new PatchError("too_large", `${what} would be larger than the maximum document size of ${this.maxResultBytes} bytes`, operation?.index, operation?.path);
+    }
+    this.size += delta;
   }
 }
 
@@ -34,7 +82,7 @@ interface Operation {
   value?: JsonNode;
 }
 
-export type Patch = { format: typeof JSON_PATCH; operations: Operation[] } | { format: typeof MERGE_PATCH; value: JsonNode };
+export type Patch = ({ format: typeof JSON_PATCH; operations: Operation[] } | { format: typeof MERGE_PATCH; value: JsonNode }) & { bytes: number };
 
 /** RFC 6901: "" is the whole document; otherwise "/"-separated tokens with ~1 for "/" and ~0 for "~". */
 export function parsePointer(pointer: string): string[] | undefined {
@@ -52,11 +100,11 @@ export function readPatch(format: PatchFormat, bytes: Uint8Array): Patch {
   const parsed = parseJsonBytes(bytes);
   if (!parsed.ok) throw new PatchError("malformed", parsed.message);
   const text = readText(bytes);
-  if (format === MERGE_PATCH) return { format, value: text.root };
+  if (format === MERGE_PATCH) return { format, value: text.root, bytes: bytes.byteLength };
   if (!Array.isArray(parsed.value)) throw new PatchError("invalid", "A JSON Patch document is an array of operations");
   const elements = (expand(text.root) as ArrayNode).elements;
   const operations = (parsed.value as unknown[]).map((entry, index) => readOperation(entry, elements[index].value, index));
-  return { format, operations };
+  return { format, operations, bytes: bytes.byteLength };
 }
 
 function readOperation(entry: unknown, node: JsonNode, index: number): Operation {
@@ -91,13 +139,21 @@ function readOperation(entry: unknown, node: JsonNode, index: number): Operation
 }
 
 /** The patched content, or a PatchError. The document bytes are valid JSON (they were stored as such). */
-export function applyPatch(patch: Patch, document: Uint8Array): Uint8Array {
+export function applyPatch(patch: Patch, document: Uint8Array, limits: PatchLimits): Uint8Array {
+  return applyWithin(patch, document, new PatchBudget(limits.maxResultBytes, patch.bytes, document.byteLength));
+}
+
+/** applyPatch with the budget given, so that its accounting can be read afterwards. */
+export function applyWithin(patch: Patch, document: Uint8Array, budget: PatchBudget): Uint8Array {
   const text = readText(document);
   if (patch.format === MERGE_PATCH) {
-    // every value of the result sits where it sat in the document or in the patch: no deeper than either
+    // every value of the result sits where it sat in the document or in the patch: no deeper than either,
+    // and the work is one pass over both; only new members' copied whitespace can add bytes, so the size is counted once
+    const before = sizeOf(text.root);
     text.root = mergePatch(text.root, patch.value);
+    budget.grow(sizeOf(text.root) - before);
   } else {
-    for (const operation of patch.operations) applyOperation(text, operation);
+    for (const operation of patch.operations) applyOperation(text, operation, budget);
   }
   return writeText(text);
 }
@@ -143,18 +199,24 @@ interface Location {
   token: string;
 }
 
+/** A raw value about to be looked into is scanned once: that scan is the patch's work. */
+function expandFor(node: JsonNode, budget: PatchBudget, operation: Operation): JsonNode {
+  if (node.kind === "raw") budget.spend(node.piece.end - node.piece.start, operation);
+  return expand(node);
+}
+
 /** Follows every token but the last: each must exist and hold a container for the next. */
-function locate(text: JsonText, tokens: string[], operation: Operation, pointer: string): Location {
-  let node = (text.root = expand(text.root));
+function locate(text: JsonText, tokens: string[], operation: Operation, pointer: string, budget: PatchBudget): Location {
+  let node = (text.root = expandFor(text.root, budget, operation));
   for (let depth = 0; depth < tokens.length - 1; depth++) {
-    const found = childIndex(node, tokens[depth], false, operation, pointer);
+    const found = childIndex(node, tokens[depth], false, operation, pointer, budget);
     if (found < 0) throw invalid(operation, `${pointer} does not exist (no ${describe(tokens.slice(0, depth + 1))})`);
     const child = node.kind === "object" ? node.members[found] : (node as ArrayNode).elements[found];
-    node = child.value = expand(child.value);
+    node = child.value = expandFor(child.value, budget, operation);
   }
   if (node.kind === "raw") throw invalid(operation, `${pointer} does not exist (${describe(tokens.slice(0, -1))} is not an object or array)`);
   const token = tokens[tokens.length - 1];
-  return { container: node, index: childIndex(node, token, true, operation, pointer), token };
+  return { container: node, index: childIndex(node, token, true, operation, pointer, budget), token };
 }
 
 const describe = (tokens: string[]) => (tokens.length === 0 ? "the document" : "/" + tokens.map((token) => token.replaceAll("~", "~0").replaceAll("/", "~1")).join("/"));
@@ -165,8 +227,11 @@ const ARRAY_INDEX = /^(0|[1-9][0-9]{0,15})$/;
  * The index a token names in a container, -1 when absent. In arrays only decimal indexes without
  * leading zeros (or "-", the end, for the last token) name elements; anything else is an error.
  */
-function childIndex(node: JsonNode, token: string, last: boolean, operation: Operation, pointer: string): number {
-  if (node.kind === "object") return findMember(node, token);
+function childIndex(node: JsonNode, token: string, last: boolean, operation: Operation, pointer: string, budget: PatchBudget): number {
+  if (node.kind === "object") {
+    budget.spend(node.members.length, operation);
+    return findMember(node, token);
+  }
   if (node.kind !== "array") throw invalid(operation, `${pointer} does not exist (a scalar has no member "${token}")`);
   if (token === "-" && last) return node.elements.length;
   if (!ARRAY_INDEX.test(token)) throw invalid(operation, `${pointer}: "${token}" is not an array index (0, 1, 2, … without leading zeros${last ? ', or "-"' : ""})`);
@@ -176,10 +241,9 @@ function childIndex(node: JsonNode, token: string, last: boolean, operation: Ope
 }
 
 /** The value at an existing location. */
-function valueAt(text: JsonText, tokens: string[], operation: Operation, pointer: string): JsonNode {
+function valueAt(text: JsonText, tokens: string[], operation: Operation, pointer: string, budget: PatchBudget): JsonNode {
   if (tokens.length === 0) return text.root;
-  const location = locate(text, tokens, operation, pointer);
-  const { container, index } = location;
+  const { container, index } = locate(text, tokens, operation, pointer, budget);
   if (container.kind === "object") {
     if (index < 0) throw invalid(operation, `${pointer} does not exist`);
     return container.members[index].value;
@@ -188,71 +252,112 @@ function valueAt(text: JsonText, tokens: string[], operation: Operation, pointer
   return container.elements[index].value;
 }
 
-function add(text: JsonText, tokens: string[], value: JsonNode, operation: Operation): void {
-  checkDepth(operation, tokens.length, value);
+/** A comma stands between every two children: one more child adds one when there was one already. */
+const commaFor = (children: number) => (children > 0 ? 1 : 0);
+
+/** Stands for a value in a new member or element until the value is made, once the result is known to fit. */
+const PENDING: JsonNode = { kind: "raw", piece: { source: new Uint8Array(0), start: 0, end: 0 } };
+
+/**
+ * Puts a value of `size` bytes at the location: `add` inserts into an array and sets an object's
+ * member (RFC 6902 §4.1), `replace` requires the location to exist (§4.3). `value()` is called only
+ * once the result is known to fit, so a copy is made only when it may be kept.
+ */
+function put(text: JsonText, tokens: string[], size: number, value: () => JsonNode, operation: Operation, budget: PatchBudget): void {
   if (tokens.length === 0) {
-    text.root = value;
+    budget.grow(size - sizeOf(text.root), operation);
+    text.root = checkDepth(operation, 0, value(), budget);
     return;
   }
-  const { container, index, token } = locate(text, tokens, operation, operation.path);
-  if (container.kind === "object") {
-    if (index >= 0) container.members[index].value = value;
-    else container.members.push(newMember(container, container.members.length, keyPiece(token), value, token));
+  const { container, index, token } = locate(text, tokens, operation, operation.path, budget);
+  if (container.kind === "object" && index >= 0) {
+    const member = container.members[index];
+    budget.grow(size - sizeOf(member.value), operation);
+    member.value = checkDepth(operation, tokens.length, value(), budget);
+  } else if (container.kind === "object") {
+    const member = newMember(container, container.members.length, keyPiece(token), PENDING, token);
+    budget.grow(memberSize(member) + size + commaFor(container.members.length), operation);
+    member.value = checkDepth(operation, tokens.length, value(), budget);
+    container.members.push(member);
+  } else if (operation.op === "replace") {
+    const element = container.elements[index];
+    budget.grow(size - sizeOf(element.value), operation);
+    element.value = checkDepth(operation, tokens.length, value(), budget);
   } else {
-    container.elements.splice(index, 0, newElement(container, index, value));
+    const element = newElement(container, index, PENDING);
+    budget.grow(elementSize(element) + size + commaFor(container.elements.length), operation);
+    element.value = checkDepth(operation, tokens.length, value(), budget);
+    container.elements.splice(index, 0, element);
+    budget.spend(container.elements.length, operation);
   }
 }
 
 /** Removes the value at an existing location (every member of that name, so none shows through) and returns it. */
-function remove(text: JsonText, tokens: string[], operation: Operation, pointer: string): JsonNode {
+function remove(text: JsonText, tokens: string[], operation: Operation, pointer: string, budget: PatchBudget): JsonNode {
   if (tokens.length === 0) throw invalid(operation, "the whole document cannot be removed");
-  const value = valueAt(text, tokens, operation, pointer);
-  const { container, index, token } = locate(text, tokens, operation, pointer);
-  if (container.kind === "object") container.members = container.members.filter((member) => keyOf(member) !== token);
-  else container.elements.splice(index, 1);
+  const value = valueAt(text, tokens, operation, pointer, budget);
+  const { container, index, token } = locate(text, tokens, operation, pointer, budget);
+  if (container.kind === "object") {
+    const kept = container.members.filter((member) => keyOf(member) !== token);
+    let removed = Math.max(0, container.members.length - 1) - Math.max(0, kept.length - 1);
+    for (const member of container.members) if (keyOf(member) === token) removed += memberSize(member);
+    budget.grow(-removed, operation);
+    container.members = kept;
+  } else {
+    budget.grow(-(elementSize(container.elements[index]) + (container.elements.length > 1 ? 1 : 0)), operation);
+    container.elements.splice(index, 1);
+    budget.spend(container.elements.length, operation);
+  }
   return value;
 }
 
-function applyOperation(text: JsonText, operation: Operation): void {
+function applyOperation(text: JsonText, operation: Operation, budget: PatchBudget): void {
   const { tokens, path } = operation;
   switch (operation.op) {
-    case "add":
-      return add(text, tokens, operation.value!, operation);
+    case "add": {
+      const value = operation.value!;
+      return put(text, tokens, sizeOf(value), () => value, operation, budget);
+    }
     case "remove":
-      remove(text, tokens, operation, path);
+      remove(text, tokens, operation, path, budget);
       return;
     case "replace": {
-      valueAt(text, tokens, operation, path);
-      checkDepth(operation, tokens.length, operation.value!);
-      if (tokens.length === 0) {
-        text.root = operation.value!;
-        return;
-      }
-      const { container, index } = locate(text, tokens, operation, path);
-      if (container.kind === "object") container.members[index].value = operation.value!;
-      else container.elements[index].value = operation.value!;
-      return;
+      valueAt(text, tokens, operation, path, budget);
+      const value = operation.value!;
+      return put(text, tokens, sizeOf(value), () => value, operation, budget);
     }
     case "move": {
       const from = operation.fromTokens!;
       if (operation.from === path) {
-        valueAt(text, from, operation, operation.from);
+        valueAt(text, from, operation, operation.from, budget);
         return;
       }
       if (path.startsWith(operation.from + "/")) throw invalid(operation, `a value cannot be moved into itself (from ${JSON.stringify(operation.from)})`);
-      const value = remove(text, from, operation, operation.from!);
-      return add(text, tokens, value, operation);
+      const value = remove(text, from, operation, operation.from!, budget);
+      budget.spend(sizeOf(value), operation);
+      return put(text, tokens, sizeOf(value), () => value, operation, budget);
     }
-    case "copy":
-      return add(text, tokens, cloneNode(valueAt(text, operation.fromTokens!, operation, operation.from!)), operation);
-    case "test":
-      if (!jsonEqual(valueAt(text, tokens, operation, path), operation.value!)) {
+    case "copy": {
+      const source = valueAt(text, operation.fromTokens!, operation, operation.from!, budget);
+      const size = sizeOf(source);
+      return put(text, tokens, size, () => {
+        budget.spend(size, operation);
+        return cloneNode(source);
+      }, operation, budget);
+    }
+    case "test": {
+      const actual = valueAt(text, tokens, operation, path, budget);
+      budget.spend(sizeOf(actual) + sizeOf(operation.value!), operation);
+      if (!jsonEqual(actual, operation.value!)) {
         throw new PatchError("test_failed", `Operation ${operation.index} (test at ${JSON.stringify(path)}): the value differs`, operation.index, path);
       }
+    }
   }
 }
 
-/** Refuses a result that would nest deeper than any JSON body Kiln accepts. */
-function checkDepth(operation: { index: number; path?: string }, at: number, value: JsonNode): void {
+/** Refuses a result that would nest deeper than any JSON body Kiln accepts; the depth scan is work. */
+function checkDepth(operation: Operation, at: number, value: JsonNode, budget: PatchBudget): JsonNode {
+  budget.spend(sizeOf(value), operation);
   if (at + depthOf(value) > MAX_JSON_DEPTH) throw invalid(operation, `the result would nest deeper than ${MAX_JSON_DEPTH} levels`);
+  return value;
 }

@@ -11,7 +11,7 @@ import type { ContentStore, OpenedContent, StoredContent } from "../../storage/c
 import { decodeCursor, pageOf } from "./cursor";
 import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
 import { memberValueSpan } from "./json-span";
-import { documentsRepository, type DocumentsRepository, type Executor, type QuotaRefusal, type Tx } from "./repository";
+import { documentsRepository, type AccountLimitsRow, type DocumentsRepository, type Executor, type QuotaRefusal, type Tx } from "./repository";
 import { ContentRetirer } from "./retirer";
 import { normalizeFolder, normalizeMetadata, type MetadataInput } from "./validation";
 
@@ -65,7 +65,10 @@ const CHECK_BEFORE_WRITING_ABOVE = 64 * 1024;
  * new version of an existing document, the versions it would push out count as released.
  */
 async function precheckQuota(deps: DocumentsDeps, accountId: string, size: number, replacing?: DocumentRow): Promise<void> {
-  const limits = await deps.repository.limits(accountId, replacing && { documentId: replacing.id, version: replacing.contentVersion + 1 });
+  checkQuota(await deps.repository.limits(accountId, replacing && { documentId: replacing.id, version: replacing.contentVersion + 1 }), size);
+}
+
+function checkQuota(limits: AccountLimitsRow | undefined, size: number): void {
   if (!limits) return;
   const delta = size - limits.droppableBytes;
   if (limits.maxDocumentBytes !== null && size > limits.maxDocumentBytes) throw quotaError("document_too_large", size);
@@ -242,13 +245,18 @@ export async function storeNewVersion(deps: DocumentsDeps, accountId: string, id
 
 /**
  * Derives the new version from the current content under the document's row lock (a patch): writers of
- * one document take turns, so concurrent patches all apply, each to its predecessor's result.
+ * one document take turns, so concurrent patches all apply, each to its predecessor's result. `derive`
+ * gets the account's maximum document size (null: none) to build within; the quotas are checked on its
+ * result before anything is written.
  */
-export async function deriveNewVersion(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, derive: (current: Uint8Array) => Uint8Array): Promise<DocumentRow> {
+export async function deriveNewVersion(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, derive: (current: Uint8Array, maxDocumentBytes: number | null) => Uint8Array): Promise<DocumentRow> {
   const { row, released } = await deps.repository.transaction((tx) =>
-    underLock(tx, deps, accountId, id, preconditions, rowContentETag, async (current) =>
-      withStoredContent(deps, derive(await readContent(deps, current.contentKey)), (stored) =>
-        adoptVersion(deps, tx, accountId, id, stored, null))));
+    underLock(tx, deps, accountId, id, preconditions, rowContentETag, async (current) => {
+      const limits = await deps.repository.limits(accountId, { documentId: id, version: current.contentVersion + 1 });
+      const bytes = derive(await readContent(deps, current.contentKey), limits?.maxDocumentBytes ?? null);
+      checkQuota(limits, bytes.byteLength);
+      return withStoredContent(deps, bytes, (stored) => adoptVersion(deps, tx, accountId, id, stored, null));
+    }));
   for (const key of released) deps.retirer.retire(key);
   return row;
 }

@@ -8,7 +8,7 @@ import type { OpenedContent } from "../../storage/content-store";
 import { HttpError, badRequest, notFound } from "../../http/errors";
 import { decodeVersionCursor, encodeVersionCursor } from "./cursor";
 import { contentETag } from "./etag";
-import { JSON_PATCH, MERGE_PATCH, PatchError, applyPatch, readPatch, type PatchFormat } from "./patch";
+import { JSON_PATCH, MERGE_PATCH, PatchError, applyPatch, patchResultLimit, readPatch, type PatchFormat } from "./patch";
 import { deriveNewVersion, getDocument, storeNewVersion, type DocumentsDeps, type Preconditions } from "./service";
 
 export const versionView = (row: DocumentVersionRow) => ({
@@ -72,6 +72,8 @@ function patchProblem(error: PatchError): HttpError {
   if (error.kind === "malformed") return badRequest("malformed_json", error.message);
   const errors = error.index === undefined ? undefined : [{ path: `/${error.index}`, message: error.message }];
   if (error.kind === "test_failed") return new HttpError(409, "patch_test_failed", error.message, { errors });
+  if (error.kind === "too_large") return new HttpError(413, "document_too_large", error.message, { errors });
+  if (error.kind === "too_much_work") return new HttpError(413, "patch_too_expensive", error.message, { errors });
   return badRequest("patch_invalid", error.message, errors);
 }
 
@@ -92,5 +94,6 @@ export async function patchContent(deps: DocumentsDeps, accountId: string, id: s
   await getDocument(deps, accountId, id);
   const format = patchFormatOf(contentType);
   const patch = asHttp(() => readPatch(format, body()));
-  return deriveNewVersion(deps, accountId, id, preconditions, (current) => asHttp(() => applyPatch(patch, current)));
+  return deriveNewVersion(deps, accountId, id, preconditions, (current, maxDocumentBytes) =>
+    asHttp(() => applyPatch(patch, current, { maxResultBytes: patchResultLimit(maxDocumentBytes, current.byteLength, patch.bytes) })));
 }

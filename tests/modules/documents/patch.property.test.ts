@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { expand, readText, writeText, type JsonNode } from "../../../src/modules/documents/json-tree";
-import { JSON_PATCH, MERGE_PATCH, applyPatch, readPatch } from "../../../src/modules/documents/patch";
+import { JSON_PATCH, MERGE_PATCH, PatchBudget, PatchError, applyWithin, readPatch } from "../../../src/modules/documents/patch";
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
 const encoder = new TextEncoder();
@@ -66,8 +66,14 @@ function mergeReference(target: unknown, patch: unknown): unknown {
 /** What a value reads as once written as JSON (-0 is written 0). */
 const asJson = (value: unknown) => JSON.parse(JSON.stringify(value));
 
-const apply = (format: typeof JSON_PATCH | typeof MERGE_PATCH, patch: string, document: string) =>
-  JSON.parse(decoder.decode(applyPatch(readPatch(format, encoder.encode(patch)), encoder.encode(document))));
+/** The patched document; the size the patch's budget tracked operation by operation must be the result's exact length. */
+function apply(format: typeof JSON_PATCH | typeof MERGE_PATCH, patch: string, document: string): unknown {
+  const bytes = encoder.encode(document);
+  const budget = new PatchBudget(Number.MAX_SAFE_INTEGER, patch.length, bytes.byteLength);
+  const result = applyWithin(readPatch(format, encoder.encode(patch)), bytes, budget);
+  expect(budget.size).toBe(result.byteLength);
+  return JSON.parse(decoder.decode(result));
+}
 
 describe("the lossless tree", () => {
   test("read and written back, expanded or not, a text is the same bytes", () => {
@@ -107,6 +113,30 @@ describe("patches agree with the same edit on plain values", () => {
       const first = Object.keys(value)[0];
       const patch = JSON.stringify([{ op: "copy", from: pointer([first]), path: "/copied" }, { op: "move", from: "/copied", path: "/moved" }]);
       expect(apply(JSON_PATCH, patch, textOf(value, space))).toEqual(asJson({ ...value, moved: value[first] }));
+    }), { numRuns: RUNS });
+  });
+
+  test("any sequence of operations keeps the tracked size equal to the result's length", () => {
+    const op = fc.record({
+      op: fc.constantFrom("add", "remove", "replace", "copy", "move"),
+      path: fc.constantFrom("", "/a", "/a/0", "/a/-", "/b", "/b/c", "/0", "/a/1"),
+      from: fc.constantFrom("", "/a", "/a/0", "/b", "/b/c"),
+      value: json,
+    });
+    fc.assert(fc.property(json, spacing, fc.array(op, { minLength: 1, maxLength: 8 }), (value, space, operations) => {
+      const document = textOf({ a: [value, 1], b: { c: value } }, space);
+      for (const operation of operations) {
+        try {
+          apply(JSON_PATCH, JSON.stringify([operation]), document);
+        } catch (error) {
+          if (!(error instanceof PatchError)) throw error;
+        }
+      }
+      try {
+        apply(JSON_PATCH, JSON.stringify(operations), document);
+      } catch (error) {
+        if (!(error instanceof PatchError)) throw error;
+      }
     }), { numRuns: RUNS });
   });
 
