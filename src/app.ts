@@ -19,6 +19,7 @@ import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
 import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
+import { patchInPool } from "./modules/documents/patch-worker";
 import { documentsDeps } from "./modules/documents/service";
 import { documentLinksModule, linkSecretOf } from "./modules/documents/links";
 import type { ContentStore } from "./storage/content-store";
@@ -75,7 +76,7 @@ export function createApp(deps: AppDeps) {
     ...[EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES].map((route) => [route, utilityBodyLimit] as const),
     ...PIPELINE_DEFINITION_ROUTES.map((route) => [route, pipelineBodyLimit] as const),
   ]);
-  const documents = documentsDeps({ db: database.db, store: contentStore, now: deps.now, purgeAfterMs: config.purgeAfterMs });
+  const documents = documentsDeps({ db: database.db, store: contentStore, now: deps.now, purgeAfterMs: config.purgeAfterMs, patchWorker: patchInPool(deps.workerPool) });
   const utilityEngine = {
     db: database.db,
     pool: deps.workerPool,

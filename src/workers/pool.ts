@@ -9,6 +9,7 @@
 import type { Config } from "../config";
 import type { FieldError } from "../http/errors";
 import type { RunResult, Source } from "../modules/utilities/execution";
+import type { PatchJob } from "../modules/documents/patch";
 
 export type WorkerOutcome =
   | ({ ok: true } & RunResult)
@@ -23,7 +24,9 @@ export interface StepsJob {
 
 export type WorkerJob =
   | { kind: "request"; utilityId: string; bytes: Uint8Array }
-  | ({ kind: "steps" } & StepsJob);
+  | ({ kind: "steps" } & StepsJob)
+  /** a document patch too large for the main thread's share (modules/documents/patch.ts) */
+  | ({ kind: "patch" } & PatchJob);
 
 export type ToWorker =
   | { type: "init"; registryModule: string }
@@ -122,6 +125,11 @@ export class WorkerPool {
    */
   runSteps(job: StepsJob, signal?: AbortSignal): Promise<WorkerOutcome> {
     return this.submit({ kind: "steps", ...job }, signal);
+  }
+
+  /** Reads a patch, and applies it when the job has the document, in a worker; the job's byte inputs are transferred. */
+  runPatch(job: PatchJob, signal?: AbortSignal): Promise<WorkerOutcome> {
+    return this.submit({ kind: "patch", ...job }, signal);
   }
 
   private submit(work: WorkerJob, signal?: AbortSignal): Promise<WorkerOutcome> {
@@ -254,6 +262,11 @@ function withTransfers(work: WorkerJob): { work: WorkerJob; transfer: ArrayBuffe
   if (work.kind === "request") {
     const bytes = transferable(work.bytes);
     return { work: { ...work, bytes }, transfer: [bytes.buffer] };
+  }
+  if (work.kind === "patch") {
+    const patch = transferable(work.patch);
+    const document = work.document && transferable(work.document);
+    return { work: { ...work, patch, document }, transfer: [patch.buffer, ...(document ? [document.buffer] : [])] };
   }
   const sources = [work.primary, ...work.steps.map((step) => step.secondary)];
   const buffers = new Set<ArrayBuffer>();

@@ -10,6 +10,7 @@
 import { HttpError } from "../http/errors";
 import { runSteps, type RunResult } from "../modules/utilities/execution";
 import { executeBytes } from "../modules/utilities/request";
+import { PatchError, patchProblemOf, runPatchJob, type PatchJob } from "../modules/documents/patch";
 import type { UtilityRegistry } from "../utilities/registry";
 import type { Utility } from "../utilities/types";
 import type { ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./pool";
@@ -69,11 +70,22 @@ function asChunks(result: RunResult): RunResult {
   return { ...rest, outputChunks: [encoded(outputJson)] };
 }
 
+function patched(job: PatchJob): WorkerOutcome {
+  const started = performance.now();
+  try {
+    return { ok: true, outputChunks: [runPatchJob(job)], durationMs: performance.now() - started, stepDurationsMs: [] };
+  } catch (error) {
+    if (error instanceof PatchError) return { ok: false, ...patchProblemOf(error) };
+    throw error;
+  }
+}
+
 async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
   try {
     const loaded = await registry;
     self.postMessage({ type: "started", jobId } satisfies ToPool);
     if (job.kind === "request") return { ok: true, ...asChunks(await executeBytes(find(loaded, job.utilityId), job.bytes)) };
+    if (job.kind === "patch") return patched(job);
     const steps = job.steps.map(({ utilityId, ...step }) => ({ utility: find(loaded, utilityId), ...step }));
     return { ok: true, ...asChunks(await runSteps(steps, job.primary, job.nameSteps)) };
   } catch (error) {

@@ -33,9 +33,22 @@ export class PatchError extends Error {
  */
 export interface PatchLimits {
   maxResultBytes: number;
+  /** work the calling thread may do before the patch must move to a worker (the main thread's bound) */
+  inlineWork?: number;
 }
 
 export const WORK_FACTOR = 16;
+
+/**
+ * The main thread's share of a patch: a body up to INLINE_PATCH_MAX_BYTES is read there, and at most
+ * INLINE_WORK units of work are done there (about 6 ms here); a patch that needs more is applied again,
+ * from the start and with the same outcome, in a worker thread.
+ */
+export const INLINE_PATCH_MAX_BYTES = 64 * 1024;
+export const INLINE_WORK = 16 * 1024 * 1024;
+
+/** The patch needs more work than the calling thread may do: hand it to a worker. */
+export class PatchNeedsWorker extends Error {}
 
 /** The result limit of an account without a maximum document size: what the patch adds, or the 50 MiB payload limit's default. */
 export const UNLIMITED_RESULT_BYTES = 50 * 1024 * 1024;
@@ -47,13 +60,14 @@ export class PatchBudget {
   private work = 0;
   private readonly maxWork: number;
 
-  constructor(readonly maxResultBytes: number, patchBytes: number, public size: number) {
+  constructor(readonly maxResultBytes: number, patchBytes: number, public size: number, private readonly inlineWork = Number.POSITIVE_INFINITY) {
     this.maxWork = WORK_FACTOR * (maxResultBytes + patchBytes);
   }
 
-  /** Counts `units` more work; past the cap the patch is refused. */
+  /** Counts `units` more work; past the cap the patch is refused, past the inline share it moves. */
   spend(units: number, operation: { index: number; path?: string }): void {
     this.work += units;
+    if (this.work > this.inlineWork) throw new PatchNeedsWorker();
     if (this.work > this.maxWork) {
       throw new PatchError("too_much_work", `Operation ${operation.index}: the patch does more than ${this.maxWork} bytes of work (${WORK_FACTOR} times the result limit and the patch's size); split it into smaller patches`, operation.index, operation.path);
     }
@@ -83,6 +97,30 @@ interface Operation {
 }
 
 export type Patch = ({ format: typeof JSON_PATCH; operations: Operation[] } | { format: typeof MERGE_PATCH; value: JsonNode }) & { bytes: number };
+
+/** A patch to apply where it can take its time (a worker): `document` absent, the patch is only read, for its 400s. */
+export interface PatchJob {
+  format: PatchFormat;
+  patch: Uint8Array;
+  document?: Uint8Array;
+  maxResultBytes: number;
+}
+
+/** The patched bytes (an empty array when only reading), or a PatchError. */
+export function runPatchJob(job: PatchJob): Uint8Array {
+  const patch = readPatch(job.format, job.patch);
+  return job.document ? applyPatch(patch, job.document, { maxResultBytes: job.maxResultBytes }) : new Uint8Array(0);
+}
+
+/** The problem a PatchError answers with, wherever the patch ran. */
+export function patchProblemOf(error: PatchError): { status: number; code: string; message: string; errors?: { path: string; message: string }[] } {
+  const errors = error.index === undefined ? undefined : [{ path: `/${error.index}`, message: error.message }];
+  const [status, code] = ({
+    empty: [400, "body_required"], malformed: [400, "malformed_json"], invalid: [400, "patch_invalid"], test_failed: [409, "patch_test_failed"],
+    too_large: [413, "document_too_large"], too_much_work: [413, "patch_too_expensive"],
+  } as const)[error.kind];
+  return { status, code, message: error.message, ...(errors ? { errors } : {}) };
+}
 
 /** RFC 6901: "" is the whole document; otherwise "/"-separated tokens with ~1 for "/" and ~0 for "~". */
 export function parsePointer(pointer: string): string[] | undefined {
@@ -140,7 +178,7 @@ function readOperation(entry: unknown, node: JsonNode, index: number): Operation
 
 /** The patched content, or a PatchError. The document bytes are valid JSON (they were stored as such). */
 export function applyPatch(patch: Patch, document: Uint8Array, limits: PatchLimits): Uint8Array {
-  return applyWithin(patch, document, new PatchBudget(limits.maxResultBytes, patch.bytes, document.byteLength));
+  return applyWithin(patch, document, new PatchBudget(limits.maxResultBytes, patch.bytes, document.byteLength, limits.inlineWork));
 }
 
 /** applyPatch with the budget given, so that its accounting can be read afterwards. */
@@ -155,6 +193,7 @@ export function applyWithin(patch: Patch, document: Uint8Array, budget: PatchBud
   } else {
     for (const operation of patch.operations) applyOperation(text, operation, budget);
   }
+  budget.spend(budget.size, { index: patch.format === JSON_PATCH ? patch.operations.length - 1 : 0 });
   return writeText(text);
 }
 

@@ -12,6 +12,7 @@ import { decodeCursor, pageOf } from "./cursor";
 import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
 import { memberValueSpan } from "./json-span";
 import { documentsRepository, type AccountLimitsRow, type DocumentsRepository, type Executor, type QuotaRefusal, type Tx } from "./repository";
+import type { PatchJob } from "./patch";
 import { ContentRetirer } from "./retirer";
 import { normalizeFolder, normalizeMetadata, type MetadataInput } from "./validation";
 
@@ -22,10 +23,12 @@ export interface DocumentsDeps {
   retirer: ContentRetirer;
   now: () => number;
   purgeAfterMs: number;
+  /** applies (or, without a document, only reads) a patch off the main thread; undefined: on the calling thread */
+  patchWorker?: (job: PatchJob) => Promise<Uint8Array>;
 }
 
-export function documentsDeps(options: { db: Parameters<typeof documentsRepository>[0]; store: ContentStore; now?: () => number; purgeAfterMs: number }): DocumentsDeps {
-  return { repository: documentsRepository(options.db), store: options.store, retirer: new ContentRetirer(options.store), now: options.now ?? Date.now, purgeAfterMs: options.purgeAfterMs };
+export function documentsDeps(options: { db: Parameters<typeof documentsRepository>[0]; store: ContentStore; now?: () => number; purgeAfterMs: number; patchWorker?: DocumentsDeps["patchWorker"] }): DocumentsDeps {
+  return { repository: documentsRepository(options.db), store: options.store, retirer: new ContentRetirer(options.store), now: options.now ?? Date.now, purgeAfterMs: options.purgeAfterMs, patchWorker: options.patchWorker };
 }
 
 export const documentView = (row: DocumentRow) => ({
@@ -249,11 +252,11 @@ export async function storeNewVersion(deps: DocumentsDeps, accountId: string, id
  * gets the account's maximum document size (null: none) to build within; the quotas are checked on its
  * result before anything is written.
  */
-export async function deriveNewVersion(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, derive: (current: Uint8Array, maxDocumentBytes: number | null) => Uint8Array): Promise<DocumentRow> {
+export async function deriveNewVersion(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, derive: (current: Uint8Array, maxDocumentBytes: number | null) => Uint8Array | Promise<Uint8Array>): Promise<DocumentRow> {
   const { row, released } = await deps.repository.transaction((tx) =>
     underLock(tx, deps, accountId, id, preconditions, rowContentETag, async (current) => {
       const limits = await deps.repository.limits(accountId, { documentId: id, version: current.contentVersion + 1 });
-      const bytes = derive(await readContent(deps, current.contentKey), limits?.maxDocumentBytes ?? null);
+      const bytes = await derive(await readContent(deps, current.contentKey), limits?.maxDocumentBytes ?? null);
       checkQuota(limits, bytes.byteLength);
       return withStoredContent(deps, bytes, (stored) => adoptVersion(deps, tx, accountId, id, stored, null));
     }));

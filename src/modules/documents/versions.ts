@@ -8,7 +8,9 @@ import type { OpenedContent } from "../../storage/content-store";
 import { HttpError, badRequest, notFound } from "../../http/errors";
 import { decodeVersionCursor, encodeVersionCursor } from "./cursor";
 import { contentETag } from "./etag";
-import { JSON_PATCH, MERGE_PATCH, PatchError, applyPatch, patchResultLimit, readPatch, type PatchFormat } from "./patch";
+import {
+  INLINE_PATCH_MAX_BYTES, INLINE_WORK, JSON_PATCH, MERGE_PATCH, PatchError, PatchNeedsWorker, applyPatch, patchProblemOf, patchResultLimit, readPatch, type PatchFormat,
+} from "./patch";
 import { deriveNewVersion, getDocument, storeNewVersion, type DocumentsDeps, type Preconditions } from "./service";
 
 export const versionView = (row: DocumentVersionRow) => ({
@@ -67,33 +69,38 @@ export function patchFormatOf(contentType: string | null): PatchFormat {
   throw new HttpError(415, "unsupported_media_type", `A patch must be sent as ${JSON_PATCH} (RFC 6902) or ${MERGE_PATCH} (RFC 7396)${mediaType ? `, not ${mediaType}` : "; the request has no Content-Type"}`);
 }
 
-function patchProblem(error: PatchError): HttpError {
-  if (error.kind === "empty") return badRequest("body_required", error.message);
-  if (error.kind === "malformed") return badRequest("malformed_json", error.message);
-  const errors = error.index === undefined ? undefined : [{ path: `/${error.index}`, message: error.message }];
-  if (error.kind === "test_failed") return new HttpError(409, "patch_test_failed", error.message, { errors });
-  if (error.kind === "too_large") return new HttpError(413, "document_too_large", error.message, { errors });
-  if (error.kind === "too_much_work") return new HttpError(413, "patch_too_expensive", error.message, { errors });
-  return badRequest("patch_invalid", error.message, errors);
-}
-
 function asHttp<T>(work: () => T): T {
   try {
     return work();
   } catch (error) {
-    throw error instanceof PatchError ? patchProblem(error) : error;
+    if (!(error instanceof PatchError)) throw error;
+    const { status, code, message, errors } = patchProblemOf(error);
+    throw new HttpError(status, code, message, { errors });
   }
 }
 
 /**
  * PATCH …/content. The order of checks: the document (404), the media type (415), the patch itself
  * (400), If-Match (412), then the patch applied to the current content under the row lock (400/409) and
- * the quotas on the result (413).
+ * the quotas on the result (413). The main thread reads small patches and does a bounded share of the
+ * work (patch.ts, INLINE_WORK); anything larger is read and applied in a worker, when the deps have one.
  */
 export async function patchContent(deps: DocumentsDeps, accountId: string, id: string, contentType: string | null, body: () => Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
   await getDocument(deps, accountId, id);
   const format = patchFormatOf(contentType);
-  const patch = asHttp(() => readPatch(format, body()));
-  return deriveNewVersion(deps, accountId, id, preconditions, (current, maxDocumentBytes) =>
-    asHttp(() => applyPatch(patch, current, { maxResultBytes: patchResultLimit(maxDocumentBytes, current.byteLength, patch.bytes) })));
+  const bytes = body();
+  const inWorker = deps.patchWorker && bytes.byteLength > INLINE_PATCH_MAX_BYTES ? deps.patchWorker : undefined;
+  const patch = inWorker ? undefined : asHttp(() => readPatch(format, bytes));
+  if (inWorker) await inWorker({ format, patch: bytes.slice(), maxResultBytes: 0 });
+  return deriveNewVersion(deps, accountId, id, preconditions, async (current, maxDocumentBytes) => {
+    const maxResultBytes = patchResultLimit(maxDocumentBytes, current.byteLength, bytes.byteLength);
+    if (patch) {
+      try {
+        return asHttp(() => applyPatch(patch, current, { maxResultBytes, inlineWork: deps.patchWorker ? INLINE_WORK : undefined }));
+      } catch (error) {
+        if (!(error instanceof PatchNeedsWorker)) throw error;
+      }
+    }
+    return deps.patchWorker!({ format, patch: bytes, document: current, maxResultBytes });
+  });
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
 import { contentStoreIn } from "../../../src/storage/disk";
 import type { ContentStore } from "../../../src/storage/content-store";
-import { WORK_FACTOR } from "../../../src/modules/documents/patch";
+import { INLINE_WORK, JSON_PATCH as JSON_PATCH_FORMAT, PatchNeedsWorker, WORK_FACTOR, applyPatch, readPatch } from "../../../src/modules/documents/patch";
 
 let t: TestApp;
 /** bytes handed to the content store's put, request by request */
@@ -106,5 +106,54 @@ describe("a patch whose result would outgrow the limit", () => {
     const res = await patch(id, rootCopies(30), key);
     expect([res.status, res.body.code]).toEqual([413, "document_too_large"]);
     expect(res.body.detail).toContain(`${50 * 1024 * 1024} bytes`);
+  });
+});
+
+/** The patch needs more than the main thread's share of work on this document, so the server hands it to a worker. */
+function expectBeyondInlineShare(document: string, patchText: string): void {
+  const encoder = new TextEncoder();
+  expect(() => applyPatch(readPatch(JSON_PATCH_FORMAT, encoder.encode(patchText)), encoder.encode(document), { maxResultBytes: 2 ** 40, inlineWork: INLINE_WORK })).toThrow(PatchNeedsWorker);
+}
+
+describe("patches beyond the main thread's share run in a worker, with the same answers", () => {
+  test("an edit of an 8 MB document: applied in the worker, every untouched byte kept", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents"] });
+    const original = `{ "keep": 1.0, "list": [${Array.from({ length: 1_200_000 }, (_, i) => i).join(",")}] }`;
+    const id = await createWith(original, key);
+    const edit = '[{"op":"add","path":"/list/0","value":-1},{"op":"copy","from":"/keep","path":"/kept"},{"op":"test","path":"/keep","value":1}]';
+    expectBeyondInlineShare(original, edit);
+    const res = await patch(id, edit, key);
+    expect(res.status).toBe(200);
+    const stored = await (await t.request("GET", `${DOCS}/${id}/content`, { key })).text();
+    expect(stored).toBe(original.replace('"list": [0,', '"list": [-1,0,').replace("] }", '], "kept": 1.0 }'));
+    expect(res.body.document.fileSize).toBe(Buffer.byteLength(stored));
+  });
+
+  test("problems found in the worker answer as they do inline: 409 test failed, 413 too large, 400 naming the operation", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents"], maxDocumentBytes: 20 * 1024 * 1024 });
+    const document = JSON.stringify({ big: "z".repeat(8 * 1024 * 1024) });
+    const id = await createWith(document, key);
+    expectBeyondInlineShare(document, '[{"op":"copy","from":"/big","path":"/c"}]');
+    const failedTest = await patch(id, '[{"op":"copy","from":"/big","path":"/c"},{"op":"test","path":"/big","value":"no"}]', key);
+    expect([failedTest.status, failedTest.body.code, failedTest.body.errors[0].path]).toEqual([409, "patch_test_failed", "/1"]);
+    const tooLarge = await patch(id, '[{"op":"copy","from":"/big","path":"/c"},{"op":"copy","from":"/big","path":"/d"}]', key);
+    expect([tooLarge.status, tooLarge.body.code, tooLarge.body.errors[0].path]).toEqual([413, "document_too_large", "/1"]);
+    expect(tooLarge.body.detail).toContain(`${20 * 1024 * 1024} bytes`);
+    const missing = await patch(id, '[{"op":"remove","path":"/big"},{"op":"remove","path":"/nothing"}]', key);
+    expect([missing.status, missing.body.code, missing.body.errors[0].path]).toEqual([400, "patch_invalid", "/1"]);
+    expect((await t.json("GET", `${DOCS}/${id}`, { key })).body.document.version).toBe(1);
+  });
+
+  test("a patch body over 64 KiB is read in the worker: a malformed one is 400 before If-Match is looked at, a valid one applies", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents"] });
+    const id = await createWith("{}", key);
+    const values = Array.from({ length: 5000 }, (_, i) => ({ op: "add", path: `/k${i}`, value: "v".repeat(10) }));
+    const malformed = JSON.stringify(values).slice(0, -1);
+    const bad = await t.json("PATCH", `${DOCS}/${id}/content`, { key, rawBody: malformed, headers: { "content-type": JSON_PATCH, "if-match": '"not-the-etag"' } });
+    expect([bad.status, bad.body.code]).toEqual([400, "malformed_json"]);
+    const good = await patch(id, JSON.stringify(values), key);
+    expect(good.status).toBe(200);
+    const stored = JSON.parse(await (await t.request("GET", `${DOCS}/${id}/content`, { key })).text());
+    expect(Object.keys(stored).length).toBe(5000);
   });
 });
