@@ -183,6 +183,8 @@ export function applyPatch(patch: Patch, document: Uint8Array, limits: PatchLimi
 
 /** applyPatch with the budget given, so that its accounting can be read afterwards. */
 export function applyWithin(patch: Patch, document: Uint8Array, budget: PatchBudget): Uint8Array {
+  // reading the document scans it whole; a merge patch expands each container of both at most once
+  budget.spend(document.byteLength + (patch.format === MERGE_PATCH ? patch.bytes : 0), { index: 0 });
   const text = readText(document);
   if (patch.format === MERGE_PATCH) {
     // every value of the result sits where it sat in the document or in the patch: no deeper than either,

@@ -142,6 +142,8 @@ describe("patches beyond the main thread's share run in a worker, with the same 
     const missing = await patch(id, '[{"op":"remove","path":"/big"},{"op":"remove","path":"/nothing"}]', key);
     expect([missing.status, missing.body.code, missing.body.errors[0].path]).toEqual([400, "patch_invalid", "/1"]);
     expect((await t.json("GET", `${DOCS}/${id}`, { key })).body.document.version).toBe(1);
+    const merged = await t.json("PATCH", `${DOCS}/${id}/content`, { key, rawBody: '{"added":[1.0]}', headers: { "content-type": "application/merge-patch+json" } });
+    expect([merged.status, merged.body.document.fileSize]).toEqual([200, document.length + ',"added":[1.0]'.length]);
   });
 
   test("a patch body over 64 KiB is read in the worker: a malformed one is 400 before If-Match is looked at, a valid one applies", async () => {
