@@ -83,6 +83,7 @@ export function createApp(deps: AppDeps) {
     registry: deps.utilityRegistry ?? defaultUtilityRegistry,
     inlineMaxBytes: config.utilityInlineMaxBytes,
     maxPayloadBytes: config.utilityMaxPayloadBytes,
+    maxOutputBytes: config.utilityMaxOutputBytes,
     documents,
     logger,
     now: deps.now ?? Date.now,

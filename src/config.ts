@@ -24,6 +24,8 @@ export interface Config {
   readonly utilityTimeoutMs: number;
   readonly utilityInlineMaxBytes: number;
   readonly utilityMaxPayloadBytes: number;
+  readonly utilityMaxOutputBytes: number;
+  readonly utilityMemoryLimitBytes: number;
   readonly utilityWorkers: number;
   readonly utilityQueueLimit: number;
   readonly purgeAfterMs: number;
@@ -140,6 +142,8 @@ export function loadConfig(env: Env = process.env): Config {
     utilityTimeoutMs: integer(env, "UTILITY_TIMEOUT_MS", 30_000, 1),
     utilityInlineMaxBytes: integer(env, "UTILITY_INLINE_MAX_BYTES", 2048, 0),
     utilityMaxPayloadBytes: integer(env, "UTILITY_MAX_PAYLOAD_BYTES", 52_428_800, 1, 1 << 30),
+    utilityMaxOutputBytes: integer(env, "UTILITY_MAX_OUTPUT_BYTES", 52_428_800, 1, 1 << 30),
+    utilityMemoryLimitBytes: integer(env, "UTILITY_MEMORY_LIMIT_BYTES", 4 * 1024 ** 3, 64 * 1024 ** 2),
     utilityWorkers: integer(env, "UTILITY_WORKERS", Math.max(1, availableParallelism()), 1, 256),
     utilityQueueLimit: integer(env, "UTILITY_QUEUE_LIMIT", 64, 0),
     purgeAfterMs: integer(env, "PURGE_AFTER_MS", 2_592_000_000, 0),

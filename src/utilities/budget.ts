@@ -24,6 +24,11 @@ export class OutputBudget {
     if (this.used > this.limitBytes) throw new ResultTooLargeError(this.limitBytes);
   }
 
+  /** Charges a copy of `value` about to be made, measuring it no further than the budget that is left. */
+  chargeCopyOf(value: unknown): void {
+    this.charge(jsonSizeOf(value, this.limitBytes - this.used));
+  }
+
   get usedBytes(): number {
     return this.used;
   }

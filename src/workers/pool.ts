@@ -29,7 +29,7 @@ export type WorkerJob =
   | ({ kind: "patch" } & PatchJob);
 
 export type ToWorker =
-  | { type: "init"; registryModule: string }
+  | { type: "init"; registryModule: string; maxOutputBytes: number }
   | { type: "run"; jobId: number; job: WorkerJob }
   /** an output buffer the main thread is done with, for the worker to write a later output into */
   | { type: "recycle"; buffer: ArrayBuffer };
@@ -47,6 +47,8 @@ export class RunTimeoutError extends Error {}
 export class RunCancelledError extends Error {}
 /** The worker died while running (out of memory, exit). */
 export class WorkerCrashedError extends Error {}
+/** The process's memory passed the pool's limit while this run was the longest running: it was stopped. */
+export class RunMemoryError extends Error {}
 
 export interface PoolOptions {
   size: number;
@@ -55,6 +57,15 @@ export interface PoolOptions {
   timeoutMs: number;
   /** URL of the module whose `registry` export the workers run (see utilities/registry.ts) */
   registryModule: string;
+  /** each run step's output limit (utilities/budget.ts) */
+  maxOutputBytes: number;
+  /**
+   * The process's resident memory at which the longest running run is stopped and its worker replaced
+   * (Bun ignores a Worker's resourceLimits, so the pool watches the whole process while runs are under way).
+   */
+  memoryLimitBytes?: number;
+  /** how often that is checked; tests shorten it */
+  memoryCheckMs?: number;
   onWorkerLost?: (reason: string) => void;
 }
 
@@ -67,6 +78,7 @@ interface Job {
 
 interface Running {
   id: number;
+  startedAt: number;
   job: Job;
   /** aborted with the error the run fails with: a RunTimeoutError or a RunCancelledError */
   stop: AbortController;
@@ -82,6 +94,9 @@ interface Slot {
 
 const WORKER_URL = new URL("./utility.worker.ts", import.meta.url);
 
+/** How long a terminated worker's memory takes to come back here (426 MiB: under 2 s). */
+const MEMORY_RELEASE_MS = 2_000;
+
 /** Smaller outputs are not given back: their page faults cost less than the message that would return them. */
 const RECYCLED_MIN_BYTES = 1024 * 1024;
 
@@ -92,8 +107,13 @@ export class WorkerPool {
   private stopped = false;
   /** the worker that wrote each single-buffer output of RECYCLED_MIN_BYTES or more, for recycle() */
   private readonly writers = new WeakMap<ArrayBuffer, Worker>();
-  /** workers replaced after a timeout, a cancellation or a crash */
+  /** workers replaced after a timeout, a cancellation, a crash or the memory limit */
   replacements = 0;
+  /** runs stopped because the process passed the memory limit */
+  memoryStops = 0;
+  private memoryWatch?: ReturnType<typeof setInterval>;
+  /** a stopped worker's memory takes up to a second or two to be given back: no other run is stopped meanwhile */
+  private memoryQuietUntil = 0;
 
   /** Workers are spawned by start(), or else lazily by the first runs that need them. */
   constructor(private readonly options: PoolOptions) {
@@ -161,6 +181,7 @@ export class WorkerPool {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.memoryWatch);
     for (const job of this.queue.splice(0)) job.reject(new PoolBusyError("the worker pool is shutting down"));
     for (const slot of this.slots.splice(0)) {
       slot.running?.release();
@@ -171,7 +192,7 @@ export class WorkerPool {
 
   private spawn(): Worker {
     const worker = new Worker(WORKER_URL);
-    worker.postMessage({ type: "init", registryModule: this.options.registryModule } satisfies ToWorker);
+    worker.postMessage({ type: "init", registryModule: this.options.registryModule, maxOutputBytes: this.options.maxOutputBytes } satisfies ToWorker);
     worker.addEventListener("message", (event: MessageEvent<ToPool>) => this.receive(worker, event.data));
     worker.addEventListener("error", (event) => this.lose(worker, `worker error: ${(event as ErrorEvent).message}`));
     worker.addEventListener("close", () => this.lose(worker, "worker exited"));
@@ -193,7 +214,8 @@ export class WorkerPool {
       this.replace(slot);
       job.reject(stop.signal.reason);
     }, { once: true });
-    slot.running = { id, job, stop, release: () => job.signal?.removeEventListener("abort", cancel) };
+    slot.running = { id, startedAt: performance.now(), job, stop, release: () => job.signal?.removeEventListener("abort", cancel) };
+    this.watchMemory();
     const { work, transfer } = withTransfers(job.work);
     worker.postMessage({ type: "run", jobId: id, job: work } satisfies ToWorker, transfer);
   }
@@ -210,6 +232,26 @@ export class WorkerPool {
     if (output && output.buffer.byteLength >= RECYCLED_MIN_BYTES) this.writers.set(output.buffer as ArrayBuffer, worker);
     running.job.resolve(outcome);
     this.next(slot);
+  }
+
+  /** While any run is under way, checks the process's memory; past the limit the longest running run is stopped. */
+  private watchMemory(): void {
+    const limit = this.options.memoryLimitBytes;
+    if (limit === undefined || this.memoryWatch) return;
+    this.memoryWatch = setInterval(() => {
+      const running = this.slots.map((slot) => slot.running).filter((run): run is Running => run !== undefined);
+      if (running.length === 0) {
+        clearInterval(this.memoryWatch);
+        this.memoryWatch = undefined;
+        return;
+      }
+      if (performance.now() < this.memoryQuietUntil || process.memoryUsage.rss() <= limit) return;
+      this.memoryQuietUntil = performance.now() + MEMORY_RELEASE_MS;
+      const oldest = running.reduce((a, b) => (b.startedAt < a.startedAt ? b : a));
+      this.memoryStops++;
+      oldest.stop.abort(new RunMemoryError(`the server's memory passed ${limit} bytes while this run was under way`));
+    }, this.options.memoryCheckMs ?? 50);
+    this.memoryWatch.unref?.();
   }
 
   private limitTime(running: Running): void {
@@ -282,7 +324,7 @@ export function transferable(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
 
 /** The pool the configuration asks for; call start() to spawn its workers up front. */
 export function createWorkerPool(
-  config: Pick<Config, "utilityWorkers" | "utilityQueueLimit" | "utilityTimeoutMs">,
+  config: Pick<Config, "utilityWorkers" | "utilityQueueLimit" | "utilityTimeoutMs" | "utilityMaxOutputBytes" | "utilityMemoryLimitBytes">,
   registryModule: string,
   onWorkerLost?: (reason: string) => void,
 ): WorkerPool {
@@ -290,6 +332,8 @@ export function createWorkerPool(
     size: config.utilityWorkers,
     queueLimit: config.utilityQueueLimit,
     timeoutMs: config.utilityTimeoutMs,
+    maxOutputBytes: config.utilityMaxOutputBytes,
+    memoryLimitBytes: config.utilityMemoryLimitBytes,
     registryModule,
     onWorkerLost,
   });

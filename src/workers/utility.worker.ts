@@ -18,6 +18,7 @@ import type { ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./pool";
 declare const self: Worker;
 
 let registry: Promise<UtilityRegistry> | undefined;
+let maxOutputBytes = Number.POSITIVE_INFINITY;
 
 function find(loaded: UtilityRegistry | undefined, utilityId: string): Utility {
   const utility = loaded?.find(utilityId);
@@ -84,10 +85,10 @@ async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
   try {
     const loaded = await registry;
     self.postMessage({ type: "started", jobId } satisfies ToPool);
-    if (job.kind === "request") return { ok: true, ...asChunks(await executeBytes(find(loaded, job.utilityId), job.bytes)) };
+    if (job.kind === "request") return { ok: true, ...asChunks(await executeBytes(find(loaded, job.utilityId), job.bytes, maxOutputBytes)) };
     if (job.kind === "patch") return patched(job);
     const steps = job.steps.map(({ utilityId, ...step }) => ({ utility: find(loaded, utilityId), ...step }));
-    return { ok: true, ...asChunks(await runSteps(steps, job.primary, job.nameSteps)) };
+    return { ok: true, ...asChunks(await runSteps(steps, job.primary, job.nameSteps, maxOutputBytes)) };
   } catch (error) {
     if (error instanceof HttpError) return { ok: false, status: error.status, code: error.code, message: error.message, errors: error.extra.errors };
     return { ok: false, status: 500, code: "worker_failed", message: error instanceof Error ? error.message : String(error) };
@@ -99,6 +100,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
   if (message.type === "recycle") return keepRecycled(message.buffer);
   if (message.type === "init") {
     registry = import(message.registryModule).then((module: { registry: UtilityRegistry }) => module.registry);
+    maxOutputBytes = message.maxOutputBytes;
     return;
   }
   const outcome = await run(message.jobId, message.job);

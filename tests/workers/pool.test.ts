@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { executeBytes } from "../../src/modules/utilities/request";
 import { validateConfig } from "../../src/modules/utilities/execution";
-import { PoolBusyError, RunCancelledError, RunTimeoutError, WorkerCrashedError, WorkerPool, type PoolOptions, type WorkerOutcome } from "../../src/workers/pool";
+import { PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, WorkerCrashedError, WorkerPool, type PoolOptions, type WorkerOutcome } from "../../src/workers/pool";
 import { registry } from "./fixtures/registry";
 
 // Worker start-up (importing every utility) takes seconds on a loaded 2-core machine.
@@ -11,7 +11,7 @@ const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value
 const pools: WorkerPool[] = [];
 
 function pool(options: Partial<PoolOptions> = {}): WorkerPool {
-  const created = new WorkerPool({ size: 1, queueLimit: 4, timeoutMs: 30_000, registryModule: registry.module, ...options }).start();
+  const created = new WorkerPool({ size: 1, queueLimit: 4, timeoutMs: 30_000, registryModule: registry.module, maxOutputBytes: 50 * 1024 * 1024, ...options }).start();
   pools.push(created);
   return created;
 }
@@ -33,7 +33,7 @@ describe("WorkerPool", () => {
   test("a worker gives the same output text as the inline run, and the bytes are transferred", async () => {
     const workers = pool();
     const body = { inputs: { primary: { a: { b: [1, null, ""] }, c: " x " } }, config: { trimStrings: true, removeEmptyObjects: true } };
-    const inline = await executeBytes(registry.find("schema.clean-json")!, encode(body));
+    const inline = await executeBytes(registry.find("schema.clean-json")!, encode(body), Infinity);
     const bytes = encode(body);
     const outcome = await workers.run("schema.clean-json", bytes);
     expect(outputText(outcome)).toBe((inline as { outputJson: string }).outputJson);
@@ -147,6 +147,21 @@ describe("WorkerPool", () => {
     expect(await rejection(queuedBehind)).toBeInstanceOf(RunTimeoutError);
     expect(workers.replacements).toBe(2);
     expect(outputText(await workers.run("test.echo", echo("after")))).toBe('{"primary":"after"}');
+  });
+
+  test("a run that allocates past the memory limit is stopped and its worker replaced; its memory is given back and the next run is served", async () => {
+    const before = process.memoryUsage.rss();
+    const limit = before + 256 * 1024 * 1024;
+    const workers = pool({ memoryLimitBytes: limit, memoryCheckMs: 20 });
+    expect(await rejection(workers.run("test.hoard", echo(1)))).toBeInstanceOf(RunMemoryError);
+    expect(workers.memoryStops).toBe(1);
+    expect(workers.replacements).toBe(1);
+    expect(outputText(await workers.run("test.echo", echo("after")))).toBe('{"primary":"after"}');
+    for (let i = 0; i < 20 && process.memoryUsage.rss() > limit; i++) {
+      Bun.gc(true);
+      await Bun.sleep(100);
+    }
+    expect(process.memoryUsage.rss()).toBeLessThan(limit);
   });
 
   test("aborting the caller's signal stops a running run and frees its worker", async () => {

@@ -1,6 +1,6 @@
 /** Patches that need more than the main thread's share, applied in the utility worker pool. */
 import { HttpError } from "../../http/errors";
-import { PoolBusyError, RunTimeoutError, WorkerCrashedError, type WorkerPool } from "../../workers/pool";
+import { PoolBusyError, RunMemoryError, RunTimeoutError, WorkerCrashedError, type WorkerPool } from "../../workers/pool";
 import type { PatchJob } from "./patch";
 
 const BUSY_RETRY_SECONDS = 1;
@@ -12,6 +12,7 @@ export const patchInPool = (pool: WorkerPool) => async (job: PatchJob): Promise<
   } catch (error) {
     if (error instanceof RunTimeoutError) throw new HttpError(408, "patch_timeout", `The patch was stopped: ${error.message}; nothing was stored`);
     if (error instanceof PoolBusyError) throw new HttpError(503, "busy", `Every worker is busy; retry after ${BUSY_RETRY_SECONDS} s`, { headers: { "Retry-After": String(BUSY_RETRY_SECONDS) } });
+    if (error instanceof RunMemoryError) throw new HttpError(413, "patch_too_expensive", `The patch was stopped: ${error.message}; split it into smaller patches`);
     if (error instanceof WorkerCrashedError) throw new HttpError(413, "patch_too_expensive", "The patch could not be applied within the worker's resources; split it into smaller patches");
     throw error;
   }

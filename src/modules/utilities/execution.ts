@@ -11,6 +11,7 @@ import type { TObject, TSchema } from "@sinclair/typebox";
 import { badRequest, HttpError, validationError, type FieldError } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
 import { UtilityConfigError, UtilityError, type Utility, type UtilityInputs } from "../../utilities/types";
+import { jsonSizeOf, OutputBudget, ResultTooLargeError } from "../../utilities/budget";
 import { runStreamed } from "./streaming";
 
 /**
@@ -40,11 +41,16 @@ export type RunResult = ({ outputJson: string } | { outputChunks: Uint8Array[] }
 /**
  * Runs the steps in order, each on the previous one's output. `nameSteps` (pipelines): errors name the
  * failing step by its index, `/steps/<i>`. A single step over JSON text with no secondary input may be
- * streamed record by record; whatever streaming declines runs here as usual.
+ * streamed record by record; whatever streaming declines runs here as usual. Each step builds within
+ * `maxOutputBytes`: the utility charges what it builds as it builds it (utilities/budget.ts), the output
+ * of a step whose utility amplifies is measured before anything serialises it (values it shares by
+ * reference would otherwise be written out many times), and the serialised output is checked again.
  */
-export async function runSteps(steps: readonly Step[], primary: Source, nameSteps: boolean): Promise<RunResult> {
+export async function runSteps(steps: readonly Step[], primary: Source, nameSteps: boolean, maxOutputBytes: number): Promise<RunResult> {
   const [only] = steps;
-  const streamed = steps.length === 1 && only.secondary === undefined && "json" in primary ? runStreamed(only.utility, only.config, primary.json) : undefined;
+  const streamed = steps.length === 1 && only.secondary === undefined && "json" in primary
+    ? failingAsHttp(only.utility, () => runStreamed(only.utility, only.config, primary.json, new OutputBudget(maxOutputBytes)))
+    : undefined;
   if (streamed) return streamed;
   const started = performance.now();
   let value = readSource(primary);
@@ -53,20 +59,32 @@ export async function runSteps(steps: readonly Step[], primary: Source, nameStep
     const inputs: UtilityInputs = step.secondary === undefined ? { primary: value } : { primary: value, secondary: readSource(step.secondary) };
     const stepStarted = performance.now();
     try {
-      value = await step.utility.run(inputs, step.config);
+      const budget = new OutputBudget(maxOutputBytes);
+      value = await step.utility.run(inputs, step.config, budget);
+      if (step.utility.amplifies && jsonSizeOf(value, maxOutputBytes) > maxOutputBytes) throw new ResultTooLargeError(maxOutputBytes);
     } catch (error) {
       throw stepFailure(runFailure(step.utility, error), nameSteps ? index : undefined, step.utility);
     }
     stepDurationsMs.push(performance.now() - stepStarted);
   }
   let outputJson: string | undefined;
+  const last = steps.length - 1;
   try {
     outputJson = JSON.stringify(value);
+    if (outputJson !== undefined && outputJson.length > maxOutputBytes) throw new ResultTooLargeError(maxOutputBytes);
   } catch (error) {
-    const last = steps.length - 1;
     throw stepFailure(runFailure(steps[last].utility, error), nameSteps ? last : undefined, steps[last].utility);
   }
   return { outputJson: outputJson ?? "null", durationMs: performance.now() - started, stepDurationsMs };
+}
+
+/** `work`, with whatever it throws answered as a failure of `utility` (413, 400, …). */
+export function failingAsHttp<T>(utility: Utility, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    throw runFailure(utility, error);
+  }
 }
 
 function readSource(source: Source): unknown {
@@ -120,6 +138,9 @@ function describeConfigError(schema: TSchema, message: string): string {
 
 function runFailure(utility: Utility, error: unknown): HttpError {
   if (error instanceof HttpError) return error;
+  if (error instanceof ResultTooLargeError) {
+    return new HttpError(413, "result_too_large", `${utility.id} would build an output larger than UTILITY_MAX_OUTPUT_BYTES (${error.limitBytes} bytes); no credit was used`);
+  }
   if (error instanceof UtilityConfigError) {
     const path = error.path === "" || error.path.startsWith("/") ? error.path : `/${error.path}`;
     return validationError([{ path: `/config${path}`, message: error.message }]);

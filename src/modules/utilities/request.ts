@@ -11,7 +11,8 @@ import { isObject } from "../../utilities/lib/paths";
 import type { UtilityRegistry } from "../../utilities/registry";
 import type { Utility } from "../../utilities/types";
 import { normalizeMetadata, type Metadata } from "../documents/validation";
-import { runSteps, validateConfig, type RunResult, type Source } from "./execution";
+import { failingAsHttp, runSteps, validateConfig, type RunResult, type Source } from "./execution";
+import { ResultTooLargeError, OutputBudget } from "../../utilities/budget";
 import { runStreamed, STREAM_MIN_BYTES } from "./streaming";
 
 /** Where an input comes from: given in the request, or a stored document of the caller's. */
@@ -278,8 +279,8 @@ export function usesDocuments(plan: RunPlan): boolean {
  * large array is streamed from the array's span; anything else, or anything that streaming declines,
  * parses the whole body, so answers and errors are the whole-document path's.
  */
-export async function executeBytes(utility: Utility, bytes: Uint8Array): Promise<RunResult> {
-  const streamed = streamedRequest(utility, bytes);
+export async function executeBytes(utility: Utility, bytes: Uint8Array, maxOutputBytes: number): Promise<RunResult> {
+  const streamed = failingAsHttp(utility, () => streamedRequest(utility, bytes, maxOutputBytes));
   if (streamed) return streamed;
   const { value: plan, errors } = readUtilityRun(readBody(bytes, false), utility);
   if (errors.length > 0) throw validationError(errors);
@@ -287,19 +288,20 @@ export async function executeBytes(utility: Utility, bytes: Uint8Array): Promise
   if (!("source" in plan.primary) || (secondary && !("source" in secondary)) || plan.output) {
     throw new Error("a request naming documents or an output must be read on the main thread");
   }
-  return runSteps([{ utility, config, ...(secondary ? { secondary: secondary.source } : {}) }], plan.primary.source, false);
+  return runSteps([{ utility, config, ...(secondary ? { secondary: secondary.source } : {}) }], plan.primary.source, false, maxOutputBytes);
 }
 
 /** The request read by member spans and its primary array streamed; undefined when that does not apply or fails. */
-function streamedRequest(utility: Utility, bytes: Uint8Array): RunResult | undefined {
+function streamedRequest(utility: Utility, bytes: Uint8Array, maxOutputBytes: number): RunResult | undefined {
   if (!utility.recordWise || bytes.byteLength < STREAM_MIN_BYTES) return undefined;
   try {
     const { value: plan, errors } = readUtilityRun(readBody(bytes, true), utility);
     const [{ config, secondary }] = plan.steps;
     const primary = "source" in plan.primary ? plan.primary.source : undefined;
     if (errors.length > 0 || secondary || plan.output || !primary || !("json" in primary)) return undefined;
-    return runStreamed(utility, config, primary.json);
-  } catch {
+    return runStreamed(utility, config, primary.json, new OutputBudget(maxOutputBytes));
+  } catch (error) {
+    if (error instanceof ResultTooLargeError) throw error;
     return undefined;
   }
 }

@@ -15,7 +15,7 @@ import { CheckedJson } from "../../http/json";
 import type { OpenedContent } from "../../storage/content-store";
 import type { UtilityRegistry } from "../../utilities/registry";
 import type { Utility } from "../../utilities/types";
-import { PoolBusyError, RunCancelledError, RunTimeoutError, transferable, WorkerCrashedError, type WorkerOutcome, type WorkerPool } from "../../workers/pool";
+import { PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, transferable, WorkerCrashedError, type WorkerOutcome, type WorkerPool } from "../../workers/pool";
 import { contentETag, ifMatchAllows } from "../documents/etag";
 import { createDocument, documentView, getDocument, openContent, preconditionFailed, replaceContent, type DocumentsDeps } from "../documents/service";
 import { creditPeriodStart } from "../usage/service";
@@ -27,8 +27,11 @@ export interface UtilityEngine {
   db: Db;
   pool: WorkerPool;
   registry: UtilityRegistry;
+  /** runs up to this size go inline, unless a step amplifies (types.ts) */
   inlineMaxBytes: number;
   maxPayloadBytes: number;
+  /** each step's output limit (utilities/budget.ts) */
+  maxOutputBytes: number;
   /** stored documents as inputs, and saved outputs */
   documents: DocumentsDeps;
   logger: Logger;
@@ -81,7 +84,7 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
   const { bytes } = request;
   if (bytes.byteLength === 0) throw badRequest("body_required", "A JSON request body `{ inputs: { primary }, config? }` is required");
   const large = bytes.byteLength > engine.inlineMaxBytes;
-  if (large && !needsReadingHere(bytes)) {
+  if ((large || utility.amplifies) && !needsReadingHere(bytes)) {
     // Inline inputs only: the worker reads the whole body, this thread does not even scan it.
     const result = await withCredits(engine, request.principal.accountId, 1, utility.id, () =>
       inWorker(engine, utility.id, () => engine.pool.run(utility.id, bytes, request.signal)));
@@ -125,8 +128,9 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
     const source = (input: InputRef): Source => ("source" in input ? input.source : { json: bytesOf.get(input.documentId)! });
     const primary = source(plan.primary);
     const steps = plan.steps.map(({ secondary, ...step }) => ({ ...step, ...(secondary ? { secondary: source(secondary) } : {}) }));
-    const result = payloadBytes <= engine.inlineMaxBytes
-      ? await runSteps(steps, primary, plan.pipeline)
+    const inline = payloadBytes <= engine.inlineMaxBytes && !plan.steps.some((step) => step.utility.amplifies);
+    const result = inline
+      ? await runSteps(steps, primary, plan.pipeline, engine.maxOutputBytes)
       : await inWorker(engine, plan.steps[0].utility.id, () => engine.pool.runSteps({
         steps: steps.map(({ utility, ...step }) => ({ utilityId: utility.id, ...step })),
         primary,
@@ -273,6 +277,7 @@ const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(
 
 function poolFailure(error: unknown): unknown {
   if (error instanceof RunTimeoutError) return new HttpError(408, "utility_timeout", `The utility was stopped: ${error.message}; no credit was used`);
+  if (error instanceof RunMemoryError) return new HttpError(413, "result_too_large", `The utility was stopped: ${error.message} (UTILITY_MEMORY_LIMIT_BYTES); no credit was used`);
   if (error instanceof PoolBusyError) {
     return new HttpError(503, "busy", `${capitalized(error.message)}; retry after ${BUSY_RETRY_SECONDS} s`, { headers: { "Retry-After": String(BUSY_RETRY_SECONDS) } });
   }

@@ -11,6 +11,7 @@
  * caller takes the whole-document path, which gives exactly its usual answer or error.
  */
 import type { Utility } from "../../utilities/types";
+import { ResultTooLargeError, type OutputBudget } from "../../utilities/budget";
 import { elementSpans } from "../../http/json-scan";
 import { exceedsDepth } from "../../http/json";
 import type { RunResult } from "./execution";
@@ -63,12 +64,12 @@ class ChunkWriter {
  * when it must take the whole-document path: the utility has no per-record form for this config, the
  * input is below `minBytes` or not an array, or anything fails.
  */
-export function runStreamed(utility: Utility, config: Record<string, unknown>, bytes: Uint8Array, minBytes = STREAM_MIN_BYTES): RunResult | undefined {
+export function runStreamed(utility: Utility, config: Record<string, unknown>, bytes: Uint8Array, budget: OutputBudget, minBytes = STREAM_MIN_BYTES): RunResult | undefined {
   if (!utility.recordWise || bytes.byteLength < minBytes || exceedsDepth(bytes)) return undefined;
   const elements = elementSpans(bytes);
   if (!elements) return undefined;
   try {
-    const transform = utility.recordWise(config);
+    const transform = utility.recordWise(config, budget);
     if (!transform) return undefined;
     const started = performance.now();
     const output = new ChunkWriter();
@@ -83,6 +84,7 @@ export function runStreamed(utility: Utility, config: Record<string, unknown>, b
       const outputs = records.map((record, offset) => transform(record, first + offset));
       if (first > 0) output.write(",");
       const json = JSON.stringify(outputs);
+      budget.charge(json.length);
       output.write(json.slice(1, -1));
       if (elements[last].end >= collectAt) {
         // each batch leaves its text and objects behind; without a nudge the heap grows by several
@@ -95,7 +97,9 @@ export function runStreamed(utility: Utility, config: Record<string, unknown>, b
     output.write("]");
     const durationMs = performance.now() - started;
     return { outputChunks: output.finish(), durationMs, stepDurationsMs: [durationMs] };
-  } catch {
+  } catch (error) {
+    // an output over the limit would be over it on the whole-document path too
+    if (error instanceof ResultTooLargeError) throw error;
     return undefined;
   }
 }

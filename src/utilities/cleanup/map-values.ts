@@ -7,6 +7,7 @@ import { mapLeaves } from "../lib/leaves";
 import { parsePaths, PathSet } from "../lib/paths";
 import { mapRecords } from "../lib/records";
 import { defineUtility, type UtilityInputs } from "../types";
+import { jsonSizeOf, unlimitedBudget } from "../budget";
 
 export const id = "cleanup.map-values";
 
@@ -40,17 +41,24 @@ export interface MapValuesConfig {
 
 const lookupText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value));
 
-export function mapValues(primary: unknown, config: MapValuesConfig): unknown {
+/**
+ * Output bound: a short value mapped to a long one (the same object, shared, until it is serialised)
+ * makes the output far larger than the input, so every replacement is charged to `budget` by its size.
+ */
+export function mapValues(primary: unknown, config: MapValuesConfig, budget = unlimitedBudget()): unknown {
   const fold = config.caseSensitive ? (text: string) => text : (text: string) => text.toLowerCase();
-  const table = new Map<string, unknown>();
+  const table = new Map<string, { value: unknown; size: number }>();
+  const entry = (value: unknown) => ({ value, size: jsonSizeOf(value) });
   // case-insensitively, "Y" and "y" are one entry: the first written wins
-  for (const key of Object.keys(config.mappings)) if (!table.has(fold(key))) table.set(fold(key), config.mappings[key]);
+  for (const key of Object.keys(config.mappings)) if (!table.has(fold(key))) table.set(fold(key), entry(config.mappings[key]));
+  const fallback = entry(config.unmatched === "null" ? null : config.default);
   const pathSets = config.paths === undefined ? [] : [new PathSet(parsePaths(config.paths, "paths"))];
 
   const map = (value: unknown): unknown => {
-    const text = fold(lookupText(value));
-    if (table.has(text)) return table.get(text);
-    return config.unmatched === "keep" ? value : config.unmatched === "null" ? null : config.default;
+    const replacement = table.get(fold(lookupText(value))) ?? (config.unmatched === "keep" ? undefined : fallback);
+    if (replacement === undefined) return value;
+    budget.charge(replacement.size);
+    return replacement.value;
   };
   return mapRecords(primary, (record) =>
     mapLeaves(record, pathSets, (leaf, selected) => (pathSets.length === 0 || selected[0] ? map(leaf) : leaf)),
@@ -64,7 +72,8 @@ export default defineUtility({
   description:
     'Replaces values through a lookup table ({ "Y": true, "N": false }), everywhere or at the given paths, record by record; unmatched values are kept, nulled or defaulted.',
   configSchema,
-  run(inputs: UtilityInputs, config) {
-    return mapValues(inputs.primary, config as MapValuesConfig);
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget) {
+    return mapValues(inputs.primary, config as MapValuesConfig, budget);
   },
 });

@@ -8,6 +8,7 @@ import { DETECTOR_PRIORITY, DETECTORS, detect, PATTERN_NAMES, type PatternName, 
 import { isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../lib/paths";
 import { compileUserRegex } from "../lib/regex";
 import { defineUtility, type UtilityInputs } from "../types";
+import { unlimitedBudget } from "../budget";
 
 export const id = "cleanup.redact";
 
@@ -69,7 +70,11 @@ function customFinder(pattern: string, index: number): Finder {
   };
 }
 
-export function redact(primary: unknown, config: RedactConfig): unknown {
+/**
+ * Output bound: a long mask put in place of short matches (a custom pattern of one character) makes a
+ * string far longer than it was; every mask inserted is charged to `budget` by its length.
+ */
+export function redact(primary: unknown, config: RedactConfig, budget = unlimitedBudget()): unknown {
   const finders: Finder[] = [
     ...DETECTOR_PRIORITY.filter((name) => config.patterns.includes(name)).map((name) => ({
       find: (text: string) => detect(name, text),
@@ -86,11 +91,15 @@ export function redact(primary: unknown, config: RedactConfig): unknown {
     return token;
   };
 
+  const charged = (mask: string) => {
+    budget.charge(mask.length);
+    return mask;
+  };
   const maskMatch = (value: string, finder: Finder) =>
-    config.maskStyle === "full" ? config.mask : config.maskStyle === "hash" ? hashed(value) : finder.partial(value);
+    charged(config.maskStyle === "full" ? config.mask : config.maskStyle === "hash" ? hashed(value) : finder.partial(value));
   // a whole value has no kind to keep a hint of, so `partial` masks it like `full`
   const maskWhole = (value: unknown) =>
-    config.maskStyle === "hash" ? hashed(typeof value === "string" ? value : JSON.stringify(value)) : config.mask;
+    charged(config.maskStyle === "hash" ? hashed(typeof value === "string" ? value : JSON.stringify(value)) : config.mask);
 
   const redactText = (text: string): string => {
     const taken: (Span & { finder: Finder })[] = [];
@@ -136,7 +145,8 @@ export default defineUtility({
   description:
     "Masks e-mail addresses, phone numbers, card numbers, IBANs, IP addresses, SSNs, URLs and custom patterns inside strings, and whole values by path or member name.",
   configSchema,
-  run(inputs: UtilityInputs, config) {
-    return redact(inputs.primary, config as RedactConfig);
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget) {
+    return redact(inputs.primary, config as RedactConfig, budget);
   },
 });

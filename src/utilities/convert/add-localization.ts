@@ -7,6 +7,7 @@ import type { Static } from "@sinclair/typebox";
 import { hasOwn, isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../lib/paths";
 import { describeType, mapRecords } from "../lib/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
+import { unlimitedBudget } from "../budget";
 
 export const id = "convert.add-localization";
 
@@ -189,12 +190,18 @@ export default defineUtility({
   description:
     'Turns texts into a localization structure: "Save" becomes { "en": "Save", "fr": "" } (wrap) or title becomes title_en, title_fr (suffix). Record-wise; running it twice changes nothing.',
   configSchema,
-  run(inputs: UtilityInputs, config) {
+  // every text becomes one entry per locale: charged by each record's size once built
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget = unlimitedBudget()) {
     const { primary } = inputs;
     if (primary === null || (typeof primary !== "object" && typeof primary !== "string")) {
       throw new UtilityError(`${id} takes texts: an object, an array or a string; primary is ${describeType(primary)}`);
     }
     const options = resolveLocalization(config);
-    return mapRecords(primary, (record) => localize(record, options));
+    return mapRecords(primary, (record) => {
+      const localized = localize(record, options);
+      budget.chargeCopyOf(localized);
+      return localized;
+    });
   },
 });

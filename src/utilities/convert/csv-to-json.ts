@@ -7,6 +7,7 @@ import { detectDelimiter, parseCsv } from "../lib/csv";
 import { ANY, formatPath, parsePath, PathSyntaxError, set, setOwn, type JsonObject, type Path } from "../lib/paths";
 import { describeType } from "../lib/records";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
+import { unlimitedBudget } from "../budget";
 
 export const id = "convert.csv-to-json";
 
@@ -86,7 +87,11 @@ function headerPaths(names: readonly string[]): Path[] {
   return paths;
 }
 
-export function csvToJson(text: string, config: CsvToJsonConfig): JsonObject[] {
+/**
+ * Output bound: every row repeats the header's names as keys, so a long header over many short rows
+ * makes the output far larger than the text; each row is charged to `budget` as it is built.
+ */
+export function csvToJson(text: string, config: CsvToJsonConfig, budget = unlimitedBudget()): JsonObject[] {
   const delimiter = config.delimiter === "auto" ? detectDelimiter(text) : config.delimiter;
   const rows = parseCsv(text, { delimiter, trim: config.trim, skipEmptyLines: config.skipEmptyLines });
   const taken = new Set<string>();
@@ -113,13 +118,17 @@ export function csvToJson(text: string, config: CsvToJsonConfig): JsonObject[] {
     const row = rows[index];
     const record: JsonObject = {};
     const width = Math.max(row.length, headerWidth);
+    let rowBytes = 2;
     for (let column = 0; column < width; column++) {
       const key = column < names.length ? names[column] : extraKey(column);
-      const value = cellValue(column < row.length ? row[column] : "");
+      const cell = column < row.length ? row[column] : "";
+      const value = cellValue(cell);
       if (value === OMIT) continue;
+      rowBytes += key.length + cell.length + 6;
       if (config.nested) set(record, paths[column], value);
       else setOwn(record, key, value);
     }
+    budget.charge(rowBytes);
     records.push(record);
   }
   return records;
@@ -132,10 +141,11 @@ export default defineUtility({
   description:
     "Reads CSV text (RFC 4180: quoted cells, doubled quotes, CRLF or LF, BOM ignored) into an array of objects, one per row, keyed by the header.",
   configSchema,
-  run(inputs: UtilityInputs, config) {
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget) {
     if (typeof inputs.primary !== "string") {
       throw new UtilityError(`${id} takes CSV text: primary must be a string, not ${describeType(inputs.primary)}`);
     }
-    return csvToJson(inputs.primary, config);
+    return csvToJson(inputs.primary, config, budget);
   },
 });

@@ -7,6 +7,7 @@ import { stringifyCsv } from "../lib/csv";
 import { ANY, get, isObject, parsePaths, type JsonObject, type Path } from "../lib/paths";
 import { describeType, objectRecord } from "../lib/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
+import { unlimitedBudget } from "../budget";
 
 export const id = "convert.json-to-csv";
 
@@ -69,8 +70,17 @@ function columnPaths(columns: readonly string[]): Path[] {
   return paths;
 }
 
-export function jsonToCsv(records: readonly JsonObject[], config: JsonToCsvConfig): string {
-  const text = (value: unknown) => cellText(value, config.escapeFormulas);
+/**
+ * Output bound: every record gets a cell in every column, the union of all records' keys (n records
+ * with a key each make n × n cells), and a column may name a large value again and again; each cell
+ * is charged to `budget` as it is written.
+ */
+export function jsonToCsv(records: readonly JsonObject[], config: JsonToCsvConfig, budget = unlimitedBudget()): string {
+  const text = (value: unknown) => {
+    const cell = cellText(value, config.escapeFormulas);
+    budget.charge(cell.length + 1);
+    return cell;
+  };
   const rows: string[][] = [];
   if (config.columns) {
     const { columns } = config;
@@ -100,12 +110,13 @@ export default defineUtility({
   description:
     "Writes an array of objects (or one object) as CSV text: one column per key or configured path, nested objects as dotted columns, formula injection escaped.",
   configSchema,
-  run(inputs: UtilityInputs, config) {
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget) {
     const { primary } = inputs;
     if (!Array.isArray(primary) && !isObject(primary)) {
       throw new UtilityError(`${id} takes an object or an array of objects; primary is ${describeType(primary)}`);
     }
     const records = Array.isArray(primary) ? primary.map((record, index) => objectRecord(record, index, id)) : [primary];
-    return jsonToCsv(records, config);
+    return jsonToCsv(records, config, budget);
   },
 });

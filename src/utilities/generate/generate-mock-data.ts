@@ -9,6 +9,7 @@ import { allLocales, base, en, Faker, type LocaleDefinition } from "@faker-js/fa
 import { formatPath, isObject, setOwn, type JsonObject, type PathKey } from "../lib/paths";
 import { describeType } from "../lib/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
+import { unlimitedBudget, type OutputBudget } from "../budget";
 
 export const id = "generate.generate-mock-data";
 
@@ -296,29 +297,49 @@ function inferNumber(example: number, key: string | undefined): Generate {
   return (f) => sign * f.number.float({ min, max: upper, fractionDigits });
 }
 
-function compile(value: unknown, keys: PathKey[]): Generate {
+/**
+ * The generator of a description. Every generated value is charged to `budget` as it is made: arrays
+ * nested in the description multiply (up to 5 elements each), so one record can be far larger than its
+ * description, and `count` records larger still.
+ */
+function compile(value: unknown, keys: PathKey[], budget: OutputBudget): Generate {
   const where = keys.length === 0 ? "the root" : `'${formatPath(keys)}'`;
   const key = [...keys].reverse().find((step): step is string => typeof step === "string");
-  if (typeof value === "string") return value.includes("{{") ? compileTemplate(value, where) : inferString(value, key);
-  if (typeof value === "number") return inferNumber(value, key);
-  if (typeof value === "boolean") return (f) => f.datatype.boolean();
+  if (typeof value === "string") return charged(value.includes("{{") ? compileTemplate(value, where) : inferString(value, key), budget);
+  if (typeof value === "number") return charged(inferNumber(value, key), budget);
+  if (typeof value === "boolean") return (f) => (budget.charge(5), f.datatype.boolean());
   if (Array.isArray(value)) {
-    if (value.length === 0) return () => [];
-    const element = compile(value[0], [...keys, 0]);
-    return (f) => Array.from({ length: f.number.int({ min: 1, max: 5 }) }, () => element(f));
+    if (value.length === 0) return () => (budget.charge(2), []);
+    const element = compile(value[0], [...keys, 0], budget);
+    return (f) => {
+      const length = f.number.int({ min: 1, max: 5 });
+      budget.charge(length + 1);
+      return Array.from({ length }, () => element(f));
+    };
   }
   if (isObject(value)) {
-    const members = Object.keys(value).map((name) => [name, compile(value[name], [...keys, name])] as const);
+    const members = Object.keys(value).map((name) => [name, compile(value[name], [...keys, name], budget)] as const);
+    const keyBytes = members.reduce((sum, [name]) => sum + name.length + 4, 2);
     return (f) => {
+      budget.charge(keyBytes);
       const out: JsonObject = {};
       for (const [name, generate] of members) setOwn(out, name, generate(f));
       return out;
     };
   }
-  return () => value;
+  return () => (budget.charge(4), value);
 }
 
-export function generateMockData(primary: unknown, config: MockDataConfig): unknown[] {
+/** A scalar generator whose every value is charged by its length. */
+function charged(generate: Generate, budget: OutputBudget): Generate {
+  return (f) => {
+    const value = generate(f);
+    budget.charge(typeof value === "string" ? value.length + 2 : 8);
+    return value;
+  };
+}
+
+export function generateMockData(primary: unknown, config: MockDataConfig, budget = unlimitedBudget()): unknown[] {
   const faker = new Faker({ locale: fakerLocale(config.locale) });
   if (!isObject(primary) && !Array.isArray(primary) && typeof primary !== "string") {
     throw new UtilityError(`${id} takes a description of one record (an object, an array or a {{generator}} string); primary is ${describeType(primary)}`);
@@ -327,7 +348,7 @@ export function generateMockData(primary: unknown, config: MockDataConfig): unkn
     faker.seed(config.seed);
     faker.setDefaultRefDate(SEEDED_REFERENCE_DATE);
   } else faker.seed();
-  const generate = compile(primary, []);
+  const generate = compile(primary, [], budget);
   return Array.from({ length: config.count }, () => generate(faker));
 }
 
@@ -338,7 +359,8 @@ export default defineUtility({
   description:
     "Generates count records shaped like primary: {{generator}} tokens (email, fullName, integer(min,max), pick(a,b), …) and example values inferred from their key names and types. Deterministic with seed.",
   configSchema,
-  run(inputs: UtilityInputs, config) {
-    return generateMockData(inputs.primary, config as MockDataConfig);
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget) {
+    return generateMockData(inputs.primary, config as MockDataConfig, budget);
   },
 });

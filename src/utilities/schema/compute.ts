@@ -9,6 +9,7 @@ import { parseConfigPath } from "../lib/config-paths";
 import { set } from "../lib/paths";
 import { cloneJson, mapRecords, objectRecord } from "../lib/records";
 import { defineUtility, type UtilityInputs } from "../types";
+import { unlimitedBudget } from "../budget";
 
 export const id = "schema.compute";
 
@@ -32,14 +33,23 @@ export interface ComputeConfig {
   fields: { target: string; expression: string }[];
 }
 
-export function compute(primary: unknown, config: ComputeConfig): unknown {
+/**
+ * Output bound: a field may hold the whole input (`{{ root }}`) or double an earlier field
+ * (`concat(a, a)`), shared by reference until serialised; each computed value is charged to `budget`
+ * by its size as soon as it is evaluated.
+ */
+export function compute(primary: unknown, config: ComputeConfig, budget = unlimitedBudget()): unknown {
   const fields = config.fields.map(({ target, expression }, index) => ({
     path: parseConfigPath(target, `fields/${index}/target`, { single: true }),
     template: compileTemplate(expression, `fields/${index}/expression`),
   }));
   return mapRecords(primary, (record, index) => {
     const result = cloneJson(objectRecord(record, index, id));
-    for (const { path, template } of fields) set(result, path, template.evaluate({ record: result, root: primary }));
+    for (const { path, template } of fields) {
+      const value = template.evaluate({ record: result, root: primary });
+      budget.chargeCopyOf(value);
+      set(result, path, value);
+    }
     return result;
   });
 }
@@ -50,7 +60,8 @@ export default defineUtility({
   category: "schema",
   description: "Adds or overwrites fields computed from {{ }} expressions over each record, in order.",
   configSchema,
-  run(inputs: UtilityInputs, config) {
-    return compute(inputs.primary, config as ComputeConfig);
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget) {
+    return compute(inputs.primary, config as ComputeConfig, budget);
   },
 });

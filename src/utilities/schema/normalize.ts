@@ -7,6 +7,7 @@ import type { Static } from "@sinclair/typebox";
 import { isObject, setOwn, type JsonObject } from "../lib/paths";
 import { cloneJson, describeType } from "../lib/records";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
+import { jsonSizeOf, unlimitedBudget } from "../budget";
 
 export const id = "schema.normalize";
 
@@ -68,7 +69,11 @@ export function convertKey(key: string, keyCase: KeyCase): string {
  * Two keys of one object that normalise to the same key (`first_name`, `firstName`) become one member,
  * at the first one's position, holding the last one's value (as JSON.parse does with repeated keys).
  */
-export function normalize(value: unknown, config: NormalizeConfig): unknown {
+/**
+ * Output bound: every object of an array gets the union of the keys (n objects with a key each make
+ * n × n members); each object filled out is charged to `budget` for the members it gains.
+ */
+export function normalize(value: unknown, config: NormalizeConfig, budget = unlimitedBudget()): unknown {
   const keys = new Map<string, string>();
   const normalKey = (key: string): string => {
     let normal = keys.get(key);
@@ -100,8 +105,11 @@ export function normalize(value: unknown, config: NormalizeConfig): unknown {
     const union = new Set<string>();
     for (const element of elements) if (isObject(element)) for (const key of Object.keys(element)) union.add(key);
     const order = config.sortKeys ? [...union].sort() : [...union];
+    const fillBytes = jsonSizeOf(config.fillValue);
+    const unionBytes = order.reduce((sum, key) => sum + key.length + 4 + fillBytes, 0);
     return elements.map((element) => {
       if (!isObject(element)) return element;
+      budget.charge(unionBytes);
       const out: JsonObject = {};
       for (const key of order) setOwn(out, key, Object.hasOwn(element, key) ? element[key] : cloneJson(config.fillValue));
       return out;
@@ -118,11 +126,12 @@ export default defineUtility({
   description:
     "Makes keys and record shapes consistent: trims keys, rewrites them to one case convention and optionally sorts them at every depth; every object of an array gets the union of the keys.",
   configSchema,
-  run(inputs: UtilityInputs, config) {
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget) {
     const { primary } = inputs;
     if (primary === null || typeof primary !== "object") {
       throw new UtilityError(`${id} takes an object or an array; primary is ${describeType(primary)}`);
     }
-    return normalize(primary, config);
+    return normalize(primary, config, budget);
   },
 });

@@ -11,6 +11,7 @@ import { t } from "elysia";
 import { ANY, exists, getAll, parsePathField, PathSet, remove, removeAll, set, type Path, type PathKey, type Segment } from "../lib/paths";
 import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../lib/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
+import { unlimitedBudget, type OutputBudget } from "../budget";
 
 export const id = "structure.copy-move";
 
@@ -59,10 +60,14 @@ function destination(operation: CompiledOperation, matched: PathKey[]): Segment[
   );
 }
 
-function apply(record: unknown, operation: CompiledOperation, overwrite: boolean): void {
+function apply(record: unknown, operation: CompiledOperation, overwrite: boolean, budget: OutputBudget): void {
   const matches = getAll(record, operation.from);
   const writes = matches
-    .map((match) => ({ source: match.path, to: destination(operation, match.path), value: cloneJson(match.value) }))
+    .map((match) => {
+      // a copy of the record's root doubles it: charged before it is made
+      if (!operation.move) budget.chargeCopyOf(match.value);
+      return { source: match.path, to: destination(operation, match.path), value: cloneJson(match.value) };
+    })
     .filter((write) => overwrite || !exists(record, write.to));
   // sources go before the writes, so that a move into its own subtree works
   if (operation.move) {
@@ -73,11 +78,12 @@ function apply(record: unknown, operation: CompiledOperation, overwrite: boolean
   for (const write of writes) set(record, write.to, write.value);
 }
 
-export function copyMove(primary: unknown, config: CopyMoveConfig): unknown {
+/** Output bound: the input, plus every copy, each charged to `budget` before it is made. */
+export function copyMove(primary: unknown, config: CopyMoveConfig, budget = unlimitedBudget()): unknown {
   const operations = compile(config.operations);
   return mapRecords(primary, (record, index) => {
     const copy = cloneJson(objectRecord(record, index, id));
-    for (const operation of operations) apply(copy, operation, config.overwrite);
+    for (const operation of operations) apply(copy, operation, config.overwrite, budget);
     return copy;
   });
 }
@@ -88,5 +94,6 @@ export default defineUtility({
   category: "structure",
   description: "Copies or moves values between paths of each record, in order.",
   configSchema,
-  run: (inputs: UtilityInputs, config) => copyMove(inputs.primary, config as CopyMoveConfig),
+  amplifies: true,
+  run: (inputs: UtilityInputs, config, budget) => copyMove(inputs.primary, config as CopyMoveConfig, budget),
 });

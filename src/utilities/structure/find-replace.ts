@@ -15,6 +15,7 @@ import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, typ
 import { mapRecords, type Defaulted } from "../lib/records";
 import { compileUserRegex, literalRegex, type UserRegex } from "../lib/regex";
 import { defineUtility, type UtilityInputs } from "../types";
+import { unlimitedBudget, type OutputBudget } from "../budget";
 
 export const id = "structure.find-replace";
 
@@ -46,11 +47,22 @@ export type FindReplaceConfig = Defaulted<
 
 type Replace = (text: string, record: unknown, root: unknown) => string;
 
-function compileReplace(config: FindReplaceConfig): Replace {
+/**
+ * Output bound: a short match replaced by a long replacement multiplies a string's length, so what a
+ * replacement adds is charged to `budget`: before the join for literal searches and per match for
+ * replacement functions; a regex's `$1` replacement is charged once its string is made.
+ */
+function compileReplace(config: FindReplaceConfig, budget: OutputBudget): Replace {
   const template = compileTemplate(config.replacement, "replacement");
   const caseInsensitive = !config.caseSensitive;
+  const growth = config.replacement.length - config.search.length;
   if (!config.regex && !config.wholeValue && !caseInsensitive && !template.dynamic) {
-    return (text) => (text.includes(config.search) ? text.split(config.search).join(config.replacement) : text);
+    return (text) => {
+      if (!text.includes(config.search)) return text;
+      const pieces = text.split(config.search);
+      if (growth > 0) budget.charge((pieces.length - 1) * growth);
+      return pieces.join(config.replacement);
+    };
   }
   let pattern: UserRegex;
   if (config.regex) {
@@ -60,22 +72,35 @@ function compileReplace(config: FindReplaceConfig): Replace {
   } else {
     pattern = literalRegex(config.search, { caseInsensitive, whole: config.wholeValue });
   }
-  if (template.dynamic) return (text, record, root) => pattern.replaceAll(text, evaluateWith(template, record, root));
+  if (template.dynamic) return (text, record, root) => pattern.replaceAll(text, evaluateWith(template, record, root, budget));
   // a literal search inserts the replacement as it is; only regex replacements interpret `$1`
-  if (config.regex) return (text) => pattern.replaceAll(text, config.replacement);
-  return (text) => pattern.replaceAll(text, () => config.replacement);
+  if (config.regex) {
+    return (text) => {
+      const replaced = pattern.replaceAll(text, config.replacement);
+      if (replaced.length > text.length) budget.charge(replaced.length - text.length);
+      return replaced;
+    };
+  }
+  return (text) => pattern.replaceAll(text, () => {
+    budget.charge(config.replacement.length);
+    return config.replacement;
+  });
 }
 
-const evaluateWith = (template: CompiledTemplate, record: unknown, root: unknown) =>
-  (old: string, groups: (string | null)[]) => toText(template.evaluate({ record, root, old, groups }));
+const evaluateWith = (template: CompiledTemplate, record: unknown, root: unknown, budget: OutputBudget) =>
+  (old: string, groups: (string | null)[]) => {
+    const text = toText(template.evaluate({ record, root, old, groups }));
+    budget.charge(text.length);
+    return text;
+  };
 
-export function findReplace(primary: unknown, config: FindReplaceConfig): unknown {
-  return mapRecords(primary, replacerOf(config, primary));
+export function findReplace(primary: unknown, config: FindReplaceConfig, budget = unlimitedBudget()): unknown {
+  return mapRecords(primary, replacerOf(config, primary, budget));
 }
 
 /** The replacement in one record; `root` (the whole input) is what a template may read as `root`. */
-function replacerOf(config: FindReplaceConfig, root: unknown): (record: unknown) => unknown {
-  const replace = compileReplace(config);
+function replacerOf(config: FindReplaceConfig, root: unknown, budget: OutputBudget): (record: unknown) => unknown {
+  const replace = compileReplace(config, budget);
   const scope = scopeOf(config.paths === undefined ? undefined : parsePaths(config.paths, "paths"));
   const values = config.mode !== "key";
   const keys = config.mode !== "value";
@@ -120,7 +145,8 @@ export default defineUtility({
   category: "structure",
   description: "Replaces text in string values, keys or both; literal or regular expression (linear-time engine).",
   configSchema,
-  run: (inputs: UtilityInputs, config) => findReplace(inputs.primary, config as FindReplaceConfig),
+  amplifies: true,
+  run: (inputs: UtilityInputs, config, budget) => findReplace(inputs.primary, config as FindReplaceConfig, budget),
   // a template may read `root`, the whole input: such a run needs it all at once
-  recordWise: (config) => (compileTemplate(config.replacement ?? "", "replacement").dynamic ? undefined : replacerOf(config as FindReplaceConfig, undefined)),
+  recordWise: (config, budget) => (compileTemplate(config.replacement ?? "", "replacement").dynamic ? undefined : replacerOf(config as FindReplaceConfig, undefined, budget ?? unlimitedBudget())),
 });

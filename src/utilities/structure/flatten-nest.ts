@@ -12,6 +12,7 @@ import { t } from "elysia";
 import { hasOwn, isObject, setOwn, type JsonObject } from "../lib/paths";
 import { mapRecords, objectRecord, type Defaulted } from "../lib/records";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
+import { unlimitedBudget } from "../budget";
 import { Type } from "@sinclair/typebox";
 
 export const id = "structure.flatten-nest";
@@ -31,7 +32,11 @@ export type FlattenNestConfig = Defaulted<
   "mode" | "delimiter" | "flattenArrays"
 >;
 
-export function flatten(record: JsonObject, config: Omit<FlattenNestConfig, "mode">): JsonObject {
+/**
+ * Output bound: each leaf's key repeats the keys of every level above it, so a deep, wide record
+ * flattens to much more than itself; each key made is charged to `budget` by its length.
+ */
+export function flatten(record: JsonObject, config: Omit<FlattenNestConfig, "mode">, budget = unlimitedBudget()): JsonObject {
   const flat: JsonObject = {};
   const maxDepth = config.maxDepth ?? Infinity;
   const descend = (value: unknown): boolean =>
@@ -39,6 +44,7 @@ export function flatten(record: JsonObject, config: Omit<FlattenNestConfig, "mod
   const walk = (value: unknown, key: string, depth: number) => {
     if (depth >= maxDepth || !descend(value)) {
       if (hasOwn(flat, key)) throw new UtilityError(`two members flatten onto the same key '${key}'; choose another delimiter`);
+      budget.charge(key.length);
       setOwn(flat, key, value);
       return;
     }
@@ -85,10 +91,10 @@ export function nest(record: JsonObject, delimiter: string): JsonObject {
   return toArrays(root) as JsonObject;
 }
 
-export function flattenNest(primary: unknown, config: FlattenNestConfig): unknown {
+export function flattenNest(primary: unknown, config: FlattenNestConfig, budget = unlimitedBudget()): unknown {
   return mapRecords(primary, (record, index) => {
     const object = objectRecord(record, index, id);
-    return config.mode === "nest" ? nest(object, config.delimiter) : flatten(object, config);
+    return config.mode === "nest" ? nest(object, config.delimiter) : flatten(object, config, budget);
   });
 }
 
@@ -98,5 +104,6 @@ export default defineUtility({
   category: "structure",
   description: "Flattens nested objects into delimiter-joined keys, or nests such keys back.",
   configSchema,
-  run: (inputs: UtilityInputs, config) => flattenNest(inputs.primary, config as FlattenNestConfig),
+  amplifies: true,
+  run: (inputs: UtilityInputs, config, budget) => flattenNest(inputs.primary, config as FlattenNestConfig, budget),
 });

@@ -10,6 +10,7 @@ import { parseConfigPath } from "../lib/config-paths";
 import { ANY, getAll, isObject, setOwn, type JsonObject } from "../lib/paths";
 import { mapRecords, objectRecord } from "../lib/records";
 import { defineUtility, type UtilityInputs } from "../types";
+import { unlimitedBudget } from "../budget";
 
 export const id = "structure.restructure";
 
@@ -83,10 +84,15 @@ class ShapeCompiler {
   }
 }
 
-export function restructure(primary: unknown, config: RestructureConfig): unknown {
+/**
+ * Output bound: a template can name the whole record or input many times over (shared by reference
+ * until serialised), so each record's result is charged to `budget` by its size once it is built.
+ */
+export function restructure(primary: unknown, config: RestructureConfig, budget = unlimitedBudget()): unknown {
   const build = new ShapeCompiler(config.missing === "null" ? null : OMITTED).compile(config.template, "template");
   return mapRecords(primary, (record, index) => {
     const value = build(objectRecord(record, index, id), primary);
+    budget.chargeCopyOf(value);
     // a template that is one unresolved path has no member to leave out: the record becomes null
     return value === OMITTED ? null : value;
   });
@@ -98,7 +104,8 @@ export default defineUtility({
   category: "structure",
   description: "Builds a new shape from a template of paths, {{ }} expressions and literals, for the document or each element of an array.",
   configSchema,
-  run(inputs: UtilityInputs, config) {
-    return restructure(inputs.primary, config as RestructureConfig);
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget) {
+    return restructure(inputs.primary, config as RestructureConfig, budget);
   },
 });

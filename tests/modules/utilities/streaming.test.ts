@@ -4,6 +4,7 @@ import { runSteps, validateConfig, type RunResult } from "../../../src/modules/u
 import { executeBytes } from "../../../src/modules/utilities/request";
 import { runStreamed, STREAM_MIN_BYTES } from "../../../src/modules/utilities/streaming";
 import { registry } from "../../../src/utilities/registry";
+import { unlimitedBudget } from "../../../src/utilities/budget";
 
 setDefaultTimeout(180_000);
 
@@ -34,7 +35,7 @@ const outputText = (result: RunResult) => ("outputJson" in result ? result.outpu
 
 /** runStreamed over the array text, whatever its size; undefined when it steps aside. */
 const streamedText = (utility: typeof findReplace, array: unknown, config: Record<string, unknown>) => {
-  const streamed = runStreamed(utility, validateConfig(utility, config), encoder.encode(typeof array === "string" ? array : JSON.stringify(array)), 0);
+  const streamed = runStreamed(utility, validateConfig(utility, config), encoder.encode(typeof array === "string" ? array : JSON.stringify(array)), unlimitedBudget(), 0);
   return streamed && outputText(streamed);
 };
 
@@ -57,17 +58,17 @@ describe("record-wise runs over a large array stream batch by batch", () => {
     expect(streamedText(findReplace, { rows: primary }, { search: "alpha" })).toBeUndefined();
     expect(streamedText(pickFields, [...primary.slice(0, 2000), "not a record"], { paths: ["id"] })).toBeUndefined();
     expect(streamedText(findReplace, `[{"a":1},{"a":tru}]`, { search: "a" })).toBeUndefined();
-    expect(runStreamed(findReplace, validateConfig(findReplace, { search: "a" }), encoder.encode(JSON.stringify(primary)))).toBeUndefined();
+    expect(runStreamed(findReplace, validateConfig(findReplace, { search: "a" }), encoder.encode(JSON.stringify(primary)), unlimitedBudget())).toBeUndefined();
   });
 
   test("runSteps streams one step over JSON text only; a pipeline of two steps gives the same bytes unstreamed", async () => {
     const config = validateConfig(findReplace, { search: "alpha", replacement: "omega" });
     const bytes = encoder.encode(JSON.stringify(records(95_000)));
     expect(bytes.byteLength).toBeGreaterThan(STREAM_MIN_BYTES);
-    const streamed = await runSteps([{ utility: findReplace, config }], { json: bytes }, false);
+    const streamed = await runSteps([{ utility: findReplace, config }], { json: bytes }, false, Infinity);
     expect("outputChunks" in streamed).toBe(true);
     const identity = validateConfig(findReplace, { search: "no such text" });
-    const whole = await runSteps([{ utility: findReplace, config }, { utility: findReplace, config: identity }], { json: bytes }, true);
+    const whole = await runSteps([{ utility: findReplace, config }, { utility: findReplace, config: identity }], { json: bytes }, true, Infinity);
     expect("outputJson" in whole).toBe(true);
     expect(outputText(streamed)).toBe(outputText(whole));
     expect(streamed.stepDurationsMs).toHaveLength(1);
@@ -76,14 +77,14 @@ describe("record-wise runs over a large array stream batch by batch", () => {
   test("executeBytes gives the whole-document answers and errors when streaming steps aside", async () => {
     const large = records(95_000);
     const dynamic = { search: "alpha", replacement: "{{ root.length }}" };
-    const dynamicRun = await executeBytes(findReplace, encoder.encode(JSON.stringify({ inputs: { primary: large }, config: dynamic })));
+    const dynamicRun = await executeBytes(findReplace, encoder.encode(JSON.stringify({ inputs: { primary: large }, config: dynamic })), Infinity);
     expect(dynamicRun).toMatchObject({ outputJson: wholeOutput(findReplace, large, dynamic) });
     const withString = encoder.encode(JSON.stringify({ inputs: { primary: [...large, "not a record"] }, config: { paths: ["id"] } }));
     expect(withString.byteLength).toBeGreaterThan(STREAM_MIN_BYTES);
-    await expect(executeBytes(pickFields, withString)).rejects.toMatchObject({ status: 400, message: expect.stringContaining("element 95000 of primary is a string") });
+    await expect(executeBytes(pickFields, withString, Infinity)).rejects.toMatchObject({ status: 400, message: expect.stringContaining("element 95000 of primary is a string") });
     // a repeated member: the last one counts, streamed or not
     const repeated = `{"inputs":{"primary":[1],"primary":${JSON.stringify(large)}},"config":{"search":"alpha"}}`;
-    const repeatedRun = await executeBytes(findReplace, encoder.encode(repeated));
+    const repeatedRun = await executeBytes(findReplace, encoder.encode(repeated), Infinity);
     expect("outputChunks" in repeatedRun).toBe(true);
     expect(outputText(repeatedRun)).toBe(wholeOutput(findReplace, large, { search: "alpha" }));
   });
