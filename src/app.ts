@@ -59,7 +59,7 @@ export function createApp(deps: AppDeps) {
   const contentStore = deps.contentStore ?? instrumented(createContentStore(config), metrics);
   const authenticator = new Authenticator(database.db, deps.now, deps.rateCounter);
   const auth = authentication(authenticator);
-  const idempotency = idempotencyHooks({ db: database.db, now: deps.now });
+  const idempotency = idempotencyHooks({ db: database.db, now: deps.now, maxAnswerBytes: config.idempotencyMaxAnswerBytes, onOutcome: (outcome) => metrics?.observeIdempotency(outcome) });
   const documentBodyLimit: BodyLimit = {
     bytes: MAX_DOCUMENT_BODY_BYTES,
     tooLarge: (limit) => new HttpError(413, "document_too_large", `The request body exceeds ${limit} bytes`),

@@ -26,6 +26,7 @@ export interface Config {
   readonly utilityMaxPayloadBytes: number;
   readonly utilityMaxOutputBytes: number;
   readonly utilityMemoryLimitBytes: number;
+  readonly idempotencyMaxAnswerBytes: number;
   readonly utilityWorkers: number;
   readonly utilityQueueLimit: number;
   readonly purgeAfterMs: number;
@@ -144,6 +145,7 @@ export function loadConfig(env: Env = process.env): Config {
     utilityMaxPayloadBytes: integer(env, "UTILITY_MAX_PAYLOAD_BYTES", 52_428_800, 1, 1 << 30),
     utilityMaxOutputBytes: integer(env, "UTILITY_MAX_OUTPUT_BYTES", 52_428_800, 1, 1 << 30),
     utilityMemoryLimitBytes: integer(env, "UTILITY_MEMORY_LIMIT_BYTES", 4 * 1024 ** 3, 64 * 1024 ** 2),
+    idempotencyMaxAnswerBytes: integer(env, "IDEMPOTENCY_MAX_ANSWER_BYTES", 1024 * 1024, 0, 1 << 30),
     utilityWorkers: integer(env, "UTILITY_WORKERS", Math.max(1, availableParallelism()), 1, 256),
     utilityQueueLimit: integer(env, "UTILITY_QUEUE_LIMIT", 64, 0),
     purgeAfterMs: integer(env, "PURGE_AFTER_MS", 2_592_000_000, 0),

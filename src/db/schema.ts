@@ -129,7 +129,10 @@ export const idempotencyKeys = pgTable("idempotency_keys", {
   /** null while the first request is still running */
   status: integer("status"),
   headers: jsonb("headers").$type<Record<string, string>>(),
+  /** null with a status: the answer was larger than IDEMPOTENCY_MAX_ANSWER_BYTES and was not kept */
   body: text("body"),
+  /** what a replay must pass again: the permissions and documents the first request needed */
+  replayRequires: jsonb("replay_requires").$type<{ permissions: string[]; documentIds: string[] }>(),
   createdAt: epochMs("created_at").notNull(),
   expiresAt: epochMs("expires_at").notNull(),
 }, (table) => [

@@ -10,15 +10,22 @@
  * `idempotency_key_reused`, one that arrives while the first still runs is 409 `idempotency_in_progress`.
  *
  * Which answers are kept (as Stripe does): every 2xx and 4xx the route itself decided, so a retry
- * never runs a refused request a second time. Released instead, so a retry runs again: 5xx, 408
- * (utility timeout), 429 and 499 (client gone), after which nothing was created and no credit spent.
- * Requests refused before the route ran (401, 403, 429, a body that fails validation or is too large)
- * never claim the key.
+ * never runs a refused request a second time. Released instead, so a retry runs again: 5xx, 401 and
+ * 403 (a retry with the right key must run), 408 (utility timeout), 429 and 499 (client gone), after
+ * which nothing was created and no credit spent. Requests refused before the route ran (401, 403, 429,
+ * a body that fails validation or is too large) never claim the key.
+ *
+ * A replay passes again the checks the first request passed inside the route: the route names them
+ * (requireOnReplay: a permission such as `documents` for a run that reads stored documents, and those
+ * documents), and a replay to a key without that permission is 403, one whose documents were deleted
+ * since is 404. Purging a document removes the answers that name it. An answer larger than
+ * IDEMPOTENCY_MAX_ANSWER_BYTES is not kept: its retries get 409 `idempotency_answer_not_kept` (running
+ * them again could create a second document or spend a second credit).
  */
-import { and, eq, lte, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { idempotencyKeys } from "../db/schema";
-import { badRequest, HttpError } from "./errors";
+import { documents, idempotencyKeys } from "../db/schema";
+import { badRequest, forbidden, HttpError, notFound } from "./errors";
 import { rawBody } from "./body";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -29,7 +36,23 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 export const IDEMPOTENCY_STALE_CLAIM_MS = 10 * 60 * 1000;
 
 const KEY = /^[\x20-\x7e]{1,255}$/;
-const RELEASED_STATUSES = new Set([408, 429, 499]);
+const RELEASED_STATUSES = new Set([401, 403, 408, 429, 499]);
+
+/** What a replay must pass again, as the route that answered the first request named it. */
+export interface ReplayRequirements {
+  permissions: string[];
+  documentIds: string[];
+}
+
+const requirements = new WeakMap<Request, ReplayRequirements>();
+
+/** Called by a route during the first request: a replay of its answer needs this permission and these documents too. */
+export function requireOnReplay(request: Request, needed: { permission?: string; documentIds?: readonly string[] }): void {
+  const kept = requirements.get(request) ?? { permissions: [], documentIds: [] };
+  if (needed.permission && !kept.permissions.includes(needed.permission)) kept.permissions.push(needed.permission);
+  for (const id of needed.documentIds ?? []) if (!kept.documentIds.includes(id)) kept.documentIds.push(id);
+  requirements.set(request, kept);
+}
 /** Headers that describe one exchange, not the answer: a replay carries its own. */
 const PER_REQUEST_HEADER = /^(x-request-id|ratelimit-|x-ratelimit-|retry-after|content-length|idempotent-replayed)/i;
 
@@ -41,6 +64,8 @@ interface Claim {
 
 const claims = new WeakMap<Request, Claim>();
 
+const answerNotKept = (status: number) =>
+  new HttpError(409, "idempotency_answer_not_kept", `The first request with this Idempotency-Key answered ${status}, but its answer was larger than IDEMPOTENCY_MAX_ANSWER_BYTES and was not kept; use a new key to run the request again (or ask for a smaller answer, e.g. output.return: false)`);
 const keyReused = () => new HttpError(422, "idempotency_key_reused", "This Idempotency-Key was already used with a different request (method, path or body); use a new key for a new request");
 const inProgress = () => new HttpError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still running; retry once it has finished", { headers: { "Retry-After": "1" } });
 
@@ -79,14 +104,31 @@ function asResponse(value: unknown, set: { status?: number | string; headers: Re
 export interface IdempotencyDeps {
   db: Db;
   now?: () => number;
+  /** answers larger than this are not kept (IDEMPOTENCY_MAX_ANSWER_BYTES) */
+  maxAnswerBytes: number;
+  /** counts what became of each claimed key */
+  onOutcome?: (outcome: "kept" | "not_kept" | "released" | "replayed") => void;
 }
 
 export const idempotency = (deps: IdempotencyDeps) => {
   const now = deps.now ?? Date.now;
   const { db } = deps;
 
+  /** A replay's checks: the permissions the first request needed, and its documents still there. */
+  async function checkReplay(principal: { accountId: string; permissions: ReadonlySet<string> }, requires: ReplayRequirements | null): Promise<void> {
+    if (!requires) return;
+    const missing = requires.permissions.find((permission) => !principal.permissions.has(permission));
+    if (missing) throw forbidden(`Replaying this answer needs the '${missing}' permission, which the first request had and this API key lacks`);
+    if (requires.documentIds.length === 0) return;
+    const found = await db.select({ id: documents.id }).from(documents)
+      .where(and(eq(documents.accountId, principal.accountId), inArray(documents.id, requires.documentIds), isNull(documents.deletedAt)));
+    const gone = requires.documentIds.find((id) => !found.some((row) => row.id === id));
+    if (gone) throw notFound("document_not_found", `No document with id '${gone}': the answer kept for this Idempotency-Key names a document that was deleted since`);
+  }
+
   /** Claims the key, or answers for the request that holds it. */
-  async function begin(request: Request, path: string, accountId: string): Promise<Response | undefined> {
+  async function begin(request: Request, path: string, principal: { accountId: string; permissions: ReadonlySet<string> }): Promise<Response | undefined> {
+    const { accountId } = principal;
     const key = idempotencyKeyOf(request);
     if (key === undefined) return undefined;
     const body = rawBody(request);
@@ -111,6 +153,9 @@ export const idempotency = (deps: IdempotencyDeps) => {
     if (!existing) throw inProgress();
     if (existing.fingerprint !== fingerprint) throw keyReused();
     if (existing.status === null) throw inProgress();
+    await checkReplay(principal, existing.replayRequires);
+    if (existing.body === null) throw answerNotKept(existing.status);
+    deps.onOutcome?.("replayed");
     return replay({ status: existing.status, headers: existing.headers, body: existing.body });
   }
 
@@ -122,20 +167,25 @@ export const idempotency = (deps: IdempotencyDeps) => {
     const mine = and(eq(idempotencyKeys.accountId, claim.accountId), eq(idempotencyKeys.key, claim.key), eq(idempotencyKeys.claim, claim.claim));
     if (response.status >= 500 || RELEASED_STATUSES.has(response.status)) {
       await db.delete(idempotencyKeys).where(mine);
+      deps.onOutcome?.("released");
       return undefined;
     }
     const body = await response.text();
-    const headers = storableHeaders(response.headers);
-    await db.update(idempotencyKeys).set({ status: response.status, headers, body }).where(mine);
+    const kept = Buffer.byteLength(body) <= deps.maxAnswerBytes;
+    const replayRequires = requirements.get(request) ?? null;
+    await db.update(idempotencyKeys)
+      .set({ status: response.status, headers: kept ? storableHeaders(response.headers) : null, body: kept ? body : null, replayRequires })
+      .where(mine);
+    deps.onOutcome?.(kept ? "kept" : "not_kept");
     return new Response(body, { status: response.status, headers: response.headers });
   }
 
   return {
-    async beforeHandle(context: { request: Request; path: string; principal?: { accountId: string } }): Promise<void> {
+    async beforeHandle(context: { request: Request; path: string; principal?: { accountId: string; permissions: ReadonlySet<string> } }): Promise<void> {
       const { request, path, principal } = context;
       if (!principal) return;
       // A replay is the route's own earlier answer, so for typed clients (Eden) the route's response types stand.
-      return begin(request, path, principal.accountId) as Promise<unknown> as Promise<void>;
+      return begin(request, path, principal) as Promise<unknown> as Promise<void>;
     },
     async mapResponse(context: { request: Request; set: { status?: number | string; headers: Record<string, unknown> }; responseValue?: unknown }) {
       if (!claims.has(context.request)) return;

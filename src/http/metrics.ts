@@ -22,6 +22,8 @@ export interface Metrics {
   /** outcome: "ok", or the error code the run ended with */
   observeUtilityRun(utilityId: string, outcome: string, seconds: number): void;
   observeSweep(kind: SweepKind, outcome: "ok" | "error", items: number): void;
+  /** what became of a claimed Idempotency-Key: its answer kept, not kept (too large), released, or replayed */
+  observeIdempotency(outcome: string): void;
   /** the same store, with every operation and failure counted */
   instrumentStore(store: ContentStore): ContentStore;
 }
@@ -77,6 +79,13 @@ export function createMetrics(sources: MetricsSources): Metrics {
     registers,
     async collect() { this.set((await sources.database.ping()) ? 1 : 0); },
   });
+  const idempotencyOutcomes = new Counter({ name: "kiln_idempotency_answers_total", help: "Idempotency-Key answers kept, not kept (over IDEMPOTENCY_MAX_ANSWER_BYTES), released and replayed", labelNames: ["outcome"] as const, registers });
+  new Gauge({
+    name: "kiln_worker_pool_memory_stops",
+    help: "Runs stopped because the process passed UTILITY_MEMORY_LIMIT_BYTES since start",
+    registers,
+    collect() { this.set(sources.workerPool.memoryStops); },
+  });
   const sweeps = new Counter({ name: "kiln_sweeper_runs_total", help: "Background sweeps by kind and outcome", labelNames: ["kind", "outcome"] as const, registers });
   const swept = new Counter({ name: "kiln_sweeper_items_total", help: "Documents purged and orphaned files removed by the sweepers", labelNames: ["kind"] as const, registers });
   const storeOperations = new Counter({ name: "kiln_content_store_operations_total", help: "Content store operations (put, open, remove, list, probe)", labelNames: ["operation"] as const, registers });
@@ -99,6 +108,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     observeUtilityRun(utility, outcome, seconds) {
       utilityRuns.observe({ utility, outcome }, seconds);
+    },
+    observeIdempotency(outcome) {
+      idempotencyOutcomes.inc({ outcome });
     },
     observeSweep(kind, outcome, items) {
       sweeps.inc({ kind, outcome });

@@ -257,3 +257,94 @@ describe("failed first attempts", () => {
     }
   });
 });
+
+describe("a replay passes the checks the first request passed", () => {
+  async function keyFor(accountId: string, permissions: string[]): Promise<string> {
+    const created = await t.json("POST", "/api/v1/admin/keys", { body: { accountId, permissions } });
+    expect(created.status).toBe(201);
+    return created.body.key;
+  }
+
+  async function storedDocument(key: string, content: unknown): Promise<string> {
+    const created = await t.json("POST", "/api/v1/documents", { key, body: { name: "secret", content } });
+    expect(created.status).toBe(201);
+    return created.body.document.id;
+  }
+
+  const runOn = (key: string, idem: string, documentId: string) =>
+    t.request("POST", "/api/v1/utilities/structure.pick-fields", { key, body: { inputs: { primaryDocumentId: documentId }, config: { paths: ["secret"] } }, headers: { "Idempotency-Key": idem } });
+
+  test("a utilities-only key cannot replay a run that read a stored document: 403, and nothing of the content", async () => {
+    const { accountId, key } = await t.newAccount({ permissions: ["documents", "utilities"] });
+    const utilitiesOnly = await keyFor(accountId, ["utilities"]);
+    const id = await storedDocument(key, { secret: "s3cr3t" });
+    const idem = newKey();
+    const first = await runOn(key, idem, id);
+    expect(first.status).toBe(200);
+    expect(await first.text()).toContain("s3cr3t");
+    const replay = await runOn(utilitiesOnly, idem, id);
+    expect(replay.status).toBe(403);
+    const body = await replay.text();
+    expect(body).not.toContain("s3cr3t");
+    expect(JSON.parse(body).code).toBe("forbidden");
+    // the key holder that ran it still gets the replay
+    const again = await runOn(key, idem, id);
+    expect([again.status, again.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+  });
+
+  test("a 403 is never kept: the same key with the documents permission runs for real", async () => {
+    const { accountId, key } = await t.newAccount({ permissions: ["documents", "utilities"] });
+    const utilitiesOnly = await keyFor(accountId, ["utilities"]);
+    const id = await storedDocument(key, { secret: "x" });
+    const idem = newKey();
+    expect((await runOn(utilitiesOnly, idem, id)).status).toBe(403);
+    const real = await runOn(key, idem, id);
+    expect(real.status).toBe(200);
+    expect(real.headers.get("idempotent-replayed")).toBeNull();
+  });
+
+  test("a 401 is never kept either", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents"] });
+    const idem = newKey();
+    expect((await create("kiln_notAKeyAtAll0123456789abcdefghijklm", idem)).status).toBe(401);
+    const real = await create(key, idem);
+    expect([real.status, real.headers.get("idempotent-replayed")]).toEqual([201, null]);
+  });
+
+  test("after the document is deleted the replay is 404; purging it removes the kept answer", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents", "utilities"] });
+    const id = await storedDocument(key, { secret: "gone" });
+    const idem = newKey();
+    expect((await runOn(key, idem, id)).status).toBe(200);
+    expect((await t.request("DELETE", `/api/v1/documents/${id}`, { key })).status).toBe(200);
+    const replay = await runOn(key, idem, id);
+    expect(replay.status).toBe(404);
+    expect(await replay.text()).not.toContain("gone\"");
+    const kept = async () => (await t.testDb.database.db.execute<{ count: number }>(sql`select count(*)::int as count from idempotency_keys where replay_requires->'documentIds' ? ${id}`))[0].count;
+    expect(await kept()).toBe(1);
+    expect((await t.request("POST", `/api/v1/documents/${id}/purge`, { key })).status).toBe(200);
+    expect(await kept()).toBe(0);
+  });
+});
+
+describe("answers larger than IDEMPOTENCY_MAX_ANSWER_BYTES", () => {
+  test("are not kept: the first caller gets the answer, a retry gets 409 idempotency_answer_not_kept and runs nothing again", async () => {
+    const small = await createTestApp({ IDEMPOTENCY_MAX_ANSWER_BYTES: "1024" });
+    try {
+      const { key } = await small.newAccount({ plan: "starter" });
+      const idem = newKey();
+      const body = { inputs: { primary: { text: "y".repeat(4000) } } };
+      const first = await small.request("POST", "/api/v1/utilities/schema.clean-json", { key, body, headers: { "Idempotency-Key": idem } });
+      expect(first.status).toBe(200);
+      expect((await first.text()).length).toBeGreaterThan(4000);
+      const retry = await small.json("POST", "/api/v1/utilities/schema.clean-json", { key, body, headers: { "Idempotency-Key": idem } });
+      expect([retry.status, retry.body.code]).toEqual([409, "idempotency_answer_not_kept"]);
+      expect(retry.body.detail).toContain("IDEMPOTENCY_MAX_ANSWER_BYTES");
+      expect((await small.json("GET", "/api/v1/usage", { key })).body.credits.used).toBe(1);
+      const [{ length }] = await small.testDb.database.db.execute<{ length: number | null }>(sql`select length(body) as length from idempotency_keys`);
+      expect(length).toBeNull();
+    } finally {
+      await small.close();
+    }
+  });
+});

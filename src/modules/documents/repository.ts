@@ -5,7 +5,7 @@
  */
 import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { accounts, documents, documentVersions, folders, type DocumentRow, type DocumentVersionRow } from "../../db/schema";
+import { accounts, documents, documentVersions, folders, idempotencyKeys, type DocumentRow, type DocumentVersionRow } from "../../db/schema";
 import type { CursorPosition } from "./cursor";
 import { folderAndAncestors } from "./validation";
 
@@ -246,6 +246,8 @@ export const documentsRepository = (db: Db) => ({
     if (!row) return undefined;
     const versions = await tx.delete(documentVersions).where(eq(documentVersions.documentId, id)).returning({ size: documentVersions.fileSize, contentKey: documentVersions.contentKey });
     const [document] = await tx.delete(documents).where(eq(documents.id, id)).returning({ contentKey: documents.contentKey });
+    // kept Idempotency-Key answers that name the document may carry its content
+    await tx.delete(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), sql`${idempotencyKeys.replayRequires}->'documentIds' ? ${id}`));
     const released = versions.reduce((sum, version) => sum + version.size, 0);
     await tx.update(accounts).set({ storageUsedBytes: sql`${accounts.storageUsedBytes} - ${released}` }).where(eq(accounts.id, accountId));
     return [...new Set([document.contentKey, ...versions.map((version) => version.contentKey)])];
@@ -267,6 +269,8 @@ export const documentsRepository = (db: Db) => ({
       ), gone as (
         delete from ${documents} d using due where d.id = due.id
         returning d.content_key
+      ), forgotten as (
+        delete from ${idempotencyKeys} k using due where k.account_id = due.account_id and k.replay_requires->'documentIds' ? due.id
       ), freed as (
         update ${accounts} a set storage_used_bytes = a.storage_used_bytes - g.bytes
         from (select account_id, sum(file_size) as bytes from gone_versions group by account_id) g

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import { requirePrincipal, type AuthPlugin, type Principal } from "../../http/auth";
 import { RawBody } from "../../http/body";
-import type { IdempotencyHooks } from "../../http/idempotency";
+import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
 import { operation } from "../../http/openapi";
 import { LIST_LIMIT_MAX, listLimit } from "../documents/service";
 import {
@@ -40,7 +40,7 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempo
   return new Elysia({ name: "kiln.pipelines", prefix: "/api/v1/pipelines", detail: { tags: ["Pipelines"] } })
     .use(deps.auth)
     .post("/run", async ({ principal, body, request }) =>
-      jsonResponse(await runPipeline(deps, { principal: requirePrincipal(principal), bytes: rawBytes(body), signal: request.signal })), {
+      jsonResponse(await runPipeline(deps, { principal: requirePrincipal(principal), bytes: rawBytes(body), signal: request.signal, onReplay: (needed) => requireOnReplay(request, needed) })), {
       ...deps.idempotency,
       // The output comes back as JSON text from the run (a Response, not re-validated); this types it.
       response: { 200: PipelineRunResponse },
@@ -118,7 +118,7 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempo
     .post("/:id/run", async ({ principal, params, body, request }) => {
       const caller = requirePrincipal(principal);
       const saved = await getPipeline(deps, caller.accountId, params.id); // 404 before the body's 413 and 400
-      return jsonResponse(await runPipeline(deps, { principal: caller, bytes: rawBytes(body), signal: request.signal }, saved));
+      return jsonResponse(await runPipeline(deps, { principal: caller, bytes: rawBytes(body), signal: request.signal, onReplay: (needed) => requireOnReplay(request, needed) }, saved));
     }, {
       ...deps.idempotency,
       params: PipelineParams,

@@ -10,7 +10,7 @@ import { newId } from "../admin/keys";
 import { decodeCursor, pageOf } from "../documents/cursor";
 import { normalizeMetadata } from "../documents/validation";
 import { readBody, readPipelineRun, readSteps } from "../utilities/request";
-import { executeRun, type ResponseBody, type UtilityEngine } from "../utilities/service";
+import { executeRun, type ReplayRequires, type ResponseBody, type UtilityEngine } from "../utilities/service";
 import { transferable } from "../../workers/pool";
 import type { PipelinesRepository } from "./repository";
 
@@ -96,6 +96,7 @@ export interface PipelineRunRequest {
   principal: Principal;
   bytes: Uint8Array;
   signal?: AbortSignal;
+  onReplay?: ReplayRequires;
 }
 
 /** `POST /api/v1/pipelines/run` (steps in the body), or a saved pipeline's run when `saved` is given. */
@@ -104,5 +105,5 @@ export function runPipeline(deps: PipelinesDeps, request: PipelineRunRequest, sa
   if (bytes.byteLength === 0) throw badRequest("body_required", saved ? "A JSON request body `{ inputs, output? }` is required" : "A JSON request body `{ steps, inputs, output? }` is required");
   const body = readBody(transferable(bytes), bytes.byteLength > deps.engine.inlineMaxBytes);
   const reading = readPipelineRun(body, deps.engine.registry, saved?.steps);
-  return executeRun(deps.engine, { principal: request.principal, reading, payloadBytes: bytes.byteLength, signal: request.signal });
+  return executeRun(deps.engine, { principal: request.principal, reading, payloadBytes: bytes.byteLength, signal: request.signal, onReplay: request.onReplay });
 }

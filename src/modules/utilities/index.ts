@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import { operation } from "../../http/openapi";
 import { requirePrincipal, type AuthPlugin } from "../../http/auth";
-import type { IdempotencyHooks } from "../../http/idempotency";
+import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
 import { RawBody } from "../../http/body";
 import { ExecuteBody, ExecuteResponse, UtilityParams, UtilityView } from "./model";
 import { executeUtility, getUtility, utilityView, type UtilityEngine } from "./service";
@@ -31,6 +31,7 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin;
         utilityId: params.utilityId,
         bytes,
         signal: request.signal,
+        onReplay: (needed) => requireOnReplay(request, needed),
       });
       return new Response(text, { headers: { "Content-Type": "application/json" } });
     }, {

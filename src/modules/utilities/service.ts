@@ -67,12 +67,16 @@ function publishedSchema(schema: TObject): object {
   return result;
 }
 
+/** Told what a replay of this run's answer must pass again (http/idempotency.ts requireOnReplay). */
+export type ReplayRequires = (needed: { permission?: string; documentIds?: readonly string[] }) => void;
+
 export interface ExecuteRequest {
   principal: Principal;
   utilityId: string;
   bytes: Uint8Array;
   /** aborts when the client goes away */
   signal?: AbortSignal;
+  onReplay?: ReplayRequires;
 }
 
 /**
@@ -91,10 +95,11 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
     return answer(engine, { steps: [{ utility }], pipeline: false }, result, 1);
   }
   const reading = readUtilityRun(readBody(transferable(bytes), large), utility);
-  return executeRun(engine, { principal: request.principal, reading, payloadBytes: bytes.byteLength, signal: request.signal });
+  return executeRun(engine, { principal: request.principal, reading, payloadBytes: bytes.byteLength, signal: request.signal, onReplay: request.onReplay });
 }
 
 export interface RunRequest {
+  onReplay?: ReplayRequires;
   principal: Principal;
   reading: Reading<RunPlan>;
   /** the request body's size: the payload limit counts it with the stored inputs */
@@ -113,6 +118,7 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
     throw forbidden("This run reads or writes documents: the API key needs the 'documents' permission too");
   }
   if (reading.errors.length > 0) throw validationError(reading.errors);
+  if (usesDocuments(plan)) request.onReplay?.({ permission: "documents", documentIds: namedDocuments(plan) });
   const stored = await openStoredInputs(engine.documents, principal.accountId, plan);
   const payloadBytes = [...stored.values()].reduce((sum, content) => sum + content.size, request.payloadBytes);
   if (payloadBytes > engine.maxPayloadBytes) {
@@ -137,8 +143,16 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
         nameSteps: plan.pipeline,
       }, request.signal));
     const document = plan.output && await saveOutput(engine.documents, principal.accountId, plan.output, result);
+    if (document) request.onReplay?.({ documentIds: [document.id] });
     return answer(engine, plan, result, count, document);
   });
+}
+
+/** The documents a plan reads or writes: a replay of its answer needs them still there. */
+function namedDocuments(plan: RunPlan): string[] {
+  const inputs = [plan.primary, ...plan.steps.map((step) => step.secondary)];
+  const ids = inputs.flatMap((input) => (input && "documentId" in input ? [input.documentId] : []));
+  return plan.output?.saveTo ? [...ids, plan.output.saveTo] : ids;
 }
 
 /** The stored inputs, opened but not read: 404 for another account's or a deleted document. */
