@@ -21,7 +21,7 @@ import { usageModule } from "./modules/usage";
 import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
 import { patchInPool } from "./modules/documents/patch-worker";
 import { documentsDeps } from "./modules/documents/service";
-import { documentLinksModule, linkSecretOf } from "./modules/documents/links";
+import { documentLinksModule, linkBaseOf, linkSecretOf } from "./modules/documents/links";
 import type { ContentStore } from "./storage/content-store";
 import { createContentStore } from "./storage";
 import { EXECUTE_ROUTE, utilitiesModule } from "./modules/utilities";
@@ -104,7 +104,7 @@ export function createApp(deps: AppDeps) {
     .use(utilitiesModule({ engine: utilityEngine, auth, idempotency }))
     .use(pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }))
     .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }))
-    .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), publicUrl: config.publicUrl, auth }));
+    .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), linkBase: linkBaseOf(config), auth }));
   docs.describe(app);
 
   // CORS and compression act on the final Response, whichever part of the app built it (a route, onError, a replay).

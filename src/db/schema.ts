@@ -62,6 +62,8 @@ export const documents = pgTable("documents", {
   revision: integer("revision").notNull().default(1),
   /** the number of the current content version (1 for the content given at create) */
   contentVersion: integer("content_version").notNull().default(1),
+  /** bumped by every restore, so a download link made before a delete stays dead after the restore */
+  linkGeneration: integer("link_generation").notNull().default(0),
   createdAt: epochMs("created_at").notNull(),
   updatedAt: epochMs("updated_at").notNull(),
   deletedAt: epochMs("deleted_at"),

@@ -4,9 +4,12 @@
  *
  *   /links/{id}?v={content tag}&expires={epoch ms}&sig={HMAC-SHA256, base64url}
  *
- * The signature covers the document id, a tag of its content key and the expiry. The content key is new
- * on every content write, so a link serves exactly the content it was made for and stops working once
- * the content changes or the document is deleted. The HMAC key is a secret in the database
+ * The signature covers the document id, a tag of its content key and link generation, and the expiry.
+ * The content key is new on every content write and the generation on every restore, so a link serves
+ * exactly the content it was made for and stops working for good once the content changes or the
+ * document is deleted. An expiry further ahead than the longest lifetime is refused whatever its
+ * signature. The base of the URL is PUBLIC_URL, or the server's own configured address, never the
+ * request's Host header (which a client chooses). The HMAC key is a secret in the database
  * (cluster_secrets), created by the first node that needs it, so every node accepts every link.
  */
 import { timingSafeEqual } from "node:crypto";
@@ -49,8 +52,9 @@ export function linkSecretOf(db: Db, now: () => number): () => Promise<Uint8Arra
   };
 }
 
-/** A short public tag of a content key: it changes with every content write and reveals nothing of the key. */
-const contentTag = (contentKey: string) => new Bun.CryptoHasher("sha256").update(contentKey).digest("hex").slice(0, 16);
+/** A short public tag of the content and its link generation: it changes with every content write and every restore, and reveals nothing of the key. */
+const contentTag = (row: { contentKey: string; linkGeneration: number }) =>
+  new Bun.CryptoHasher("sha256").update(`${row.contentKey}\n${row.linkGeneration}`).digest("hex").slice(0, 16);
 
 const sign = (secret: Uint8Array, id: string, tag: string, expires: number) =>
   new Bun.CryptoHasher("sha256", secret).update(`${id}\n${tag}\n${expires}`).digest("base64url");
@@ -61,17 +65,23 @@ const linkOutdated = () => new HttpError(410, "link_outdated", "The document was
 
 export interface LinksDeps extends DocumentsDeps {
   linkSecret: () => Promise<Uint8Array>;
-  /** the base of link URLs (PUBLIC_URL); undefined: the origin the request came in on */
-  publicUrl: string | undefined;
+  /** the base of link URLs: PUBLIC_URL, or the server's configured address (linkBaseOf) */
+  linkBase: string;
 }
 
-export async function createLink(deps: LinksDeps, accountId: string, id: string, expiresInSeconds: number, origin: string): Promise<{ url: string; expiresAt: number }> {
+/** PUBLIC_URL, else the address the server is configured to listen on (localhost for every interface). */
+export function linkBaseOf(config: { publicUrl: string | undefined; host: string; port: number }): string {
+  if (config.publicUrl) return config.publicUrl;
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host.includes(":") ? `[${config.host}]` : config.host;
+  return `http://${host}:${config.port}`;
+}
+
+export async function createLink(deps: LinksDeps, accountId: string, id: string, expiresInSeconds: number): Promise<{ url: string; expiresAt: number }> {
   const row = await getDocument(deps, accountId, id);
   const expiresAt = deps.now() + expiresInSeconds * 1000;
-  const tag = contentTag(row.contentKey);
+  const tag = contentTag(row);
   const signature = sign(await deps.linkSecret(), row.id, tag, expiresAt);
-  const base = deps.publicUrl ?? origin;
-  return { url: `${base}/links/${encodeURIComponent(row.id)}?v=${tag}&expires=${expiresAt}&sig=${signature}`, expiresAt };
+  return { url: `${deps.linkBase}/links/${encodeURIComponent(row.id)}?v=${tag}&expires=${expiresAt}&sig=${signature}`, expiresAt };
 }
 
 export interface LinkQuery { v?: string; expires?: string; sig?: string }
@@ -84,8 +94,10 @@ export async function openLinked(deps: LinksDeps, id: string, query: LinkQuery) 
   const expected = Buffer.from(sign(await deps.linkSecret(), id, tag, expires));
   if (!timingSafeEqual(expected, Buffer.from(sig))) throw linkInvalid();
   if (expires <= deps.now()) throw linkExpired(expires);
+  // no link is made to live longer; one that claims to (a leaked secret, a lifetime since shortened) is refused
+  if (expires > deps.now() + LINK_EXPIRES_IN_MAX * 1000) throw linkInvalid();
   const row = await deps.repository.findActiveById(id);
-  if (!row || contentTag(row.contentKey) !== tag) throw linkOutdated();
+  if (!row || contentTag(row) !== tag) throw linkOutdated();
   const content = await deps.store.open(row.contentKey);
   if (!content) throw linkOutdated(); // replaced between reading the row and opening the content
   return { row, content };
@@ -108,8 +120,8 @@ function expiresInOf(body: unknown): number {
 export const documentLinksModule = (deps: LinksDeps & { auth: AuthPlugin }) =>
   new Elysia({ name: "kiln.documents.links", detail: { tags: ["Documents"] } })
     .use(deps.auth)
-    .post("/api/v1/documents/:id/links", async ({ principal, params, body, request, set }) => {
-      const link = await createLink(deps, requirePrincipal(principal).accountId, params.id, expiresInOf(body), new URL(request.url).origin);
+    .post("/api/v1/documents/:id/links", async ({ principal, params, body, set }) => {
+      const link = await createLink(deps, requirePrincipal(principal).accountId, params.id, expiresInOf(body));
       set.status = 201;
       return { success: true as const, ...link };
     }, {
@@ -120,7 +132,7 @@ export const documentLinksModule = (deps: LinksDeps & { auth: AuthPlugin }) =>
       detail: operation({
         operationId: "createDocumentLink",
         summary: "Make a signed download link",
-        description: `A URL that serves the document's current content without a key, on every node, until it expires (${LINK_EXPIRES_IN_MIN} to ${LINK_EXPIRES_IN_MAX} s, default ${LINK_EXPIRES_IN_DEFAULT}; the body may be empty). It stops working when the document is deleted or its content changes.`,
+        description: `A URL that serves the document's current content without a key, on every node, until it expires (${LINK_EXPIRES_IN_MIN} to ${LINK_EXPIRES_IN_MAX} s, default ${LINK_EXPIRES_IN_DEFAULT}; the body may be empty). It stops working for good when the document is deleted (a restore does not revive it) or its content changes. Its base is PUBLIC_URL (else the server's configured address), never the request's Host.`,
         requestBody: { description: "optional: an empty body takes the default expiry", content: { "application/json": CreateLinkBody } },
         errors: { 404: "document_not_found" },
       }),

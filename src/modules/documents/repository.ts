@@ -234,7 +234,7 @@ export const documentsRepository = (db: Db) => ({
 
   async restore(accountId: string, id: string): Promise<DocumentRow | undefined> {
     const [row] = await db.update(documents)
-      .set({ deletedAt: null, purgeAt: null, revision: sql`${documents.revision} + 1` })
+      .set({ deletedAt: null, purgeAt: null, revision: sql`${documents.revision} + 1`, linkGeneration: sql`${documents.linkGeneration} + 1` })
       .where(and(owned(accountId, id), deleted))
       .returning();
     return row;

@@ -1,17 +1,9 @@
 /**
- * Credit counting: one row per account and calendar month (UTC) in credit_usage.
- *
- * Both statements commit without waiting for the WAL flush: on a 1 KB run that wait was most of the
- * engine's overhead (bench/README.md). A crash of PostgreSQL itself may then forget the last fraction of
- * a second of counts (runs would be free, never over the limit: the row lock still decides); a crash of
- * Kiln loses nothing. The setting is made by `set_config(…, true)` in the statement itself: it lasts
- * until the end of the statement's own implicit transaction, whose commit reads it, so each statement is
- * one round trip rather than BEGIN, SET LOCAL, the statement and COMMIT (four).
+ * Credit counting: one row per account and calendar month (UTC) in credit_usage. Both statements
+ * commit durably (they wait for the WAL flush), so a charge acknowledged to a client survives a crash
+ * of PostgreSQL itself; the cost is in bench/README.md.
  */
 import type { Db } from "../../db/client";
-
-/** The statement's own commit does not wait for the WAL flush (see above). */
-const NO_FLUSH_WAIT = "(select set_config('synchronous_commit', 'off', true)) no_flush_wait";
 
 // Both statements below are fixed texts, written once and sent with their parameters, where Drizzle's
 // builder would assemble them again on every run: $1 account, $2 period start, $3 count.
@@ -23,14 +15,14 @@ const NO_FLUSH_WAIT = "(select set_config('synchronous_commit', 'off', true)) no
  */
 const RESERVE_SQL = `
   insert into credit_usage (account_id, period_start, used)
-  select $1, $2, $3 from accounts, ${NO_FLUSH_WAIT}
+  select $1, $2, $3 from accounts
    where id = $1 and (monthly_credits is null or monthly_credits >= $3)
   on conflict (account_id, period_start) do update set used = credit_usage.used + $3
    where credit_usage.used + $3 <= coalesce((select monthly_credits from accounts where id = $1), 2147483647)
   returning used`;
 
 const REFUND_SQL = `
-  update credit_usage set used = greatest(used - $3, 0) from ${NO_FLUSH_WAIT}
+  update credit_usage set used = greatest(used - $3, 0)
    where account_id = $1 and period_start = $2`;
 
 /** False: not enough credits left (none is taken). */

@@ -25,7 +25,8 @@ test("a link serves the content without a key, with the download's headers, unti
   const id = await newDocument();
   const made = await t.json("POST", `${DOCS}/${id}/links`, { key, body: { expiresIn: 120 } });
   expect(made.status).toBe(201);
-  expect(made.body).toEqual({ success: true, url: expect.stringMatching(/^http:\/\/localhost\/links\/doc_/), expiresAt: clock + 120_000 });
+  // without PUBLIC_URL the base is the configured address, never the request's Host
+  expect(made.body).toEqual({ success: true, url: expect.stringMatching(/^http:\/\/localhost:3000\/links\/doc_/), expiresAt: clock + 120_000 });
 
   const viaLink = await t.request("GET", pathOf(made.body.url), { key: null });
   const viaKey = await t.request("GET", `${DOCS}/${id}/content`, { key });
@@ -115,7 +116,29 @@ test("a link stops working when the content changes or the document is deleted (
   expect((await t.request("DELETE", `${DOCS}/${id}`, { key })).status).toBe(200);
   expect((await t.json("GET", after, { key: null })).body.code).toBe("link_outdated");
   expect((await t.request("POST", `${DOCS}/${id}/restore`, { key })).status).toBe(200);
-  expect((await t.request("GET", after, { key: null })).status).toBe(200); // restored, same content
+  // restored with the same content, the link made before the delete stays dead; a new one works
+  expect((await t.json("GET", after, { key: null })).body.code).toBe("link_outdated");
+  const fresh = pathOf((await t.json("POST", `${DOCS}/${id}/links`, { key })).body.url);
+  expect(await (await t.request("GET", fresh, { key: null })).text()).toBe("[1,2,3]");
+});
+
+test("the request's Host never becomes a link's base", async () => {
+  const id = await newDocument();
+  const made = await t.json("POST", `${DOCS}/${id}/links`, { key, headers: { host: "evil.example" } });
+  expect(made.status).toBe(201);
+  expect(made.body.url).not.toContain("evil.example");
+  expect(new URL(made.body.url).host).toBe("localhost:3000");
+});
+
+test("an expiry further ahead than the longest lifetime is refused, whatever its signature", async () => {
+  const id = await newDocument();
+  const url = new URL((await t.json("POST", `${DOCS}/${id}/links`, { key, body: { expiresIn: 86_400 } })).body.url);
+  expect((await t.request("GET", url.pathname + url.search, { key: null })).status).toBe(200);
+  // the clock going back (or a link signed with a stolen secret for the far future) makes it too far ahead
+  clock -= 60_000;
+  const ahead = await t.json("GET", url.pathname + url.search, { key: null });
+  expect([ahead.status, ahead.body.code]).toEqual([403, "link_invalid"]);
+  clock += 60_000;
 });
 
 test("PUBLIC_URL sets the links' base; the route is in /openapi.json with its statuses", async () => {

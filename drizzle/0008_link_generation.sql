@@ -1,0 +1,1 @@
+ALTER TABLE "documents" ADD COLUMN "link_generation" integer DEFAULT 0 NOT NULL;
