@@ -55,6 +55,15 @@ export interface RequestState {
   headers: Record<string, string>;
 }
 
+/** The peer address of each request, as the listener saw it (none for requests made in process). */
+const clientAddresses = new WeakMap<Request, string>();
+
+export function setClientAddress(request: Request, address: string | undefined): void {
+  if (address) clientAddresses.set(request, address);
+}
+
+export const clientAddressOf = (request: Request): string | undefined => clientAddresses.get(request);
+
 /** Per-request state lives beside the Request object, so any hook, from parse to error, can reach it. */
 const states = new WeakMap<Request, RequestState>();
 

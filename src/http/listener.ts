@@ -10,6 +10,7 @@
  */
 import type { HttpListener } from "../config";
 import { listenNode } from "./node-listener";
+import { setClientAddress } from "./context";
 
 /** What src/index.ts needs of a listening server (the subset of Bun.Server it used). */
 export interface Listener {
@@ -46,7 +47,10 @@ export async function listen(options: ListenOptions, fetch: FetchHandler): Promi
     hostname: options.hostname,
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
     idleTimeout: IDLE_TIMEOUT_SECONDS,
-    fetch,
+    fetch(request, server) {
+      setClientAddress(request, server.requestIP(request)?.address);
+      return fetch(request);
+    },
   });
   return {
     get url() { return server.url; },

@@ -16,6 +16,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { IDLE_TIMEOUT_SECONDS, MAX_REQUEST_BODY_BYTES, type FetchHandler, type Listener, type ListenOptions } from "./listener";
+import { setClientAddress } from "./context";
 
 /**
  * An answer of unknown length is gathered while its bytes are there at once (a body made in memory),
@@ -107,6 +108,7 @@ class Exchange {
     let request: Request;
     try {
       request = new Request(urlOf(req), { method: req.method, headers: headersOf(req.rawHeaders), body: body?.stream, signal, duplex: "half" } as RequestInit);
+      setClientAddress(request, req.socket.remoteAddress);
     } catch {
       return refuse(res, 400);
     }

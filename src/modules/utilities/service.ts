@@ -88,7 +88,7 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
   const { bytes } = request;
   if (bytes.byteLength === 0) throw badRequest("body_required", "A JSON request body `{ inputs: { primary }, config? }` is required");
   const large = bytes.byteLength > engine.inlineMaxBytes;
-  if ((large || utility.amplifies) && !needsReadingHere(bytes)) {
+  if (large && !needsReadingHere(bytes)) {
     // Inline inputs only: the worker reads the whole body, this thread does not even scan it.
     const result = await withCredits(engine, request.principal.accountId, 1, utility.id, () =>
       inWorker(engine, utility.id, () => engine.pool.run(utility.id, bytes, request.signal)));
