@@ -4,7 +4,7 @@
  */
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
-import type { S3Settings } from "./storage/s3";
+import { S3_TIMEOUT_MS_DEFAULT, type S3Settings } from "./storage/s3";
 
 /** Where document content lives: `$DATA_DIR/content`, or an S3-compatible bucket. */
 export type ContentStoreConfig = { readonly kind: "disk" } | { readonly kind: "s3"; readonly s3: S3Settings };
@@ -38,6 +38,7 @@ export interface Config {
   readonly contentStore: ContentStoreConfig;
   /** connections per process to PostgreSQL (several nodes share the server's max_connections) */
   readonly databasePoolMax: number;
+  readonly databaseConnectTimeoutMs: number;
   /** shared rate-limit counters (redis://, rediss://, valkey://); undefined: each process counts alone */
   readonly redisUrl: string | undefined;
   /** prefix of every Redis key Kiln writes, so several deployments can share one Redis */
@@ -89,7 +90,7 @@ function contentStoreConfig(env: Env): ContentStoreConfig {
   }
   return {
     kind,
-    s3: { bucket, endpoint, region: firstSet(env, "S3_REGION", "AWS_REGION"), accessKeyId, secretAccessKey, sessionToken: firstSet(env, "S3_SESSION_TOKEN", "AWS_SESSION_TOKEN"), prefix },
+    s3: { bucket, endpoint, region: firstSet(env, "S3_REGION", "AWS_REGION"), accessKeyId, secretAccessKey, sessionToken: firstSet(env, "S3_SESSION_TOKEN", "AWS_SESSION_TOKEN"), prefix, timeoutMs: integer(env, "S3_TIMEOUT_MS", S3_TIMEOUT_MS_DEFAULT, 100, 600_000) },
   };
 }
 
@@ -155,6 +156,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsToken,
     contentStore: contentStoreConfig(env),
     databasePoolMax: integer(env, "DATABASE_POOL_MAX", 20, 1, 1000),
+    databaseConnectTimeoutMs: integer(env, "DATABASE_CONNECT_TIMEOUT_MS", 5_000, 1_000, 600_000),
     redisUrl,
     redisPrefix: env.REDIS_PREFIX ?? "kiln:",
     publicUrl,

@@ -39,7 +39,17 @@ try {
   console.error(`kiln: the content store cannot be used: ${error.setting ? `check ${error.setting}: ` : ""}${error.message}`);
   process.exit(1);
 }
-const database = await createDatabase(config, (message) => logger.log("info", message));
+/** The URL without its password, for messages. */
+const redacted = (url: string) => url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
+let database: Awaited<ReturnType<typeof createDatabase>>;
+try {
+  database = await createDatabase(config, (message) => logger.log("info", message));
+} catch (error) {
+  const reason = (error as { code?: string })?.code ?? (error as Error)?.message ?? String(error);
+  const where = config.databaseUrl ? `the database at DATABASE_URL (${redacted(config.databaseUrl)})` : `the embedded database in DATA_DIR (${config.dataDir})`;
+  console.error(`kiln: cannot use ${where}: ${reason}${(error as Error)?.message && (error as Error).message !== reason ? ` (${(error as Error).message})` : ""}`);
+  process.exit(1);
+}
 const generatedKey = await bootstrap(database.db, config.bootstrapApiKey);
 if (generatedKey) {
   // Printed once, on the first start of an empty database: it is stored only as a hash.

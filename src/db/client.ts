@@ -23,9 +23,16 @@ export interface Database {
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
 
+/**
+ * How long opening a connection may take (DATABASE_CONNECT_TIMEOUT_MS): a database that cannot be
+ * reached answers a waiting request 503 after this, at start-up a clear message.
+ */
+export const DATABASE_CONNECT_TIMEOUT_MS_DEFAULT = 5_000;
+const connectTimeoutSeconds = (ms: number | undefined) => Math.max(1, Math.ceil((ms ?? DATABASE_CONNECT_TIMEOUT_MS_DEFAULT) / 1000));
+
 /** Applies the committed migrations under an advisory lock, so processes sharing a database take turns. */
-export async function runMigrations(url: string): Promise<void> {
-  const client = postgres(url, { max: 1, onnotice: () => {} });
+export async function runMigrations(url: string, connectTimeoutMs?: number): Promise<void> {
+  const client = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: connectTimeoutSeconds(connectTimeoutMs) });
   try {
     await client`select pg_advisory_lock(${LOCKS.migrations})`;
     await migrate(drizzle(client), { migrationsFolder: MIGRATIONS_FOLDER });
@@ -56,9 +63,9 @@ function preparingAll(client: Sql): Sql {
   });
 }
 
-export function connect(url: string, options: { poolMax?: number; onClose?: () => Promise<void> } = {}): Database {
+export function connect(url: string, options: { poolMax?: number; connectTimeoutMs?: number; onClose?: () => Promise<void> } = {}): Database {
   const onClose = options.onClose ?? (async () => {});
-  const sql = postgres(url, { max: options.poolMax ?? 20, onnotice: () => {}, connect_timeout: 10 });
+  const sql = postgres(url, { max: options.poolMax ?? 20, onnotice: () => {}, connect_timeout: connectTimeoutSeconds(options.connectTimeoutMs) });
   return {
     db: drizzle(preparingAll(sql), { schema }),
     sql,
@@ -77,10 +84,10 @@ export function connect(url: string, options: { poolMax?: number; onClose?: () =
   };
 }
 
-export async function createDatabase(options: { databaseUrl?: string; dataDir: string; databasePoolMax?: number }, log: (message: string) => void = () => {}): Promise<Database> {
+export async function createDatabase(options: { databaseUrl?: string; dataDir: string; databasePoolMax?: number; databaseConnectTimeoutMs?: number }, log: (message: string) => void = () => {}): Promise<Database> {
   if (options.databaseUrl) {
-    await runMigrations(options.databaseUrl);
-    return connect(options.databaseUrl, { poolMax: options.databasePoolMax });
+    await runMigrations(options.databaseUrl, options.databaseConnectTimeoutMs);
+    return connect(options.databaseUrl, { poolMax: options.databasePoolMax, connectTimeoutMs: options.databaseConnectTimeoutMs });
   }
   const embedded = await startEmbeddedPostgres(options.dataDir, log);
   try {

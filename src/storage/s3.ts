@@ -38,7 +38,16 @@ export interface S3Settings {
   sessionToken?: string;
   /** key prefix inside the bucket, e.g. `kiln/` */
   prefix: string;
+  /**
+   * S3_TIMEOUT_MS: how long any call may wait for the bucket (a large download's copy to the spool
+   * included). A bucket that accepts connections and never answers then costs a request this long,
+   * not the whole outage: the call fails as unavailable (503), and a write that timed out is never
+   * committed (its object, should it land later, is an orphan for the sweep).
+   */
+  timeoutMs?: number;
 }
+
+export const S3_TIMEOUT_MS_DEFAULT = 15_000;
 
 const MISSING = new Set(["NoSuchKey", "NotFound", "ERR_S3_FILE_NOT_FOUND"]);
 const BAD_CREDENTIALS: Record<string, string> = {
@@ -86,7 +95,7 @@ export class S3ContentStore implements ContentStore {
     // One ranged GET answers small content whole and tells large content apart by its length.
     let head: ArrayBuffer;
     try {
-      head = await file.slice(0, IN_MEMORY_MAX_BYTES + 1).arrayBuffer();
+      head = await this.inTime("read", () => file.slice(0, IN_MEMORY_MAX_BYTES + 1).arrayBuffer());
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw this.unavailable("read", error);
@@ -120,12 +129,23 @@ export class S3ContentStore implements ContentStore {
 
   /** Lists at most one key under the prefix: needs the bucket, the credentials and the endpoint. */
   async probe(): Promise<void> {
+    await this.call("list", () => this.client.list({ prefix: this.settings.prefix, maxKeys: 1 }), Math.min(PROBE_TIMEOUT_MS, this.timeoutMs));
+  }
+
+  private get timeoutMs(): number {
+    return this.settings.timeoutMs ?? S3_TIMEOUT_MS_DEFAULT;
+  }
+
+  /** `run`, or a Timeout error once `timeoutMs` passed without an answer (the call itself is left to finish or fail). */
+  private async inTime<T>(operation: string, run: () => Promise<T>, timeoutMs = this.timeoutMs): Promise<T> {
     let timer: Timer | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`), { code: "Timeout" })), PROBE_TIMEOUT_MS);
+      timer = setTimeout(() => reject(Object.assign(new Error(`no answer to ${operation} within ${timeoutMs} ms (S3_TIMEOUT_MS)`), { code: "Timeout" })), timeoutMs);
     });
+    const work = run();
+    work.catch(() => {});
     try {
-      await Promise.race([this.call("list", () => this.client.list({ prefix: this.settings.prefix, maxKeys: 1 })), deadline]);
+      return await Promise.race([work, deadline]);
     } finally {
       clearTimeout(timer);
     }
@@ -139,7 +159,7 @@ export class S3ContentStore implements ContentStore {
   /** The size of an object, or undefined when there is none. */
   async sizeOf(key: string): Promise<number | undefined> {
     try {
-      return (await this.client.file(this.objectKey(key)).stat()).size;
+      return (await this.inTime("stat", () => this.client.file(this.objectKey(key)).stat())).size;
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw this.unavailable("stat", error);
@@ -156,7 +176,7 @@ export class S3ContentStore implements ContentStore {
     const path = join(this.spoolDir, `${key}-${Bun.randomUUIDv7()}`);
     let size: number;
     try {
-      size = await Bun.write(path, file);
+      size = await this.inTime("read", () => Bun.write(path, file));
     } catch (error) {
       await rm(path, { force: true });
       if (isMissing(error)) return undefined;
@@ -166,9 +186,9 @@ export class S3ContentStore implements ContentStore {
     return { size, body: Bun.file(path) };
   }
 
-  private async call<T>(operation: string, run: () => Promise<T>): Promise<T> {
+  private async call<T>(operation: string, run: () => Promise<T>, timeoutMs = this.timeoutMs): Promise<T> {
     try {
-      return await run();
+      return await this.inTime(operation, run, timeoutMs);
     } catch (error) {
       throw this.unavailable(operation, error);
     }

@@ -71,7 +71,7 @@ test("over HTTP: a client with a peer address gets 429 too_many_failed_authentic
   expect(throttled.status).toBe(429);
   expect(throttled.headers.get("content-type")).toBe("application/problem+json");
   expect(Number(throttled.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
-  expect((await throttled.json()).code).toBe("too_many_failed_authentications");
+  expect(((await throttled.json()) as { code: string }).code).toBe("too_many_failed_authentications");
   clock += 1_000; // past the key cache: the valid key in use is looked up again, not throttled
   expect((await call(ADMIN_KEY)).status).toBe(200);
 });

@@ -29,6 +29,9 @@ export interface TestBucket {
   /** makes the endpoint unreachable (connections refused) until start() */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** makes the endpoint hang (SIGSTOP: connections accepted, never answered) until thaw() */
+  freeze(): void;
+  thaw(): void;
   /** the object names under the prefix */
   objects(): Promise<string[]>;
   close(): Promise<void>;
@@ -107,6 +110,13 @@ export async function startTestBucket(options: { prefix?: string } = {}): Promis
     local: proc !== undefined,
     directory,
     stop,
+    freeze() {
+      if (!proc) throw new Error("freeze() needs the local s3rver (TEST_S3_ENDPOINT is set)");
+      proc.kill("SIGSTOP");
+    },
+    thaw() {
+      proc?.kill("SIGCONT");
+    },
     async start() {
       if (!directory) throw new Error("start() needs the local s3rver (TEST_S3_ENDPOINT is set)");
       if (proc && proc.exitCode === null && proc.signalCode === null) return;
