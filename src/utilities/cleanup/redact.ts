@@ -102,14 +102,23 @@ export function redact(primary: unknown, config: RedactConfig, budget = unlimite
     charged(config.maskStyle === "hash" ? hashed(typeof value === "string" ? value : JSON.stringify(value)) : config.mask);
 
   const redactText = (text: string): string => {
-    const taken: (Span & { finder: Finder })[] = [];
+    // finders in priority order; a span that overlaps one already taken is dropped. Both lists are
+    // sorted by start, so one merge per finder decides it (a check against every taken span made
+    // 100,000 one-character matches take seconds)
+    let taken: (Span & { finder: Finder })[] = [];
     for (const finder of finders) {
-      for (const span of finder.find(text)) {
-        if (!taken.some((other) => span.start < other.end && other.start < span.end)) taken.push({ ...span, finder });
+      const merged: (Span & { finder: Finder })[] = [];
+      let i = 0;
+      for (const span of finder.find(text).sort((a, b) => a.start - b.start)) {
+        while (i < taken.length && taken[i].end <= span.start) merged.push(taken[i++]);
+        const overlapsNext = i < taken.length && taken[i].start < span.end;
+        const overlapsLast = merged.length > 0 && merged[merged.length - 1].end > span.start;
+        if (!overlapsNext && !overlapsLast) merged.push({ ...span, finder });
       }
+      while (i < taken.length) merged.push(taken[i++]);
+      taken = merged;
     }
     if (taken.length === 0) return text;
-    taken.sort((a, b) => a.start - b.start);
     let out = "";
     let position = 0;
     for (const span of taken) {
