@@ -11,7 +11,7 @@ import type { TObject, TSchema } from "@sinclair/typebox";
 import { badRequest, HttpError, validationError, type FieldError } from "../../http/errors";
 import { parseJsonBytes } from "../../http/json";
 import { UtilityConfigError, UtilityError, type Utility, type UtilityInputs } from "../../utilities/types";
-import { jsonSizeOf, OutputBudget, ResultTooLargeError } from "../../utilities/budget";
+import { OutputBudget, ResultTooLargeError } from "../../utilities/budget";
 import { runStreamed } from "./streaming";
 
 /**
@@ -42,9 +42,9 @@ export type RunResult = ({ outputJson: string } | { outputChunks: Uint8Array[] }
  * Runs the steps in order, each on the previous one's output. `nameSteps` (pipelines): errors name the
  * failing step by its index, `/steps/<i>`. A single step over JSON text with no secondary input may be
  * streamed record by record; whatever streaming declines runs here as usual. Each step builds within
- * `maxOutputBytes`: the utility charges what it builds as it builds it (utilities/budget.ts), the output
- * of a step whose utility amplifies is measured before anything serialises it (values it shares by
- * reference would otherwise be written out many times), and the serialised output is checked again.
+ * `maxOutputBytes`: a utility whose output can outgrow its input charges everything it adds to it as it
+ * builds it (utilities/budget.ts), values it shares by reference included, to one budget for all the
+ * steps, so the output is at most the input plus the limit before the serialised output is checked.
  */
 export async function runSteps(steps: readonly Step[], primary: Source, nameSteps: boolean, maxOutputBytes: number): Promise<RunResult> {
   const [only] = steps;
@@ -55,13 +55,12 @@ export async function runSteps(steps: readonly Step[], primary: Source, nameStep
   const started = performance.now();
   let value = readSource(primary);
   const stepDurationsMs: number[] = [];
+  const budget = new OutputBudget(maxOutputBytes);
   for (const [index, step] of steps.entries()) {
     const inputs: UtilityInputs = step.secondary === undefined ? { primary: value } : { primary: value, secondary: readSource(step.secondary) };
     const stepStarted = performance.now();
     try {
-      const budget = new OutputBudget(maxOutputBytes);
       value = await step.utility.run(inputs, step.config, budget);
-      if (step.utility.amplifies && jsonSizeOf(value, maxOutputBytes) > maxOutputBytes) throw new ResultTooLargeError(maxOutputBytes);
     } catch (error) {
       throw stepFailure(runFailure(step.utility, error), nameSteps ? index : undefined, step.utility);
     }

@@ -7,6 +7,10 @@
  * strings to `strings`). With `paths`, a group also reads values of other types: numeric strings as
  * numbers, epoch numbers as dates, "yes"/"1"/… as booleans. A path selecting an object or array
  * applies to every value inside it.
+ *
+ * Output bound: none small by construction (`1e300` in locale style is 400 characters, an epoch `0`
+ * becomes a 24-character date), so what each formatted string adds over its value is charged to the
+ * budget; numbers and booleans formatted as such stay within a few times their input.
  */
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
@@ -14,6 +18,7 @@ import { mapLeaves } from "../lib/leaves";
 import { parsePaths, PathSet } from "../lib/paths";
 import { mapRecords } from "../lib/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
+import { unlimitedBudget } from "../budget";
 
 export const id = "cleanup.format-values";
 
@@ -241,7 +246,7 @@ interface ActiveGroup {
   takes: (value: unknown) => boolean;
 }
 
-export function formatValues(primary: unknown, config: FormatValuesConfig): unknown {
+export function formatValues(primary: unknown, config: FormatValuesConfig, budget = unlimitedBudget()): unknown {
   const pathSets: PathSet[] = [];
   const groups: ActiveGroup[] = [];
   const add = (name: ActiveGroup["name"], group: Group | undefined, build: () => Formatter, takes: ActiveGroup["takes"]) => {
@@ -266,10 +271,17 @@ export function formatValues(primary: unknown, config: FormatValuesConfig): unkn
     for (const group of byPath) {
       if (!selected[group.pathSet]) continue;
       const formatted = group.format(value, true);
-      if (formatted !== undefined) return formatted;
+      if (formatted !== undefined) return charged(value, formatted);
     }
     const group = byType.find((candidate) => candidate.takes(value));
-    return group ? group.format(value, false) ?? value : value;
+    return group ? charged(value, group.format(value, false) ?? value) : value;
+  };
+  const charged = (value: unknown, formatted: unknown): unknown => {
+    if (typeof formatted === "string") {
+      const added = formatted.length - (typeof value === "string" ? value.length : 1);
+      if (added > 0) budget.charge(added);
+    }
+    return formatted;
   };
   return mapRecords(primary, (record) => mapLeaves(record, pathSets, formatLeaf));
 }
@@ -281,7 +293,8 @@ export default defineUtility({
   description:
     "Formats strings (case, trim, whitespace), numbers (rounding, locale, currency, percent), dates (ISO, date, epoch, locale) and booleans (yes/no, 1/0, text), everywhere or at given paths, record by record.",
   configSchema,
-  run(inputs: UtilityInputs, config) {
-    return formatValues(inputs.primary, config as FormatValuesConfig);
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget) {
+    return formatValues(inputs.primary, config as FormatValuesConfig, budget);
   },
 });

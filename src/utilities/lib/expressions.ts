@@ -9,14 +9,20 @@
  * Errors: every refusal of the source is a UtilityConfigError (400 before anything runs) naming the
  * config field. Evaluation never throws for data reasons: a missing field, a wrong type or a result
  * that is not JSON (NaN, Infinity) gives null.
+ *
+ * Work bound: one evaluation (an expression, or a template with all its parts) builds at most
+ * MAX_RESULT_STRING_LENGTH characters and array elements in all, counted before each string or array
+ * is made when its size follows from its parts (concat, join, replace, split, stringify, templates),
+ * so that no expression of 1,000 characters can allocate gigabytes (`join(split(s, ""), s)`).
  */
 import jsep from "jsep";
 import { UtilityConfigError, UtilityError } from "../types";
 import { deepEqual } from "./paths";
+import { jsonSizeOf } from "../budget";
 
 export const MAX_EXPRESSION_LENGTH = 1_000;
 export const MAX_EXPRESSION_DEPTH = 20;
-/** a string built by an expression may not grow beyond this (keeps `concat`/`replace` from exhausting memory) */
+/** characters and array elements one evaluation may build, all its strings and arrays together */
 export const MAX_RESULT_STRING_LENGTH = 16 * 1024 * 1024;
 
 /**
@@ -76,15 +82,66 @@ export function toText(value: unknown): string {
   return String(value);
 }
 
-function assertLength(length: number): void {
-  if (length > MAX_RESULT_STRING_LENGTH) {
-    throw new UtilityError(`an expression built a string longer than ${MAX_RESULT_STRING_LENGTH} characters`);
+/**
+ * The allowance of the evaluation under way. Evaluation is synchronous, so one counter serves: the
+ * outermost evaluate() resets it, and a template's parts count towards their template.
+ */
+let evaluating = 0;
+let built = 0;
+
+function counted<T>(run: () => T): T {
+  if (evaluating === 0) built = 0;
+  evaluating++;
+  try {
+    return run();
+  } finally {
+    evaluating--;
   }
 }
 
+const tooLarge = () =>
+  new UtilityError(`an expression built more than ${MAX_RESULT_STRING_LENGTH} characters and array elements in one evaluation`);
+
+/** Counts `units` characters or elements about to be built. */
+function build(units: number): void {
+  built += units;
+  if (built > MAX_RESULT_STRING_LENGTH) throw tooLarge();
+}
+
+/** A string made by `+`: a rope of its operands, costing no copy until used, so only its own length is capped. */
 function limitedString(value: string): string {
-  assertLength(value.length);
+  if (value.length > MAX_RESULT_STRING_LENGTH) throw tooLarge();
   return value;
+}
+
+/** toText, measuring an object before serialising it, against what the evaluation has left. */
+function textOf(value: unknown): string {
+  if (value !== null && typeof value === "object") {
+    const left = MAX_RESULT_STRING_LENGTH - built;
+    if (jsonSizeOf(value, left) > left) throw tooLarge();
+  }
+  return toText(value);
+}
+
+/** Texts joined by `separator`, counted before the join. */
+function joined(texts: readonly string[], separator: string): string {
+  let length = Math.max(0, texts.length - 1) * separator.length;
+  for (const text of texts) length += text.length;
+  build(length);
+  return texts.join(separator);
+}
+
+/** A split that stops at what the evaluation has left instead of making millions of pieces first. */
+function splitCounted(text: string, separator: string): string[] {
+  const pieces = text.split(separator, MAX_RESULT_STRING_LENGTH - built + 1);
+  build(pieces.length);
+  return pieces;
+}
+
+/** A string made by a function from one other string (case changes): counted once made. */
+function derived(text: string): string {
+  build(text.length);
+  return text;
 }
 
 function toNumber(value: unknown): number | null {
@@ -186,9 +243,8 @@ function replaceAll(text: string, search: unknown, replacement: unknown): string
   const needle = toText(search);
   const substitute = toText(replacement);
   if (needle === "") return text;
-  const pieces = text.split(needle);
-  assertLength(text.length + (pieces.length - 1) * (substitute.length - needle.length));
-  return pieces.join(substitute);
+  const pieces = splitCounted(text, needle);
+  return joined(pieces, substitute);
 }
 
 function roundTo(value: unknown, digits: unknown = 0): number | null {
@@ -224,24 +280,29 @@ export function formatDate(value: unknown, format: unknown): string | null {
 type Fn = (...args: unknown[]) => unknown;
 
 const FUNCTIONS: Readonly<Record<string, Fn>> = Object.freeze(Object.assign(Object.create(null), {
-  lower: stringOp((text) => text.toLowerCase()),
-  upper: stringOp((text) => text.toUpperCase()),
+  lower: stringOp((text) => derived(text.toLowerCase())),
+  upper: stringOp((text) => derived(text.toUpperCase())),
   trim: stringOp((text) => text.trim()),
   length: (value: unknown) => (typeof value === "string" || Array.isArray(value) ? value.length : isPlainObject(value) ? Object.keys(value).length : null),
-  concat: (...args: unknown[]) =>
-    args.length > 0 && args.every(Array.isArray) ? ([] as unknown[]).concat(...args) : limitedString(args.map(toText).join("")),
+  concat: (...args: unknown[]) => {
+    if (args.length > 0 && args.every(Array.isArray)) {
+      build((args as unknown[][]).reduce((sum, items) => sum + items.length, 0));
+      return ([] as unknown[]).concat(...args);
+    }
+    return joined(args.map(textOf), "");
+  },
   substring: stringOp((text, start, end) => text.substring(num(start) ?? 0, num(end) ?? undefined)),
   replace: stringOp((text, search, replacement) => replaceAll(text, search, replacement)),
   contains: (haystack: unknown, needle: unknown) =>
     Array.isArray(haystack) ? haystack.some((item) => deepEqual(item, needle)) : str(haystack)?.includes(toText(needle)) ?? false,
   startsWith: (value: unknown, prefix: unknown) => str(value)?.startsWith(toText(prefix)) ?? false,
   endsWith: (value: unknown, suffix: unknown) => str(value)?.endsWith(toText(suffix)) ?? false,
-  split: stringOp((text, separator) => text.split(separator === undefined ? "," : toText(separator))),
-  join: (items: unknown, separator: unknown) => (Array.isArray(items) ? limitedString(items.map(toText).join(separator === undefined ? "," : toText(separator))) : null),
+  split: stringOp((text, separator) => splitCounted(text, separator === undefined ? "," : toText(separator))),
+  join: (items: unknown, separator: unknown) => (Array.isArray(items) ? joined(items.map(textOf), separator === undefined ? "," : toText(separator)) : null),
   number: toNumber,
   string: toText,
   boolean: toBoolean,
-  stringify: (value: unknown) => limitedString(JSON.stringify(value ?? null)),
+  stringify: (value: unknown) => derived(value !== null && typeof value === "object" ? textOf(value) : JSON.stringify(value ?? null)),
   round: roundTo,
   coalesce: (...args: unknown[]) => args.find((value) => value !== null && value !== undefined) ?? null,
 }));
@@ -260,8 +321,8 @@ const NAMESPACES: Readonly<Record<string, Readonly<Record<string, Fn>>>> = Objec
 
 /** Methods callable on a string receiver (`includes` and `slice` also on arrays). */
 const METHODS: Readonly<Record<string, (receiver: unknown, args: unknown[]) => unknown>> = Object.freeze(Object.assign(Object.create(null), {
-  toUpperCase: (receiver: unknown) => str(receiver)?.toUpperCase() ?? null,
-  toLowerCase: (receiver: unknown) => str(receiver)?.toLowerCase() ?? null,
+  toUpperCase: (receiver: unknown) => FUNCTIONS.upper(receiver),
+  toLowerCase: (receiver: unknown) => FUNCTIONS.lower(receiver),
   trim: (receiver: unknown) => str(receiver)?.trim() ?? null,
   slice: (receiver: unknown, [start, end]: unknown[]) =>
     typeof receiver === "string" || Array.isArray(receiver) ? receiver.slice(num(start) ?? 0, num(end) ?? undefined) : null,
@@ -269,7 +330,7 @@ const METHODS: Readonly<Record<string, (receiver: unknown, args: unknown[]) => u
     Array.isArray(receiver) ? receiver.some((item) => deepEqual(item, needle)) : typeof receiver === "string" ? receiver.includes(toText(needle)) : null,
   startsWith: (receiver: unknown, [prefix]: unknown[]) => (typeof receiver === "string" ? receiver.startsWith(toText(prefix)) : null),
   endsWith: (receiver: unknown, [suffix]: unknown[]) => (typeof receiver === "string" ? receiver.endsWith(toText(suffix)) : null),
-  split: (receiver: unknown, [separator]: unknown[]) => (typeof receiver === "string" ? receiver.split(separator === undefined ? "," : toText(separator)) : null),
+  split: (receiver: unknown, [separator]: unknown[]) => (typeof receiver === "string" ? FUNCTIONS.split(receiver, separator) : null),
 }));
 
 // ---------------------------------------------------------------------------------------------
@@ -485,7 +546,7 @@ export function compileExpression(source: string, fieldPath: string): CompiledEx
     return fail((error as Error).message);
   }
   const evaluator = new Compiler(fail, Date.now()).compile(tree, 1);
-  return { source, evaluate: (scope) => jsonValue(evaluator(scope)) };
+  return { source, evaluate: (scope) => counted(() => jsonValue(evaluator(scope))) };
 }
 
 export interface CompiledTemplate {
@@ -542,8 +603,7 @@ export function compileTemplate(source: string, fieldPath: string): CompiledTemp
   return {
     source,
     dynamic,
-    evaluate: (scope) =>
-      limitedString(parts.map((part) => (typeof part === "string" ? part : toText(part.evaluate(scope)))).join("")),
+    evaluate: (scope) => counted(() => joined(parts.map((part) => (typeof part === "string" ? part : textOf(part.evaluate(scope)))), "")),
   };
 }
 

@@ -23,12 +23,13 @@
  *   getAll(root, path) → PathMatch[]              every match with its concrete keys, document order
  *   get(root, path) → unknown                     the first match's value, undefined when none
  *   exists(root, path) → boolean
- *   set(root, path, value)                        MUTATES root: writes one concrete path (no wildcard),
+ *   set(root, path, value, budget?)               MUTATES root: writes one concrete path (no wildcard),
  *                                                 creating missing (or null) parents as OBJECTS (also for
  *                                                 numeric segments: `a.0` on a missing `a` gives {"a":{"0":…}});
  *                                                 an existing array takes an index, padding with null
- *                                                 beyond its end; writing through a primitive is a
- *                                                 UtilityError
+ *                                                 beyond its end (charged to `budget`: `items.99999999`
+ *                                                 on a short array pads a hundred million nulls); writing
+ *                                                 through a primitive is a UtilityError
  *   remove(root, path, {removeEmptyParents}) → n  MUTATES root: deletes every match, returns the count
  *   removeAll(root, paths | PathSet, options)     the same for several paths in one walk
  *   PathSet                                       a trie of several paths for one walk over the data
@@ -38,6 +39,7 @@
  * Callers that mutate must own the tree (records.ts cloneJson); inputs are never mutated by utilities.
  */
 import { UtilityConfigError, UtilityError } from "../types";
+import type { OutputBudget } from "../budget";
 
 /** The wildcard segment (`*` or `[*]`). A literal `\*` parses to the string "*". */
 export const ANY: unique symbol = Symbol("*");
@@ -218,7 +220,7 @@ function describe(value: unknown): string {
 }
 
 /** Writes `value` at a concrete path of `root` (mutating it), creating missing parents as objects. */
-export function set(root: unknown, path: PathLike, value: unknown): void {
+export function set(root: unknown, path: PathLike, value: unknown, budget?: OutputBudget): void {
   const segments = toPath(path);
   if (segments.includes(ANY)) throw new UtilityError(`cannot write to '${formatPath(segments)}': a wildcard path names no single place`);
   if (segments.length === 0) throw new UtilityError("cannot write to the root path");
@@ -233,6 +235,8 @@ export function set(root: unknown, path: PathLike, value: unknown): void {
     if (Array.isArray(container)) {
       const index = canonicalIndex(segment);
       if (index < 0) throw refuse(depth, `is an array and '${segment}' is not an index`);
+      // each padding null serialises as `null,`
+      if (container.length < index) budget?.charge((index - container.length) * 5);
       while (container.length < index) container.push(null);
       if (last) container[index] = value;
       else {

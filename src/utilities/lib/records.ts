@@ -10,11 +10,13 @@
  *   Defaulted<Config, Keys>                a config type whose defaulted fields are present: the engine
  *                                          fills defaults before `run` (types.ts), so a utility reads them
  *                                          without repeating the default values
- *   cloneJson(value)                       a deep copy of JSON data (own keys only, `__proto__` kept as
- *                                          data), so a utility can mutate its copy, never its input
+ *   cloneJson(value, budget?)              a deep copy of JSON data (own keys only, `__proto__` kept as
+ *                                          data), so a utility can mutate its copy, never its input; with
+ *                                          `budget`, the copy is charged there before it is made
  */
 import { UtilityError } from "../types";
 import { isObject, setOwn, type JsonObject } from "./paths";
+import type { OutputBudget } from "../budget";
 
 export type Defaulted<T, K extends keyof T> = Omit<T, K> & Required<Pick<T, K>>;
 
@@ -37,10 +39,16 @@ export function objectRecord(record: unknown, index: number | null, utilityId: s
   throw new UtilityError(`${utilityId} takes an object or an array of objects; ${what} is ${describeType(record)}`);
 }
 
-export function cloneJson<T>(value: T): T {
+export function cloneJson<T>(value: T, budget?: OutputBudget): T {
+  // a string is shared, not copied, but it is written out once more all the same
+  budget?.chargeCopyOf(value);
+  return copyOf(value);
+}
+
+function copyOf<T>(value: T): T {
   if (value === null || typeof value !== "object") return value;
-  if (Array.isArray(value)) return value.map(cloneJson) as T;
+  if (Array.isArray(value)) return value.map(copyOf) as T;
   const copy: JsonObject = {};
-  for (const key of Object.keys(value)) setOwn(copy, key, cloneJson((value as JsonObject)[key]));
+  for (const key of Object.keys(value)) setOwn(copy, key, copyOf((value as JsonObject)[key]));
   return copy as T;
 }

@@ -2,6 +2,11 @@
  * schema.compute: record-wise; each field's template is evaluated against the record in order (a
  * later field sees earlier results) and written at its target path. Templates are compiled once per
  * request; each record is copied before it is written to, so the input is never changed.
+ *
+ * Output bound: none by construction (a field may hold the whole input, `{{ $root }}`, or the record
+ * so far, `{{ $ }}`, which doubles it per field), so each computed value is copied, charged to the
+ * budget first, and so are the nulls that pad an array written past its end. The copy also keeps a
+ * record that takes itself (`{{ $ }}`) from becoming a cycle.
  */
 import { t } from "elysia";
 import { compileTemplate } from "../lib/expressions";
@@ -33,11 +38,6 @@ export interface ComputeConfig {
   fields: { target: string; expression: string }[];
 }
 
-/**
- * Output bound: a field may hold the whole input (`{{ root }}`) or double an earlier field
- * (`concat(a, a)`), shared by reference until serialised; each computed value is charged to `budget`
- * by its size as soon as it is evaluated.
- */
 export function compute(primary: unknown, config: ComputeConfig, budget = unlimitedBudget()): unknown {
   const fields = config.fields.map(({ target, expression }, index) => ({
     path: parseConfigPath(target, `fields/${index}/target`, { single: true }),
@@ -46,9 +46,8 @@ export function compute(primary: unknown, config: ComputeConfig, budget = unlimi
   return mapRecords(primary, (record, index) => {
     const result = cloneJson(objectRecord(record, index, id));
     for (const { path, template } of fields) {
-      const value = template.evaluate({ record: result, root: primary });
-      budget.chargeCopyOf(value);
-      set(result, path, value);
+      const value = cloneJson(template.evaluate({ record: result, root: primary }), budget);
+      set(result, path, value, budget);
     }
     return result;
   });

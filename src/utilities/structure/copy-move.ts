@@ -6,6 +6,9 @@
  * `items.*.cost` works per element. Missing parents of `to` are created as objects; a `to` that runs
  * through a string, number or boolean is a 400. A move whose `to` is kept (overwrite false, existing
  * value) leaves its `from` in place, so nothing is lost.
+ *
+ * Output bound: none by construction (each copy of the record's root doubles it), so every copy is
+ * charged to the budget before it is made, and so are the nulls that pad an array written past its end.
  */
 import { t } from "elysia";
 import { ANY, exists, getAll, parsePathField, PathSet, remove, removeAll, set, type Path, type PathKey, type Segment } from "../lib/paths";
@@ -62,12 +65,9 @@ function destination(operation: CompiledOperation, matched: PathKey[]): Segment[
 
 function apply(record: unknown, operation: CompiledOperation, overwrite: boolean, budget: OutputBudget): void {
   const matches = getAll(record, operation.from);
+  // a copy of the record's root doubles it: charged before it is made (a move only relocates)
   const writes = matches
-    .map((match) => {
-      // a copy of the record's root doubles it: charged before it is made
-      if (!operation.move) budget.chargeCopyOf(match.value);
-      return { source: match.path, to: destination(operation, match.path), value: cloneJson(match.value) };
-    })
+    .map((match) => ({ source: match.path, to: destination(operation, match.path), value: cloneJson(match.value, operation.move ? undefined : budget) }))
     .filter((write) => overwrite || !exists(record, write.to));
   // sources go before the writes, so that a move into its own subtree works
   if (operation.move) {
@@ -75,10 +75,9 @@ function apply(record: unknown, operation: CompiledOperation, overwrite: boolean
     // last first, so that the array indexes of the earlier sources still hold
     else for (const write of [...writes].reverse()) remove(record, write.source.map(String));
   }
-  for (const write of writes) set(record, write.to, write.value);
+  for (const write of writes) set(record, write.to, write.value, budget);
 }
 
-/** Output bound: the input, plus every copy, each charged to `budget` before it is made. */
 export function copyMove(primary: unknown, config: CopyMoveConfig, budget = unlimitedBudget()): unknown {
   const operations = compile(config.operations);
   return mapRecords(primary, (record, index) => {

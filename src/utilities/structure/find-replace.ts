@@ -48,19 +48,22 @@ export type FindReplaceConfig = Defaulted<
 type Replace = (text: string, record: unknown, root: unknown) => string;
 
 /**
- * Output bound: a short match replaced by a long replacement multiplies a string's length, so what a
- * replacement adds is charged to `budget`: before the join for literal searches and per match for
- * replacement functions; a regex's `$1` replacement is charged once its string is made.
+ * Output bound: none by construction (a short match replaced by a long replacement, or by `$'`, the
+ * rest of the text, per match), so what each replacement adds over its match is charged to the budget
+ * before it is built: once per string for a literal search, per match otherwise.
  */
 function compileReplace(config: FindReplaceConfig, budget: OutputBudget): Replace {
   const template = compileTemplate(config.replacement, "replacement");
   const caseInsensitive = !config.caseSensitive;
   const growth = config.replacement.length - config.search.length;
+  const grow = (added: number) => {
+    if (added > 0) budget.charge(added);
+  };
   if (!config.regex && !config.wholeValue && !caseInsensitive && !template.dynamic) {
     return (text) => {
       if (!text.includes(config.search)) return text;
       const pieces = text.split(config.search);
-      if (growth > 0) budget.charge((pieces.length - 1) * growth);
+      grow((pieces.length - 1) * growth);
       return pieces.join(config.replacement);
     };
   }
@@ -72,25 +75,19 @@ function compileReplace(config: FindReplaceConfig, budget: OutputBudget): Replac
   } else {
     pattern = literalRegex(config.search, { caseInsensitive, whole: config.wholeValue });
   }
-  if (template.dynamic) return (text, record, root) => pattern.replaceAll(text, evaluateWith(template, record, root, budget));
+  if (template.dynamic) return (text, record, root) => pattern.replaceAll(text, evaluateWith(template, record, root, grow));
   // a literal search inserts the replacement as it is; only regex replacements interpret `$1`
-  if (config.regex) {
-    return (text) => {
-      const replaced = pattern.replaceAll(text, config.replacement);
-      if (replaced.length > text.length) budget.charge(replaced.length - text.length);
-      return replaced;
-    };
-  }
-  return (text) => pattern.replaceAll(text, () => {
-    budget.charge(config.replacement.length);
+  if (config.regex) return (text) => pattern.replaceAll(text, config.replacement, grow);
+  return (text) => pattern.replaceAll(text, (match) => {
+    grow(config.replacement.length - match.length);
     return config.replacement;
   });
 }
 
-const evaluateWith = (template: CompiledTemplate, record: unknown, root: unknown, budget: OutputBudget) =>
+const evaluateWith = (template: CompiledTemplate, record: unknown, root: unknown, grow: (added: number) => void) =>
   (old: string, groups: (string | null)[]) => {
     const text = toText(template.evaluate({ record, root, old, groups }));
-    budget.charge(text.length);
+    grow(text.length - old.length);
     return text;
   };
 
