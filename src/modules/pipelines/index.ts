@@ -28,7 +28,7 @@ const RUN_ERRORS = {
   404: "document_not_found (an input or output.saveTo)",
   408: "utility_timeout: one UTILITY_TIMEOUT_MS for the whole pipeline; every credit given back",
   412: "precondition_failed: output.ifMatch does not match saveTo's content ETag",
-  413: "payload_too_large (the request plus the stored inputs), document_too_large or storage_limit_exceeded (the saved output; every credit given back)",
+  413: "payload_too_large (the request plus the stored inputs), result_too_large (the steps would build more than UTILITY_MAX_OUTPUT_BYTES), document_too_large or storage_limit_exceeded (the saved output); every credit given back",
   503: "busy: every utility worker is busy and the queue is full; retry after Retry-After",
 };
 const RUN_DESCRIPTION = "Steps run in order, each step's output being the next step's primary, in one worker hop (inline when the inputs are small). Every step is checked (utility and config) before anything runs or any credit is taken; one credit per step, all given back if the run or its save fails.";

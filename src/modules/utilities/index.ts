@@ -51,7 +51,7 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin;
           404: "utility_not_found, document_not_found (an input or output.saveTo)",
           408: "utility_timeout: the run was stopped; no credit was used",
           412: "precondition_failed: output.ifMatch does not match saveTo's content ETag",
-          413: "payload_too_large: the request plus the stored inputs are over UTILITY_MAX_PAYLOAD_BYTES; document_too_large or storage_limit_exceeded: the saved output does not fit (the credit is given back)",
+          413: "payload_too_large: the request plus the stored inputs are over UTILITY_MAX_PAYLOAD_BYTES; result_too_large: the run would build more than UTILITY_MAX_OUTPUT_BYTES, or was stopped at UTILITY_MEMORY_LIMIT_BYTES (no credit used); document_too_large or storage_limit_exceeded: the saved output does not fit (the credit is given back)",
           503: "busy: every utility worker is busy and the queue is full; retry after Retry-After",
         },
         idempotent: { success: 200 },

@@ -1,12 +1,17 @@
 /**
  * analysis.aggregate: groups an array of objects by `groupBy` paths (first-seen order) and computes
  * the aggregations of each group. A field path with a wildcard contributes every value it reaches.
+ *
+ * Output bound: none small by construction: each group key and each `distinct`, `first` or `last`
+ * holds input values, and a config may name the whole record (`""`) in a thousand of them, so every
+ * value put in a row is charged to the budget by its size as the row is made.
  */
 import { t } from "elysia";
 import { parseConfigPath } from "../lib/config-paths";
 import { getAll, isObject, setOwn, type JsonObject, type Path } from "../lib/paths";
 import { describeType } from "../lib/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
+import { unlimitedBudget } from "../budget";
 
 export const id = "analysis.aggregate";
 
@@ -106,7 +111,7 @@ function compileAggregations(config: AggregateConfig): CompiledAggregation[] {
   });
 }
 
-export function aggregate(primary: unknown, config: AggregateConfig): unknown[] {
+export function aggregate(primary: unknown, config: AggregateConfig, budget = unlimitedBudget()): unknown[] {
   const groupPaths = config.groupBy.map((path, index) => parseConfigPath(path, `groupBy/${index}`));
   const aggregations = compileAggregations(config);
   if (!Array.isArray(primary)) throw new UtilityError(`${id} takes an array of objects; primary is ${describeType(primary)}`);
@@ -125,10 +130,15 @@ export function aggregate(primary: unknown, config: AggregateConfig): unknown[] 
 
   return [...groups.values()].map(({ keys, records }) => {
     const row: JsonObject = {};
-    config.groupBy.forEach((path, index) => setOwn(row, path, keys[index]));
+    const put = (name: string, value: unknown) => {
+      budget.charge(name.length + 4);
+      budget.chargeCopyOf(value);
+      setOwn(row, name, value);
+    };
+    config.groupBy.forEach((path, index) => put(path, keys[index]));
     for (const { name, path, apply } of aggregations) {
       const values = path === null ? records : records.flatMap((record) => getAll(record, path).map((match) => match.value));
-      setOwn(row, name, apply(values));
+      put(name, apply(values));
     }
     return row;
   });
@@ -140,7 +150,8 @@ export default defineUtility({
   category: "analysis",
   description: "Groups an array of objects by paths and computes count, sum, avg, min, max, median, first, last, distinct and countDistinct per group.",
   configSchema,
-  run(inputs: UtilityInputs, config) {
-    return aggregate(inputs.primary, config as AggregateConfig);
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget) {
+    return aggregate(inputs.primary, config as AggregateConfig, budget);
   },
 });

@@ -2,10 +2,17 @@
  * analysis.diff (alias compare.json-diff): compares `primary` (the NEW version) with `secondary` (the
  * OLD one). Both documents are compared once into a diff tree; each mode is a fold over that tree,
  * so every mode sees the same differences in the same document order.
+ *
+ * Output bound: every input value appears at most once in the output, but `report`, `patch` and
+ * `full-annotated` wrap each difference (or each unchanged leaf) in an entry of some thirty bytes,
+ * with its full path: `[0,0,…]` against `[]` gives forty bytes per two of input, and a deep document
+ * repeats its long paths. Each entry is charged to the budget by its path and wrapper as it is made;
+ * the other modes give parts of the inputs and need no budget.
  */
 import { t } from "elysia";
 import { deepEqual, formatPath, hasOwn, isObject, setOwn, type JsonObject, type PathKey } from "../lib/paths";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
+import { unlimitedBudget, type OutputBudget } from "../budget";
 
 export const id = "analysis.diff";
 
@@ -104,20 +111,28 @@ interface DiffReport {
   summary: { changed: number; added: number; removed: number };
 }
 
-function report(root: DiffNode): DiffReport {
+/** What an entry adds around its path and value(s): `{"path":"","before":,"after":}` and the like. */
+const ENTRY_BYTES = 32;
+
+function report(root: DiffNode, budget: OutputBudget): DiffReport {
   const result: DiffReport = { changed: [], added: [], removed: [], summary: { changed: 0, added: 0, removed: 0 } };
+  const path = (keys: PathKey[]) => {
+    const text = formatPath(keys);
+    budget.charge(text.length + ENTRY_BYTES);
+    return text;
+  };
   const walk = (node: DiffNode, keys: PathKey[]) => {
     switch (node.kind) {
       case "same":
         return;
       case "changed":
-        result.changed.push({ path: formatPath(keys), before: node.before, after: node.after });
+        result.changed.push({ path: path(keys), before: node.before, after: node.after });
         return;
       case "added":
-        result.added.push({ path: formatPath(keys), value: node.value });
+        result.added.push({ path: path(keys), value: node.value });
         return;
       case "removed":
-        result.removed.push({ path: formatPath(keys), value: node.value });
+        result.removed.push({ path: path(keys), value: node.value });
         return;
       default:
         for (const [key, child] of children(node)) {
@@ -164,31 +179,35 @@ function emptyLike(value: unknown): unknown {
   return isObject(value) ? {} : null;
 }
 
-function annotateUnchanged(value: unknown, arrays: DiffConfig["arrays"]): unknown {
-  if (arrays === "index" && Array.isArray(value) && value.length > 0) return value.map((element) => annotateUnchanged(element, arrays));
+function annotateUnchanged(value: unknown, arrays: DiffConfig["arrays"], budget: OutputBudget): unknown {
+  if (arrays === "index" && Array.isArray(value) && value.length > 0) return value.map((element) => annotateUnchanged(element, arrays, budget));
   if (isObject(value) && Object.keys(value).length > 0) {
     const out: JsonObject = {};
-    for (const key of Object.keys(value)) setOwn(out, key, annotateUnchanged(value[key], arrays));
+    for (const key of Object.keys(value)) setOwn(out, key, annotateUnchanged(value[key], arrays, budget));
     return out;
   }
+  budget.charge(ENTRY_BYTES);
   return { _diff: "unchanged", value };
 }
 
-function annotate(node: DiffNode, arrays: DiffConfig["arrays"]): unknown {
+function annotate(node: DiffNode, arrays: DiffConfig["arrays"], budget: OutputBudget): unknown {
   switch (node.kind) {
     case "same":
-      return annotateUnchanged(node.value, arrays);
+      return annotateUnchanged(node.value, arrays, budget);
     case "changed":
+      budget.charge(ENTRY_BYTES);
       return { _diff: "changed", before: node.before, after: node.after };
     case "added":
+      budget.charge(ENTRY_BYTES);
       return { _diff: "added", value: node.value };
     case "removed":
+      budget.charge(ENTRY_BYTES);
       return { _diff: "removed", value: node.value };
     case "array":
-      return node.elements.map((element) => annotate(element, arrays));
+      return node.elements.map((element) => annotate(element, arrays, budget));
     case "object": {
       const out: JsonObject = {};
-      for (const [key, child] of node.members) setOwn(out, key, annotate(child, arrays));
+      for (const [key, child] of node.members) setOwn(out, key, annotate(child, arrays, budget));
       return out;
     }
   }
@@ -205,20 +224,24 @@ export const pointerToken = (key: PathKey): string => String(key).replaceAll("~"
  * Operations in order: inside an array the kept elements first, then appended elements in rising
  * order, then removed ones from the end, so every index is valid when its operation applies.
  */
-function patch(root: DiffNode): PatchOperation[] {
+function patch(root: DiffNode, budget: OutputBudget): PatchOperation[] {
   const operations: PatchOperation[] = [];
+  const push = (operation: PatchOperation) => {
+    budget.charge(operation.path.length + ENTRY_BYTES);
+    operations.push(operation);
+  };
   const walk = (node: DiffNode, pointer: string) => {
     switch (node.kind) {
       case "same":
         return;
       case "changed":
-        operations.push({ op: "replace", path: pointer, value: node.after });
+        push({ op: "replace", path: pointer, value: node.after });
         return;
       case "added":
-        operations.push({ op: "add", path: pointer, value: node.value });
+        push({ op: "add", path: pointer, value: node.value });
         return;
       case "removed":
-        operations.push({ op: "remove", path: pointer });
+        push({ op: "remove", path: pointer });
         return;
       case "object":
         for (const [key, child] of node.members) walk(child, `${pointer}/${pointerToken(key)}`);
@@ -229,7 +252,7 @@ function patch(root: DiffNode): PatchOperation[] {
           if (element.kind === "removed") removals.push(index);
           else walk(element, `${pointer}/${index}`);
         });
-        for (const index of removals.reverse()) operations.push({ op: "remove", path: `${pointer}/${index}` });
+        for (const index of removals.reverse()) push({ op: "remove", path: `${pointer}/${index}` });
       }
     }
   };
@@ -237,15 +260,15 @@ function patch(root: DiffNode): PatchOperation[] {
   return operations;
 }
 
-export function diff(next: unknown, previous: unknown, config: DiffConfig): unknown {
+export function diff(next: unknown, previous: unknown, config: DiffConfig, budget = unlimitedBudget()): unknown {
   const root = compare(next, previous, config.arrays);
   switch (config.mode) {
     case "report":
-      return report(root);
+      return report(root, budget);
     case "patch":
-      return patch(root);
+      return patch(root, budget);
     case "full-annotated":
-      return annotate(root, config.arrays);
+      return annotate(root, config.arrays, budget);
     default:
       return project(root, selectors[config.mode]) ?? emptyLike(next);
   }
@@ -259,10 +282,11 @@ export default defineUtility({
   description:
     "Compares primary (the new version) with secondary (the old one): a report of changed, added and removed paths, the differing parts, an annotated union, or an RFC 6902 JSON Patch.",
   configSchema,
-  run(inputs: UtilityInputs, config) {
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget) {
     if (inputs.secondary === undefined) {
       throw new UtilityError("analysis.diff needs inputs.secondary: the old version to compare primary (the new version) with");
     }
-    return diff(inputs.primary, inputs.secondary, config as DiffConfig);
+    return diff(inputs.primary, inputs.secondary, config as DiffConfig, budget);
   },
 });
