@@ -20,8 +20,10 @@ test("the disk store by default; s3 with its variables and the default prefix ki
   expect(loadConfig({}).contentStore).toEqual({ kind: "disk" });
   expect(loadConfig({ ...S3, S3_ENDPOINT: "http://127.0.0.1:9000", S3_REGION: "eu-west-1", S3_SESSION_TOKEN: "tok" }).contentStore).toEqual({
     kind: "s3",
-    s3: { bucket: "kiln-content", endpoint: "http://127.0.0.1:9000", region: "eu-west-1", accessKeyId: "AKIA", secretAccessKey: "secret", sessionToken: "tok", prefix: "kiln/" },
+    s3: { bucket: "kiln-content", endpoint: "http://127.0.0.1:9000", region: "eu-west-1", accessKeyId: "AKIA", secretAccessKey: "secret", sessionToken: "tok", prefix: "kiln/", timeoutMs: 15_000 },
   });
+  expect(loadConfig({ ...S3, S3_TIMEOUT_MS: "2500" }).contentStore).toMatchObject({ s3: { timeoutMs: 2500 } });
+  expect(message({ ...S3, S3_TIMEOUT_MS: "10" })).toContain("S3_TIMEOUT_MS");
 });
 
 test("the AWS_* names work too, and S3_* wins when both are set", () => {
