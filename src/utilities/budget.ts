@@ -42,6 +42,9 @@ export const unlimitedBudget = (): OutputBudget => new OutputBudget(Number.POSIT
  * as the total passes `stopAbove`, so measuring a huge value costs no more than the budget it exceeds.
  */
 export function jsonSizeOf(value: unknown, stopAbove = Number.POSITIVE_INFINITY): number {
+  // a leaf, the usual case per value of a record-wise utility, without a stack to allocate
+  if (typeof value === "string") return value.length + 2;
+  if (typeof value !== "object" || value === null) return typeof value === "number" ? 8 : 5;
   let total = 0;
   const stack: unknown[] = [value];
   while (stack.length > 0 && total <= stopAbove) {

@@ -5,10 +5,16 @@
  * paths and array elements share the segment `*` (`items.*.sku`), so every element contributes to
  * the same statistics. Every path reports the same members:
  * `{ types, present, nulls, distinct, min, max, mean, minLength, maxLength, top }`.
+ *
+ * Output bound: at most maxFields entries of about 150 bytes plus the field's path, but a path repeats
+ * every key above it, so a document 10,000 levels deep has paths of 20,000 characters from 60 KB of
+ * input. Each path is charged to the budget by its length when first seen (also the paths past
+ * maxFields, which are kept to be counted), each entry by its size when made.
  */
 import { t } from "elysia";
 import { formatPath, isObject, setOwn, type JsonObject } from "../lib/paths";
 import { defineUtility, type UtilityInputs } from "../types";
+import { unlimitedBudget, type OutputBudget } from "../budget";
 import { Type } from "@sinclair/typebox";
 
 export const id = "analysis.summarize";
@@ -114,13 +120,16 @@ class FieldStats {
   }
 }
 
+/** One field's summary without its top values, which are input values (each in one field's summary). */
+const SUMMARY_BYTES = 160;
+
 class Collector {
   readonly fields = new Map<string, FieldStats>();
   private readonly omitted = new Set<string>();
   /** members of every object plus elements of every array, at every depth */
   members = 0;
 
-  constructor(private readonly maxFields: number) {}
+  constructor(private readonly maxFields: number, private readonly budget: OutputBudget) {}
 
   /** Records `value` at `path` and walks inside it; returns the nesting depth of `value`. */
   visit(path: string, value: unknown): number {
@@ -156,9 +165,11 @@ class Collector {
     let stats = this.fields.get(name);
     if (stats) return stats;
     if (this.fields.size >= this.maxFields) {
+      if (!this.omitted.has(name)) this.budget.charge(name.length);
       this.omitted.add(name);
       return undefined;
     }
+    this.budget.charge(name.length + SUMMARY_BYTES);
     this.fields.set(name, (stats = new FieldStats()));
     return stats;
   }
@@ -170,8 +181,8 @@ class Collector {
   }
 }
 
-export function summarize(primary: unknown, config: SummarizeConfig): JsonObject {
-  const collector = new Collector(config.maxFields);
+export function summarize(primary: unknown, config: SummarizeConfig, budget = unlimitedBudget()): JsonObject {
+  const collector = new Collector(config.maxFields, budget);
   const recordsOfObjects = Array.isArray(primary) && primary.every(isObject);
   let head: JsonObject;
   if (recordsOfObjects) {
@@ -191,7 +202,8 @@ export default defineUtility({
   category: "analysis",
   description: "Describes a document: per-path types, presence, nulls, distinct values, numeric range and mean, string lengths and the most frequent values.",
   configSchema,
-  run(inputs: UtilityInputs, config) {
-    return summarize(inputs.primary, config as SummarizeConfig);
+  amplifies: true,
+  run(inputs: UtilityInputs, config, budget) {
+    return summarize(inputs.primary, config as SummarizeConfig, budget);
   },
 });

@@ -1,6 +1,9 @@
 /**
  * cleanup.map-values: replaces primitive values through a lookup table. Record-wise. A string is
  * looked up by its text, a number, boolean or null by its JSON text (`1` finds the mapping "1").
+ *
+ * Output bound: none by construction (a one-character value mapped to a megabyte, shared until it is
+ * serialised), so what each replacement adds over the value it replaces is charged to the budget.
  */
 import { t } from "elysia";
 import { mapLeaves } from "../lib/leaves";
@@ -41,10 +44,6 @@ export interface MapValuesConfig {
 
 const lookupText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value));
 
-/**
- * Output bound: a short value mapped to a long one (the same object, shared, until it is serialised)
- * makes the output far larger than the input, so every replacement is charged to `budget` by its size.
- */
 export function mapValues(primary: unknown, config: MapValuesConfig, budget = unlimitedBudget()): unknown {
   const fold = config.caseSensitive ? (text: string) => text : (text: string) => text.toLowerCase();
   const table = new Map<string, { value: unknown; size: number }>();
@@ -57,7 +56,8 @@ export function mapValues(primary: unknown, config: MapValuesConfig, budget = un
   const map = (value: unknown): unknown => {
     const replacement = table.get(fold(lookupText(value))) ?? (config.unmatched === "keep" ? undefined : fallback);
     if (replacement === undefined) return value;
-    budget.charge(replacement.size);
+    const added = replacement.size - jsonSizeOf(value);
+    if (added > 0) budget.charge(added);
     return replacement.value;
   };
   return mapRecords(primary, (record) =>

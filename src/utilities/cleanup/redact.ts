@@ -1,6 +1,9 @@
 /**
  * cleanup.redact: masks sensitive values inside strings (detectors and custom patterns), and whole
  * values by path or by member name. Keys are never changed; text around a match is kept.
+ *
+ * Output bound: none by construction (a long mask in place of each one-character match of a custom
+ * pattern), so what each mask adds over what it replaces is charged to the budget.
  */
 import { t } from "elysia";
 import { RE2JS } from "re2js";
@@ -70,10 +73,6 @@ function customFinder(pattern: string, index: number): Finder {
   };
 }
 
-/**
- * Output bound: a long mask put in place of short matches (a custom pattern of one character) makes a
- * string far longer than it was; every mask inserted is charged to `budget` by its length.
- */
 export function redact(primary: unknown, config: RedactConfig, budget = unlimitedBudget()): unknown {
   const finders: Finder[] = [
     ...DETECTOR_PRIORITY.filter((name) => config.patterns.includes(name)).map((name) => ({
@@ -91,15 +90,15 @@ export function redact(primary: unknown, config: RedactConfig, budget = unlimite
     return token;
   };
 
-  const charged = (mask: string) => {
-    budget.charge(mask.length);
+  const charged = (mask: string, replacedLength: number) => {
+    if (mask.length > replacedLength) budget.charge(mask.length - replacedLength);
     return mask;
   };
   const maskMatch = (value: string, finder: Finder) =>
-    charged(config.maskStyle === "full" ? config.mask : config.maskStyle === "hash" ? hashed(value) : finder.partial(value));
+    charged(config.maskStyle === "full" ? config.mask : config.maskStyle === "hash" ? hashed(value) : finder.partial(value), value.length);
   // a whole value has no kind to keep a hint of, so `partial` masks it like `full`
   const maskWhole = (value: unknown) =>
-    charged(config.maskStyle === "hash" ? hashed(typeof value === "string" ? value : JSON.stringify(value)) : config.mask);
+    charged(config.maskStyle === "hash" ? hashed(typeof value === "string" ? value : JSON.stringify(value)) : config.mask, 0);
 
   const redactText = (text: string): string => {
     // finders in priority order; a span that overlaps one already taken is dropped. Both lists are

@@ -1,13 +1,17 @@
 /**
  * convert.add-localization: turns texts into a localization structure, record-wise. One walk per
  * record; `paths` are compiled into a PathSet so that selection is decided member by member.
+ *
+ * Output bound: none small by construction: every text becomes one entry per locale (a thousand
+ * locales, or the text copied into each with fill "source"), so each entry made is charged to the
+ * budget by its key and value as it is made.
  */
 import { t } from "elysia";
 import type { Static } from "@sinclair/typebox";
 import { hasOwn, isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../lib/paths";
 import { describeType, mapRecords } from "../lib/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
-import { unlimitedBudget } from "../budget";
+import { unlimitedBudget, type OutputBudget } from "../budget";
 
 export const id = "convert.add-localization";
 
@@ -72,15 +76,20 @@ export function resolveLocalization(config: AddLocalizationConfig): Localization
   return { locales, source, paths, mode: config.mode, fill: config.fill };
 }
 
-export function localize(record: unknown, options: Localization): unknown {
+export function localize(record: unknown, options: Localization, budget = unlimitedBudget()): unknown {
   const { locales, source, mode } = options;
   const known = new Set(locales);
   const fillFor = (text: string | null): string | null =>
     options.fill === "empty" ? "" : options.fill === "null" ? null : text ?? "";
+  /** sets a member the input did not have, charged first */
+  const add = (out: JsonObject, key: string, value: string | null) => {
+    budget.charge(key.length + 4 + (value === null ? 4 : value.length + 2));
+    setOwn(out, key, value);
+  };
 
   const wrap = (text: string): JsonObject => {
     const out: JsonObject = {};
-    for (const locale of locales) out[locale] = locale === source ? text : fillFor(text);
+    for (const locale of locales) add(out, locale, locale === source ? text : fillFor(text));
     return out;
   };
 
@@ -104,7 +113,7 @@ export function localize(record: unknown, options: Localization): unknown {
     const sourceKey = Object.keys(object).find((key) => localeOf(key) === source);
     const sourceText = sourceKey === undefined ? null : (object[sourceKey] as string | null);
     const out: JsonObject = { ...object };
-    for (const locale of locales) if (!present.has(locale)) out[locale] = fillFor(sourceText);
+    for (const locale of locales) if (!present.has(locale)) add(out, locale, fillFor(sourceText));
     return out;
   };
 
@@ -124,7 +133,7 @@ export function localize(record: unknown, options: Localization): unknown {
       if (already.locale !== source) return;
       for (const locale of locales) {
         const sibling = `${already.base}_${locale}`;
-        if (!hasOwn(object, sibling)) setOwn(out, sibling, fillFor(text));
+        if (!hasOwn(object, sibling)) add(out, sibling, fillFor(text));
       }
       return;
     }
@@ -135,7 +144,7 @@ export function localize(record: unknown, options: Localization): unknown {
     }
     for (const locale of locales) {
       const sibling = `${key}_${locale}`;
-      if (!hasOwn(object, sibling)) setOwn(out, sibling, locale === source ? text : fillFor(text));
+      if (!hasOwn(object, sibling)) add(out, sibling, locale === source ? text : fillFor(text));
     }
   };
 
@@ -190,18 +199,13 @@ export default defineUtility({
   description:
     'Turns texts into a localization structure: "Save" becomes { "en": "Save", "fr": "" } (wrap) or title becomes title_en, title_fr (suffix). Record-wise; running it twice changes nothing.',
   configSchema,
-  // every text becomes one entry per locale: charged by each record's size once built
   amplifies: true,
-  run(inputs: UtilityInputs, config, budget = unlimitedBudget()) {
+  run(inputs: UtilityInputs, config, budget) {
     const { primary } = inputs;
     if (primary === null || (typeof primary !== "object" && typeof primary !== "string")) {
       throw new UtilityError(`${id} takes texts: an object, an array or a string; primary is ${describeType(primary)}`);
     }
     const options = resolveLocalization(config);
-    return mapRecords(primary, (record) => {
-      const localized = localize(record, options);
-      budget.chargeCopyOf(localized);
-      return localized;
-    });
+    return mapRecords(primary, (record) => localize(record, options, budget));
   },
 });

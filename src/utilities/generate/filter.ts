@@ -2,6 +2,9 @@
  * generate.filter: keeps the elements of an array that match a `condition` expression and/or `where`
  * rules. Everything is compiled once per request (expression, rule paths, regexes); the array may sit
  * at `path` inside primary, and the rest of the document is returned unchanged.
+ *
+ * Output bound: at most the input's size (a subset of one array, the rest shared); a condition's work
+ * per element is bounded by the expression language (lib/expressions.ts); no budget needed.
  */
 import { t } from "elysia";
 import { parseConfigPath } from "../lib/config-paths";

@@ -2,6 +2,9 @@
  * generate.generate-mock-data: `primary` describes one record; the output is `count` records of that
  * shape. The description is compiled once into a tree of generators (so a bad token fails before
  * anything is generated), then run per record on a Faker instance of this run alone.
+ *
+ * Output bound: none small by construction (`count` records, up to 5 elements per array level of the
+ * description), so every generated value is charged to the budget as it is made.
  */
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";

@@ -1,6 +1,9 @@
 /**
  * merge.deep-merge: `secondary` merged into `primary` (utilities.md). Keys keep primary's order, then
  * secondary's new keys in theirs. Keys such as `__proto__` and `constructor` are ordinary members.
+ *
+ * Output bound: at most primary's size plus secondary's (each input value appears at most once, also
+ * under arrayStrategy concat); no budget needed.
  */
 import { t } from "elysia";
 import type { Static } from "@sinclair/typebox";

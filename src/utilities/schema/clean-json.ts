@@ -3,6 +3,8 @@
  * depth (utilities.md). Emptiness is judged after the children are cleaned, so a container emptied by
  * the other rules is dropped too when its own rule is on. The top-level value itself is never dropped:
  * it has no parent to leave (an input of `null` gives `null`).
+ *
+ * Output bound: at most the input's size (members are only dropped, strings only trimmed); no budget needed.
  */
 import { t } from "elysia";
 import type { Static } from "@sinclair/typebox";

@@ -1,6 +1,10 @@
 /**
  * schema.normalize: consistent keys (trimmed, one case convention, optionally sorted) at every depth,
  * and consistent record shapes (every object of an array gets the union of the keys).
+ *
+ * Output bound: keys change case (at most three times longer, `ß` → `SS`), but filling shapes gives
+ * n objects with a key each n × n members, so each member filled in is charged to the budget (its key
+ * and a copy of fillValue) before it is made.
  */
 import { t } from "elysia";
 import type { Static } from "@sinclair/typebox";
@@ -69,10 +73,6 @@ export function convertKey(key: string, keyCase: KeyCase): string {
  * Two keys of one object that normalise to the same key (`first_name`, `firstName`) become one member,
  * at the first one's position, holding the last one's value (as JSON.parse does with repeated keys).
  */
-/**
- * Output bound: every object of an array gets the union of the keys (n objects with a key each make
- * n × n members); each object filled out is charged to `budget` for the members it gains.
- */
 export function normalize(value: unknown, config: NormalizeConfig, budget = unlimitedBudget()): unknown {
   const keys = new Map<string, string>();
   const normalKey = (key: string): string => {
@@ -106,12 +106,14 @@ export function normalize(value: unknown, config: NormalizeConfig, budget = unli
     for (const element of elements) if (isObject(element)) for (const key of Object.keys(element)) union.add(key);
     const order = config.sortKeys ? [...union].sort() : [...union];
     const fillBytes = jsonSizeOf(config.fillValue);
-    const unionBytes = order.reduce((sum, key) => sum + key.length + 4 + fillBytes, 0);
+    const filled = (key: string) => {
+      budget.charge(key.length + 4 + fillBytes);
+      return cloneJson(config.fillValue);
+    };
     return elements.map((element) => {
       if (!isObject(element)) return element;
-      budget.charge(unionBytes);
       const out: JsonObject = {};
-      for (const key of order) setOwn(out, key, Object.hasOwn(element, key) ? element[key] : cloneJson(config.fillValue));
+      for (const key of order) setOwn(out, key, Object.hasOwn(element, key) ? element[key] : filled(key));
       return out;
     });
   };

@@ -5,6 +5,9 @@
  * counts towards maxStringLength. Decided: an ellipsis longer than maxStringLength is itself cut to
  * that length; with `paths`, strings and arrays at or below those paths are shortened; as the rule is
  * record-wise, a top-level array is a list of records and is not shortened itself.
+ *
+ * Output bound: at most the input's size: a cut string keeps fewer code points than it had, ellipsis
+ * included, and arrays only lose items; no budget needed.
  */
 import { t } from "elysia";
 import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, type Scope } from "../lib/paths";

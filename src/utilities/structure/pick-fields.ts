@@ -6,6 +6,9 @@
  * (`{}` or `[]`), so `items.*.sku` keeps the array's length and positions; a member reached through a
  * literal segment is dropped when nothing inside it was picked. Array elements picked by index are
  * kept in their array order, compacted (`items.2` gives a one-element array).
+ *
+ * Output bound: at most the input's size (a part of each record; an element kept empty, `{}` or `[]`,
+ * stands for a container at least that large); no budget needed.
  */
 import { t } from "elysia";
 import { isContainer, isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../lib/paths";

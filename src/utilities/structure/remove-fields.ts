@@ -2,6 +2,8 @@
  * structure.remove-fields: removes the given paths (wildcards allowed) from each record; paths that do
  * not exist are ignored. With removeEmptyParents, objects that the removal leaves empty are dropped as
  * well, up the chain (objects already empty before are kept; the record itself always stays).
+ *
+ * Output bound: at most the input's size (members are only removed); no budget needed.
  */
 import { t } from "elysia";
 import { parsePaths, PathSet, removeAll } from "../lib/paths";

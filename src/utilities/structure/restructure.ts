@@ -3,6 +3,10 @@
  * once per request into builder functions: a string leaf is a template when it holds `{{ }}`, else a
  * path into the record (a wildcard path gives the array of every value it reaches); `{ "$value": x }`
  * is the literal `x`; arrays and objects are walked; other leaves are literals.
+ *
+ * Output bound: none by construction (a template may name the whole record, or the input through
+ * `{{ $root }}`, a thousand times; shared by reference until serialised), so every value a builder
+ * puts in the shape is charged to the budget by its size as it is put there.
  */
 import { t } from "elysia";
 import { compileTemplate } from "../lib/expressions";
@@ -10,7 +14,7 @@ import { parseConfigPath } from "../lib/config-paths";
 import { ANY, getAll, isObject, setOwn, type JsonObject } from "../lib/paths";
 import { mapRecords, objectRecord } from "../lib/records";
 import { defineUtility, type UtilityInputs } from "../types";
-import { unlimitedBudget } from "../budget";
+import { jsonSizeOf, unlimitedBudget, type OutputBudget } from "../budget";
 
 export const id = "structure.restructure";
 
@@ -40,40 +44,60 @@ type Builder = (record: unknown, root: unknown) => unknown;
 const pointer = (at: string, key: string | number) => `${at}/${String(key).replaceAll("~", "~0").replaceAll("/", "~1")}`;
 
 class ShapeCompiler {
-  constructor(private readonly missingValue: null | typeof OMITTED) {}
+  constructor(private readonly missingValue: null | typeof OMITTED, private readonly budget: OutputBudget) {}
 
   compile(shape: unknown, at: string): Builder {
+    const budget = this.budget;
     if (typeof shape === "string") {
       if (!shape.includes("{{")) return this.path(shape, at);
       const template = compileTemplate(shape, at);
-      return (record, root) => template.evaluate({ record, root });
+      return (record, root) => {
+        const value = template.evaluate({ record, root });
+        budget.chargeCopyOf(value);
+        return value;
+      };
     }
     if (Array.isArray(shape)) {
       const elements = shape.map((element, index) => this.compile(element, pointer(at, index)));
-      return (record, root) => elements.map((element) => element(record, root)).filter((value) => value !== OMITTED);
+      return (record, root) => {
+        budget.charge(elements.length + 1);
+        return elements.map((element) => element(record, root)).filter((value) => value !== OMITTED);
+      };
     }
     if (isObject(shape)) return this.object(shape, at);
-    return () => shape;
+    return this.literal(shape);
+  }
+
+  private literal(value: unknown): Builder {
+    const size = jsonSizeOf(value);
+    return () => {
+      this.budget.charge(size);
+      return value;
+    };
   }
 
   private path(source: string, at: string): Builder {
     const path = parseConfigPath(source, at);
-    if (path.includes(ANY)) return (record) => getAll(record, path).map((match) => match.value);
+    const budget = this.budget;
+    const found = (value: unknown) => {
+      budget.chargeCopyOf(value);
+      return value;
+    };
+    if (path.includes(ANY)) return (record) => getAll(record, path).map((match) => found(match.value));
     const missingValue = this.missingValue;
     return (record) => {
       const [match] = getAll(record, path);
-      return match === undefined ? missingValue : match.value;
+      return match === undefined ? missingValue : found(match.value);
     };
   }
 
   private object(shape: JsonObject, at: string): Builder {
     const keys = Object.keys(shape);
-    if (keys.length === 1 && keys[0] === "$value") {
-      const literal = shape.$value;
-      return () => literal;
-    }
+    if (keys.length === 1 && keys[0] === "$value") return this.literal(shape.$value);
     const members = keys.map((key) => [key, this.compile(shape[key], pointer(at, key))] as const);
+    const keyBytes = keys.reduce((sum, key) => sum + key.length + 4, 2);
     return (record, root) => {
+      this.budget.charge(keyBytes);
       const built: JsonObject = {};
       for (const [key, member] of members) {
         const value = member(record, root);
@@ -84,15 +108,10 @@ class ShapeCompiler {
   }
 }
 
-/**
- * Output bound: a template can name the whole record or input many times over (shared by reference
- * until serialised), so each record's result is charged to `budget` by its size once it is built.
- */
 export function restructure(primary: unknown, config: RestructureConfig, budget = unlimitedBudget()): unknown {
-  const build = new ShapeCompiler(config.missing === "null" ? null : OMITTED).compile(config.template, "template");
+  const build = new ShapeCompiler(config.missing === "null" ? null : OMITTED, budget).compile(config.template, "template");
   return mapRecords(primary, (record, index) => {
     const value = build(objectRecord(record, index, id), primary);
-    budget.chargeCopyOf(value);
     // a template that is one unresolved path has no member to leave out: the record becomes null
     return value === OMITTED ? null : value;
   });
