@@ -43,7 +43,7 @@ export interface Config {
   readonly redisUrl: string | undefined;
   /** prefix of every Redis key Kiln writes, so several deployments can share one Redis */
   readonly redisPrefix: string;
-  /** base URL of signed download links; undefined: the origin the request came in on */
+  /** base URL of signed download links; undefined: the server's configured address (never the request's Host) */
   readonly publicUrl: string | undefined;
   /** after SIGTERM, how long a node keeps taking new requests while /ready answers 503 */
   readonly drainDelayMs: number;

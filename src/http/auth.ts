@@ -13,6 +13,7 @@ import { settleBody } from "./body";
 import { RateLimiter, rateLimitHeaders, type RateCounter } from "./rate-limit";
 import { keysRepository } from "../modules/admin/repository";
 import { hashApiKey } from "../modules/admin/keys";
+import { KeyIndex } from "./key-index";
 import type { Permission } from "../modules/admin/plans";
 
 export interface Principal {
@@ -48,12 +49,26 @@ export function requiredPermission(path: string): Permission | null | undefined 
 }
 
 /** How long a key lookup may be reused: a revoked key answers 401 within this (well under one second). */
-const KEY_CACHE_MS = 500;
-/** Entries of each cache (valid keys, refused keys, keys seen valid, failing clients); the oldest goes first. */
+export const KEY_CACHE_MS = 500;
+/** Entries of each bounded map (valid keys, refused keys, failing clients); the least recently set goes first. */
 export const AUTH_CACHE_MAX = 10_000;
-/** A client (peer address) with this many failed authentications within the window is throttled for the rest of it. */
+/** A client with this many failed authentications within the window is throttled for the rest of it. */
 export const AUTH_FAILURES_MAX = 20;
+/** So many failed lookups from all clients together throttle every client, however many addresses they come from. */
+export const AUTH_NODE_FAILURES_MAX = 1_000;
 export const AUTH_FAILURE_WINDOW_MS = 10_000;
+
+/** Failures counted in a fixed window that starts with the first one. */
+interface FailureWindow { start: number; count: number }
+
+/** The end of the window when its failures reached `max`, else undefined. */
+const throttledUntil = (window: FailureWindow | undefined, max: number, now: number): number | undefined =>
+  window && window.count >= max && now - window.start < AUTH_FAILURE_WINDOW_MS ? window.start + AUTH_FAILURE_WINDOW_MS : undefined;
+
+/** The window after adding `change` to its count (a failure past its end opens a new one). */
+const recount = (window: FailureWindow | undefined, now: number, change: 1 | -1): FailureWindow | undefined =>
+  window && now - window.start < AUTH_FAILURE_WINDOW_MS ? { start: window.start, count: Math.max(0, window.count + change) }
+    : change > 0 ? { start: now, count: 1 } : window;
 
 /** A Map that keeps at most `max` entries, dropping the least recently set one. */
 class BoundedMap<K, V> extends Map<K, V> {
@@ -68,18 +83,43 @@ class BoundedMap<K, V> extends Map<K, V> {
   }
 }
 
+const IPV4_MAPPED = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
+
 /**
- * Keys are cached for KEY_CACHE_MS, valid and refused ones in caches of their own, so a flood of unknown
+ * Whom failures are counted against: an IPv4 address, or the /64 of an IPv6 one (the block a single
+ * subscriber gets, so walking through its addresses does not escape the throttle).
+ */
+export function clientOf(address: string): string {
+  const mapped = IPV4_MAPPED.exec(address);
+  if (mapped) return mapped[1];
+  if (!address.includes(":")) return address;
+  const [head, tail] = address.split("%")[0].split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
+  return `${groups.slice(0, 4).map((group) => parseInt(group, 16).toString(16)).join(":")}::/64`;
+}
+
+function tooManyFailures(until: number, now: number, from: string): HttpError {
+  const retryAfter = Math.max(1, Math.ceil((until - now) / 1000));
+  return new HttpError(429, "too_many_failed_authentications", `Too many requests with an invalid API key ${from}; retry in ${retryAfter} s with a valid key`, { headers: { "Retry-After": String(retryAfter) } });
+}
+
+/**
+ * Keys are cached for KEY_CACHE_MS, valid and refused ones in maps of their own, so a flood of unknown
  * keys neither evicts valid ones nor costs a database lookup per repeat. Distinct unknown keys each cost
- * a lookup, so a client whose keys keep failing (AUTH_FAILURES_MAX within AUTH_FAILURE_WINDOW_MS) gets 429
- * with Retry-After for the rest of the window instead of lookups, except for keys seen valid in the
- * last AUTH_CACHE_MAX successes: a valid key in use is never locked out.
+ * a lookup, so a client whose keys keep failing (AUTH_FAILURES_MAX within AUTH_FAILURE_WINDOW_MS, or
+ * AUTH_NODE_FAILURES_MAX from all clients together) gets 429 with Retry-After for the rest of the window
+ * instead of lookups, but only for keys that the key index shows do not exist: a valid key is never
+ * locked out, even from a throttled address.
  */
 export class Authenticator {
   private readonly valid = new BoundedMap<string, { principal: Principal; until: number }>(AUTH_CACHE_MAX);
   private readonly refused = new BoundedMap<string, { error: HttpError; until: number }>(AUTH_CACHE_MAX);
-  private readonly seenValid = new BoundedMap<string, true>(AUTH_CACHE_MAX);
-  private readonly failures = new BoundedMap<string, { windowStart: number; count: number }>(AUTH_CACHE_MAX);
+  private readonly failures = new BoundedMap<string, FailureWindow>(AUTH_CACHE_MAX);
+  private nodeFailures: FailureWindow | undefined;
+  private readonly lookingUp = new Map<string, Promise<Principal | HttpError>>();
+  readonly keyIndex: KeyIndex;
   /** database lookups made, for tests and metrics */
   lookups = 0;
 
@@ -87,40 +127,79 @@ export class Authenticator {
     private readonly db: Db,
     private readonly now: () => number = Date.now,
     readonly rateCounter: RateCounter = new RateLimiter(now),
-  ) {}
+  ) {
+    this.keyIndex = new KeyIndex(db);
+  }
 
-  async principalFor(token: string, client?: string): Promise<Principal> {
+  /** The principal of a key; `address` is the client's peer address (none for requests made in process, which are never throttled). */
+  async principalFor(token: string, address?: string): Promise<Principal> {
     const keyHash = hashApiKey(token);
+    const client = address === undefined ? undefined : clientOf(address);
+    let known = this.remembered(keyHash, client);
+    // checked without waiting unless throttled, so a burst's lookups are counted before the next request is checked
+    const throttled = known === undefined && client !== undefined ? this.throttled(client) : undefined;
+    if (throttled) {
+      if (!(await this.keyIndex.mayExist(keyHash))) throw tooManyFailures(throttled.until, this.now(), throttled.from);
+      known = this.remembered(keyHash, client); // while waiting for the index, another request may have looked it up
+    }
+    const found = await (known ?? this.lookUp(keyHash, client));
+    if (found instanceof HttpError) throw found;
+    return found;
+  }
+
+  /** What is known of a key without a new lookup: its cached answer (a refusal is thrown), or the lookup under way. */
+  private remembered(keyHash: string, client: string | undefined): Principal | Promise<Principal | HttpError> | undefined {
     const now = this.now();
     const cached = this.valid.get(keyHash);
     if (cached && cached.until > now) return cached.principal;
     const refusal = this.refused.get(keyHash);
-    if (refusal && refusal.until > now) throw this.failed(client, refusal.error, now);
-    if (client !== undefined && !this.seenValid.has(keyHash)) this.refuseIfThrottled(client, now);
-    const found = await this.lookup(keyHash, now);
-    if (found instanceof HttpError) {
-      this.refused.set(keyHash, { error: found, until: now + KEY_CACHE_MS });
-      throw this.failed(client, found, now);
+    if (refusal && refusal.until > now) {
+      this.countClient(client, now, 1);
+      throw refusal.error;
     }
-    this.valid.set(keyHash, { principal: found, until: now + KEY_CACHE_MS });
-    this.seenValid.set(keyHash, true);
-    return found;
+    return this.lookingUp.get(keyHash);
   }
 
-  private refuseIfThrottled(client: string, now: number): void {
-    const record = this.failures.get(client);
-    if (!record || record.count < AUTH_FAILURES_MAX || now - record.windowStart >= AUTH_FAILURE_WINDOW_MS) return;
-    const retryAfter = Math.max(1, Math.ceil((record.windowStart + AUTH_FAILURE_WINDOW_MS - now) / 1000));
-    throw new HttpError(429, "too_many_failed_authentications", `Too many requests with an invalid API key from this client; retry in ${retryAfter} s with a valid key`, { headers: { "Retry-After": String(retryAfter) } });
+  /** Whether the client or the node used up its failures, and until when. */
+  private throttled(client: string): { until: number; from: string } | undefined {
+    const now = this.now();
+    const clientUntil = throttledUntil(this.failures.get(client), AUTH_FAILURES_MAX, now);
+    if (clientUntil !== undefined) return { until: clientUntil, from: "from this client" };
+    const nodeUntil = throttledUntil(this.nodeFailures, AUTH_NODE_FAILURES_MAX, now);
+    return nodeUntil === undefined ? undefined : { until: nodeUntil, from: "from all clients" };
   }
 
-  /** Counts a failed authentication against the client; returns the error to answer with. */
-  private failed(client: string | undefined, error: HttpError, now: number): HttpError {
-    if (client === undefined) return error;
-    const record = this.failures.get(client);
-    if (!record || now - record.windowStart >= AUTH_FAILURE_WINDOW_MS) this.failures.set(client, { windowStart: now, count: 1 });
-    else this.failures.set(client, { windowStart: record.windowStart, count: record.count + 1 });
-    return error;
+  /** One lookup, shared by the requests with the same key that come while it runs; a failure of the client until it succeeds. */
+  private lookUp(keyHash: string, client: string | undefined): Promise<Principal | HttpError> {
+    const now = this.now();
+    this.countLookup(client, now, 1);
+    const pending = this.find(keyHash, now).then((found) => {
+      if (found instanceof HttpError) {
+        this.refused.set(keyHash, { error: found, until: now + KEY_CACHE_MS });
+      } else {
+        this.countLookup(client, now, -1);
+        this.valid.set(keyHash, { principal: found, until: now + KEY_CACHE_MS });
+      }
+      return found;
+    }, (error: unknown) => {
+      this.countLookup(client, now, -1); // a database fault is not a failed authentication
+      throw error;
+    }).finally(() => this.lookingUp.delete(keyHash));
+    this.lookingUp.set(keyHash, pending);
+    return pending;
+  }
+
+  private countClient(client: string | undefined, now: number, change: 1 | -1): void {
+    if (client === undefined) return;
+    const window = recount(this.failures.get(client), now, change);
+    if (window) this.failures.set(client, window);
+  }
+
+  /** A lookup counts as a failure, of the client and of the node, until it succeeds; the node counts only lookups, the cost it bounds. */
+  private countLookup(client: string | undefined, now: number, change: 1 | -1): void {
+    if (client === undefined) return;
+    this.countClient(client, now, change);
+    this.nodeFailures = recount(this.nodeFailures, now, change);
   }
 
   /** Forget cached lookups (after a revocation in this process, so it takes effect at once here). */
@@ -129,7 +208,7 @@ export class Authenticator {
     this.refused.clear();
   }
 
-  private async lookup(keyHash: string, now: number): Promise<Principal | HttpError> {
+  private async find(keyHash: string, now: number): Promise<Principal | HttpError> {
     this.lookups++;
     const key = await keysRepository(this.db).findByHash(keyHash);
     if (!key) return unauthorized("The API key is not valid");

@@ -69,7 +69,7 @@ const SHARED_PROBLEMS: Record<number, string> = {
   404: "not found",
   413: "the request body is larger than the route accepts",
   415: "unsupported_media_type: a Content-Encoding or Content-Type Kiln does not take",
-  429: "rate_limited: the account's requests per minute are used up",
+  429: "rate_limited: the account's requests per minute are used up; too_many_failed_authentications: too many unknown, revoked or expired keys from this client (a valid key is still served)",
   500: "internal_error: logged with the request id",
 };
 

@@ -1,5 +1,5 @@
 /** SQL for accounts and API keys. */
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, gte, isNull } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { accounts, apiKeys, type Account, type ApiKey } from "../../db/schema";
 
@@ -47,6 +47,11 @@ export const keysRepository = (db: Db) => ({
   /** The bootstrap key exists "with exactly this secret and all permissions": undo any revocation or expiry. */
   async restoreBootstrap(keyHash: string, accountId: string, permissions: string[]): Promise<void> {
     await db.update(apiKeys).set({ accountId, permissions, revokedAt: null, expiresAt: null }).where(eq(apiKeys.keyHash, keyHash));
+  },
+  /** Every key's hash, or those of the keys created at or after `since` (epoch ms). */
+  async hashesCreatedSince(since: number | undefined): Promise<{ keyHash: string; createdAt: number }[]> {
+    const columns = { keyHash: apiKeys.keyHash, createdAt: apiKeys.createdAt };
+    return since === undefined ? db.select(columns).from(apiKeys) : db.select(columns).from(apiKeys).where(gte(apiKeys.createdAt, since));
   },
   async count(): Promise<number> {
     return (await db.$count(apiKeys));

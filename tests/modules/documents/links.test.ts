@@ -1,6 +1,9 @@
 /** Signed download links: made with a key, fetched without one, until they expire or the content changes. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import { createTestApp, type TestApp } from "../../support/app";
+import { clusterSecrets } from "../../../src/db/schema";
+import { LINK_EXPIRES_IN_MAX } from "../../../src/modules/documents/links";
 
 let clock = 1_800_000_000_000;
 let t: TestApp;
@@ -122,23 +125,41 @@ test("a link stops working when the content changes or the document is deleted (
   expect(await (await t.request("GET", fresh, { key: null })).text()).toBe("[1,2,3]");
 });
 
-test("the request's Host never becomes a link's base", async () => {
+test("the request's Host never becomes a link's base, nor any forwarding header", async () => {
   const id = await newDocument();
-  const made = await t.json("POST", `${DOCS}/${id}/links`, { key, headers: { host: "evil.example" } });
+  const request = new Request(`http://evil.example/api/v1/documents/${id}/links`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, host: "evil.example", "x-forwarded-host": "evil.example", "x-forwarded-proto": "https", forwarded: "host=evil.example;proto=https" },
+  });
+  const made = await t.app.handle(request);
   expect(made.status).toBe(201);
-  expect(made.body.url).not.toContain("evil.example");
-  expect(new URL(made.body.url).host).toBe("localhost:3000");
+  const { url } = (await made.json()) as { url: string };
+  expect(url).not.toContain("evil.example");
+  expect(new URL(url).origin).toBe("http://localhost:3000");
 });
 
-test("an expiry further ahead than the longest lifetime is refused, whatever its signature", async () => {
+/** A link for `id` signed with the deployment's own secret (as one who stole it could), expiring at `expires`. */
+async function forgedLink(id: string, expires: number): Promise<string> {
+  const made = new URL((await t.json("POST", `${DOCS}/${id}/links`, { key })).body.url);
+  const [{ secret }] = await t.testDb.database.db.select({ secret: clusterSecrets.secret }).from(clusterSecrets).where(eq(clusterSecrets.name, "download_links"));
+  const tag = made.searchParams.get("v")!;
+  const sig = new Bun.CryptoHasher("sha256", Buffer.from(secret, "base64")).update(`${id}\n${tag}\n${expires}`).digest("base64url");
+  return `/links/${id}?v=${tag}&expires=${expires}&sig=${sig}`;
+}
+
+test("an expiry further ahead than the longest lifetime is refused at check time, whatever its signature", async () => {
   const id = await newDocument();
-  const url = new URL((await t.json("POST", `${DOCS}/${id}/links`, { key, body: { expiresIn: 86_400 } })).body.url);
-  expect((await t.request("GET", url.pathname + url.search, { key: null })).status).toBe(200);
-  // the clock going back (or a link signed with a stolen secret for the far future) makes it too far ahead
+  expect((await t.request("GET", await forgedLink(id, clock + LINK_EXPIRES_IN_MAX * 1000), { key: null })).status).toBe(200);
+  for (const expires of [clock + LINK_EXPIRES_IN_MAX * 1000 + 1, clock + 10 * 365 * 86_400_000]) {
+    const ahead = await t.json("GET", await forgedLink(id, expires), { key: null });
+    expect([ahead.status, ahead.body.code]).toEqual([403, "link_invalid"]);
+  }
+  // a link made honestly is refused too if the clock goes back (or the longest lifetime was shortened) past it
+  const made = pathOf((await t.json("POST", `${DOCS}/${id}/links`, { key, body: { expiresIn: LINK_EXPIRES_IN_MAX } })).body.url);
   clock -= 60_000;
-  const ahead = await t.json("GET", url.pathname + url.search, { key: null });
-  expect([ahead.status, ahead.body.code]).toEqual([403, "link_invalid"]);
+  expect((await t.json("GET", made, { key: null })).body.code).toBe("link_invalid");
   clock += 60_000;
+  expect((await t.request("GET", made, { key: null })).status).toBe(200);
 });
 
 test("PUBLIC_URL sets the links' base; the route is in /openapi.json with its statuses", async () => {
