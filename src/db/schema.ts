@@ -44,6 +44,12 @@ export const folders = pgTable("folders", {
   accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
   path: text("path").notNull(),
   createdAt: epochMs("created_at").notNull(),
+  /**
+   * Active documents in exactly this folder, kept by the trigger documents_folder_counts
+   * (drizzle/0009_folder_counts.sql) in the transaction of every write that changes it, so listing
+   * the folders never counts the account's documents.
+   */
+  documentCount: integer("document_count").notNull().default(0),
 }, (table) => [primaryKey({ columns: [table.accountId, table.path] })]);
 
 export const documents = pgTable("documents", {
@@ -76,6 +82,8 @@ export const documents = pgTable("documents", {
   // preferred it (plus a sort) for the unfiltered first page.
   index("documents_account_folder_idx").on(table.accountId, table.folder, table.createdAt, table.id).where(sql`${table.folder} is not null`),
   index("documents_purge_idx").on(table.purgeAt),
+  // the trash (`?deleted=true`) in its own order, so it never walks the account's active documents
+  index("documents_account_trash_idx").on(table.accountId, table.createdAt, table.id).where(sql`${table.deletedAt} is not null`),
   uniqueIndex("documents_content_key_idx").on(table.contentKey),
 ]);
 

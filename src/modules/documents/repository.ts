@@ -79,7 +79,7 @@ const DOCUMENT_ROW = documentColumns
   .join(", ");
 
 /** Newest first, a page after the cursor ($3, $4) if given; $1 the account, $2 the page size. */
-const pageSql = (state: "deleted" | "active", after: boolean) =>
+export const pageSql = (state: "deleted" | "active", after: boolean) =>
   `select ${DOCUMENT_ROW} from documents where account_id = $1 and deleted_at ${state === "deleted" ? "is not null" : "is null"}` +
   `${after ? " and (created_at, id) < ($3, $4)" : ""} order by created_at desc, id desc limit $2`;
 
@@ -301,15 +301,11 @@ export const documentsRepository = (db: Db) => ({
     return db.select().from(documents).where(and(...conditions)).orderBy(order(documents.createdAt), order(documents.id)).limit(options.limit);
   },
 
+  /** The account's folders with their counts, kept by a trigger (see folders.documentCount): no document is read. */
   async folders(accountId: string): Promise<{ path: string; documentCount: number; createdAt: number }[]> {
-    return db.select({
-      path: folders.path,
-      documentCount: sql<number>`count(${documents.id})::int`,
-      createdAt: folders.createdAt,
-    }).from(folders)
-      .leftJoin(documents, and(eq(documents.accountId, folders.accountId), eq(documents.folder, folders.path), active))
+    return db.select({ path: folders.path, documentCount: folders.documentCount, createdAt: folders.createdAt })
+      .from(folders)
       .where(eq(folders.accountId, accountId))
-      .groupBy(folders.path, folders.createdAt)
       .orderBy(folders.path);
   },
 

@@ -11,6 +11,7 @@
  *  - every active document lists exactly its kept versions (the account keeps MAX_VERSIONS), and each
  *    one's content is there, complete, and the bytes that version was made with;
  *  - each account's storage figure (GET /api/v1/usage) is the sum of its unpurged documents' kept versions;
+ *  - each folder's document count (GET /api/v1/folders) equals a recount of the active documents listed in it;
  *  - after the sweeper ran, the content store holds exactly the content of those versions (by hash)
  *    and no incomplete write. The files (or, on the S3 store, the s3rver's object files, whose mtimes
  *    are the objects' last-modified times) are aged past the sweeper's grace period while the server is
@@ -137,7 +138,9 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
             const pending = { name, account, bytes };
             pendingCreates.push(pending);
             const useText = Math.random() < 0.5;
-            const response = await call("POST", "/api/v1/documents", key, useText ? JSON.stringify({ name, contentText: bytes }) : `{"name":${JSON.stringify(name)},"content":${bytes}}`);
+            // three folders, so that the kept folder counts are checked against the documents
+            const folder = `box-${Math.floor(Math.random() * 3)}`;
+            const response = await call("POST", "/api/v1/documents", key, useText ? JSON.stringify({ name, folder, contentText: bytes }) : `{"name":${JSON.stringify(name)},"folder":"${folder}","content":${bytes}}`);
             const body = await response.json() as any;
             if (response.status !== 201) { fail(`create answered ${response.status}: ${JSON.stringify(body).slice(0, 200)}`); break; }
             pendingCreates.splice(pendingCreates.indexOf(pending), 1);
@@ -202,13 +205,13 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       const unpurgedHashes: string[] = [];
       for (let account = 0; account < keys.length; account++) {
         const key = keys[account];
-        const listed = new Map<string, { state: State; fileSize: number; name: string; version: number }>();
+        const listed = new Map<string, { state: State; fileSize: number; name: string; version: number; folder: string | null }>();
         for (const deletedList of [false, true]) {
           let cursor: string | null = null;
           do {
             const query: string = `?limit=200${deletedList ? "&deleted=true" : ""}${cursor ? `&cursor=${cursor}` : ""}`;
             const page = await (await call("GET", `/api/v1/documents${query}`, key)).json() as any;
-            for (const doc of page.documents) listed.set(doc.id, { state: deletedList ? "deleted" : "active", fileSize: doc.fileSize, name: doc.name, version: doc.version });
+            for (const doc of page.documents) listed.set(doc.id, { state: deletedList ? "deleted" : "active", fileSize: doc.fileSize, name: doc.name, version: doc.version, folder: doc.folder });
             cursor = page.nextCursor;
           } while (cursor);
         }
@@ -263,6 +266,13 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
         }
         const usage = await (await call("GET", "/api/v1/usage", key)).json() as any;
         if (usage.storage?.usedBytes !== storageSum) fail(`round ${round}: account ${account} usage says ${usage.storage?.usedBytes} bytes, its unpurged documents hold ${storageSum}`);
+        // each folder's kept count against a full recount of the active documents listed in it
+        const recounted = new Map<string, number>();
+        for (const doc of listed.values()) if (doc.state === "active" && doc.folder) recounted.set(doc.folder, (recounted.get(doc.folder) ?? 0) + 1);
+        const folderList = await (await call("GET", "/api/v1/folders", key)).json() as any;
+        for (const folder of folderList.folders ?? []) {
+          if (folder.documentCount !== (recounted.get(folder.path) ?? 0)) fail(`round ${round}: account ${account} folder ${folder.path} counts ${folder.documentCount}, it holds ${recounted.get(folder.path) ?? 0} active documents`);
+        }
       }
       pendingCreates.length = 0;
       await checkContentStore(round, unpurgedHashes);

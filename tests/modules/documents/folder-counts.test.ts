@@ -1,0 +1,100 @@
+/**
+ * Folder counts kept with the writes that change them (a trigger in the same transaction) and the
+ * trash read through an index of its own, so neither read grows with the account: counts exact after
+ * every kind of write and under concurrent writes, and plans that never scan the account's documents.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { createTestApp, type TestApp } from "../../support/app";
+import { pageSql } from "../../../src/modules/documents/repository";
+
+let t: TestApp;
+beforeAll(async () => { t = await createTestApp(); });
+afterAll(async () => { await t.close(); });
+
+const DOCS = "/api/v1/documents";
+
+async function create(key: string, folder: string | null): Promise<string> {
+  const created = await t.json("POST", DOCS, { key, body: { name: "d", content: 1, ...(folder === null ? {} : { folder }) } });
+  expect(created.status).toBe(201);
+  return created.body.document.id;
+}
+
+async function counts(key: string): Promise<Record<string, number>> {
+  const listed = await t.json("GET", "/api/v1/folders", { key });
+  expect(listed.status).toBe(200);
+  return Object.fromEntries(listed.body.folders.map((folder: { path: string; documentCount: number }) => [folder.path, folder.documentCount]));
+}
+
+/** The counts recounted from the documents themselves. */
+async function recount(accountId: string): Promise<Record<string, number>> {
+  const rows = await t.testDb.database.db.execute<{ path: string; count: number }>(sql`
+    select f.path, (select count(*)::int from documents d where d.account_id = f.account_id and d.folder = f.path and d.deleted_at is null) as count
+    from folders f where f.account_id = ${accountId}`);
+  return Object.fromEntries(rows.map((row) => [row.path, row.count]));
+}
+
+describe("folder counts", () => {
+  test("exact after create, move, delete, restore, purge and import; a folder counts only its own documents", async () => {
+    const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
+    const a = await create(key, "reports/2024");
+    await create(key, "reports/2024");
+    const b = await create(key, "reports");
+    await create(key, null);
+    expect(await counts(key)).toEqual({ reports: 1, "reports/2024": 2 });
+    expect((await t.request("PUT", `${DOCS}/${a}`, { key, body: { folder: "archive" } })).status).toBe(200);
+    expect(await counts(key)).toEqual({ archive: 1, reports: 1, "reports/2024": 1 });
+    expect((await t.request("PUT", `${DOCS}/${a}`, { key, body: { name: "renamed" } })).status).toBe(200);
+    expect((await t.request("PUT", `${DOCS}/${a}/content`, { key, rawBody: "[2]" })).status).toBe(200);
+    expect(await counts(key)).toEqual({ archive: 1, reports: 1, "reports/2024": 1 });
+    expect((await t.request("DELETE", `${DOCS}/${b}`, { key })).status).toBe(200);
+    expect(await counts(key)).toEqual({ archive: 1, reports: 0, "reports/2024": 1 });
+    expect((await t.request("POST", `${DOCS}/${b}/restore`, { key })).status).toBe(200);
+    expect((await counts(key)).reports).toBe(1);
+    expect((await t.request("DELETE", `${DOCS}/${b}`, { key })).status).toBe(200);
+    expect((await t.request("POST", `${DOCS}/${b}/purge`, { key })).status).toBe(200);
+    expect((await counts(key)).reports).toBe(0);
+    const imported = await t.request("POST", "/api/v1/import", { key, rawBody: '{"document":{"name":"i","folder":"archive"},"content":1}\n{"document":{"name":"j","folder":"new/one"},"content":2}\n', headers: { "content-type": "application/x-ndjson" } });
+    expect(imported.status).toBe(200);
+    await imported.text();
+    expect(await counts(key)).toEqual({ archive: 2, new: 0, "new/one": 1, reports: 0, "reports/2024": 1 });
+    expect(await counts(key)).toEqual(await recount(accountId));
+  });
+
+  test("exact under concurrent creates, moves and deletes of one folder", async () => {
+    const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
+    const seeded = await Promise.all(Array.from({ length: 30 }, () => create(key, "busy")));
+    await Promise.all([
+      ...Array.from({ length: 30 }, () => create(key, "busy")),
+      ...seeded.slice(0, 10).map((id) => t.request("DELETE", `${DOCS}/${id}`, { key })),
+      ...seeded.slice(10, 20).map((id) => t.request("PUT", `${DOCS}/${id}`, { key, body: { folder: "elsewhere" } })),
+    ]);
+    expect(await counts(key)).toEqual({ busy: 40, elsewhere: 10 });
+    expect(await counts(key)).toEqual(await recount(accountId));
+  });
+});
+
+describe("plans that do not grow with the account", () => {
+  test("with 20,000 documents in the account: the trash page and the first page each use their own index, and the folder counts are kept", async () => {
+    const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
+    await create(key, "f");
+    const db = t.testDb.database.db;
+    await db.execute(sql`
+      insert into documents (id, account_id, name, tags, folder, file_size, content_hash, content_key, created_at, updated_at, deleted_at)
+      select 'doc_bulk_' || ${accountId} || '_' || g, ${accountId}, 'bulk', '{}', 'f', 1, 'h', 'bulk-' || ${accountId} || '-' || g, g, g, case when g % 100 = 0 then g else null end
+      from generate_series(1, 20000) g`);
+    await db.execute(sql`analyze documents`);
+    await db.execute(sql`analyze folders`);
+    const plan = async (text: string, params: unknown[]) => JSON.stringify(await db.$client.unsafe(`explain (format json) ${text}`, params as never[]));
+    const trash = await plan(pageSql("deleted", false), [accountId, 51]);
+    expect(trash).toContain("documents_account_trash_idx");
+    expect(trash).not.toContain("Seq Scan");
+    expect(trash).not.toContain('"Sort"');
+    const active = await plan(pageSql("active", false), [accountId, 51]);
+    expect(active).toContain("documents_account_list_idx");
+    expect(active).not.toContain("Seq Scan");
+    expect((await counts(key)).f).toBe(1 + 20000 - 200);
+    const page = await t.json("GET", `${DOCS}?deleted=true&limit=5`, { key });
+    expect(page.body.documents).toHaveLength(5);
+  });
+});
