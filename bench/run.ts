@@ -1,7 +1,9 @@
 /**
  * `bun run bench` / `bun run bench:full`: every section in one run, then one table of ratios.
  *
- *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,metrics,cluster] [--readme]
+ *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,metrics,cluster,growth] [--readme]
+ *
+ * `growth` (an account grown to a million documents, bench/growth.ts) runs only when --only names it.
  *
  * Installs wrk, jq and Miller from Debian when they are missing, starts every server it measures on
  * loopback, and stops them (and drops the external database it created) at the end, also on failure.
@@ -22,12 +24,15 @@ import { benchCompression } from "./compression";
 import { benchExportMemory } from "./export-memory";
 import { benchPatch } from "./patch";
 import { benchCluster } from "./cluster";
+import { benchGrowth } from "./growth";
 
-const SECTIONS = ["documents", "storage", "utilities", "engine", "memory", "pipelines", "compression", "export", "patch", "metrics", "cluster"] as const;
+const SECTIONS = ["documents", "storage", "utilities", "engine", "memory", "pipelines", "compression", "export", "patch", "metrics", "cluster", "growth"] as const;
 type Section = (typeof SECTIONS)[number];
+/** what a run without --only measures */
+const DEFAULT_SECTIONS = SECTIONS.filter((section) => section !== "growth");
 
 const { values } = parseArgs({ options: { full: { type: "boolean", default: false }, only: { type: "string" }, readme: { type: "boolean", default: false } } });
-const only = new Set((values.only?.split(",") ?? SECTIONS) as Section[]);
+const only = new Set((values.only?.split(",") ?? DEFAULT_SECTIONS) as Section[]);
 const settings = settingsFor(values.full!);
 
 ensureTool("wrk", "wrk");
@@ -52,6 +57,7 @@ async function isolated(label: string, run: () => Promise<void>): Promise<void> 
 
 try {
   if (only.has("documents")) await isolated("documents", () => benchDocuments(settings));
+  if (only.has("growth")) await isolated("growth", () => benchGrowth());
   if (only.has("storage")) await isolated("storage", () => benchStorage(settings));
   if (only.has("pipelines")) {
     await isolated("pipelines", async () => {
