@@ -1,7 +1,7 @@
 /**
  * Which CSV reader/writer should the convert utilities use? Measures parse and stringify of a
  * generated ~10 MB CSV (quoted cells, doubled quotes, embedded newlines, CRLF) with:
- *   - the hand-written RFC 4180 code in src/utilities/lib/csv.ts
+ *   - the hand-written RFC 4180 code in src/utilities/shared/csv.ts
  *   - papaparse (a dependency)
  *   - csv-parse / csv-stringify, when importable: they are not dependencies, so install them
  *     outside the project and point CSV_PARSE_DIR at that node_modules folder, e.g.
@@ -13,7 +13,7 @@
  */
 import Papa from "papaparse";
 import { bestOf } from "./lib/best-of";
-import { parseCsv, stringifyCsv } from "../src/utilities/lib/csv";
+import { parseCsv, stringifyCsv } from "../src/utilities/shared/csv";
 
 type Rows = string[][];
 interface Candidate {

@@ -3,8 +3,8 @@
  * the former scan over the decoded text (kept here only, for the comparison) and the WebAssembly SIMD
  * scan that replaced both. Medians of 15 runs. `bun bench/depth-scan.ts`
  */
-import { exceedsDepthInJavaScript, MAX_JSON_DEPTH } from "../src/http/json";
-import { simdDepthCheck } from "../src/http/depth-scan";
+import { exceedsDepthInJavaScript, MAX_JSON_DEPTH } from "../src/core/json/parse";
+import { simdDepthCheck } from "../src/core/json/depth-scan";
 import { CASES } from "./utilities";
 import { MB } from "./lib/data";
 

@@ -1,6 +1,6 @@
 /**
  * What HTTP_LISTENER=node costs: two Kiln processes over one database, one listening with Bun.serve
- * (the default) and one with the node:http bridge (src/http/node-listener.ts), take turns under the
+ * (the default) and one with the node:http bridge (src/server/node-listener.ts), take turns under the
  * same wrk load on get metadata and create 1 KB; the order alternates by round. Prints each round's
  * requests/s, p50 and the server's CPU time per request (user + system from /proc, far less sensitive
  * to other work on the machine than the rates), their medians and the load average.

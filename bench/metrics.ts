@@ -13,7 +13,7 @@ import { Elysia } from "elysia";
 import { createLogger, requestContext } from "../src/http/context";
 import { createMetrics, metricsPlugin } from "../src/http/metrics";
 import type { Database } from "../src/db/client";
-import type { WorkerPool } from "../src/workers/pool";
+import type { WorkerPool } from "../src/engine/pool";
 import { api, startKiln, type KilnServer } from "./lib/servers";
 import { load, type LoadResult } from "./lib/wrk";
 import { ms, rows, rps } from "./lib/report";

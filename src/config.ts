@@ -4,15 +4,13 @@
  */
 import { availableParallelism } from "node:os";
 import { resolve } from "node:path";
-import { S3_TIMEOUT_MS_DEFAULT, type S3Settings } from "./storage/s3";
 
 /** Where document content lives: `$DATA_DIR/content`, or an S3-compatible bucket. */
 export type ContentStoreConfig = { readonly kind: "disk" } | { readonly kind: "s3"; readonly s3: S3Settings };
-import { parseCorsOrigins, type CorsOrigins } from "./http/cors";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 export type LogFormat = "json" | "pretty";
-/** What listens for HTTP: Bun.serve, or Bun's node:http server (holds `100 Continue` back; src/http/listener.ts). */
+/** What listens for HTTP: Bun.serve, or Bun's node:http server (holds `100 Continue` back; src/server/listener.ts). */
 export type HttpListener = "bun" | "node";
 
 export interface Config {
@@ -165,4 +163,45 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins,
     httpListener,
   });
+}
+
+/** The bucket that holds content when CONTENT_STORE=s3, and how to reach it. */
+export interface S3Settings {
+  bucket: string;
+  endpoint?: string;
+  region?: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  sessionToken?: string;
+  /** key prefix inside the bucket, e.g. `kiln/` */
+  prefix: string;
+  /**
+   * S3_TIMEOUT_MS: how long any call may wait for the bucket (a large download's copy to the spool
+   * included). A bucket that accepts connections and never answers then costs a request this long,
+   * not the whole outage: the call fails as unavailable (503), and a write that timed out is never
+   * committed (its object, should it land later, is an orphan for the sweep).
+   */
+  timeoutMs?: number;
+}
+
+export const S3_TIMEOUT_MS_DEFAULT = 15_000;
+
+/** The origins allowed to call the API from a browser: a list, or `*` for any. */
+export type CorsOrigins = readonly string[] | "*";
+
+/** CORS_ORIGINS → the policy's origins; undefined for a value that is not a list of origins or `*`. */
+export function parseCorsOrigins(raw: string | undefined): CorsOrigins | undefined {
+  if (raw === undefined || raw.trim() === "") return [];
+  if (raw.trim() === "*") return "*";
+  const origins = raw.split(",").map((origin) => origin.trim()).filter((origin) => origin !== "");
+  for (const origin of origins) {
+    let parsed: URL;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      return undefined;
+    }
+    if (parsed.origin !== origin) return undefined;
+  }
+  return origins;
 }

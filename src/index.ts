@@ -10,14 +10,14 @@ import { metricsFor } from "./http/metrics";
 import { bootstrap } from "./modules/admin/service";
 import { createApp } from "./app";
 import { registry } from "./utilities/registry";
-import { createWorkerPool } from "./workers/pool";
+import { createWorkerPool } from "./engine/pool";
 import { createContentStore } from "./storage";
 import { ContentStoreUnavailable } from "./storage/content-store";
 import { documentsRepository } from "./modules/documents/repository";
 import { startSweepers } from "./modules/documents/sweeper";
 import { rateCounterFor } from "./http/rate-limit";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency";
-import { listen } from "./http/listener";
+import { listen } from "./server/listener";
 
 let config: Config;
 try {

@@ -6,8 +6,8 @@
  * lossless document content and for utility inputs that travel to workers unparsed.
  */
 import { Elysia } from "elysia";
-import { HttpError, badRequest } from "./errors";
-import { parseJsonBytes } from "./json";
+import { HttpError, badRequest } from "../core/errors";
+import { parseJsonBytes } from "../core/json/parse";
 
 export class BodyProblem {
   constructor(readonly error: HttpError) {}
@@ -170,7 +170,7 @@ export const bodyParser = (options: BodyParserOptions) =>
  * A request refused for its key, permission, rate or declared size is answered at once, without waiting
  * for or reading the body. With `Expect: 100-continue`, Bun.serve (the default listener) sends the 100
  * before the app sees the request; HTTP_LISTENER=node sends it on the body's first read, which comes
- * only after those checks (src/http/node-listener.ts).
+ * only after those checks (src/server/node-listener.ts).
  */
 export function settleBody(context: { body: unknown }): void {
   const body = context.body;

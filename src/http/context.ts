@@ -3,7 +3,7 @@
  */
 import { Elysia } from "elysia";
 import type { LogFormat, LogLevel } from "../config";
-import { batchedStdout } from "./log-writer";
+import { batchedStdout } from "../server/log-writer";
 
 const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
 
@@ -54,15 +54,6 @@ export interface RequestState {
   /** headers that every response of this request carries (request id, rate limit) */
   headers: Record<string, string>;
 }
-
-/** The peer address of each request, as the listener saw it (none for requests made in process). */
-const clientAddresses = new WeakMap<Request, string>();
-
-export function setClientAddress(request: Request, address: string | undefined): void {
-  if (address) clientAddresses.set(request, address);
-}
-
-export const clientAddressOf = (request: Request): string | undefined => clientAddresses.get(request);
 
 /** Per-request state lives beside the Request object, so any hook, from parse to error, can reach it. */
 const states = new WeakMap<Request, RequestState>();

@@ -4,8 +4,7 @@
  * is logged with the request id.
  */
 import { Elysia } from "elysia";
-import type { TSchema } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import { badRequest, fromValidation, HttpError, isDatabaseUnreachable, databaseUnavailable, notFound, type FieldError } from "../core/errors";
 import { requestState, type Logger } from "./context";
 import { ContentStoreFull, ContentStoreUnavailable } from "../storage/content-store";
 
@@ -15,26 +14,6 @@ const TITLES: Record<number, string> = {
   413: "Content Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests",
   500: "Internal Server Error", 503: "Service Unavailable", 507: "Insufficient Storage",
 };
-
-export interface FieldError { path: string; message: string }
-
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
-  ) {
-    super(message);
-  }
-}
-
-export const badRequest = (code: string, message: string, errors?: FieldError[]) => new HttpError(400, code, message, { errors });
-export const validationError = (errors: FieldError[]) =>
-  new HttpError(400, "validation_failed", errors.map((e) => `${e.path || "/"}: ${e.message}`).join("; "), { errors });
-export const unauthorized = (message: string) => new HttpError(401, "unauthorized", message, { headers: { "WWW-Authenticate": "Bearer" } });
-export const forbidden = (message: string) => new HttpError(403, "forbidden", message);
-export const notFound = (code: string, message: string) => new HttpError(404, code, message);
 
 export interface ProblemBody {
   success: false;
@@ -65,67 +44,6 @@ export function problemResponse(error: HttpError, requestId: string, headers: Re
     headers: { ...headers, ...error.extra.headers, "Content-Type": "application/problem+json", "X-Request-Id": requestId },
   });
 }
-
-interface ValidationIssue { path?: string; message?: string; schema?: { error?: unknown } }
-
-/** Most issues reported for one request: enough to name every field of a real body. */
-const MAX_ISSUES = 50;
-
-/**
- * The TypeBox issues of an Elysia ValidationError, read from its validator directly: Elysia's own
- * `all` getter formats each offending value into a template string, which throws (a 500) for a value
- * such as `{"toString": 1, "valueOf": 1}`.
- */
-function validationIssues(error: { validator?: unknown; value?: unknown }): ValidationIssue[] {
-  const validator = error.validator as { Errors?: (value: unknown) => Iterable<ValidationIssue> } | TSchema | undefined;
-  if (!validator) return [];
-  const found = typeof (validator as { Errors?: unknown }).Errors === "function"
-    ? (validator as { Errors: (value: unknown) => Iterable<ValidationIssue> }).Errors(error.value)
-    : Value.Errors(validator as TSchema, error.value);
-  const issues: ValidationIssue[] = [];
-  for (const issue of found) {
-    issues.push(issue);
-    if (issues.length >= MAX_ISSUES) break;
-  }
-  return issues;
-}
-
-/** TypeBox/Elysia validation errors → `errors[]` with JSON-pointer paths, one entry per field. */
-export function fromValidation(error: { validator?: unknown; value?: unknown; message: string }, on: string): HttpError {
-  const seen = new Set<string>();
-  const errors: FieldError[] = [];
-  for (const issue of validationIssues(error)) {
-    const path = issue.path ?? "";
-    if (seen.has(path)) continue;
-    seen.add(path);
-    errors.push({ path, message: issue.message === "Expected required property" ? "required field is missing" : typeof issue.schema?.error === "string" ? issue.schema.error : describeIssue(issue) });
-  }
-  if (errors.length === 0) errors.push({ path: "", message: `invalid ${on}` });
-  const where = on === "body" ? "" : ` in ${on}`;
-  return new HttpError(400, "validation_failed", errors.map((e) => `${e.path || "/"}${where}: ${e.message}`).join("; "), { errors });
-}
-
-function describeIssue(issue: ValidationIssue): string {
-  if (issue.message === "Unexpected property") return "unknown field";
-  return issue.message ?? "invalid value";
-}
-
-/**
- * Errors meaning the database cannot be reached right now (refused or lost connections, a server
- * shutting down or starting up: SQLSTATE classes 08 and 57P), looked for through Drizzle's `cause`.
- */
-const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "57P01", "57P02", "57P03"]);
-
-export function isDatabaseUnreachable(error: unknown): boolean {
-  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
-    const code = (cause as { code?: unknown }).code;
-    if (typeof code === "string" && (UNREACHABLE.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
-  }
-  return false;
-}
-
-export const databaseUnavailable = () =>
-  new HttpError(503, "database_unavailable", "The database cannot be reached right now; retry shortly", { headers: { "Retry-After": "1" } });
 
 /** Everything thrown anywhere leaves through here as problem+json. */
 export const errorHandler = (options: {

@@ -25,7 +25,7 @@
 import { and, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { documents, idempotencyKeys } from "../db/schema";
-import { badRequest, forbidden, HttpError, notFound } from "./errors";
+import { badRequest, forbidden, HttpError, notFound } from "../core/errors";
 import { rawBody } from "./body";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

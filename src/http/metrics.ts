@@ -9,9 +9,9 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Config } from "../config";
 import type { Database } from "../db/client";
 import type { ContentStore } from "../storage/content-store";
-import type { WorkerPool } from "../workers/pool";
+import type { WorkerPool } from "../engine/pool";
 import { requestState, statusSent } from "./context";
-import { HttpError, notFound } from "./errors";
+import { HttpError, notFound } from "../core/errors";
 import { operation } from "./openapi";
 
 export type SweepKind = "purge" | "orphans";

@@ -16,7 +16,7 @@
 import { Elysia, t, type AnyElysia } from "elysia";
 import { Type, type TSchema } from "@sinclair/typebox";
 import { resolve } from "node:path";
-import { requiredPermission } from "./auth";
+import { requiredPermission } from "./permissions";
 
 type Json = Record<string, unknown>;
 

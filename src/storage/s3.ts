@@ -16,6 +16,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { ContentStoreUnavailable, sha256Hex, type ContentStore, type OpenedContent, type StoredContent, type StoredFile } from "./content-store";
+import { S3_TIMEOUT_MS_DEFAULT, type S3Settings } from "../config";
 
 const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SUFFIX = ".json";
@@ -28,26 +29,6 @@ export const IN_MEMORY_MAX_BYTES = 1 << 20;
 const SPOOL_LIFETIME_MS = 60_000;
 /** The health probe's deadline, like the database ping's. */
 const PROBE_TIMEOUT_MS = 2_000;
-
-export interface S3Settings {
-  bucket: string;
-  endpoint?: string;
-  region?: string;
-  accessKeyId?: string;
-  secretAccessKey?: string;
-  sessionToken?: string;
-  /** key prefix inside the bucket, e.g. `kiln/` */
-  prefix: string;
-  /**
-   * S3_TIMEOUT_MS: how long any call may wait for the bucket (a large download's copy to the spool
-   * included). A bucket that accepts connections and never answers then costs a request this long,
-   * not the whole outage: the call fails as unavailable (503), and a write that timed out is never
-   * committed (its object, should it land later, is an orphan for the sweep).
-   */
-  timeoutMs?: number;
-}
-
-export const S3_TIMEOUT_MS_DEFAULT = 15_000;
 
 const MISSING = new Set(["NoSuchKey", "NotFound", "ERR_S3_FILE_NOT_FOUND"]);
 const BAD_CREDENTIALS: Record<string, string> = {

@@ -34,7 +34,7 @@ export interface Utility<S extends TObject = TObject> {
   /**
    * For record-wise utilities whose records do not depend on each other: the function `run` applies to
    * each element of an array `primary`, for this config (undefined when the config needs the whole
-   * input). The engine then streams a large array element by element (modules/utilities/streaming.ts).
+   * input). The engine then streams a large array element by element (src/engine/streaming.ts).
    */
   recordWise?(config: Static<S>, budget?: OutputBudget): ((record: unknown, index: number) => unknown) | undefined;
 }

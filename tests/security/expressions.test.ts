@@ -3,7 +3,7 @@
  * runs). A canary global proves that nothing was executed either way.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { compileExpression, compileTemplate } from "../../src/utilities/lib/expressions";
+import { compileExpression, compileTemplate } from "../../src/utilities/shared/expressions";
 import { UtilityConfigError } from "../../src/utilities/types";
 import { createTestApp, type TestApp } from "../support/app";
 

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
-import type { Permission } from "../../src/modules/admin/plans";
+import type { Permission } from "../../src/core/plans";
 import { DOCUMENT_ENDPOINTS, ENDPOINTS } from "../reliability/support/endpoints";
 import { answerViolations } from "../reliability/support/problem";
 

@@ -10,11 +10,11 @@ import { loadConfig, type Config } from "../../src/config";
 import { createLogger } from "../../src/http/context";
 import type { RateCounter } from "../../src/http/rate-limit";
 import { bootstrap, createAccount, createKey } from "../../src/modules/admin/service";
-import type { Permission, PlanName } from "../../src/modules/admin/plans";
-import type { AccountLimits } from "../../src/modules/admin/plans";
+import type { Permission, PlanName } from "../../src/core/plans";
+import type { AccountLimits } from "../../src/core/plans";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { registry as defaultUtilityRegistry, type UtilityRegistry } from "../../src/utilities/registry";
-import { createWorkerPool, type WorkerPool } from "../../src/workers/pool";
+import { createWorkerPool, type WorkerPool } from "../../src/engine/pool";
 import type { ContentStore } from "../../src/storage/content-store";
 
 export const ADMIN_KEY = "kiln_TestBootstrapKey0123456789abcdefABCDEF";

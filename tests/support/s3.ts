@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
-import type { S3Settings } from "../../src/storage/s3";
+import type { S3Settings } from "../../src/config";
 import { freePort } from "./server";
 
 export interface TestBucket {

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { OutputBudget, ResultTooLargeError, unlimitedBudget } from "../../src/utilities/budget";
 import { registry } from "../../src/utilities/registry";
-import { validateConfig } from "../../src/modules/utilities/execution";
+import { validateConfig } from "../../src/engine/execution";
 
 const MiB = 1024 * 1024;
 

@@ -1,7 +1,7 @@
 /** Admin API (permission `admin`): accounts with plans and limits, API keys. */
 import { Elysia, t } from "elysia";
 import type { Db } from "../../db/client";
-import type { Authenticator } from "../../http/auth";
+import type { Authenticator } from "../auth/index";
 import { AccountView, ApiKeyView, CreateAccountBody, CreateKeyBody, PatchAccountBody, Text } from "./model";
 import { operation } from "../../http/openapi";
 import { accountView, apiKeyView, createAccount, createKey, getAccount, listKeys, patchAccount, revokeKey } from "./service";

@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { PERMISSIONS, PLAN_NAMES } from "./plans";
+import { PERMISSIONS, PLAN_NAMES } from "../../core/plans";
 import { Type, type TLiteral } from "@sinclair/typebox";
 
 /** PostgreSQL text cannot hold U+0000: refused here (400) instead of failing in the database (500). */

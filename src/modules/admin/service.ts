@@ -1,10 +1,11 @@
 /** Accounts, plans and keys: the rules behind the admin API and the start-up bootstrap. */
 import type { Db } from "../../db/client";
 import type { Account, ApiKey } from "../../db/schema";
-import { badRequest, notFound } from "../../http/errors";
-import { accountsRepository, keysRepository } from "./repository";
-import { generateApiKey, hashApiKey, newId } from "./keys";
-import { DEFAULT_PLAN, PERMISSIONS, PLANS, type AccountLimits, type Permission, type PlanName } from "./plans";
+import { badRequest, notFound } from "../../core/errors";
+import { keysRepository } from "../auth/repository";
+import { accountsRepository } from "./repository";
+import { generateApiKey, hashApiKey, newId } from "../../core/keys";
+import { DEFAULT_PLAN, PERMISSIONS, PLANS, type AccountLimits, type Permission, type PlanName } from "../../core/plans";
 
 export interface AccountInput extends Partial<AccountLimits> {
   name: string;

@@ -4,7 +4,7 @@
  * document). A cursor is base64url text; it cannot reach another account's documents (queries are always
  * scoped to the caller, and a cursor made for another account is refused).
  */
-import { badRequest } from "../../http/errors";
+import { badRequest } from "../../core/errors";
 
 export interface CursorPosition {
   createdAt: number;

@@ -1,4 +1,4 @@
-import { uncodedETag } from "../../http/compression";
+import { uncodedETag } from "../../server/compression";
 
 /**
  * Strong ETags: the content hash for content, the row revision for metadata. `If-Match` uses the strong

@@ -1,17 +1,17 @@
 /** Documents API (permission `documents`), as docs/api.md describes it. */
 import { Elysia, t } from "elysia";
-import { requirePrincipal, type AuthPlugin } from "../../http/auth";
+import { requirePrincipal, type AuthPlugin } from "../auth/index";
 import type { IdempotencyHooks } from "../../http/idempotency";
 import { RawBody, rawBody } from "../../http/body";
-import { badRequest, HttpError } from "../../http/errors";
-import { parseJsonBytes } from "../../http/json";
+import { badRequest, HttpError } from "../../core/errors";
+import { parseJsonBytes } from "../../core/json/parse";
 import { contentResponse, downloadResponse, notModifiedResponse, stringHeaders } from "./download";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
 import {
   CreateDocumentBody, DocumentResponse, DocumentView, ExportQuery, FoldersResponse, IdParams, JsonPatchDocument, ListQuery, ListResponse, UpdateDocumentBody,
   VersionParams, VersionsQuery, VersionsResponse,
 } from "./model";
-import { JSON_PATCH, MERGE_PATCH } from "./patch";
+import { JSON_PATCH, MERGE_PATCH } from "../../core/json/patch";
 import { findVersion, listVersions, openVersionContent, patchContent, restoreVersion, versionView } from "./versions";
 import {
   createDocument, documentView, getDocument, LIST_LIMIT_MAX, listDocuments, listLimit, listFolders, openContent, purgeDocument,

@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { LIMIT_RULE, LIST_LIMIT_MAX } from "./service";
-import { DESCRIPTION_MAX, FOLDER_MAX, NAME_MAX, TAG_MAX, TAGS_MAX } from "./validation";
+import { DESCRIPTION_MAX, FOLDER_MAX, NAME_MAX, TAG_MAX, TAGS_MAX } from "../../core/metadata";
 import { Type } from "@sinclair/typebox";
 
 const Name = t.String({ description: `1 to ${NAME_MAX} characters after trimming; no control characters` });

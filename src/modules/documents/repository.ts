@@ -7,7 +7,7 @@ import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, isNull, lt, sq
 import type { Db } from "../../db/client";
 import { accounts, documents, documentVersions, folders, idempotencyKeys, type DocumentRow, type DocumentVersionRow } from "../../db/schema";
 import type { CursorPosition } from "./cursor";
-import { folderAndAncestors } from "./validation";
+import { folderAndAncestors } from "../../core/metadata";
 
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type Executor = Db | Tx;

@@ -4,17 +4,17 @@
  * and whatever a crash leaves behind is collected by the orphan sweep.
  */
 import type { DocumentRow } from "../../db/schema";
-import { HttpError, badRequest, notFound, validationError, type FieldError } from "../../http/errors";
-import { CheckedJson, parseJsonBytes } from "../../http/json";
-import { newId } from "../admin/keys";
+import { HttpError, badRequest, notFound, validationError, type FieldError } from "../../core/errors";
+import { CheckedJson, parseJsonBytes } from "../../core/json/parse";
+import { newId } from "../../core/keys";
 import type { ContentStore, OpenedContent, StoredContent } from "../../storage/content-store";
 import { decodeCursor, pageOf } from "./cursor";
 import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
-import { memberValueSpan } from "./json-span";
+import { memberValueSpan } from "../../core/json/span";
 import { documentsRepository, type AccountLimitsRow, type DocumentsRepository, type Executor, type QuotaRefusal, type Tx } from "./repository";
-import type { PatchJob } from "./patch";
+import type { PatchJob } from "../../core/json/patch";
 import { ContentRetirer } from "./retirer";
-import { normalizeFolder, normalizeMetadata, type MetadataInput } from "./validation";
+import { normalizeFolder, normalizeMetadata, type MetadataInput } from "../../core/metadata";
 
 export interface DocumentsDeps {
   repository: DocumentsRepository;

@@ -9,9 +9,9 @@
  * instead: still exact, and import takes either form, as document create does.
  */
 import { joinedBytes } from "../../http/body";
-import { HttpError, validationError, type FieldError } from "../../http/errors";
-import { parseJsonBytes } from "../../http/json";
-import { isObject } from "../../utilities/lib/paths";
+import { HttpError, validationError, type FieldError } from "../../core/errors";
+import { parseJsonBytes } from "../../core/json/parse";
+import { isObject } from "../../utilities/shared/paths";
 import type { DocumentRow } from "../../db/schema";
 import type { CursorPosition } from "./cursor";
 import { createDocument, documentView, folderFilter, type CreateInput, type DocumentsDeps } from "./service";

@@ -5,12 +5,12 @@
  */
 import type { DocumentRow, DocumentVersionRow } from "../../db/schema";
 import type { OpenedContent } from "../../storage/content-store";
-import { HttpError, badRequest, notFound } from "../../http/errors";
+import { HttpError, notFound } from "../../core/errors";
 import { decodeVersionCursor, encodeVersionCursor } from "./cursor";
 import { contentETag } from "./etag";
 import {
   INLINE_PATCH_MAX_BYTES, INLINE_WORK, JSON_PATCH, MERGE_PATCH, PatchError, PatchNeedsWorker, applyPatch, patchProblemOf, patchResultLimit, readPatch, type PatchFormat,
-} from "./patch";
+} from "../../core/json/patch";
 import { deriveNewVersion, getDocument, storeNewVersion, type DocumentsDeps, type Preconditions } from "./service";
 
 export const versionView = (row: DocumentVersionRow) => ({

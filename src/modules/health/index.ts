@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { Database } from "../../db/client";
-import { HttpError } from "../../http/errors";
+import { HttpError } from "../../core/errors";
 import type { ContentStore } from "../../storage/content-store";
 import { operation } from "../../http/openapi";
 

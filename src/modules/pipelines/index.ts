@@ -1,6 +1,6 @@
 /** Pipelines (permission `utilities`): runs of several utilities in one request, and saved pipelines. */
-import { Elysia, t } from "elysia";
-import { requirePrincipal, type AuthPlugin, type Principal } from "../../http/auth";
+import { Elysia } from "elysia";
+import { requirePrincipal, type AuthPlugin, type Principal } from "../auth/index";
 import { RawBody } from "../../http/body";
 import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
 import { operation } from "../../http/openapi";

@@ -2,8 +2,8 @@ import { t } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { DocumentView, ListQuery } from "../documents/model";
 import { LIST_LIMIT_MAX } from "../documents/service";
-import { DESCRIPTION_MAX, NAME_MAX } from "../documents/validation";
-import { MAX_STEPS } from "../utilities/request";
+import { DESCRIPTION_MAX, NAME_MAX } from "../../core/metadata";
+import { MAX_STEPS } from "../../engine/run-plan";
 import { Output } from "../utilities/model";
 
 export const Step = t.Object({

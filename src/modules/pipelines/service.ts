@@ -4,14 +4,14 @@
  * saved pipeline reads the steps once, when it starts: an edit made meanwhile applies to later runs.
  */
 import type { PipelineRow } from "../../db/schema";
-import type { Principal } from "../../http/auth";
-import { badRequest, notFound, validationError, type FieldError } from "../../http/errors";
-import { newId } from "../admin/keys";
+import type { Principal } from "../auth/index";
+import { badRequest, notFound, validationError, type FieldError } from "../../core/errors";
+import { newId } from "../../core/keys";
 import { decodeCursor, pageOf } from "../documents/cursor";
-import { normalizeMetadata } from "../documents/validation";
-import { readBody, readPipelineRun, readSteps } from "../utilities/request";
+import { normalizeMetadata } from "../../core/metadata";
+import { readBody, readPipelineRun, readSteps } from "../../engine/run-plan";
 import { executeRun, type ReplayRequires, type ResponseBody, type UtilityEngine } from "../utilities/service";
-import { transferable } from "../../workers/pool";
+import { transferable } from "../../engine/pool";
 import type { PipelinesRepository } from "./repository";
 
 export interface PipelinesDeps {

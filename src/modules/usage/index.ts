@@ -1,6 +1,6 @@
 import { Elysia, t } from "elysia";
 import type { Db } from "../../db/client";
-import { requirePrincipal, type AuthPlugin } from "../../http/auth";
+import { requirePrincipal, type AuthPlugin } from "../auth/index";
 import { operation } from "../../http/openapi";
 import { usageOf } from "./service";
 import { Type } from "@sinclair/typebox";

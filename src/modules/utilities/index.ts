@@ -1,7 +1,7 @@
 /** Utility catalogue and execution (permission `utilities`). */
 import { Elysia, t } from "elysia";
 import { operation } from "../../http/openapi";
-import { requirePrincipal, type AuthPlugin } from "../../http/auth";
+import { requirePrincipal, type AuthPlugin } from "../auth/index";
 import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
 import { RawBody } from "../../http/body";
 import { ExecuteBody, ExecuteResponse, UtilityParams, UtilityView } from "./model";

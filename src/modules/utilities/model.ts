@@ -1,6 +1,6 @@
 import { t } from "elysia";
 import { DocumentView } from "../documents/model";
-import { NAME_MAX } from "../documents/validation";
+import { NAME_MAX } from "../../core/metadata";
 
 export const UtilityParams = t.Object({ utilityId: t.String({ description: "`<category>.<name>`, e.g. schema.clean-json" }) });
 

@@ -7,21 +7,23 @@
 import type { TObject } from "@sinclair/typebox";
 import type { Db } from "../../db/client";
 import type { DocumentRow } from "../../db/schema";
-import type { Principal } from "../../http/auth";
+import type { Principal } from "../auth/index";
 import type { Logger } from "../../http/context";
 import type { Metrics } from "../../http/metrics";
-import { badRequest, forbidden, HttpError, notFound, validationError } from "../../http/errors";
-import { CheckedJson } from "../../http/json";
+import { badRequest, forbidden, HttpError, notFound, validationError } from "../../core/errors";
+import { CheckedJson } from "../../core/json/parse";
 import type { OpenedContent } from "../../storage/content-store";
 import type { UtilityRegistry } from "../../utilities/registry";
 import type { Utility } from "../../utilities/types";
-import { PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, transferable, WorkerCrashedError, type WorkerOutcome, type WorkerPool } from "../../workers/pool";
+import { type WorkerOutcome } from "../../engine/messages";
+import { PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, transferable, WorkerCrashedError, type WorkerPool } from "../../engine/pool";
 import { contentETag, ifMatchAllows } from "../documents/etag";
 import { createDocument, documentView, getDocument, openContent, preconditionFailed, replaceContent, type DocumentsDeps } from "../documents/service";
 import { creditPeriodStart } from "../usage/service";
-import { runSteps, type RunResult, type Source } from "./execution";
+import { type RunResult, type Source } from "../../engine/run-result";
+import { runSteps } from "../../engine/execution";
 import { refundCredits, reserveCredits } from "./repository";
-import { needsReadingHere, readBody, readUtilityRun, usesDocuments, type InputRef, type OutputSpec, type Reading, type RunPlan } from "./request";
+import { needsReadingHere, readBody, readUtilityRun, usesDocuments, type InputRef, type OutputSpec, type Reading, type RunPlan } from "../../engine/run-plan";
 
 export interface UtilityEngine {
   db: Db;

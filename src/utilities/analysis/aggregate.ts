@@ -6,10 +6,10 @@
  * holds input values, and a config may name the whole record (`""`) in a thousand of them, so every
  * value put in a row is charged to the budget by its size as the row is made.
  */
-import { t } from "elysia";
-import { parseConfigPath } from "../lib/config-paths";
-import { getAll, isObject, setOwn, type JsonObject, type Path } from "../lib/paths";
-import { describeType } from "../lib/records";
+import { Type as t } from "@sinclair/typebox";
+import { parseConfigPath } from "../shared/config-paths";
+import { getAll, isObject, setOwn, type JsonObject, type Path } from "../shared/paths";
+import { describeType } from "../shared/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
 import { unlimitedBudget } from "../budget";
 

@@ -9,8 +9,8 @@
  * repeats its long paths. Each entry is charged to the budget by its path and wrapper as it is made;
  * the other modes give parts of the inputs and need no budget.
  */
-import { t } from "elysia";
-import { deepEqual, formatPath, hasOwn, isObject, setOwn, type JsonObject, type PathKey } from "../lib/paths";
+import { Type as t } from "@sinclair/typebox";
+import { deepEqual, formatPath, hasOwn, isObject, setOwn, type JsonObject, type PathKey } from "../shared/paths";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
 import { unlimitedBudget, type OutputBudget } from "../budget";
 

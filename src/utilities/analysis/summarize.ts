@@ -11,8 +11,8 @@
  * input. Each path is charged to the budget by its length when first seen (also the paths past
  * maxFields, which are kept to be counted), each entry by its size when made.
  */
-import { t } from "elysia";
-import { formatPath, isObject, setOwn, type JsonObject } from "../lib/paths";
+import { Type as t } from "@sinclair/typebox";
+import { formatPath, isObject, setOwn, type JsonObject } from "../shared/paths";
 import { defineUtility, type UtilityInputs } from "../types";
 import { unlimitedBudget, type OutputBudget } from "../budget";
 import { Type } from "@sinclair/typebox";

@@ -13,10 +13,10 @@
  * budget; numbers and booleans formatted as such stay within a few times their input.
  */
 import { Type } from "@sinclair/typebox";
-import { t } from "elysia";
-import { mapLeaves } from "../lib/leaves";
-import { parsePaths, PathSet } from "../lib/paths";
-import { mapRecords } from "../lib/records";
+import { Type as t } from "@sinclair/typebox";
+import { mapLeaves } from "../shared/leaves";
+import { parsePaths, PathSet } from "../shared/paths";
+import { mapRecords } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 import { unlimitedBudget } from "../budget";
 

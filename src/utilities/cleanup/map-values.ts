@@ -5,10 +5,10 @@
  * Output bound: none by construction (a one-character value mapped to a megabyte, shared until it is
  * serialised), so what each replacement adds over the value it replaces is charged to the budget.
  */
-import { t } from "elysia";
-import { mapLeaves } from "../lib/leaves";
-import { parsePaths, PathSet } from "../lib/paths";
-import { mapRecords } from "../lib/records";
+import { Type as t } from "@sinclair/typebox";
+import { mapLeaves } from "../shared/leaves";
+import { parsePaths, PathSet } from "../shared/paths";
+import { mapRecords } from "../shared/records";
 import { defineUtility, type UtilityInputs } from "../types";
 import { jsonSizeOf, unlimitedBudget } from "../budget";
 

@@ -5,11 +5,11 @@
  * Output bound: none by construction (a long mask in place of each one-character match of a custom
  * pattern), so what each mask adds over what it replaces is charged to the budget.
  */
-import { t } from "elysia";
+import { Type as t } from "@sinclair/typebox";
 import { RE2JS } from "re2js";
-import { DETECTOR_PRIORITY, DETECTORS, detect, PATTERN_NAMES, type PatternName, type Span } from "../lib/detectors";
-import { isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../lib/paths";
-import { compileUserRegex } from "../lib/regex";
+import { DETECTOR_PRIORITY, DETECTORS, detect, PATTERN_NAMES, type PatternName, type Span } from "../shared/detectors";
+import { isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../shared/paths";
+import { compileUserRegex } from "../shared/regex";
 import { defineUtility, type UtilityInputs } from "../types";
 import { unlimitedBudget } from "../budget";
 

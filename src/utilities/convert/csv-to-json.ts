@@ -1,11 +1,11 @@
 /**
  * convert.csv-to-json: CSV text (RFC 4180, read by lib/csv.ts) to an array of objects, one per data row.
  */
-import { t } from "elysia";
+import { Type as t } from "@sinclair/typebox";
 import type { Static } from "@sinclair/typebox";
-import { detectDelimiter, parseCsv } from "../lib/csv";
-import { ANY, formatPath, parsePath, PathSyntaxError, set, setOwn, type JsonObject, type Path } from "../lib/paths";
-import { describeType } from "../lib/records";
+import { detectDelimiter, parseCsv } from "../shared/csv";
+import { ANY, formatPath, parsePath, PathSyntaxError, set, setOwn, type JsonObject, type Path } from "../shared/paths";
+import { describeType } from "../shared/records";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
 import { unlimitedBudget } from "../budget";
 

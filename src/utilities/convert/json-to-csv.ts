@@ -1,11 +1,11 @@
 /**
  * convert.json-to-csv: an array of objects (or one object) to CSV text, written by lib/csv.ts.
  */
-import { t } from "elysia";
+import { Type as t } from "@sinclair/typebox";
 import type { Static } from "@sinclair/typebox";
-import { stringifyCsv } from "../lib/csv";
-import { ANY, get, isObject, parsePaths, type JsonObject, type Path } from "../lib/paths";
-import { describeType, objectRecord } from "../lib/records";
+import { stringifyCsv } from "../shared/csv";
+import { ANY, get, isObject, parsePaths, type JsonObject, type Path } from "../shared/paths";
+import { describeType, objectRecord } from "../shared/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
 import { unlimitedBudget } from "../budget";
 

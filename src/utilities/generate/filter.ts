@@ -6,12 +6,12 @@
  * Output bound: at most the input's size (a subset of one array, the rest shared); a condition's work
  * per element is bounded by the expression language (lib/expressions.ts); no budget needed.
  */
-import { t } from "elysia";
-import { parseConfigPath } from "../lib/config-paths";
-import { compareValues, compileCondition, looseEqual, toText, truthy, type Comparison } from "../lib/expressions";
-import { ANY, deepEqual, getAll, isObject, setOwn, type JsonObject, type Path } from "../lib/paths";
-import { describeType } from "../lib/records";
-import { compileUserRegex } from "../lib/regex";
+import { Type as t } from "@sinclair/typebox";
+import { parseConfigPath } from "../shared/config-paths";
+import { compareValues, compileCondition, looseEqual, toText, truthy, type Comparison } from "../shared/expressions";
+import { ANY, deepEqual, getAll, isObject, setOwn, type JsonObject, type Path } from "../shared/paths";
+import { describeType } from "../shared/records";
+import { compileUserRegex } from "../shared/regex";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
 import { Type } from "@sinclair/typebox";
 

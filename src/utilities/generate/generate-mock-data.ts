@@ -7,10 +7,10 @@
  * description), so every generated value is charged to the budget as it is made.
  */
 import { Type } from "@sinclair/typebox";
-import { t } from "elysia";
+import { Type as t } from "@sinclair/typebox";
 import { allLocales, base, en, Faker, type LocaleDefinition } from "@faker-js/faker";
-import { formatPath, isObject, setOwn, type JsonObject, type PathKey } from "../lib/paths";
-import { describeType } from "../lib/records";
+import { formatPath, isObject, setOwn, type JsonObject, type PathKey } from "../shared/paths";
+import { describeType } from "../shared/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
 import { unlimitedBudget, type OutputBudget } from "../budget";
 

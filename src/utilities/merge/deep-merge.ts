@@ -5,10 +5,10 @@
  * Output bound: at most primary's size plus secondary's (each input value appears at most once, also
  * under arrayStrategy concat); no budget needed.
  */
-import { t } from "elysia";
+import { Type as t } from "@sinclair/typebox";
 import type { Static } from "@sinclair/typebox";
 import { defineUtility } from "../types";
-import { isObject, setOwn } from "../lib/paths";
+import { isObject, setOwn } from "../shared/paths";
 
 export const id = "merge.deep-merge";
 

@@ -6,10 +6,10 @@
  *
  * Output bound: at most the input's size (members are only dropped, strings only trimmed); no budget needed.
  */
-import { t } from "elysia";
+import { Type as t } from "@sinclair/typebox";
 import type { Static } from "@sinclair/typebox";
 import { defineUtility } from "../types";
-import { isObject, setOwn } from "../lib/paths";
+import { isObject, setOwn } from "../shared/paths";
 
 export const id = "schema.clean-json";
 

@@ -8,11 +8,11 @@
  * budget first, and so are the nulls that pad an array written past its end. The copy also keeps a
  * record that takes itself (`{{ $ }}`) from becoming a cycle.
  */
-import { t } from "elysia";
-import { compileTemplate } from "../lib/expressions";
-import { parseConfigPath } from "../lib/config-paths";
-import { set } from "../lib/paths";
-import { cloneJson, mapRecords, objectRecord } from "../lib/records";
+import { Type as t } from "@sinclair/typebox";
+import { compileTemplate } from "../shared/expressions";
+import { parseConfigPath } from "../shared/config-paths";
+import { set } from "../shared/paths";
+import { cloneJson, mapRecords, objectRecord } from "../shared/records";
 import { defineUtility, type UtilityInputs } from "../types";
 import { unlimitedBudget } from "../budget";
 

@@ -6,10 +6,10 @@
  * n objects with a key each n × n members, so each member filled in is charged to the budget (its key
  * and a copy of fillValue) before it is made.
  */
-import { t } from "elysia";
+import { Type as t } from "@sinclair/typebox";
 import type { Static } from "@sinclair/typebox";
-import { isObject, setOwn, type JsonObject } from "../lib/paths";
-import { cloneJson, describeType } from "../lib/records";
+import { isObject, setOwn, type JsonObject } from "../shared/paths";
+import { cloneJson, describeType } from "../shared/records";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
 import { jsonSizeOf, unlimitedBudget } from "../budget";
 

@@ -9,9 +9,9 @@
  * Output bound: at most the input's size: a cut string keeps fewer code points than it had, ellipsis
  * included, and arrays only lose items; no budget needed.
  */
-import { t } from "elysia";
-import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, type Scope } from "../lib/paths";
-import { mapRecords, type Defaulted } from "../lib/records";
+import { Type as t } from "@sinclair/typebox";
+import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, type Scope } from "../shared/paths";
+import { mapRecords, type Defaulted } from "../shared/records";
 import { defineUtility, type UtilityInputs } from "../types";
 import { Type } from "@sinclair/typebox";
 

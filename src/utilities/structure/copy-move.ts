@@ -10,9 +10,9 @@
  * Output bound: none by construction (each copy of the record's root doubles it), so every copy is
  * charged to the budget before it is made, and so are the nulls that pad an array written past its end.
  */
-import { t } from "elysia";
-import { ANY, exists, getAll, parsePathField, PathSet, remove, removeAll, set, type Path, type PathKey, type Segment } from "../lib/paths";
-import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../lib/records";
+import { Type as t } from "@sinclair/typebox";
+import { ANY, exists, getAll, parsePathField, PathSet, remove, removeAll, set, type Path, type PathKey, type Segment } from "../shared/paths";
+import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 import { unlimitedBudget, type OutputBudget } from "../budget";
 

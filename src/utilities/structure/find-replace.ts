@@ -9,11 +9,11 @@
  * Decided: with `paths`, a member is in scope when it lies at or below one of them; in key mode the
  * key of the member a path names is in scope too (`paths: ["user.name"]` can rename `name`).
  */
-import { t } from "elysia";
-import { compileTemplate, toText, type CompiledTemplate } from "../lib/expressions";
-import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, type Scope } from "../lib/paths";
-import { mapRecords, type Defaulted } from "../lib/records";
-import { compileUserRegex, literalRegex, type UserRegex } from "../lib/regex";
+import { Type as t } from "@sinclair/typebox";
+import { compileTemplate, toText, type CompiledTemplate } from "../shared/expressions";
+import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, type Scope } from "../shared/paths";
+import { mapRecords, type Defaulted } from "../shared/records";
+import { compileUserRegex, literalRegex, type UserRegex } from "../shared/regex";
 import { defineUtility, type UtilityInputs } from "../types";
 import { unlimitedBudget, type OutputBudget } from "../budget";
 

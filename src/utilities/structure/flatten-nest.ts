@@ -8,9 +8,9 @@
  * itself stays an object. Objects that were values before nesting (an empty `{}`, a part kept by
  * maxDepth) are never merged into or turned into arrays.
  */
-import { t } from "elysia";
-import { hasOwn, isObject, setOwn, type JsonObject } from "../lib/paths";
-import { mapRecords, objectRecord, type Defaulted } from "../lib/records";
+import { Type as t } from "@sinclair/typebox";
+import { hasOwn, isObject, setOwn, type JsonObject } from "../shared/paths";
+import { mapRecords, objectRecord, type Defaulted } from "../shared/records";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
 import { unlimitedBudget } from "../budget";
 import { Type } from "@sinclair/typebox";

@@ -10,9 +10,9 @@
  * Output bound: at most the input's size (a part of each record; an element kept empty, `{}` or `[]`,
  * stands for a container at least that large); no budget needed.
  */
-import { t } from "elysia";
-import { isContainer, isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../lib/paths";
-import { mapRecords, objectRecord } from "../lib/records";
+import { Type as t } from "@sinclair/typebox";
+import { isContainer, isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../shared/paths";
+import { mapRecords, objectRecord } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 
 export const id = "structure.pick-fields";

@@ -5,9 +5,9 @@
  *
  * Output bound: at most the input's size (members are only removed); no budget needed.
  */
-import { t } from "elysia";
-import { parsePaths, PathSet, removeAll } from "../lib/paths";
-import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../lib/records";
+import { Type as t } from "@sinclair/typebox";
+import { parsePaths, PathSet, removeAll } from "../shared/paths";
+import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 
 export const id = "structure.remove-fields";

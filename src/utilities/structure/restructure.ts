@@ -8,11 +8,11 @@
  * `{{ $root }}`, a thousand times; shared by reference until serialised), so every value a builder
  * puts in the shape is charged to the budget by its size as it is put there.
  */
-import { t } from "elysia";
-import { compileTemplate } from "../lib/expressions";
-import { parseConfigPath } from "../lib/config-paths";
-import { ANY, getAll, isObject, setOwn, type JsonObject } from "../lib/paths";
-import { mapRecords, objectRecord } from "../lib/records";
+import { Type as t } from "@sinclair/typebox";
+import { compileTemplate } from "../shared/expressions";
+import { parseConfigPath } from "../shared/config-paths";
+import { ANY, getAll, isObject, setOwn, type JsonObject } from "../shared/paths";
+import { mapRecords, objectRecord } from "../shared/records";
 import { defineUtility, type UtilityInputs } from "../types";
 import { jsonSizeOf, unlimitedBudget, type OutputBudget } from "../budget";
 

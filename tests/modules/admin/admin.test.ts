@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
-import { PLANS } from "../../../src/modules/admin/plans";
+import { PLANS } from "../../../src/core/plans";
 
 let t: TestApp;
 beforeAll(async () => { t = await createTestApp(); });

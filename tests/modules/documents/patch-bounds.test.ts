@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
 import { contentStoreIn } from "../../../src/storage/disk";
 import type { ContentStore } from "../../../src/storage/content-store";
-import { INLINE_WORK, JSON_PATCH as JSON_PATCH_FORMAT, PatchNeedsWorker, WORK_FACTOR, applyPatch, readPatch } from "../../../src/modules/documents/patch";
+import { INLINE_WORK, JSON_PATCH as JSON_PATCH_FORMAT, PatchNeedsWorker, WORK_FACTOR, applyPatch, readPatch } from "../../../src/core/json/patch";
 
 let t: TestApp;
 /** bytes handed to the content store's put, request by request */

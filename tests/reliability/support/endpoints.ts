@@ -3,7 +3,7 @@
  * valid body to mutate. The fuzz and isolation suites iterate over this one table, so an endpoint
  * added to the API is covered by adding it here.
  */
-import type { Permission } from "../../../src/modules/admin/plans";
+import type { Permission } from "../../../src/core/plans";
 
 export interface Endpoint {
   method: string;

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import utility, { configSchema, diff, type DiffConfig } from "../../../src/utilities/analysis/diff";
 import { findUtility } from "../../../src/utilities/registry";
 import { UtilityError } from "../../../src/utilities/types";
-import { configErrors, configure } from "../lib/configure";
+import { configErrors, configure } from "../shared/configure";
 
 /** The config as the engine hands it over: defaults filled, schema checked. */
 const configOf = (partial: Record<string, unknown> = {}) => configure<DiffConfig>(configSchema, partial);

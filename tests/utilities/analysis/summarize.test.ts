@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import utility, { configSchema } from "../../../src/utilities/analysis/summarize";
-import { configErrors, configure } from "../lib/configure";
+import { configErrors, configure } from "../shared/configure";
 
 const run = (primary: unknown, config: Record<string, unknown> = {}) => utility.run({ primary }, configure(configSchema, config)) as any;
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import utility, { configSchema, type FormatValuesConfig } from "../../../src/utilities/cleanup/format-values";
-import { configErrorOf, configErrors, configure } from "../lib/configure";
+import { configErrorOf, configErrors, configure } from "../shared/configure";
 
 const configOf = (partial: Record<string, unknown> = {}) => configure<FormatValuesConfig>(configSchema, partial);
 const run = (primary: unknown, config: Record<string, unknown> = {}) => utility.run({ primary }, configOf(config) as never);

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import utility, { configSchema, mapValues, type MapValuesConfig } from "../../../src/utilities/cleanup/map-values";
-import { configErrorOf, configErrors, configure } from "../lib/configure";
+import { configErrorOf, configErrors, configure } from "../shared/configure";
 
 const configOf = (partial: Record<string, unknown> = {}) => configure<MapValuesConfig>(configSchema, partial);
 const run = (primary: unknown, config: Record<string, unknown>) => utility.run({ primary }, configOf(config) as never);

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import utility, { configSchema, type RedactConfig } from "../../../src/utilities/cleanup/redact";
-import { configErrorOf, configErrors, configure } from "../lib/configure";
+import { configErrorOf, configErrors, configure } from "../shared/configure";
 
 const configOf = (partial: Record<string, unknown> = {}) => configure<RedactConfig>(configSchema, partial);
 const run = (primary: unknown, config: Record<string, unknown> = {}) => utility.run({ primary }, configOf(config) as never);

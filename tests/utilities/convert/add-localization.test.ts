@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import utility, { configSchema } from "../../../src/utilities/convert/add-localization";
 import { UtilityConfigError, UtilityError } from "../../../src/utilities/types";
-import { configErrors, configure } from "../lib/configure";
+import { configErrors, configure } from "../shared/configure";
 
 const run = (primary: unknown, config: Record<string, unknown> = {}) => utility.run({ primary }, configure(configSchema, config));
 

@@ -11,7 +11,7 @@ import { expect, test } from "bun:test";
 import fc from "fast-check";
 import csvToJson from "../../../src/utilities/convert/csv-to-json";
 import jsonToCsv from "../../../src/utilities/convert/json-to-csv";
-import { configure } from "../lib/configure";
+import { configure } from "../shared/configure";
 
 const tricky = fc.constantFrom(",", ";", "\t", "|", '"', "\r", "\n", "\r\n", " ", "\uFEFF", "=", "é", "😀", "a", "0");
 const text = fc.oneof(fc.string({ unit: tricky, maxLength: 8 }), fc.string({ unit: "binary", maxLength: 8 }));

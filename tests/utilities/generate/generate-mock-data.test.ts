@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
 import { allLocales } from "@faker-js/faker";
 import utility, { configSchema, type MockDataConfig } from "../../../src/utilities/generate/generate-mock-data";
-import { configErrorOf, configErrors, configure } from "../lib/configure";
+import { configErrorOf, configErrors, configure } from "../shared/configure";
 import { UtilityError } from "../../../src/utilities/types";
 
 const configOf = (partial: Record<string, unknown> = {}) => configure<MockDataConfig>(configSchema, partial);

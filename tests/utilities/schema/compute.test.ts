@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import utility, { compute, configSchema } from "../../../src/utilities/schema/compute";
 import { UtilityConfigError, UtilityError } from "../../../src/utilities/types";
-import { configErrors, configure } from "../lib/configure";
+import { configErrors, configure } from "../shared/configure";
 
 const run = (primary: unknown, config: Record<string, unknown>) => utility.run({ primary }, configure(configSchema, config));
 const field = (target: string, expression: string) => ({ target, expression });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { codePointOffset, configSchema, truncate, truncateString } from "../../../src/utilities/schema/truncate";
 import { UtilityConfigError } from "../../../src/utilities/types";
-import { configErrors, configure } from "../lib/configure";
+import { configErrors, configure } from "../shared/configure";
 
 const run = (primary: unknown, config: Record<string, unknown> = {}) => truncate(primary, configure(configSchema, config));
 

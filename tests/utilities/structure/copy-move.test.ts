@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { configSchema, copyMove } from "../../../src/utilities/structure/copy-move";
 import { UtilityError } from "../../../src/utilities/types";
-import { configErrorOf, configErrors, configure } from "../lib/configure";
+import { configErrorOf, configErrors, configure } from "../shared/configure";
 
 const run = (primary: unknown, config: Record<string, unknown>) => copyMove(primary, configure(configSchema, config));
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { configSchema, findReplace } from "../../../src/utilities/structure/find-replace";
 import { UtilityConfigError } from "../../../src/utilities/types";
-import { configErrorOf, configErrors, configure } from "../lib/configure";
+import { configErrorOf, configErrors, configure } from "../shared/configure";
 
 const run = (primary: unknown, config: Record<string, unknown>) => findReplace(primary, configure(configSchema, config));
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { configSchema, flattenNest } from "../../../src/utilities/structure/flatten-nest";
 import { UtilityError } from "../../../src/utilities/types";
-import { configErrors, configure } from "../lib/configure";
+import { configErrors, configure } from "../shared/configure";
 
 const run = (primary: unknown, config: Record<string, unknown> = {}) => flattenNest(primary, configure(configSchema, config));
 

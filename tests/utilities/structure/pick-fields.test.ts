@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { configSchema, pickFields } from "../../../src/utilities/structure/pick-fields";
-import { formatPath } from "../../../src/utilities/lib/paths";
+import { formatPath } from "../../../src/utilities/shared/paths";
 import { UtilityConfigError, UtilityError } from "../../../src/utilities/types";
-import { configErrorOf, configErrors, configure } from "../lib/configure";
+import { configErrorOf, configErrors, configure } from "../shared/configure";
 
 const pick = (primary: unknown, config: Record<string, unknown>) => pickFields(primary, configure(configSchema, config));
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { configSchema, removeFields } from "../../../src/utilities/structure/remove-fields";
 import { UtilityConfigError, UtilityError } from "../../../src/utilities/types";
-import { configErrors, configure } from "../lib/configure";
+import { configErrors, configure } from "../shared/configure";
 
 const removeWith = (primary: unknown, config: Record<string, unknown>) => removeFields(primary, configure(configSchema, config));
 

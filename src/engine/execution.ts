@@ -1,0 +1,137 @@
+/**
+ * The one engine: utility runs from their inputs to the output JSON text. A run is a list of steps
+ * (a single utility run is a pipeline of one step) applied to one in-memory value: each input is parsed
+ * once (depth-checked), every step works on the previous step's value, and the result is serialised
+ * once. Pure, with no database or HTTP server: the main thread runs it inline for small inputs and the
+ * worker threads run the very same code for large ones, so both give the same answer.
+ */
+import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
+import { Value } from "@sinclair/typebox/value";
+import type { TObject, TSchema } from "@sinclair/typebox";
+import { badRequest, HttpError, validationError, type FieldError } from "../core/errors";
+import { parseJsonBytes } from "../core/json/parse";
+import { UtilityConfigError, UtilityError, type Utility, type UtilityInputs } from "../utilities/types";
+import { OutputBudget, ResultTooLargeError } from "../utilities/budget";
+import type { RunResult, Source } from "./run-result";
+import { runStreamed } from "./streaming";
+
+export interface Step {
+  utility: Utility;
+  /** validated, defaults filled */
+  config: Record<string, unknown>;
+  secondary?: Source;
+}
+
+/**
+ * Runs the steps in order, each on the previous one's output. `nameSteps` (pipelines): errors name the
+ * failing step by its index, `/steps/<i>`. A single step over JSON text with no secondary input may be
+ * streamed record by record; whatever streaming declines runs here as usual. Each step builds within
+ * `maxOutputBytes`: a utility whose output can outgrow its input charges everything it adds to it as it
+ * builds it (utilities/budget.ts), values it shares by reference included, to one budget for all the
+ * steps, so the output is at most the input plus the limit before the serialised output is checked.
+ */
+export async function runSteps(steps: readonly Step[], primary: Source, nameSteps: boolean, maxOutputBytes: number): Promise<RunResult> {
+  const [only] = steps;
+  const streamed = steps.length === 1 && only.secondary === undefined && "json" in primary
+    ? failingAsHttp(only.utility, () => runStreamed(only.utility, only.config, primary.json, new OutputBudget(maxOutputBytes)))
+    : undefined;
+  if (streamed) return streamed;
+  const started = performance.now();
+  let value = readSource(primary);
+  const stepDurationsMs: number[] = [];
+  const budget = new OutputBudget(maxOutputBytes);
+  for (const [index, step] of steps.entries()) {
+    const inputs: UtilityInputs = step.secondary === undefined ? { primary: value } : { primary: value, secondary: readSource(step.secondary) };
+    const stepStarted = performance.now();
+    try {
+      value = await step.utility.run(inputs, step.config, budget);
+    } catch (error) {
+      throw stepFailure(runFailure(step.utility, error), nameSteps ? index : undefined, step.utility);
+    }
+    stepDurationsMs.push(performance.now() - stepStarted);
+  }
+  let outputJson: string | undefined;
+  const last = steps.length - 1;
+  try {
+    outputJson = JSON.stringify(value);
+    if (outputJson !== undefined && outputJson.length > maxOutputBytes) throw new ResultTooLargeError(maxOutputBytes);
+  } catch (error) {
+    throw stepFailure(runFailure(steps[last].utility, error), nameSteps ? last : undefined, steps[last].utility);
+  }
+  return { outputJson: outputJson ?? "null", durationMs: performance.now() - started, stepDurationsMs };
+}
+
+/** `work`, with whatever it throws answered as a failure of `utility` (413, 400, …). */
+export function failingAsHttp<T>(utility: Utility, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    throw runFailure(utility, error);
+  }
+}
+
+function readSource(source: Source): unknown {
+  if ("value" in source) return source.value;
+  const parsed = parseJsonBytes(source.json);
+  if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
+  return parsed.value;
+}
+
+/** A failure inside a pipeline names its step: config paths move under `/steps/<i>`, the detail says which. */
+function stepFailure(error: HttpError, index: number | undefined, utility: Utility): HttpError {
+  if (index === undefined) return error;
+  const at = `/steps/${index}`;
+  const errors = error.extra.errors?.map((field) => ({ path: `${at}${field.path}`, message: field.message })) ?? [{ path: at, message: error.message }];
+  return new HttpError(error.status, error.code, `${at} (${utility.id}) failed: ${error.message}`, { ...error.extra, errors });
+}
+
+const compiled = new WeakMap<TObject, TypeCheck<TObject>>();
+
+function checkerFor(schema: TObject): TypeCheck<TObject> {
+  let checker = compiled.get(schema);
+  if (!checker) {
+    checker = TypeCompiler.Compile(schema);
+    compiled.set(schema, checker);
+  }
+  return checker;
+}
+
+/** The config with defaults filled in, or 400 naming every offending field under `/config`. */
+export function validateConfig(utility: Utility, config: Record<string, unknown>): Record<string, unknown> {
+  const filled = Value.Default(utility.configSchema, config) as Record<string, unknown>;
+  const checker = checkerFor(utility.configSchema);
+  if (checker.Check(filled)) return filled;
+  const errors: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const error of checker.Errors(filled)) {
+    const path = `/config${error.path}`;
+    if (seen.has(path)) continue;
+    seen.add(path);
+    errors.push({ path, message: describeConfigError(error.schema, error.message) });
+  }
+  throw validationError(errors);
+}
+
+function describeConfigError(schema: TSchema, message: string): string {
+  if (message === "Unexpected property") return "unknown field";
+  const choices = (schema.anyOf as TSchema[] | undefined)?.map((option) => option.const);
+  if (choices && choices.every((choice) => choice !== undefined)) return `must be one of ${choices.map((choice) => JSON.stringify(choice)).join(", ")}`;
+  return message;
+}
+
+function runFailure(utility: Utility, error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof ResultTooLargeError) {
+    return new HttpError(413, "result_too_large", `${utility.id} would build an output larger than UTILITY_MAX_OUTPUT_BYTES (${error.limitBytes} bytes); no credit was used`);
+  }
+  if (error instanceof UtilityConfigError) {
+    const path = error.path === "" || error.path.startsWith("/") ? error.path : `/${error.path}`;
+    return validationError([{ path: `/config${path}`, message: error.message }]);
+  }
+  if (error instanceof UtilityError) return badRequest("utility_failed", error.message);
+  if (error instanceof RangeError && /call stack/i.test(error.message)) {
+    return badRequest("utility_failed", `${utility.id} could not process the input: it is nested too deeply`);
+  }
+  const reason = error instanceof Error ? error.message : String(error);
+  return badRequest("utility_failed", `${utility.id} could not process the input: ${reason}`);
+}

@@ -1,0 +1,32 @@
+/** The messages between the pool (main thread) and its workers, and the jobs they carry. */
+import type { FieldError } from "../core/errors";
+import type { PatchJob } from "../core/json/patch";
+import type { RunResult, Source } from "./run-result";
+
+export type WorkerOutcome =
+  | ({ ok: true } & RunResult)
+  | { ok: false; status: number; code: string; message: string; errors?: FieldError[] };
+
+/** Steps named by utility id (the worker finds them in its registry), configs already validated. */
+export interface StepsJob {
+  steps: { utilityId: string; config: Record<string, unknown>; secondary?: Source }[];
+  primary: Source;
+  nameSteps: boolean;
+}
+
+export type WorkerJob =
+  | { kind: "request"; utilityId: string; bytes: Uint8Array }
+  | ({ kind: "steps" } & StepsJob)
+  /** a document patch too large for the main thread's share (modules/documents/patch.ts) */
+  | ({ kind: "patch" } & PatchJob);
+
+export type ToWorker =
+  | { type: "init"; registryModule: string; maxOutputBytes: number }
+  | { type: "run"; jobId: number; job: WorkerJob }
+  /** an output buffer the main thread is done with, for the worker to write a later output into */
+  | { type: "recycle"; buffer: ArrayBuffer };
+
+/** `started` once the worker has its registry loaded and begins the run: the time limit counts from there. */
+export type ToPool =
+  | { type: "started"; jobId: number }
+  | { type: "finished"; jobId: number; outcome: WorkerOutcome };

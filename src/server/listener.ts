@@ -1,0 +1,31 @@
+/**
+ * The HTTP listener: what takes connections and hands each request to the app's fetch handler. Two
+ * behind one small interface, chosen by HTTP_LISTENER, so src/index.ts drains and stops either alike:
+ *
+ * - `bun` (the default): Bun.serve, the fastest. Its HTTP layer answers `Expect: 100-continue` with
+ *   `100 Continue` itself, before the app has seen the request.
+ * - `node`: Bun's node:http server bridged to the same handler (src/server/node-listener.ts). It holds the
+ *   `100 Continue` back until the app first reads the body, that is after the key, permission, rate
+ *   limit and declared size were accepted; the bridge costs CPU on every request (bench/README.md).
+ */
+import { listenNode } from "./node-listener";
+import { IDLE_TIMEOUT_SECONDS, MAX_REQUEST_BODY_BYTES, setClientAddress, type FetchHandler, type Listener, type ListenOptions } from "./transport";
+
+export async function listen(options: ListenOptions, fetch: FetchHandler): Promise<Listener> {
+  if (options.kind === "node") return listenNode(options, fetch);
+  const server = Bun.serve({
+    port: options.port,
+    hostname: options.hostname,
+    maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
+    idleTimeout: IDLE_TIMEOUT_SECONDS,
+    fetch(request, server) {
+      setClientAddress(request, server.requestIP(request)?.address);
+      return fetch(request);
+    },
+  });
+  return {
+    get url() { return server.url; },
+    get pendingRequests() { return server.pendingRequests; },
+    stop: (force) => server.stop(force),
+  };
+}

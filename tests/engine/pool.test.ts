@@ -1,0 +1,217 @@
+import { afterEach, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { executeBytes } from "../../src/engine/execute-request";
+import { validateConfig } from "../../src/engine/execution";
+import { type WorkerOutcome } from "../../src/engine/messages";
+import { PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, WorkerCrashedError, WorkerPool, type PoolOptions } from "../../src/engine/pool";
+import { registry } from "./fixtures/registry";
+
+// Worker start-up (importing every utility) takes seconds on a loaded 2-core machine.
+setDefaultTimeout(30_000);
+
+const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value));
+const pools: WorkerPool[] = [];
+
+function pool(options: Partial<PoolOptions> = {}): WorkerPool {
+  const created = new WorkerPool({ size: 1, queueLimit: 4, timeoutMs: 30_000, registryModule: registry.module, maxOutputBytes: 50 * 1024 * 1024, ...options }).start();
+  pools.push(created);
+  return created;
+}
+
+afterEach(async () => {
+  for (const created of pools.splice(0)) await created.stop();
+});
+
+const filled = (utilityId: string, config: Record<string, unknown>) => validateConfig(registry.find(utilityId)!, config);
+const echo = (value: unknown) => encode({ inputs: { primary: value } });
+const rejection = (promise: Promise<unknown>) => promise.then(() => "resolved", (error: unknown) => error);
+const decoder = new TextDecoder();
+/** A successful outcome's output text: the worker sends it back as UTF-8 chunks. */
+const outputText = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? decoder.decode(Buffer.concat(outcome.outputChunks)) : undefined);
+/** A successful outcome's one output chunk (a whole-document run's). */
+const single = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? outcome.outputChunks : [])[0];
+
+describe("WorkerPool", () => {
+  test("a worker gives the same output text as the inline run, and the bytes are transferred", async () => {
+    const workers = pool();
+    const body = { inputs: { primary: { a: { b: [1, null, ""] }, c: " x " } }, config: { trimStrings: true, removeEmptyObjects: true } };
+    const inline = await executeBytes(registry.find("schema.clean-json")!, encode(body), Infinity);
+    const bytes = encode(body);
+    const outcome = await workers.run("schema.clean-json", bytes);
+    expect(outputText(outcome)).toBe((inline as { outputJson: string }).outputJson);
+    expect(outcome).toMatchObject({ ok: true, outputChunks: [expect.any(Uint8Array)] });
+    expect(bytes.byteLength).toBe(0);
+  });
+
+  test("an output of a megabyte or more given back is written over by the next output that fills half of it or more, which reads exactly its own bytes", async () => {
+    const workers = pool();
+    const first = single(await workers.run("schema.clean-json", echo("a".repeat(1_500_000))));
+    const capacity = first.buffer.byteLength;
+    expect(capacity).toBeGreaterThan(first.byteLength); // written with room to spare for a larger output
+    workers.recycle(first);
+    expect(first.byteLength).toBe(0); // moved back to the worker
+
+    // half the buffer, then as long as it allows: each is exactly its own text, nothing of the earlier one
+    const half = "b".repeat(Math.ceil(capacity / 2));
+    const shorter = await workers.run("schema.clean-json", echo(half));
+    expect(outputText(shorter)).toBe(JSON.stringify(half));
+    expect(single(shorter).buffer.byteLength).toBe(capacity);
+    workers.recycle(single(shorter));
+    const fitting = "c".repeat(capacity - 2);
+    const longest = await workers.run("schema.clean-json", echo(fitting));
+    expect(outputText(longest)).toBe(JSON.stringify(fitting));
+    expect(single(longest).buffer.byteLength).toBe(capacity);
+
+    // not given back: the next output gets a buffer of its own, and the one the caller holds is untouched
+    const next = await workers.run("schema.clean-json", echo("d".repeat(1_200_000)));
+    expect(outputText(next)).toBe(JSON.stringify("d".repeat(1_200_000)));
+    expect(single(next).buffer).not.toBe(single(longest).buffer);
+    expect(outputText(longest)).toBe(JSON.stringify(fitting));
+  });
+
+  test("a small output neither travels in a large given-back buffer nor is given back itself", async () => {
+    const workers = pool();
+    const large = single(await workers.run("schema.clean-json", echo("a".repeat(1_500_000))));
+    const capacity = large.buffer.byteLength;
+    workers.recycle(large);
+
+    const small = single(await workers.run("schema.clean-json", echo("s".repeat(100))));
+    expect(small.buffer.byteLength).toBeLessThan(capacity / 2);
+    workers.recycle(small);
+    expect(small.byteLength).toBe(102); // kept by the caller: not worth a message back
+    // the large buffer is still the worker's, for the next large output
+    expect(single(await workers.run("schema.clean-json", echo("l".repeat(1_000_000)))).buffer.byteLength).toBe(capacity);
+  });
+
+  test("the buffer given back last is the one kept, so outputs that shrank for good are written into memory of their size", async () => {
+    const workers = pool();
+    workers.recycle(single(await workers.run("schema.clean-json", echo("a".repeat(3_000_000)))));
+    const smaller = single(await workers.run("schema.clean-json", echo("b".repeat(1_200_000))));
+    const capacity = smaller.buffer.byteLength;
+    expect(capacity).toBeLessThan(1_500_000); // under half of the 3 MB buffer: a buffer of its own
+    workers.recycle(smaller);
+    const next = single(await workers.run("schema.clean-json", echo("c".repeat(1_100_000))));
+    expect(next.buffer.byteLength).toBe(capacity);
+    expect(decoder.decode(next)).toBe(JSON.stringify("c".repeat(1_100_000)));
+  });
+
+  test("an output is not given back to a worker that was replaced since it wrote it", async () => {
+    const workers = pool({ timeoutMs: 2000 });
+    const outcome = await workers.run("schema.clean-json", echo("e".repeat(1_500_000)));
+    const output = single(outcome);
+    expect(await rejection(workers.run("test.spin", echo(1)))).toBeInstanceOf(RunTimeoutError);
+    workers.recycle(output);
+    expect(outputText(outcome)).toBe(`"${"e".repeat(1_500_000)}"`); // still the caller's: nothing was moved
+  });
+
+  test("steps run in one hop on transferred bytes; inputs that share a buffer are moved once", async () => {
+    const workers = pool();
+    const stored = encode({ a: { x: 1 } });
+    const body = encode({ other: [1], secondary: { a: { y: 2 } } });
+    const outcome = await workers.runSteps({
+      steps: [
+        { utilityId: "merge.deep-merge", config: filled("merge.deep-merge", {}), secondary: { json: body.subarray(Buffer.from(body).indexOf('{"a":{"y"'), body.byteLength - 1) } },
+        { utilityId: "merge.deep-merge", config: filled("merge.deep-merge", {}), secondary: { json: stored } },
+        { utilityId: "structure.pick-fields", config: filled("structure.pick-fields", { paths: ["a.x", "a.y"] }) },
+      ],
+      primary: { json: stored },
+      nameSteps: true,
+    });
+    expect(outcome).toMatchObject({ ok: true, stepDurationsMs: [expect.any(Number), expect.any(Number), expect.any(Number)] });
+    expect(outputText(outcome)).toBe('{"a":{"x":1,"y":2}}');
+    expect(stored.byteLength).toBe(0);
+    expect(body.byteLength).toBe(0);
+  });
+
+  test("a view into a larger buffer sends only its own bytes", async () => {
+    const workers = pool();
+    const whole = encode({ inputs: { primary: "abc" } });
+    const padded = new Uint8Array(whole.byteLength + 10);
+    padded.set(whole, 5);
+    const outcome = await workers.run("test.echo", padded.subarray(5, 5 + whole.byteLength));
+    expect(outputText(outcome)).toBe('{"primary":"abc"}');
+  });
+
+  test("bad input comes back as an outcome with status, code and field errors", async () => {
+    const workers = pool();
+    expect(await workers.run("schema.clean-json", encode({ inputs: {} }))).toMatchObject({
+      ok: false, status: 400, code: "validation_failed", errors: [{ path: "/inputs/primary", message: "required (null is a valid value), or primaryDocumentId" }],
+    });
+    expect(await workers.run("test.type-error", echo(1))).toMatchObject({ ok: false, status: 400, code: "utility_failed" });
+    expect(await workers.run("no.such-utility", echo(1))).toMatchObject({ ok: false, status: 404, code: "utility_not_found" });
+  });
+
+  test("a run past the time limit is stopped and its worker replaced; the next run is served", async () => {
+    const workers = pool({ timeoutMs: 500 });
+    const first = workers.run("test.spin", echo(1));
+    const queuedBehind = workers.run("test.spin", echo(1));
+    expect(await rejection(first)).toBeInstanceOf(RunTimeoutError);
+    expect(await rejection(queuedBehind)).toBeInstanceOf(RunTimeoutError);
+    expect(workers.replacements).toBe(2);
+    expect(outputText(await workers.run("test.echo", echo("after")))).toBe('{"primary":"after"}');
+  });
+
+  test("a run that allocates past the memory limit is stopped and its worker replaced; its memory is given back and the next run is served", async () => {
+    const before = process.memoryUsage.rss();
+    const limit = before + 256 * 1024 * 1024;
+    const workers = pool({ memoryLimitBytes: limit, memoryCheckMs: 20 });
+    expect(await rejection(workers.run("test.hoard", echo(1)))).toBeInstanceOf(RunMemoryError);
+    expect(workers.memoryStops).toBe(1);
+    expect(workers.replacements).toBe(1);
+    expect(outputText(await workers.run("test.echo", echo("after")))).toBe('{"primary":"after"}');
+    for (let i = 0; i < 20 && process.memoryUsage.rss() > limit; i++) {
+      Bun.gc(true);
+      await Bun.sleep(100);
+    }
+    expect(process.memoryUsage.rss()).toBeLessThan(limit);
+  });
+
+  test("aborting the caller's signal stops a running run and frees its worker", async () => {
+    const workers = pool();
+    const controller = new AbortController();
+    const spinning = workers.run("test.spin", echo(1), controller.signal);
+    controller.abort();
+    expect(await rejection(spinning)).toBeInstanceOf(RunCancelledError);
+    expect(workers.busy).toBe(0);
+    expect(workers.replacements).toBe(1);
+    expect(await workers.run("test.echo", echo(2))).toMatchObject({ ok: true });
+  });
+
+  test("a queued run can be cancelled; a full queue answers busy at once", async () => {
+    const workers = pool({ queueLimit: 1, timeoutMs: 60_000 });
+    const stopSpin = new AbortController();
+    const spinning = workers.run("test.spin", echo(1), stopSpin.signal);
+    const leaveQueue = new AbortController();
+    const queued = workers.run("test.echo", echo(2), leaveQueue.signal);
+    expect(workers.queued).toBe(1);
+    await expect(workers.run("test.echo", echo(3))).rejects.toBeInstanceOf(PoolBusyError);
+    leaveQueue.abort();
+    expect(await rejection(queued)).toBeInstanceOf(RunCancelledError);
+    expect(workers.queued).toBe(0);
+    stopSpin.abort();
+    expect(await rejection(spinning)).toBeInstanceOf(RunCancelledError);
+  });
+
+  test("queued runs are served in order as workers free up", async () => {
+    const workers = pool({ size: 2 });
+    const outcomes = await Promise.all([1, 2, 3, 4, 5].map((n) => workers.run("test.echo", echo(n))));
+    expect(outcomes.map(outputText)).toEqual([1, 2, 3, 4, 5].map((n) => `{"primary":${n}}`));
+  });
+
+  test("a worker that dies fails its run only; the process and the pool carry on", async () => {
+    const lost: string[] = [];
+    const workers = pool({ onWorkerLost: (reason) => lost.push(reason) });
+    await expect(workers.run("test.exit", echo(1))).rejects.toBeInstanceOf(WorkerCrashedError);
+    expect(lost).toHaveLength(1);
+    expect(outputText(await workers.run("test.echo", echo("alive")))).toBe('{"primary":"alive"}');
+  });
+
+  test("stop rejects running and queued runs, and later runs", async () => {
+    const workers = pool({ timeoutMs: 60_000 });
+    const spinning = workers.run("test.spin", echo(1));
+    const queued = workers.run("test.echo", echo(2));
+    await workers.stop();
+    expect(await rejection(spinning)).toBeInstanceOf(PoolBusyError);
+    expect(await rejection(queued)).toBeInstanceOf(PoolBusyError);
+    await expect(workers.run("test.echo", echo(3))).rejects.toBeInstanceOf(PoolBusyError);
+  });
+});
