@@ -49,7 +49,7 @@ export const UTILITIES: readonly Utility[] = [
   mapValues,
   generateMockData,
   filter,
-] as unknown as readonly Utility[];
+];
 
 /**
  * A set of utilities the engine can run. `module` is the URL of a module exporting it as `registry`, so

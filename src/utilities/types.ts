@@ -11,6 +11,13 @@ export interface UtilityInputs {
   secondary?: unknown;
 }
 
+/**
+ * `run` and `recordWise` are method signatures, not function-typed properties, on purpose: TypeScript
+ * checks a method's parameters bivariantly, so every `Utility<S>` is a `Utility` (= `Utility<TObject>`)
+ * and the registry lists them without a cast. The compiler does not prove that such a `Utility` is only
+ * called with its own config; the engine's contract above does: it passes `run` and `recordWise` only a
+ * config that this utility's `configSchema` accepted, i.e. a `Static<S>`.
+ */
 export interface Utility<S extends TObject = TObject> {
   /** `<category>.<name>`, as in docs/utilities.md */
   id: string;
@@ -55,4 +62,8 @@ export class UtilityConfigError extends Error {
   }
 }
 
+/**
+ * Types `run`'s and `recordWise`'s config from the schema: a utility file declares its config type as
+ * `Static<typeof configSchema>`, never by hand.
+ */
 export const defineUtility = <S extends TObject>(utility: Utility<S>): Utility<S> => utility;

@@ -6,7 +6,7 @@
  * holds input values, and a config may name the whole record (`""`) in a thousand of them, so every
  * value put in a row is charged to the budget by its size as the row is made.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { parseConfigPath } from "../shared/config-paths";
 import { getAll, isObject, setOwn, type JsonObject, type Path } from "../shared/paths";
 import { describeType } from "../shared/records";
@@ -36,15 +36,8 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export interface Aggregation {
-  op: AggregateOp;
-  field?: string;
-  as?: string;
-}
-export interface AggregateConfig {
-  groupBy: string[];
-  aggregations: Aggregation[];
-}
+export type AggregateConfig = Static<typeof configSchema>;
+export type Aggregation = AggregateConfig["aggregations"][number];
 
 const numbers = (values: unknown[]) => values.filter((value): value is number => typeof value === "number");
 const present = (values: unknown[]) => values.filter((value) => value !== null && value !== undefined);
@@ -152,6 +145,6 @@ export default defineUtility({
   configSchema,
   amplifies: true,
   run(inputs: UtilityInputs, config, budget) {
-    return aggregate(inputs.primary, config as AggregateConfig, budget);
+    return aggregate(inputs.primary, config, budget);
   },
 });

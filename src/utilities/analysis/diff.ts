@@ -9,17 +9,19 @@
  * repeats its long paths. Each entry is charged to the budget by its path and wrapper as it is made;
  * the other modes give parts of the inputs and need no budget.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { deepEqual, formatPath, hasOwn, isObject, setOwn, type JsonObject, type PathKey } from "../shared/paths";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
 import { unlimitedBudget, type OutputBudget } from "../budget";
 
 export const id = "analysis.diff";
 
+export const DIFF_MODES = ["report", "changed-only", "added-only", "removed-only", "full-annotated", "patch"] as const;
+
 export const configSchema = t.Object(
   {
     mode: t.Union(
-      ["report", "changed-only", "added-only", "removed-only", "full-annotated", "patch"].map((mode) => t.Literal(mode)),
+      DIFF_MODES.map((mode) => t.Literal(mode)),
       { default: "report", description: "what the output describes" },
     ),
     arrays: t.Union([t.Literal("index"), t.Literal("whole")], {
@@ -30,11 +32,8 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export type DiffMode = "report" | "changed-only" | "added-only" | "removed-only" | "full-annotated" | "patch";
-export interface DiffConfig {
-  mode: DiffMode;
-  arrays: "index" | "whole";
-}
+export type DiffConfig = Static<typeof configSchema>;
+export type DiffMode = DiffConfig["mode"];
 
 /**
  * `same` subtrees are collapsed (no node per unchanged leaf); `object` and `array` nodes exist only
@@ -287,6 +286,6 @@ export default defineUtility({
     if (inputs.secondary === undefined) {
       throw new UtilityError("analysis.diff needs inputs.secondary: the old version to compare primary (the new version) with");
     }
-    return diff(inputs.primary, inputs.secondary, config as DiffConfig, budget);
+    return diff(inputs.primary, inputs.secondary, config, budget);
   },
 });

@@ -11,7 +11,7 @@
  * input. Each path is charged to the budget by its length when first seen (also the paths past
  * maxFields, which are kept to be counted), each entry by its size when made.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { formatPath, isObject, setOwn, type JsonObject } from "../shared/paths";
 import { defineUtility, type UtilityInputs } from "../types";
 import { unlimitedBudget, type OutputBudget } from "../budget";
@@ -27,10 +27,7 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export interface SummarizeConfig {
-  topValues: number;
-  maxFields: number;
-}
+export type SummarizeConfig = Static<typeof configSchema>;
 
 export interface FieldSummary {
   /** JSON type → occurrences ("string", "number", "boolean", "null", "object", "array"), first-seen order */
@@ -186,8 +183,8 @@ export function summarize(primary: unknown, config: SummarizeConfig, budget = un
   const recordsOfObjects = Array.isArray(primary) && primary.every(isObject);
   let head: JsonObject;
   if (recordsOfObjects) {
-    for (const record of primary as JsonObject[]) collector.visit("", record);
-    head = { type: "array", count: (primary as unknown[]).length };
+    for (const record of primary) collector.visit("", record);
+    head = { type: "array", count: primary.length };
   } else {
     const depth = collector.visit("", primary);
     head = { type: jsonType(primary), depth, keys: collector.members };
@@ -204,6 +201,6 @@ export default defineUtility({
   configSchema,
   amplifies: true,
   run(inputs: UtilityInputs, config, budget) {
-    return summarize(inputs.primary, config as SummarizeConfig, budget);
+    return summarize(inputs.primary, config, budget);
   },
 });

@@ -13,7 +13,7 @@
  * budget; numbers and booleans formatted as such stay within a few times their input.
  */
 import { Type } from "@sinclair/typebox";
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { mapLeaves } from "../shared/leaves";
 import { parsePaths, PathSet } from "../shared/paths";
 import { mapRecords } from "../shared/records";
@@ -23,7 +23,7 @@ import { unlimitedBudget } from "../budget";
 export const id = "cleanup.format-values";
 
 const paths = t.Optional(t.Array(t.String(), { description: "the values to format; default: every value of the group's type" }));
-const options = <T extends string>(values: readonly T[], settings: { default?: T; description?: string } = {}) =>
+const options = <const T extends string>(values: readonly T[], settings: { default?: NoInfer<T>; description?: string } = {}) =>
   t.Union(values.map((value) => t.Literal(value)), settings);
 
 export const configSchema = t.Object(
@@ -74,15 +74,9 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-interface Group {
-  paths?: string[];
-}
-export interface FormatValuesConfig {
-  strings: Group & { case?: "lower" | "upper" | "title" | "sentence"; trim: boolean; collapseWhitespace: boolean };
-  numbers?: Group & { decimals?: number; style: "plain" | "locale" | "currency" | "percent"; locale: string; currency: string };
-  dates?: Group & { format: "iso" | "date" | "epoch-ms" | "epoch-s" | "locale"; locale: string; timeZone: string };
-  booleans?: Group & { as: "boolean" | "yes-no" | "number" | "string" };
-}
+export type FormatValuesConfig = Static<typeof configSchema>;
+/** What every group has: the paths it is limited to. */
+type Group = Pick<FormatValuesConfig["strings"], "paths">;
 
 /** Formats a value, or gives `undefined` when the value is not one the group reads. */
 type Formatter = (value: unknown, selectedByPath: boolean) => unknown;
@@ -295,6 +289,6 @@ export default defineUtility({
   configSchema,
   amplifies: true,
   run(inputs: UtilityInputs, config, budget) {
-    return formatValues(inputs.primary, config as FormatValuesConfig, budget);
+    return formatValues(inputs.primary, config, budget);
   },
 });

@@ -5,7 +5,7 @@
  * Output bound: none by construction (a one-character value mapped to a megabyte, shared until it is
  * serialised), so what each replacement adds over the value it replaces is charged to the budget.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { mapLeaves } from "../shared/leaves";
 import { parsePaths, PathSet } from "../shared/paths";
 import { mapRecords } from "../shared/records";
@@ -34,13 +34,7 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export interface MapValuesConfig {
-  mappings: Record<string, unknown>;
-  paths?: string[];
-  caseSensitive: boolean;
-  unmatched: "keep" | "null" | "default";
-  default: unknown;
-}
+export type MapValuesConfig = Static<typeof configSchema>;
 
 const lookupText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value));
 
@@ -74,6 +68,6 @@ export default defineUtility({
   configSchema,
   amplifies: true,
   run(inputs: UtilityInputs, config, budget) {
-    return mapValues(inputs.primary, config as MapValuesConfig, budget);
+    return mapValues(inputs.primary, config, budget);
   },
 });

@@ -5,7 +5,7 @@
  * Output bound: none by construction (a long mask in place of each one-character match of a custom
  * pattern), so what each mask adds over what it replaces is charged to the budget.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { RE2JS } from "re2js";
 import { DETECTOR_PRIORITY, DETECTORS, detect, PATTERN_NAMES, type PatternName, type Span } from "../shared/detectors";
 import { isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../shared/paths";
@@ -38,14 +38,7 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export interface RedactConfig {
-  patterns: PatternName[];
-  customPatterns: string[];
-  paths: string[];
-  keys: string[];
-  maskStyle: "full" | "partial" | "hash";
-  mask: string;
-}
+export type RedactConfig = Static<typeof configSchema>;
 
 /** `sha256:` + 12 hex digits. Bun's hashers work in worker threads too; the one-shot form is the fastest. */
 export function hashToken(text: string): string {
@@ -155,6 +148,6 @@ export default defineUtility({
   configSchema,
   amplifies: true,
   run(inputs: UtilityInputs, config, budget) {
-    return redact(inputs.primary, config as RedactConfig, budget);
+    return redact(inputs.primary, config, budget);
   },
 });

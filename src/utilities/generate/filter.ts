@@ -6,7 +6,7 @@
  * Output bound: at most the input's size (a subset of one array, the rest shared); a condition's work
  * per element is bounded by the expression language (lib/expressions.ts); no budget needed.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { parseConfigPath } from "../shared/config-paths";
 import { compareValues, compileCondition, looseEqual, toText, truthy, type Comparison } from "../shared/expressions";
 import { ANY, deepEqual, getAll, isObject, setOwn, type JsonObject, type Path } from "../shared/paths";
@@ -43,18 +43,8 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export interface WhereRule {
-  field: string;
-  op: WhereOperator;
-  value?: unknown;
-}
-export interface FilterConfig {
-  condition?: string;
-  where?: WhereRule[];
-  match: "all" | "any";
-  path?: string;
-  limit?: number;
-}
+export type FilterConfig = Static<typeof configSchema>;
+export type WhereRule = NonNullable<FilterConfig["where"]>[number];
 
 type Predicate = (element: unknown, root: unknown) => boolean;
 type ValueTest = (value: unknown) => boolean;
@@ -178,6 +168,6 @@ export default defineUtility({
   description: "Keeps the elements of an array (primary, or the array at `path`) that match a condition expression and/or where rules.",
   configSchema,
   run(inputs: UtilityInputs, config) {
-    return filter(inputs.primary, config as FilterConfig);
+    return filter(inputs.primary, config);
   },
 });

@@ -7,7 +7,7 @@
  * description), so every generated value is charged to the budget as it is made.
  */
 import { Type } from "@sinclair/typebox";
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { allLocales, base, en, Faker, type LocaleDefinition } from "@faker-js/faker";
 import { formatPath, isObject, setOwn, type JsonObject, type PathKey } from "../shared/paths";
 import { describeType } from "../shared/records";
@@ -26,11 +26,7 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export interface MockDataConfig {
-  count: number;
-  seed?: number;
-  locale: string;
-}
+export type MockDataConfig = Static<typeof configSchema>;
 
 /** With a seed, relative dates are computed from this instant, so the same seed gives the same dates on any day. */
 const SEEDED_REFERENCE_DATE = new Date("2025-01-01T00:00:00Z");
@@ -364,6 +360,6 @@ export default defineUtility({
   configSchema,
   amplifies: true,
   run(inputs: UtilityInputs, config, budget) {
-    return generateMockData(inputs.primary, config as MockDataConfig, budget);
+    return generateMockData(inputs.primary, config, budget);
   },
 });

@@ -8,7 +8,7 @@
  * budget first, and so are the nulls that pad an array written past its end. The copy also keeps a
  * record that takes itself (`{{ $ }}`) from becoming a cycle.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { compileTemplate } from "../shared/expressions";
 import { parseConfigPath } from "../shared/config-paths";
 import { set } from "../shared/paths";
@@ -34,9 +34,7 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export interface ComputeConfig {
-  fields: { target: string; expression: string }[];
-}
+export type ComputeConfig = Static<typeof configSchema>;
 
 export function compute(primary: unknown, config: ComputeConfig, budget = unlimitedBudget()): unknown {
   const fields = config.fields.map(({ target, expression }, index) => ({
@@ -61,6 +59,6 @@ export default defineUtility({
   configSchema,
   amplifies: true,
   run(inputs: UtilityInputs, config, budget) {
-    return compute(inputs.primary, config as ComputeConfig, budget);
+    return compute(inputs.primary, config, budget);
   },
 });

@@ -9,7 +9,7 @@
  * Output bound: at most the input's size: a cut string keeps fewer code points than it had, ellipsis
  * included, and arrays only lose items; no budget needed.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, type Scope } from "../shared/paths";
 import { mapRecords, type Defaulted } from "../shared/records";
 import { defineUtility, type UtilityInputs } from "../types";
@@ -27,10 +27,7 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export type TruncateConfig = Defaulted<
-  { maxStringLength?: number; ellipsis?: string; maxArrayLength?: number; paths?: string[] },
-  "maxStringLength" | "ellipsis"
->;
+export type TruncateConfig = Defaulted<Static<typeof configSchema>, "maxStringLength" | "ellipsis">;
 
 /** The UTF-16 offset just after the first `count` code points of `text` (text.length when it has fewer). */
 export function codePointOffset(text: string, count: number): number {

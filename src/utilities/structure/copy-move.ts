@@ -10,7 +10,7 @@
  * Output bound: none by construction (each copy of the record's root doubles it), so every copy is
  * charged to the budget before it is made, and so are the nulls that pad an array written past its end.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { ANY, exists, getAll, parsePathField, PathSet, remove, removeAll, set, type Path, type PathKey, type Segment } from "../shared/paths";
 import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
@@ -36,8 +36,8 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-interface Operation { from: string; to: string; action?: "copy" | "move" }
-export type CopyMoveConfig = Defaulted<{ operations: Operation[]; overwrite?: boolean }, "overwrite">;
+export type CopyMoveConfig = Defaulted<Static<typeof configSchema>, "overwrite">;
+type Operation = CopyMoveConfig["operations"][number];
 
 interface CompiledOperation { from: Path; fromSet: PathSet; to: Path; move: boolean; wildcardPositions: number[] }
 

@@ -9,7 +9,7 @@
  * Decided: with `paths`, a member is in scope when it lies at or below one of them; in key mode the
  * key of the member a path names is in scope too (`paths: ["user.name"]` can rename `name`).
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { compileTemplate, toText, type CompiledTemplate } from "../shared/expressions";
 import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, type Scope } from "../shared/paths";
 import { mapRecords, type Defaulted } from "../shared/records";
@@ -33,15 +33,7 @@ export const configSchema = t.Object(
 );
 
 export type FindReplaceConfig = Defaulted<
-  {
-    search: string;
-    replacement?: string;
-    mode?: "value" | "key" | "both";
-    caseSensitive?: boolean;
-    wholeValue?: boolean;
-    regex?: boolean;
-    paths?: string[];
-  },
+  Static<typeof configSchema>,
   "replacement" | "mode" | "caseSensitive" | "wholeValue" | "regex"
 >;
 

@@ -8,7 +8,7 @@
  * itself stays an object. Objects that were values before nesting (an empty `{}`, a part kept by
  * maxDepth) are never merged into or turned into arrays.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { hasOwn, isObject, setOwn, type JsonObject } from "../shared/paths";
 import { mapRecords, objectRecord, type Defaulted } from "../shared/records";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
@@ -27,10 +27,7 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export type FlattenNestConfig = Defaulted<
-  { mode?: "flatten" | "nest"; delimiter?: string; flattenArrays?: boolean; maxDepth?: number },
-  "mode" | "delimiter" | "flattenArrays"
->;
+export type FlattenNestConfig = Defaulted<Static<typeof configSchema>, "mode" | "delimiter" | "flattenArrays">;
 
 /**
  * Output bound: each leaf's key repeats the keys of every level above it, so a deep, wide record

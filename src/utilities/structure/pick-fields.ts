@@ -10,7 +10,7 @@
  * Output bound: at most the input's size (a part of each record; an element kept empty, `{}` or `[]`,
  * stands for a container at least that large); no budget needed.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { isContainer, isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../shared/paths";
 import { mapRecords, objectRecord } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
@@ -25,10 +25,7 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export interface PickFieldsConfig {
-  paths?: string[];
-  fields?: string[];
-}
+export type PickFieldsConfig = Static<typeof configSchema>;
 
 const NOTHING = Symbol("nothing picked");
 

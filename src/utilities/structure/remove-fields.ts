@@ -5,7 +5,7 @@
  *
  * Output bound: at most the input's size (members are only removed); no budget needed.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { parsePaths, PathSet, removeAll } from "../shared/paths";
 import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
@@ -20,7 +20,7 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export type RemoveFieldsConfig = Defaulted<{ paths: string[]; removeEmptyParents?: boolean }, "removeEmptyParents">;
+export type RemoveFieldsConfig = Defaulted<Static<typeof configSchema>, "removeEmptyParents">;
 
 export function removeFields(primary: unknown, config: RemoveFieldsConfig): unknown {
   const paths = parsePaths(config.paths, "paths");

@@ -8,7 +8,7 @@
  * `{{ $root }}`, a thousand times; shared by reference until serialised), so every value a builder
  * puts in the shape is charged to the budget by its size as it is put there.
  */
-import { Type as t } from "@sinclair/typebox";
+import { Type as t, type Static } from "@sinclair/typebox";
 import { compileTemplate } from "../shared/expressions";
 import { parseConfigPath } from "../shared/config-paths";
 import { ANY, getAll, isObject, setOwn, type JsonObject } from "../shared/paths";
@@ -32,10 +32,7 @@ export const configSchema = t.Object(
   { additionalProperties: false },
 );
 
-export interface RestructureConfig {
-  template: unknown;
-  missing: "omit" | "null";
-}
+export type RestructureConfig = Static<typeof configSchema>;
 
 /** marks a path that did not resolve under missing = "omit"; its member (or array element) is left out */
 const OMITTED = Symbol("omitted");
@@ -125,6 +122,6 @@ export default defineUtility({
   configSchema,
   amplifies: true,
   run(inputs: UtilityInputs, config, budget) {
-    return restructure(inputs.primary, config as RestructureConfig, budget);
+    return restructure(inputs.primary, config, budget);
   },
 });
