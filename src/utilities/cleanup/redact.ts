@@ -7,7 +7,7 @@
  */
 import { Type as t, type Static } from "@sinclair/typebox";
 import { RE2JS } from "re2js";
-import { DETECTOR_PRIORITY, DETECTORS, detect, PATTERN_NAMES, type PatternName, type Span } from "../shared/detectors";
+import { DETECTOR_PRIORITY, DETECTORS, detect, PATTERN_NAMES, type Span } from "../shared/detectors";
 import { isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../shared/paths";
 import { compileUserRegex } from "../shared/regex";
 import { defineUtility, type UtilityInputs } from "../types";

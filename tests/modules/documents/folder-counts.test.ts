@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { createTestApp, type TestApp } from "../../support/app";
-import { pageSql } from "../../../src/modules/documents/repository";
+import { pageStatement, PURGE_DUE } from "../../../src/modules/documents/statements";
 
 let t: TestApp;
 beforeAll(async () => { t = await createTestApp(); });
@@ -75,7 +75,7 @@ describe("folder counts", () => {
 });
 
 describe("plans that do not grow with the account", () => {
-  test("with 20,000 documents in the account: the trash page and the first page each use their own index, and the folder counts are kept", async () => {
+  test("with 20,000 documents in the account: the trash, first, folder and export pages and the purge claim each read through an index, and the folder counts are kept", async () => {
     const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
     await create(key, "f");
     const db = t.testDb.database.db;
@@ -86,15 +86,30 @@ describe("plans that do not grow with the account", () => {
     await db.execute(sql`analyze documents`);
     await db.execute(sql`analyze folders`);
     const plan = async (text: string, params: unknown[]) => JSON.stringify(await db.$client.unsafe(`explain (format json) ${text}`, params as never[]));
-    const trash = await plan(pageSql("deleted", false), [accountId, 51]);
+    const page = (shape: Partial<Parameters<typeof pageStatement>[0]>) =>
+      pageStatement({ deleted: false, folder: false, after: false, oldestFirst: false, ...shape });
+    const seqScanOfDocuments = /"Node Type":"Seq Scan"[^{}]*"Relation Name":"documents"/;
+
+    const trash = await plan(page({ deleted: true }), [accountId, 51]);
     expect(trash).toContain("documents_account_trash_idx");
     expect(trash).not.toContain("Seq Scan");
     expect(trash).not.toContain('"Sort"');
-    const active = await plan(pageSql("active", false), [accountId, 51]);
+    const active = await plan(page({}), [accountId, 51]);
     expect(active).toContain("documents_account_list_idx");
     expect(active).not.toContain("Seq Scan");
+    const folder = await plan(page({ folder: true, after: true }), [accountId, 51, "f", 10_000, "doc_x"]);
+    expect(folder).toContain("documents_account_folder_idx");
+    expect(folder).not.toContain("Seq Scan");
+    expect(folder).not.toContain('"Sort"');
+    const exported = await plan(page({ oldestFirst: true, after: true }), [accountId, 1000, 10_000, "doc_x"]);
+    expect(exported).toContain("documents_account_list_idx");
+    expect(exported).not.toContain("Seq Scan");
+    expect(exported).not.toContain('"Sort"');
+    const purgeClaim = await plan(PURGE_DUE, [Date.now(), 100]);
+    expect(purgeClaim).toContain("documents_purge_idx");
+    expect(purgeClaim).not.toMatch(seqScanOfDocuments);
     expect((await counts(key)).f).toBe(1 + 20000 - 200);
-    const page = await t.json("GET", `${DOCS}?deleted=true&limit=5`, { key });
-    expect(page.body.documents).toHaveLength(5);
+    const trashPage = await t.json("GET", `${DOCS}?deleted=true&limit=5`, { key });
+    expect(trashPage.body.documents).toHaveLength(5);
   });
 });

@@ -1,0 +1,146 @@
+/**
+ * The documents module's hand-written SQL, each statement written once; everything else in
+ * repository.ts is Drizzle's query builder. A statement is here for the reason beside it: either
+ * Drizzle's builder cannot express it, or it runs on a hot route where assembling the same text and
+ * mapping every row in JavaScript on each call costs a measurable share of the request (bench/README.md).
+ */
+import { getTableColumns, sql, type SQL } from "drizzle-orm";
+import { documents } from "../../db/schema";
+
+/**
+ * The account compared as an expression, not as an indexable column, so that every plan finds a
+ * document by its primary key: a generic plan cached while the table was small may otherwise look it up
+ * through an account index and, once the account holds thousands of documents, scan them all.
+ */
+export const ACCOUNT_OF_DOCUMENT = "account_id || ''";
+
+const documentColumns = Object.entries(getTableColumns(documents));
+
+/**
+ * A documents row's columns under the names and with the types Drizzle gives them (bigint as float8,
+ * exact below 2^53 as Drizzle's number mode assumes), so postgres.js hands back DocumentRows as they are.
+ */
+const DOCUMENT_ROW = documentColumns
+  .map(([field, column]) => `${column.name}${column.columnType === "PgBigInt53" ? "::float8" : ""} as "${field}"`)
+  .join(", ");
+
+/** A documents row as `to_json` writes it (column names, numbers as numbers) → the row Drizzle would read. */
+export const documentFromJson = (json: Record<string, unknown>) =>
+  Object.fromEntries(documentColumns.map(([field, column]) => [field, json[column.name]])) as typeof documents.$inferSelect;
+
+/** Raw: the metadata and download routes' read. $1 id, $2 account. */
+export const FIND_ACTIVE = `select ${DOCUMENT_ROW} from documents where id = $1 and ${ACCOUNT_OF_DOCUMENT} = $2 and deleted_at is null`;
+
+export interface PageShape {
+  deleted: boolean;
+  /** one folder only ($3) */
+  folder: boolean;
+  /** after a cursor (the next two parameters: created at, id) */
+  after: boolean;
+  oldestFirst: boolean;
+}
+
+const pages = new Map<string, string>();
+
+/**
+ * Raw: every page of the listing, the trash and export, on the (account, state, created_at, id) indexes.
+ * $1 account, $2 page size, then the folder and the cursor when the shape has them.
+ */
+export function pageStatement(shape: PageShape): string {
+  const name = JSON.stringify(shape);
+  let text = pages.get(name);
+  if (text === undefined) {
+    let next = 3;
+    const folder = shape.folder ? ` and folder = $${next++}` : "";
+    const after = shape.after ? ` and (created_at, id) ${shape.oldestFirst ? ">" : "<"} ($${next++}, $${next++})` : "";
+    const order = shape.oldestFirst ? "asc" : "desc";
+    text = `select ${DOCUMENT_ROW} from documents where account_id = $1 and deleted_at ${shape.deleted ? "is not null" : "is null"}` +
+      `${folder}${after} order by created_at ${order}, id ${order} limit $2`;
+    pages.set(name, text);
+  }
+  return text;
+}
+
+/**
+ * Raw: the quota pre-check of every write. $1 account; with $2 a document and $3 its next version,
+ * also the bytes of the versions that version would push past maxVersions (0 without).
+ */
+export const ACCOUNT_LIMITS = `
+  select storage_limit_bytes::float8 as "storageLimitBytes", storage_used_bytes::float8 as "storageUsedBytes",
+    max_document_bytes::float8 as "maxDocumentBytes",
+    (select coalesce(sum(v.file_size), 0)::float8 from document_versions v
+      where $2::text is not null and v.document_id = $2 and v.version <= $3::int - a.max_versions) as "droppableBytes"
+  from accounts a where id = $1`;
+
+/**
+ * Raw: a create in one statement that Drizzle's builder cannot express (data-modifying CTEs): the
+ * reservation on the account row gates the folder, document and first version inserts, so a refusal
+ * writes nothing. $1 account, $2 size, $3 created at, $4 folder paths, $5 id, $6 name, $7 description,
+ * $8 tags, $9 folder, $10 hash, $11 content key, $12 updated at.
+ */
+export const CREATE = `
+  with reserved as (
+    update accounts set storage_used_bytes = storage_used_bytes + $2
+    where id = $1
+      and (max_document_bytes is null or $2 <= max_document_bytes)
+      and (storage_limit_bytes is null or storage_used_bytes + $2 <= storage_limit_bytes)
+    returning id
+  ), new_folders as (
+    insert into folders (account_id, path, created_at)
+    select reserved.id, path, $3::bigint from reserved, unnest($4::text[]) as path
+    on conflict do nothing
+  ), inserted as (
+    insert into documents (id, account_id, name, description, tags, folder, file_size, content_hash, content_key, created_at, updated_at)
+    select $5, reserved.id, $6, $7, $8::text[], $9, $2::bigint, $10, $11, $3::bigint, $12::bigint
+    from reserved
+    returning *
+  ), first_version as (
+    insert into document_versions (document_id, version, file_size, content_hash, content_key, created_at)
+    select id, 1, file_size, content_hash, content_key, created_at from inserted
+  )
+  select (select to_json(inserted) from inserted) as document,
+    (select max_document_bytes from accounts where id = $1)::float8 as max_document_bytes`;
+
+/**
+ * Raw: a call of the plpgsql function `kiln_new_version` (drizzle/0005_new_version.sql), which takes the
+ * row lock, checks If-Match, reserves, drops old versions and updates the row in one round trip.
+ * $1 account, $2 document, $3 accepted hashes (text[] or null), $4 size, $5 hash, $6 key, $7 now.
+ */
+export const NEW_VERSION = "select kiln_new_version($1, $2, $3::text[], $4, $5, $6, $7) as result";
+
+/**
+ * Raw: the purge sweep in one statement Drizzle's builder cannot express (data-modifying CTEs with
+ * SKIP LOCKED, so several processes sweep one database without waiting on each other). $1 now, $2 batch.
+ */
+export const PURGE_DUE = `
+  with due as (
+    select id, account_id from documents where purge_at <= $1
+    order by purge_at limit $2 for update skip locked
+  ), gone_versions as (
+    delete from document_versions v using due where v.document_id = due.id
+    returning due.account_id, v.file_size, v.content_key
+  ), gone as (
+    delete from documents d using due where d.id = due.id
+    returning d.content_key
+  ), forgotten as (
+    delete from idempotency_keys k using due where k.account_id = due.account_id and k.replay_requires->'documentIds' ? due.id
+  ), freed as (
+    update accounts a set storage_used_bytes = a.storage_used_bytes - g.bytes
+    from (select account_id, sum(file_size) as bytes from gone_versions group by account_id) g
+    where a.id = g.account_id
+  )
+  select (select count(*) from gone)::int as purged,
+    array(select content_key from gone_versions union select content_key from gone) as content_keys`;
+
+/**
+ * One of the statements above as a Drizzle SQL object, for a caller inside a Drizzle transaction: the
+ * same text with its `$n` placeholders bound to `params`.
+ */
+export function boundStatement(text: string, params: readonly unknown[]): SQL {
+  const parts = text.split(/\$(\d+)/);
+  const chunks: SQL[] = [];
+  for (let index = 0; index < parts.length; index++) {
+    chunks.push(index % 2 === 0 ? sql.raw(parts[index]) : sql`${params[Number(parts[index]) - 1]}`);
+  }
+  return sql.join(chunks);
+}
