@@ -83,6 +83,7 @@ function contentStoreConfig(env: Env): ContentStoreConfig {
   if (!accessKeyId) throw new ConfigError("S3_ACCESS_KEY_ID (or AWS_ACCESS_KEY_ID) is required with CONTENT_STORE=s3");
   if (!secretAccessKey) throw new ConfigError("S3_SECRET_ACCESS_KEY (or AWS_SECRET_ACCESS_KEY) is required with CONTENT_STORE=s3");
   const prefix = env.S3_PREFIX ?? "kiln/";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what the prefix must not hold
   if (prefix.startsWith("/") || prefix.length > 512 || /[\x00-\x1f\x7f]/.test(prefix)) {
     throw new ConfigError(`S3_PREFIX must be a key prefix without a leading '/' or control characters (at most 512 characters), got '${prefix}'`);
   }

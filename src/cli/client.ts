@@ -15,7 +15,7 @@ export interface Client {
   /** resolves to a response with a 2xx status; anything else throws a CliError with the problem's detail */
   request(method: string, path: string, init?: { body?: RequestInit["body"]; contentType?: string; headers?: Record<string, string> }): Promise<Response>;
   /** request + the parsed JSON body */
-  json<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+  json<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
 }
 
 export function clientFromEnv(env: Record<string, string | undefined> = process.env): Client {
@@ -42,7 +42,7 @@ export function clientFromEnv(env: Record<string, string | undefined> = process.
     request,
     async json(method, path, body) {
       const response = await request(method, path, body === undefined ? {} : { body: JSON.stringify(body), contentType: "application/json" });
-      return response.json() as Promise<any>;
+      return response.json() as Promise<never>;
     },
   };
 }

@@ -147,7 +147,8 @@ function printDocument(document: DocumentView): void {
  * Sends the bytes, with a bar of what the server has taken when one is shown; the bar counts in bytes
  * of the file (`fileBytes`), which a create request carries escaped inside its JSON body.
  */
-async function upload(client: Client, method: string, path: string, bytes: Uint8Array, fileBytes: number, globals: GlobalOptions): Promise<any> {
+/** The answer of a create (`document`) or of a content replacement (the document's fields themselves). */
+async function upload(client: Client, method: string, path: string, bytes: Uint8Array, fileBytes: number, globals: GlobalOptions): Promise<DocumentView & { document: DocumentView }> {
   const bar = progress(`${method === "PUT" ? "replace" : "push"}`, { total: fileBytes, bytes: true, json: globals.json });
   const scale = fileBytes / Math.max(1, bytes.byteLength);
   try {
@@ -163,7 +164,7 @@ async function upload(client: Client, method: string, path: string, bytes: Uint8
       body: process.stderr.isTTY && !globals.json ? counted(chunks, (done) => bar.update(Math.round(done * scale))) : bytes,
       contentType: "application/json",
     });
-    return await response.json();
+    return (await response.json()) as DocumentView & { document: DocumentView };
   } finally {
     bar.stop();
   }

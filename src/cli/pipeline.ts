@@ -17,7 +17,7 @@ export function pipelineCommand(client: () => Client): Command {
       const body = { ...(definition as Record<string, unknown>) };
       if (inputFile !== undefined) body.inputs = { primary: primaryValue((await readInput(inputFile, "pipeline run")).bytes, options.input, inputFile) };
       else if (body.inputs === undefined) throw new CliError(`${file} has no inputs: give an INPUT file or '-' for stdin`, 2);
-      const result = await client().json("POST", "/api/v1/pipelines/run", body);
+      const result = await client().json<{ output: unknown }>("POST", "/api/v1/pipelines/run", body);
       if (command.optsWithGlobals<GlobalOptions>().json) return printJson(result);
       await writeOutput(result.output);
     });

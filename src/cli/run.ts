@@ -45,7 +45,7 @@ export function runCommand(client: () => Client): Command {
       const inputs: Record<string, unknown> = { primary: primaryValue(input.bytes, options.input, file ?? "stdin") };
       if (options.secondary !== undefined) inputs.secondary = primaryValue((await readInput(options.secondary, "--secondary")).bytes, "json", options.secondary);
       const config = await jsonOption(options.config, "--config");
-      const result = await client().json("POST", `/api/v1/utilities/${encodeURIComponent(utility)}`, { inputs, ...(config ? { config } : {}) });
+      const result = await client().json<{ output: unknown }>("POST", `/api/v1/utilities/${encodeURIComponent(utility)}`, { inputs, ...(config ? { config } : {}) });
       if (command.optsWithGlobals<GlobalOptions>().json) return printJson(result);
       await writeOutput(result.output);
     });

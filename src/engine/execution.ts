@@ -115,7 +115,7 @@ export function validateConfig(utility: Utility, config: Record<string, unknown>
 function describeConfigError(schema: TSchema, message: string): string {
   if (message === "Unexpected property") return "unknown field";
   const choices = (schema.anyOf as TSchema[] | undefined)?.map((option) => option.const);
-  if (choices && choices.every((choice) => choice !== undefined)) return `must be one of ${choices.map((choice) => JSON.stringify(choice)).join(", ")}`;
+  if (choices?.every((choice) => choice !== undefined)) return `must be one of ${choices.map((choice) => JSON.stringify(choice)).join(", ")}`;
   return message;
 }
 

@@ -6,7 +6,7 @@ import type { PatchJob } from "../core/json/patch";
 const BUSY_RETRY_SECONDS = 1;
 
 export const patchInPool = (pool: WorkerPool) => async (job: PatchJob): Promise<Uint8Array> => {
-  let outcome;
+  let outcome: Awaited<ReturnType<WorkerPool["runPatch"]>>;
   try {
     outcome = await pool.runPatch(job);
   } catch (error) {

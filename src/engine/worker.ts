@@ -8,7 +8,7 @@
  * the next output.
  */
 import { HttpError } from "../core/errors";
-import { type RunResult } from "./run-result";
+import type { RunResult } from "./run-result";
 import { runSteps } from "./execution";
 import { executeBytes } from "./execute-request";
 import { PatchError, patchProblemOf, runPatchJob, type PatchJob } from "../core/json/patch";

@@ -153,7 +153,7 @@ export function operation(options: OperationOptions) {
       ? { requestBody: { required: true, description: options.requestBody.description, content: mediaTypes(options.requestBody.content) } }
       : {}),
     responses,
-  } as Record<string, any>;
+  } as Record<string, unknown>;
 }
 
 const mediaTypes = (content: Record<string, TSchema | Json>) =>

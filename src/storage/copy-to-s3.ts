@@ -9,7 +9,7 @@
 import { SingleBar } from "cli-progress";
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import { ConfigError, loadConfig } from "../config";
+import { ConfigError, loadConfig, type Config } from "../config";
 import { ContentStoreUnavailable } from "./content-store";
 import { DiskContentStore } from "./disk";
 import { S3ContentStore } from "./s3";
@@ -77,7 +77,7 @@ export async function copyDiskToBucket(source: DiskContentStore, target: S3Conte
 }
 
 async function main(): Promise<number> {
-  let config;
+  let config: Config;
   try {
     config = loadConfig({ ...process.env, CONTENT_STORE: "s3" });
   } catch (error) {

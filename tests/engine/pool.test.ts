@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { executeBytes } from "../../src/engine/execute-request";
 import { validateConfig } from "../../src/engine/execution";
-import { type WorkerOutcome } from "../../src/engine/messages";
+import type { WorkerOutcome } from "../../src/engine/messages";
 import { PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, WorkerCrashedError, WorkerPool, type PoolOptions } from "../../src/engine/pool";
 import { registry } from "./fixtures/registry";
 

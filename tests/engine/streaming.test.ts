@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
-import { type RunResult } from "../../src/engine/run-result";
+import type { RunResult } from "../../src/engine/run-result";
 import { runSteps, validateConfig } from "../../src/engine/execution";
 import { executeBytes } from "../../src/engine/execute-request";
 import { runStreamed, STREAM_MIN_BYTES } from "../../src/engine/streaming";

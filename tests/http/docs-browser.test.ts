@@ -72,6 +72,7 @@ describe("GET /docs in a headless browser", () => {
     console.log(`/docs screenshot: ${screenshot}${blocked.length ? `; blocked outside requests: ${blocked.join(", ")}` : "; no outside request was attempted"}`);
     expect(existsSync(screenshot)).toBe(true);
 
+    // biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator, not a DOM node: the text as rendered
     const text = await page.locator("body").innerText();
     for (const expected of ["Documents", "Utilities", "Admin", "Create a document", "Get document metadata"]) expect(text).toContain(expected);
     expect(served).toContain(`${origin}/docs/standalone.js`);

@@ -23,7 +23,7 @@ test("a pretty line: time, level, message, then the fields as key=value", () => 
   const lines: string[] = [];
   createLogger("info", (line) => lines.push(line), "pretty").log("info", "request", { method: "GET", path: "/x y", status: 200, accountId: undefined });
   expect(lines).toHaveLength(1);
-  expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO  request method=GET path="\/x y" status=200$/);
+  expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d\.\d{3} INFO {2}request method=GET path="\/x y" status=200$/);
 });
 
 for (const format of ["json", "pretty"] as const) {

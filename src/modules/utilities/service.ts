@@ -15,12 +15,12 @@ import { CheckedJson } from "../../core/json/parse";
 import type { OpenedContent } from "../../storage/content-store";
 import type { UtilityRegistry } from "../../utilities/registry";
 import type { Utility } from "../../utilities/types";
-import { type WorkerOutcome } from "../../engine/messages";
+import type { WorkerOutcome } from "../../engine/messages";
 import { PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, transferable, WorkerCrashedError, type WorkerPool } from "../../engine/pool";
 import { contentETag, ifMatchAllows } from "../documents/etag";
 import { createDocument, documentView, getDocument, openContent, preconditionFailed, replaceContent, type DocumentsDeps } from "../documents/service";
 import { creditPeriodStart } from "../usage/service";
-import { type RunResult, type Source } from "../../engine/run-result";
+import type { RunResult, Source } from "../../engine/run-result";
 import { runSteps } from "../../engine/execution";
 import { refundCredits, reserveCredits } from "./repository";
 import { needsReadingHere, readBody, readUtilityRun, usesDocuments, type InputRef, type OutputSpec, type Reading, type RunPlan } from "../../engine/run-plan";
@@ -274,7 +274,7 @@ async function withCredits<T>(engine: UtilityEngine, accountId: string, count: n
 }
 
 async function inWorker(engine: UtilityEngine, utilityId: string, run: () => Promise<WorkerOutcome>): Promise<RunResult> {
-  let outcome;
+  let outcome: WorkerOutcome;
   try {
     outcome = await run();
   } catch (error) {

@@ -128,7 +128,9 @@ export function aggregate(primary: unknown, config: AggregateConfig, budget = un
       budget.chargeCopyOf(value);
       setOwn(row, name, value);
     };
-    config.groupBy.forEach((path, index) => put(path, keys[index]));
+    config.groupBy.forEach((path, index) => {
+      put(path, keys[index]);
+    });
     for (const { name, path, apply } of aggregations) {
       const values = path === null ? records : records.flatMap((record) => getAll(record, path).map((match) => match.value));
       put(name, apply(values));

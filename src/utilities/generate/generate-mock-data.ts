@@ -261,7 +261,7 @@ function inferString(example: string, key: string | undefined): Generate {
     }
   }
   // a code such as "AB-1234" or "x9": same letters-and-digits pattern, punctuation kept
-  if (/^[\p{L}\d_.\/#-]+$/u.test(example) && /\d/.test(example)) {
+  if (/^[\p{L}\d_./#-]+$/u.test(example) && /\d/.test(example)) {
     return (f) =>
       example.replace(/[A-Z]|[a-z]|\d/g, (char) =>
         char <= "9" ? f.string.numeric() : f.string.alpha({ casing: char <= "Z" ? "upper" : "lower" }));

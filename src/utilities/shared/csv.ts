@@ -54,7 +54,7 @@ export function parseCsv(text: string, options: CsvReadOptions): string[][] {
       nextNewline = text.indexOf("\n", from);
       if (nextNewline === -1) nextNewline = length;
     }
-    return nextDelimiter < nextNewline ? nextDelimiter : nextNewline;
+    return Math.min(nextDelimiter, nextNewline);
   };
 
   let row: string[] = [];
@@ -192,5 +192,5 @@ export function stringifyCsv(rows: readonly (readonly string[])[], options: CsvW
 }
 
 function escapeForCharClass(char: string): string {
-  return char.replace(/[\\\]\[^-]/g, "\\$&");
+  return char.replace(/[\\\][^-]/g, "\\$&");
 }

@@ -115,7 +115,7 @@ const whole = (candidate: string) => candidate.length;
 
 export const DETECTORS: Record<PatternName, Detector> = {
   url: {
-    candidate: /(?<![\w@.\/])(?:https?:\/\/|ftp:\/\/|www\.)[^\s<>"'`]+/gi,
+    candidate: /(?<![\w@./])(?:https?:\/\/|ftp:\/\/|www\.)[^\s<>"'`]+/gi,
     confirm: (candidate) => {
       const length = candidate.replace(URL_TRAILING_PUNCTUATION, "").length;
       return /^(?:https?:\/\/|ftp:\/\/|www\.)./i.test(candidate.slice(0, length)) ? length : 0;
@@ -124,7 +124,7 @@ export const DETECTORS: Record<PatternName, Detector> = {
   },
   email: {
     // local part: the atext characters of RFC 5322; top-level domain: letters or an IDN's `xn--` form
-    candidate: /(?<![\w.!#$%&'*+\/=?^`{|}~-])[\w.!#$%&'*+\/=?^`{|}~-]+@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})(?![\w-])/gi,
+    candidate: /(?<![\w.!#$%&'*+/=?^`{|}~-])[\w.!#$%&'*+/=?^`{|}~-]+@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})(?![\w-])/gi,
     confirm: whole,
     partial: (value) => `${value[0]}***${value.slice(value.lastIndexOf("@"))}`,
   },

@@ -59,7 +59,7 @@ export type JsonObject = Record<string, unknown>;
 export const isObject = (value: unknown): value is JsonObject =>
   value !== null && typeof value === "object" && !Array.isArray(value);
 export const isContainer = (value: unknown): value is JsonObject | unknown[] => value !== null && typeof value === "object";
-export const hasOwn = (object: object, key: string): boolean => Object.prototype.hasOwnProperty.call(object, key);
+export const hasOwn = (object: object, key: string): boolean => Object.hasOwn(object, key);
 export const getOwn = (object: JsonObject, key: string): unknown => (hasOwn(object, key) ? object[key] : undefined);
 
 /** `object[key] = value` that defines an own data property even for `__proto__`. */
@@ -191,7 +191,11 @@ export function getAll(root: unknown, path: PathLike): PathMatch[] {
     }
     const segment = segments[depth]!;
     if (Array.isArray(value)) {
-      if (segment === ANY) value.forEach((element, index) => walk(element, depth + 1, [...keys, index]));
+      if (segment === ANY) {
+        value.forEach((element, index) => {
+          walk(element, depth + 1, [...keys, index]);
+        });
+      }
       else {
         const index = canonicalIndex(segment);
         if (index >= 0 && index < value.length) walk(value[index], depth + 1, [...keys, index]);

@@ -73,6 +73,7 @@ describe("stored documents as inputs", () => {
 describe("saved outputs", () => {
   test("saveAs creates a document holding the output; return: false leaves it out", async () => {
     const { key } = await t.newAccount();
+    // biome-ignore lint/correctness/noPrecisionLoss: a number past 2^53, sent as JSON text on purpose
     const res = await run("schema.clean-json", { inputs: { primary: { a: null, b: 12345678901234567890 } }, output: { saveAs: { name: "clean.json", folder: "/out/", tags: ["x"], description: "cleaned" }, return: false } }, key);
     expect(res.status).toBe(200);
     expect(res.body.output).toBeUndefined();

@@ -15,7 +15,7 @@ function applyPatch(document: unknown, operations: PatchOperation[]): unknown {
     const last = tokens.pop()!;
     let parent: any = root;
     for (const token of tokens) {
-      if (!Object.prototype.hasOwnProperty.call(parent, token)) throw new Error(`no member ${token} in ${operation.path}`);
+      if (!Object.hasOwn(parent, token)) throw new Error(`no member ${token} in ${operation.path}`);
       parent = parent[token];
     }
     if (Array.isArray(parent)) {
@@ -27,7 +27,7 @@ function applyPatch(document: unknown, operations: PatchOperation[]): unknown {
       else if (operation.op === "remove") parent.splice(index, 1);
       else parent[index] = structuredClone(operation.value);
     } else {
-      const exists = Object.prototype.hasOwnProperty.call(parent, last);
+      const exists = Object.hasOwn(parent, last);
       if (operation.op !== "add" && !exists) throw new Error(`no member ${last} to ${operation.op}`);
       if (operation.op === "remove") delete parent[last];
       else Object.defineProperty(parent, last, { value: structuredClone(operation.value), enumerable: true, writable: true, configurable: true });
