@@ -47,25 +47,38 @@ const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const wanted = new Set(values.cases!.split(","));
 
-interface Side { label: string; kiln: KilnServer; bare: Server; ids: { small: string[]; replaceable: string[]; one: string; oneMb: string } }
+interface Side {
+  label: string;
+  kiln: KilnServer;
+  bare: Server;
+  ids: { small: string[]; replaceable: string[]; one: string; oneMb: string };
+}
 
 async function seed(kiln: KilnServer): Promise<Side["ids"]> {
   const content = recordsOfSize(1 * KB);
-  const create = async (name: string) => (await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name, content })).document.id as string;
+  const create = async (name: string) =>
+    (await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name, content })).document.id as string;
   const small: string[] = [];
   for (let i = 0; i < 50; i++) small.push(await create(`bench-${i}`));
   const replaceable: string[] = [];
   for (let i = 0; i < 50; i++) replaceable.push(await create(`replace-${i}`));
   const one = await create("replace-one");
   const oneMb = await create("one-mb");
-  await fetch(`${kiln.url}/api/v1/documents/${oneMb}/content`, { method: "PUT", headers: { authorization: `Bearer ${kiln.key}` }, body: documentText(1 * MB) });
+  await fetch(`${kiln.url}/api/v1/documents/${oneMb}/content`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${kiln.key}` },
+    body: documentText(1 * MB),
+  });
   return { small, replaceable, one, oneMb };
 }
 
 /** A Kiln of one checkout and that checkout's own bare baseline over the same database. */
 async function side(label: string, checkout: string): Promise<Side> {
   const kiln = await startKiln(mode, {}, resolve(checkout, "src/index.ts"));
-  const bare = await startProcess("bare", resolve(checkout, "bench/baseline/server.ts"), { DATABASE_URL: kiln.databaseUrl, CONTENT_DIR: join(kiln.dataDir, "content") });
+  const bare = await startProcess("bare", resolve(checkout, "bench/baseline/server.ts"), {
+    DATABASE_URL: kiln.databaseUrl,
+    CONTENT_DIR: join(kiln.dataDir, "content"),
+  });
   return { label, kiln, bare, ids: await seed(kiln) };
 }
 
@@ -78,7 +91,11 @@ function findReplaceBody(bytes: number): string {
 }
 
 type Spec = Omit<LoadSpec, "base" | "key" | "seconds">;
-interface Case { name: string; spec(ids: Side["ids"]): Spec; metric: "rps" | "p50" }
+interface Case {
+  name: string;
+  spec(ids: Side["ids"]): Spec;
+  metric: "rps" | "p50";
+}
 
 const documents = "/api/v1/documents";
 const createBody = dataPath("ab-create-1kb.json");
@@ -88,21 +105,62 @@ writeFileSync(replaceBody, JSON.stringify(recordsOfSize(1 * KB, 5)));
 const utility = "/api/v1/utilities/structure.find-replace";
 
 const CASES: Record<string, Case[]> = {
-  get: [{ name: "get metadata", metric: "rps", spec: (ids) => ({ method: "GET", paths: ids.small.map((id) => `${documents}/${id}`), connections: 8 }) }],
+  get: [
+    {
+      name: "get metadata",
+      metric: "rps",
+      spec: (ids) => ({ method: "GET", paths: ids.small.map((id) => `${documents}/${id}`), connections: 8 }),
+    },
+  ],
   list: [{ name: "list a page of 50", metric: "rps", spec: () => ({ method: "GET", paths: [`${documents}?limit=50`], connections: 8 }) }],
-  create: [{ name: "create 1 KB", metric: "rps", spec: () => ({ method: "POST", paths: [documents], bodyFile: createBody, connections: 8 }) }],
-  replace: [{ name: "replace 1 KB, 50 documents", metric: "rps", spec: (ids) => ({ method: "PUT", paths: ids.replaceable.map((id) => `${documents}/${id}/content`), bodyFile: replaceBody, connections: 8 }) }],
-  "replace-one": [{ name: "replace 1 KB, one document", metric: "rps", spec: (ids) => ({ method: "PUT", paths: [`${documents}/${ids.one}/content`], bodyFile: replaceBody, connections: 8 }) }],
-  download: [{ name: "download 1 MB", metric: "rps", spec: (ids) => ({ method: "GET", paths: [`${documents}/${ids.oneMb}/content`], connections: 4 }) }],
+  create: [
+    { name: "create 1 KB", metric: "rps", spec: () => ({ method: "POST", paths: [documents], bodyFile: createBody, connections: 8 }) },
+  ],
+  replace: [
+    {
+      name: "replace 1 KB, 50 documents",
+      metric: "rps",
+      spec: (ids) => ({
+        method: "PUT",
+        paths: ids.replaceable.map((id) => `${documents}/${id}/content`),
+        bodyFile: replaceBody,
+        connections: 8,
+      }),
+    },
+  ],
+  "replace-one": [
+    {
+      name: "replace 1 KB, one document",
+      metric: "rps",
+      spec: (ids) => ({ method: "PUT", paths: [`${documents}/${ids.one}/content`], bodyFile: replaceBody, connections: 8 }),
+    },
+  ],
+  download: [
+    {
+      name: "download 1 MB",
+      metric: "rps",
+      spec: (ids) => ({ method: "GET", paths: [`${documents}/${ids.oneMb}/content`], connections: 4 }),
+    },
+  ],
   engine: [
-    { name: "1 KB run p50 (inline)", metric: "p50", spec: () => ({ method: "POST", paths: [utility], bodyFile: findReplaceBody(1 * KB), connections: 1 }) },
-    { name: "4 KB run p50 (worker)", metric: "p50", spec: () => ({ method: "POST", paths: [utility], bodyFile: findReplaceBody(4 * KB), connections: 1 }) },
+    {
+      name: "1 KB run p50 (inline)",
+      metric: "p50",
+      spec: () => ({ method: "POST", paths: [utility], bodyFile: findReplaceBody(1 * KB), connections: 1 }),
+    },
+    {
+      name: "4 KB run p50 (worker)",
+      metric: "p50",
+      spec: () => ({ method: "POST", paths: [utility], bodyFile: findReplaceBody(4 * KB), connections: 1 }),
+    },
   ],
 };
 
 /** CPU seconds (user + system) the process has used so far. */
 function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
+    .replace(/^.*\) /, "")
+    .split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
@@ -171,8 +229,13 @@ async function utilitiesAB(before: Side, after: Side): Promise<void> {
     for (const s of ["before", "after"]) {
       const x = ms[s];
       const sorted = [...ratios[s]].sort((a, b) => a - b);
-      const peer = peerMs.length === 0 ? "" : `; ${found.peer!.tool} ${m(peerMs)} ms ÷ Kiln = ${(median(peerMs) / median(x.kiln)).toFixed(1)}× (slowest Kiln run ${(median(peerMs) / Math.max(...x.kiln)).toFixed(1)}×)`;
-      console.log(`  ${s.padEnd(6)} Kiln ÷ bare ${median(ratios[s]).toFixed(2)}× (quartiles ${sorted[Math.floor(sorted.length / 4)].toFixed(2)}–${sorted[Math.floor((sorted.length * 3) / 4)].toFixed(2)}); Kiln ${m(x.kiln)} ms, bare ${m(x.bare)} ms; CPU per request Kiln ${m(x.kilnCpu)} ms, bare ${m(x.bareCpu)} ms${peer}`);
+      const peer =
+        peerMs.length === 0
+          ? ""
+          : `; ${found.peer!.tool} ${m(peerMs)} ms ÷ Kiln = ${(median(peerMs) / median(x.kiln)).toFixed(1)}× (slowest Kiln run ${(median(peerMs) / Math.max(...x.kiln)).toFixed(1)}×)`;
+      console.log(
+        `  ${s.padEnd(6)} Kiln ÷ bare ${median(ratios[s]).toFixed(2)}× (quartiles ${sorted[Math.floor(sorted.length / 4)].toFixed(2)}–${sorted[Math.floor((sorted.length * 3) / 4)].toFixed(2)}); Kiln ${m(x.kiln)} ms, bare ${m(x.bare)} ms; CPU per request Kiln ${m(x.kilnCpu)} ms, bare ${m(x.bareCpu)} ms${peer}`,
+      );
     }
   }
 }
@@ -185,7 +248,8 @@ try {
   for (const name of Object.keys(CASES).filter((name) => wanted.has(name))) {
     for (const testCase of CASES[name]) {
       const specs = new Map([before, after].map((s) => [s, testCase.spec(s.ids)]));
-      for (const s of [before, after]) for (const server of [s.bare, s.kiln]) load({ ...specs.get(s)!, base: server.url, key: s.kiln.key, seconds: 1 });
+      for (const s of [before, after])
+        for (const server of [s.bare, s.kiln]) load({ ...specs.get(s)!, base: server.url, key: s.kiln.key, seconds: 1 });
       const ratios: Record<string, number[]> = { before: [], after: [] };
       for (const s of [before, after]) for (const server of [s.kiln, s.bare]) cpuPerRequest.set(server, []);
       const loads: number[] = [];
@@ -199,12 +263,23 @@ try {
           raw.set(s, index === 0 ? { bare: measured[0], kiln: measured[1] } : { kiln: measured[0], bare: measured[1] });
         }
         for (const s of [before, after]) ratios[s.label].push(figure(testCase.metric, raw.get(s)!.kiln, raw.get(s)!.bare));
-        const detail = [before, after].map((s) => `${s.label} ${raw.get(s)!.kiln.toFixed(testCase.metric === "rps" ? 0 : 2)}/${raw.get(s)!.bare.toFixed(testCase.metric === "rps" ? 0 : 2)}`).join(", ");
-        console.log(`  ${testCase.name} round ${round + 1} (load ${loads.at(-1)!.toFixed(2)}): ${detail} (Kiln/bare${testCase.metric === "rps" ? " req/s" : " p50 ms"})`);
+        const detail = [before, after]
+          .map(
+            (s) =>
+              `${s.label} ${raw.get(s)!.kiln.toFixed(testCase.metric === "rps" ? 0 : 2)}/${raw.get(s)!.bare.toFixed(testCase.metric === "rps" ? 0 : 2)}`,
+          )
+          .join(", ");
+        console.log(
+          `  ${testCase.name} round ${round + 1} (load ${loads.at(-1)!.toFixed(2)}): ${detail} (Kiln/bare${testCase.metric === "rps" ? " req/s" : " p50 ms"})`,
+        );
       }
-      console.log(`${testCase.name}: before ${show(testCase.metric, median(ratios.before))} [${ratios.before.map((r) => show(testCase.metric, r)).join(" ")}]  after ${show(testCase.metric, median(ratios.after))} [${ratios.after.map((r) => show(testCase.metric, r)).join(" ")}]  load ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}`);
+      console.log(
+        `${testCase.name}: before ${show(testCase.metric, median(ratios.before))} [${ratios.before.map((r) => show(testCase.metric, r)).join(" ")}]  after ${show(testCase.metric, median(ratios.after))} [${ratios.after.map((r) => show(testCase.metric, r)).join(" ")}]  load ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}`,
+      );
       const cpu = (server: Server) => median(cpuPerRequest.get(server)!);
-      console.log(`${testCase.name}: CPU per request (median, Kiln / bare): before ${cpu(before.kiln).toFixed(0)} / ${cpu(before.bare).toFixed(0)} µs, after ${cpu(after.kiln).toFixed(0)} / ${cpu(after.bare).toFixed(0)} µs`);
+      console.log(
+        `${testCase.name}: CPU per request (median, Kiln / bare): before ${cpu(before.kiln).toFixed(0)} / ${cpu(before.bare).toFixed(0)} µs, after ${cpu(after.kiln).toFixed(0)} / ${cpu(after.bare).toFixed(0)} µs`,
+      );
     }
   }
 } finally {

@@ -35,8 +35,7 @@ function record(id: number): Record<string, unknown> {
 }
 
 /** About `bytes` of JSON text: records are all about the size of the first. */
-const records = (bytes: number) =>
-  Array.from({ length: Math.ceil(bytes / (JSON.stringify(record(0)).length + 1)) }, (_, id) => record(id));
+const records = (bytes: number) => Array.from({ length: Math.ceil(bytes / (JSON.stringify(record(0)).length + 1)) }, (_, id) => record(id));
 
 /** About one member in ten changed, one in twenty removed, one in twenty added. */
 function edited(old: Record<string, unknown>[]): Record<string, unknown>[] {
@@ -53,9 +52,24 @@ const cases: Array<[string, Utility<TObject>, Record<string, unknown>, (primary:
   ["analysis.diff report", diff, {}, (old) => ({ primary: edited(old), secondary: old })],
   ["analysis.diff patch", diff, { mode: "patch" }, (old) => ({ primary: edited(old), secondary: old })],
   ["cleanup.redact defaults", redact, {}, (primary) => ({ primary })],
-  ["cleanup.redact all, hash", redact, { patterns: ["email", "phone", "creditCard", "iban", "ipv4", "ipv6", "ssn", "url"], maskStyle: "hash", keys: ["city"] }, (primary) => ({ primary })],
+  [
+    "cleanup.redact all, hash",
+    redact,
+    { patterns: ["email", "phone", "creditCard", "iban", "ipv4", "ipv6", "ssn", "url"], maskStyle: "hash", keys: ["city"] },
+    (primary) => ({ primary }),
+  ],
   ["cleanup.map-values", mapValues, { mappings: { Y: true, N: false }, paths: ["status"], unmatched: "null" }, (primary) => ({ primary })],
-  ["cleanup.format-values", formatValues, { strings: { case: "title", collapseWhitespace: true }, numbers: { decimals: 2 }, dates: { format: "date", timeZone: "Europe/Paris" }, booleans: { as: "yes-no" } }, (primary) => ({ primary })],
+  [
+    "cleanup.format-values",
+    formatValues,
+    {
+      strings: { case: "title", collapseWhitespace: true },
+      numbers: { decimals: 2 },
+      dates: { format: "date", timeZone: "Europe/Paris" },
+      booleans: { as: "yes-no" },
+    },
+    (primary) => ({ primary }),
+  ],
 ];
 
 console.log(`best of ${runs} runs; input size is the JSON text of primary`);
@@ -75,15 +89,22 @@ for (const [label, utility, config, inputsOf] of cases.filter(([label]) => label
 
 if ("generate.generate-mock-data".includes(only) || only === "") {
   const shape = {
-    id: "{{uuid}}", name: "{{fullName}}", email: "{{email}}", age: "{{integer(18, 90)}}", joined: "{{date(2020-01-01, 2024-12-31)}}",
-    address: { street: "{{street}}", city: "{{city}}", zip: "{{zip}}" }, bio: "A short example sentence about someone.",
+    id: "{{uuid}}",
+    name: "{{fullName}}",
+    email: "{{email}}",
+    age: "{{integer(18, 90)}}",
+    joined: "{{date(2020-01-01, 2024-12-31)}}",
+    address: { street: "{{street}}", city: "{{city}}", zip: "{{zip}}" },
+    bio: "A short example sentence about someone.",
     orders: [{ sku: "AB-1234", qty: 3, price: 19.99 }],
   };
   const times: string[] = [];
   for (const count of [5_000, 10_000]) {
     let bytes = 0;
     const ms = bestOf(runs, () => {
-      bytes = JSON.stringify(generateMockData.run({ primary: shape }, Value.Default(generateMockData.configSchema, { count, seed: 1 }) as never)).length;
+      bytes = JSON.stringify(
+        generateMockData.run({ primary: shape }, Value.Default(generateMockData.configSchema, { count, seed: 1 }) as never),
+      ).length;
     });
     times.push(`${count} records (${(bytes / 1024 / 1024).toFixed(1)} MB out) ${ms.toFixed(0).padStart(5)} ms`);
   }

@@ -18,7 +18,8 @@ async function download(kiln: KilnServer, id: string, coding: string): Promise<n
     decompress: false,
   } as RequestInit);
   if (!response.ok) throw new Error(`download (${coding}): ${response.status}`);
-  if ((response.headers.get("content-encoding") ?? "identity") !== coding) throw new Error(`asked for ${coding}, got ${response.headers.get("content-encoding")}`);
+  if ((response.headers.get("content-encoding") ?? "identity") !== coding)
+    throw new Error(`asked for ${coding}, got ${response.headers.get("content-encoding")}`);
   let wire = 0;
   for await (const chunk of response.body!) wire += chunk.byteLength;
   return wire;
@@ -26,7 +27,11 @@ async function download(kiln: KilnServer, id: string, coding: string): Promise<n
 
 export async function benchCompression(settings: Settings, kiln: KilnServer): Promise<void> {
   const { document } = await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name: "compression-10mb", content: [] });
-  const upload = await fetch(`${kiln.url}/api/v1/documents/${document.id}/content`, { method: "PUT", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" }, body: documentText(SIZE) });
+  const upload = await fetch(`${kiln.url}/api/v1/documents/${document.id}/content`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" },
+    body: documentText(SIZE),
+  });
   if (!upload.ok) throw new Error(`10 MB upload: ${upload.status} ${await upload.text()}`);
   const downloadsPerRound = settings.full ? 10 : 4;
   const best = new Map<string, { mbps: number; wire: number }>();

@@ -28,7 +28,6 @@ const records = (bytes: number): Record<string, unknown>[] =>
     ...(id % 7 === 0 ? { extraNote: "=formula" } : {}),
   }));
 
-
 const configured = (utility: Utility<TObject>, config: Record<string, unknown>) => Value.Default(utility.configSchema, config);
 /** the CSV of records about twice its size in JSON, so that it too is ~`bytes` long */
 const csvOf = (bytes: number) => jsonToCsv.run({ primary: records(bytes * 2) }, configured(jsonToCsv, {}) as never);
@@ -37,7 +36,12 @@ const cases: Array<[string, Utility<TObject>, Record<string, unknown>, (bytes: n
   ["convert.csv-to-json nested", csvToJson, { nested: true }, csvOf],
   ["convert.json-to-csv", jsonToCsv, {}, records],
   ["convert.add-localization", addLocalization, { locales: ["en", "fr", "de"] }, records],
-  ["convert.add-localization suffix+paths", addLocalization, { locales: ["en", "fr"], mode: "suffix", paths: ["First Name", "address.*"] }, records],
+  [
+    "convert.add-localization suffix+paths",
+    addLocalization,
+    { locales: ["en", "fr"], mode: "suffix", paths: ["First Name", "address.*"] },
+    records,
+  ],
   ["schema.normalize camel+sort", normalize, { keyCase: "camel", sortKeys: true }, records],
 ];
 

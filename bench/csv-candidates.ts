@@ -53,10 +53,38 @@ if (csvParseDir) {
 
 // --- agreement on tricky inputs -------------------------------------------------------------------
 const tricky: Array<[string, string, Rows]> = [
-  ["doubled quotes", 'a,b\n"say ""hi""",2', [["a", "b"], ['say "hi"', "2"]]],
-  ["CRLF", "a,b\r\n1,2\r\n", [["a", "b"], ["1", "2"]]],
-  ["BOM", "\uFEFFa,b\n1,2", [["a", "b"], ["1", "2"]]],
-  ["embedded newline", 'a,b\n"line1\nline2",x', [["a", "b"], ["line1\nline2", "x"]]],
+  [
+    "doubled quotes",
+    'a,b\n"say ""hi""",2',
+    [
+      ["a", "b"],
+      ['say "hi"', "2"],
+    ],
+  ],
+  [
+    "CRLF",
+    "a,b\r\n1,2\r\n",
+    [
+      ["a", "b"],
+      ["1", "2"],
+    ],
+  ],
+  [
+    "BOM",
+    "\uFEFFa,b\n1,2",
+    [
+      ["a", "b"],
+      ["1", "2"],
+    ],
+  ],
+  [
+    "embedded newline",
+    'a,b\n"line1\nline2",x',
+    [
+      ["a", "b"],
+      ["line1\nline2", "x"],
+    ],
+  ],
   ["embedded CRLF", 'a\r\n"x\r\ny"\r\n', [["a"], ["x\r\ny"]]],
   ["quoted delimiter", '"1,5",2', [["1,5", "2"]]],
   ["empty cells", ",,\n", [["", "", ""]]],
@@ -82,7 +110,7 @@ const sizeBytes = Number(process.env.SIZE_MB ?? 10) * 1024 * 1024;
 const runs = Number(process.env.RUNS ?? 5);
 
 let seed = 42;
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
 const words = ["alpha", "beta", "gamma", "delta", "Zürich", "São Paulo", "naïve", "x"];
 const word = () => words[Math.floor(random() * words.length)];
 
@@ -90,15 +118,13 @@ const rows: Rows = [["id", "name", "city", "note", "amount", "active"]];
 let bytes = 0;
 for (let id = 1; bytes < sizeBytes; id++) {
   const roll = random();
-  const note =
-    roll < 0.1 ? `he said "${word()}"` : roll < 0.15 ? `${word()}\n${word()}` : roll < 0.3 ? `${word()}, ${word()}` : word();
+  const note = roll < 0.1 ? `he said "${word()}"` : roll < 0.15 ? `${word()}\n${word()}` : roll < 0.3 ? `${word()}, ${word()}` : word();
   const row = [String(id), `${word()} ${word()}`, word(), note, (random() * 10000).toFixed(2), random() < 0.5 ? "true" : "false"];
   rows.push(row);
   bytes += row.join(",").length + 2;
 }
 const text = stringifyCsv(rows, { delimiter: ",", lineEnding: "\r\n" });
 console.log(`\ninput: ${(text.length / 1024 / 1024).toFixed(1)} MB, ${rows.length} rows, CRLF; best of ${runs} runs`);
-
 
 const expected = JSON.stringify(rows);
 for (const candidate of candidates) {

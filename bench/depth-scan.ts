@@ -9,7 +9,12 @@ import { CASES } from "./utilities";
 import { MB } from "./lib/data";
 
 const RUNS = 15;
-const QUOTE = 0x22, OPEN_BRACE = 0x7b, OPEN_BRACKET = 0x5b, CLOSE_BRACE = 0x7d, CLOSE_BRACKET = 0x5d, BACKSLASH = 0x5c;
+const QUOTE = 0x22,
+  OPEN_BRACE = 0x7b,
+  OPEN_BRACKET = 0x5b,
+  CLOSE_BRACE = 0x7d,
+  CLOSE_BRACKET = 0x5d,
+  BACKSLASH = 0x5c;
 
 /** The check parseJsonBytes ran before the SIMD scan: over the text, skipping string bodies with indexOf. */
 function textExceedsDepth(text: string, limit = MAX_JSON_DEPTH): boolean {
@@ -56,5 +61,7 @@ for (const label of ["pick-fields", "deep-merge", "csv-to-json"]) {
     median(() => textExceedsDepth(text), expected),
     median(() => simd(bytes, MAX_JSON_DEPTH), expected),
   ];
-  console.log(`${label.padEnd(12)} ${(bytes.length / MB).toFixed(1).padStart(4)}  ${cells.map((ms) => ms.toFixed(2).padStart(7)).join("  ")}`);
+  console.log(
+    `${label.padEnd(12)} ${(bytes.length / MB).toFixed(1).padStart(4)}  ${cells.map((ms) => ms.toFixed(2).padStart(7)).join("  ")}`,
+  );
 }

@@ -17,9 +17,12 @@ export interface Case {
   target: number;
 }
 
-export async function seed(kiln: KilnServer): Promise<{ small: string[]; replaceable: string[]; replacedAlone: string; oneMb: string; fiftyMb: string }> {
+export async function seed(
+  kiln: KilnServer,
+): Promise<{ small: string[]; replaceable: string[]; replacedAlone: string; oneMb: string; fiftyMb: string }> {
   const content = recordsOfSize(1 * KB);
-  const create = async (name: string) => (await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name, content })).document.id as string;
+  const create = async (name: string) =>
+    (await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name, content })).document.id as string;
   const small: string[] = [];
   for (let i = 0; i < 60; i++) small.push(await create(`bench-${i}`));
   const replaceable: string[] = [];
@@ -27,11 +30,21 @@ export async function seed(kiln: KilnServer): Promise<{ small: string[]; replace
   const replacedAlone = await create("replace-one");
   const withContent = async (name: string, bytes: number) => {
     const id = await create(name);
-    const response = await fetch(`${kiln.url}/api/v1/documents/${id}/content`, { method: "PUT", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" }, body: documentText(bytes) });
+    const response = await fetch(`${kiln.url}/api/v1/documents/${id}/content`, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" },
+      body: documentText(bytes),
+    });
     if (!response.ok) throw new Error(`seeding ${name}: ${response.status} ${await response.text()}`);
     return id;
   };
-  return { small, replaceable, replacedAlone, oneMb: await withContent("one-mb", 1 * MB), fiftyMb: await withContent("fifty-mb", 50_000_000) };
+  return {
+    small,
+    replaceable,
+    replacedAlone,
+    oneMb: await withContent("one-mb", 1 * MB),
+    fiftyMb: await withContent("fifty-mb", 50_000_000),
+  };
 }
 
 export function cases(ids: Awaited<ReturnType<typeof seed>>): Case[] {
@@ -41,11 +54,23 @@ export function cases(ids: Awaited<ReturnType<typeof seed>>): Case[] {
   writeFileSync(replaceBody, JSON.stringify(recordsOfSize(1 * KB, 5)));
   const documents = "/api/v1/documents";
   return [
-    { name: "get metadata", target: 0.8, spec: { method: "GET", paths: ids.small.slice(0, 50).map((id) => `${documents}/${id}`), connections: 8 } },
+    {
+      name: "get metadata",
+      target: 0.8,
+      spec: { method: "GET", paths: ids.small.slice(0, 50).map((id) => `${documents}/${id}`), connections: 8 },
+    },
     { name: "list a page of 50", target: 0.8, spec: { method: "GET", paths: [`${documents}?limit=50`], connections: 8 } },
     { name: "create 1 KB", target: 0.8, spec: { method: "POST", paths: [documents], bodyFile: createBody, connections: 8 } },
-    { name: "replace 1 KB, 50 documents", target: 0.8, spec: { method: "PUT", paths: ids.replaceable.map((id) => `${documents}/${id}/content`), bodyFile: replaceBody, connections: 8 } },
-    { name: "replace 1 KB, one document", target: 0.8, spec: { method: "PUT", paths: [`${documents}/${ids.replacedAlone}/content`], bodyFile: replaceBody, connections: 8 } },
+    {
+      name: "replace 1 KB, 50 documents",
+      target: 0.8,
+      spec: { method: "PUT", paths: ids.replaceable.map((id) => `${documents}/${id}/content`), bodyFile: replaceBody, connections: 8 },
+    },
+    {
+      name: "replace 1 KB, one document",
+      target: 0.8,
+      spec: { method: "PUT", paths: [`${documents}/${ids.replacedAlone}/content`], bodyFile: replaceBody, connections: 8 },
+    },
     { name: "download 1 MB", target: 0.8, spec: { method: "GET", paths: [`${documents}/${ids.oneMb}/content`], connections: 4 } },
     { name: "download 50 MB", target: 0.8, spec: { method: "GET", paths: [`${documents}/${ids.fiftyMb}/content`], connections: 2 } },
   ];
@@ -53,12 +78,17 @@ export function cases(ids: Awaited<ReturnType<typeof seed>>): Case[] {
 
 function measure(server: Server, key: string, spec: Case["spec"], seconds: number): LoadResult {
   const result = load({ ...spec, base: server.url, key, seconds });
-  if (result.errors > 0) throw new Error(`${server.name} ${spec.method} ${spec.paths[0]}: ${result.errors} failed requests of ${result.requests}`);
+  if (result.errors > 0)
+    throw new Error(`${server.name} ${spec.method} ${spec.paths[0]}: ${result.errors} failed requests of ${result.requests}`);
   return result;
 }
 
 /** One side of an A/B: a server, the key to call it with and what to ask of it. */
-export interface Side { server: Server; key: string; spec: Case["spec"] }
+export interface Side {
+  server: Server;
+  key: string;
+  spec: Case["spec"];
+}
 
 /**
  * Two servers (Kiln and bare, or Kiln on two content stores) take turns, round after round, and each
@@ -80,7 +110,9 @@ export const describe = (result: LoadResult) => `${rps(result.rps)} · p50 ${ms(
 export async function benchDocuments(settings: Settings): Promise<void> {
   for (const mode of ["embedded", "external"] as const) {
     if (mode === "external" && !(await externalReachable())) {
-      notes.push(`documents on an external PostgreSQL: skipped, nothing answers at ${EXTERNAL_SERVER.replace(/\/\/[^@]*@/, "//")} (set BENCH_DATABASE_URL)`);
+      notes.push(
+        `documents on an external PostgreSQL: skipped, nothing answers at ${EXTERNAL_SERVER.replace(/\/\/[^@]*@/, "//")} (set BENCH_DATABASE_URL)`,
+      );
       continue;
     }
     const kiln = await startKiln(mode);
@@ -88,7 +120,13 @@ export async function benchDocuments(settings: Settings): Promise<void> {
     try {
       const ids = await seed(kiln);
       for (const { name, spec, target } of cases(ids)) {
-        const [ofKiln, ofBare] = bestOfRounds([{ server: kiln, key: kiln.key, spec }, { server: bare, key: kiln.key, spec }], settings);
+        const [ofKiln, ofBare] = bestOfRounds(
+          [
+            { server: kiln, key: kiln.key, spec },
+            { server: bare, key: kiln.key, spec },
+          ],
+          settings,
+        );
         const ratio = ofKiln.rps / ofBare.rps;
         rows.push({
           section: `documents (${mode} PG)`,

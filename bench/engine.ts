@@ -45,13 +45,20 @@ async function main() {
   const kiln = await startKiln("embedded", { UTILITY_QUEUE_LIMIT: "64" });
   const url = `${kiln.url}/api/v1/utilities/schema.clean-json`;
   const overHttp = (body: string) => async () => {
-    const response = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json", "accept-encoding": "identity" }, body });
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json", "accept-encoding": "identity" },
+      body,
+    });
     if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`);
     await response.arrayBuffer();
   };
   const rows: string[][] = [];
 
-  for (const [label, bytes] of [["1 KB run, median (inline)", 1 * KB], ["4 KB run, median (worker)", 4 * KB]] as const) {
+  for (const [label, bytes] of [
+    ["1 KB run, median (inline)", 1 * KB],
+    ["4 KB run, median (worker)", 4 * KB],
+  ] as const) {
     const body = bodyOfSize(bytes);
     const http = median(await timings(overHttp(body)));
     const local = median(await timings(direct(body)));
@@ -64,7 +71,12 @@ async function main() {
   const localRun = await timings(direct(large));
   const httpMBps = (inFlight * large.length) / MB / (median(httpBatch) / 1000);
   const localMBps = large.length / MB / (median(localRun) / 1000);
-  rows.push([`1 MB runs, throughput (worker, ${inFlight} in flight)`, `${httpMBps.toFixed(1)} MB/s`, `${localMBps.toFixed(1)} MB/s`, `${(localMBps / httpMBps).toFixed(2)}× slower`]);
+  rows.push([
+    `1 MB runs, throughput (worker, ${inFlight} in flight)`,
+    `${httpMBps.toFixed(1)} MB/s`,
+    `${localMBps.toFixed(1)} MB/s`,
+    `${(localMBps / httpMBps).toFixed(2)}× slower`,
+  ]);
 
   const header = ["case", "Kiln over HTTP", "direct call, one process", "ratio"];
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((row) => row[i].length)));

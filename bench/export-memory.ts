@@ -28,7 +28,11 @@ function importStream(count: number, bytes: number): ReadableStream<Uint8Array> 
     pull(controller) {
       if (index === count) return controller.close();
       const folder = index % 10 === 0 ? "sample" : "bulk";
-      controller.enqueue(encoder.encode(`{"document":{"name":"doc ${index}","folder":"${folder}","tags":["bench"]},"content":{"n":${index},"records":${records}}}\n`));
+      controller.enqueue(
+        encoder.encode(
+          `{"document":{"name":"doc ${index}","folder":"${folder}","tags":["bench"]},"content":{"n":${index},"records":${records}}}\n`,
+        ),
+      );
       index++;
     },
   });
@@ -53,16 +57,23 @@ async function importDocuments(kiln: KilnServer, count: number, bytes: number): 
       if (line.includes('"error"') && !failed) failed = line;
     }
   }
-  if (response.status !== 200 || lines !== count || failed) throw new Error(`import: status ${response.status}, ${lines} of ${count} lines, ${failed}`);
+  if (response.status !== 200 || lines !== count || failed)
+    throw new Error(`import: status ${response.status}, ${lines} of ${count} lines, ${failed}`);
 }
 
 /** Exports (reading and dropping the stream); the server's RSS before and its peak during it. */
-async function exportPeak(kiln: KilnServer, query: string): Promise<{ before: number; peak: number; bytes: number; lines: number; seconds: number }> {
+async function exportPeak(
+  kiln: KilnServer,
+  query: string,
+): Promise<{ before: number; peak: number; bytes: number; lines: number; seconds: number }> {
   await Bun.sleep(500);
   writeFileSync(`/proc/${kiln.pid}/clear_refs`, "5");
   const before = memory(kiln.pid).rss;
   const started = performance.now();
-  const response = await fetch(`${kiln.url}/api/v1/export${query}`, { headers: { authorization: `Bearer ${kiln.key}`, "accept-encoding": "identity" }, decompress: false } as RequestInit);
+  const response = await fetch(`${kiln.url}/api/v1/export${query}`, {
+    headers: { authorization: `Bearer ${kiln.key}`, "accept-encoding": "identity" },
+    decompress: false,
+  } as RequestInit);
   let bytes = 0;
   let lines = 0;
   for await (const chunk of response.body!) {
@@ -82,7 +93,8 @@ export async function benchExportMemory(count: number, bytes: number): Promise<v
   const all = await exportPeak(kiln, "");
   if (all.lines !== count || sample.lines !== Math.ceil(count / 10)) throw new Error(`export gave ${all.lines} and ${sample.lines} lines`);
   await kiln.stop();
-  const line = (result: typeof all) => `${mib(result.peak)} peak (${mib(result.before)} before), ${result.lines.toLocaleString("en")} documents, ${mib(result.bytes)} in ${result.seconds.toFixed(1)} s`;
+  const line = (result: typeof all) =>
+    `${mib(result.peak)} peak (${mib(result.before)} before), ${result.lines.toLocaleString("en")} documents, ${mib(result.bytes)} in ${result.seconds.toFixed(1)} s`;
   rows.push({
     section: "export",
     case: `peak RSS exporting ${count.toLocaleString("en")} documents`,
@@ -90,11 +102,15 @@ export async function benchExportMemory(count: number, bytes: number): Promise<v
     reference: `a tenth of them: ${line(sample)}`,
     ratio: `${times(all.peak / sample.peak)} the memory for ${times(all.bytes / sample.bytes)} the bytes`,
   });
-  console.error(`bench: export: imported ${count} documents in ${importSeconds.toFixed(1)} s (server peak ${mib(importPeak)}); export all: ${line(all)}; sample: ${line(sample)}`);
+  console.error(
+    `bench: export: imported ${count} documents in ${importSeconds.toFixed(1)} s (server peak ${mib(importPeak)}); export all: ${line(all)}; sample: ${line(sample)}`,
+  );
 }
 
 if (import.meta.main) {
-  const { values } = parseArgs({ options: { documents: { type: "string", default: "10000" }, bytes: { type: "string", default: "20000" } } });
+  const { values } = parseArgs({
+    options: { documents: { type: "string", default: "10000" }, bytes: { type: "string", default: "20000" } },
+  });
   try {
     await benchExportMemory(Number(values.documents), Number(values.bytes));
   } finally {

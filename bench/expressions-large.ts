@@ -35,16 +35,52 @@ const records = (bytes: number): Record<string, unknown>[] =>
   }));
 
 const cases: Array<[string, Utility<TObject>, Record<string, unknown>]> = [
-  ["structure.restructure", restructure, { template: { name: "{{firstName}} {{lastName}}", city: "address.city", adult: "{{ age >= 18 }}", v: { $value: 1 } } }],
-  ["schema.compute", compute, { fields: [{ target: "fullName", expression: "{{firstName}} {{lastName}}" }, { target: "total", expression: "{{price * quantity}}" }] }],
+  [
+    "structure.restructure",
+    restructure,
+    { template: { name: "{{firstName}} {{lastName}}", city: "address.city", adult: "{{ age >= 18 }}", v: { $value: 1 } } },
+  ],
+  [
+    "schema.compute",
+    compute,
+    {
+      fields: [
+        { target: "fullName", expression: "{{firstName}} {{lastName}}" },
+        { target: "total", expression: "{{price * quantity}}" },
+      ],
+    },
+  ],
   ["generate.filter condition", filter, { condition: 'age >= 18 && status == "active" && contains(tags, "t3")' }],
-  ["generate.filter where", filter, { where: [{ field: "age", op: "gte", value: 18 }, { field: "address.city", op: "regex", value: "^City1" }] }],
-  ["analysis.aggregate", aggregate, { groupBy: ["address.country", "status"], aggregations: [{ op: "count" }, { op: "sum", field: "price" }, { op: "avg", field: "age" }, { op: "median", field: "quantity" }, { op: "countDistinct", field: "address.city" }] }],
+  [
+    "generate.filter where",
+    filter,
+    {
+      where: [
+        { field: "age", op: "gte", value: 18 },
+        { field: "address.city", op: "regex", value: "^City1" },
+      ],
+    },
+  ],
+  [
+    "analysis.aggregate",
+    aggregate,
+    {
+      groupBy: ["address.country", "status"],
+      aggregations: [
+        { op: "count" },
+        { op: "sum", field: "price" },
+        { op: "avg", field: "age" },
+        { op: "median", field: "quantity" },
+        { op: "countDistinct", field: "address.city" },
+      ],
+    },
+  ],
   ["analysis.summarize", summarize, {}],
 ];
 
 // one untimed run on a small input first, so that the first timed case does not pay for the JIT
-for (const [, utility, config] of cases) utility.run({ primary: records(1024 * 1024) }, Value.Default(utility.configSchema, structuredClone(config)) as never);
+for (const [, utility, config] of cases)
+  utility.run({ primary: records(1024 * 1024) }, Value.Default(utility.configSchema, structuredClone(config)) as never);
 
 console.log(`best of ${runs} runs; input size is the JSON text of the records`);
 for (const [label, utility, config] of cases.filter(([label]) => label.includes(only))) {

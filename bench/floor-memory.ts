@@ -7,7 +7,8 @@ import { readFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
 import { findUtility } from "../src/utilities/registry";
 
-const rss = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync("/proc/self/status", "utf8"))![1]) * 1024;
+const rss = (field: string) =>
+  Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync("/proc/self/status", "utf8"))![1]) * 1024;
 
 const [utilityId, bodyFile] = process.argv.slice(2);
 const utility = findUtility(utilityId)!;

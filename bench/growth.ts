@@ -36,10 +36,17 @@ async function timed(request: () => Promise<Response>): Promise<{ median: number
 
 export async function benchGrowth(): Promise<void> {
   const kiln: KilnServer = await startKiln((await externalReachable()) ? "external" : "embedded");
-  const { account } = await api(kiln.url, ADMIN_KEY, "POST", "/api/v1/admin/accounts", { name: "growth", plan: "unlimited", rateLimitPerMinute: null, storageLimitBytes: null, maxDocumentBytes: null });
+  const { account } = await api(kiln.url, ADMIN_KEY, "POST", "/api/v1/admin/accounts", {
+    name: "growth",
+    plan: "unlimited",
+    rateLimitPerMinute: null,
+    storageLimitBytes: null,
+    maxDocumentBytes: null,
+  });
   const { key } = await api(kiln.url, ADMIN_KEY, "POST", "/api/v1/admin/keys", { accountId: account.id, permissions: ["documents"] });
   const sql = postgres(kiln.databaseUrl, { max: 1, onnotice: () => {} });
-  const get = (path: string) => () => fetch(kiln.url + path, { headers: { authorization: `Bearer ${key}`, "accept-encoding": "identity" } });
+  const get = (path: string) => () =>
+    fetch(kiln.url + path, { headers: { authorization: `Bearer ${key}`, "accept-encoding": "identity" } });
   const created = await api(kiln.url, key, "POST", "/api/v1/documents", { name: "probe", folder: "f0", content: { a: 1 } });
   const probeId = created.document.id as string;
   const body = JSON.stringify({ name: "new", content: { text: "x".repeat(1000) } });
@@ -66,7 +73,8 @@ export async function benchGrowth(): Promise<void> {
     await sql`analyze documents`;
     // the 20th page: a cursor walked there once
     let cursor = "";
-    for (let page = 1; page < 20; page++) cursor = (await api(kiln.url, key, "GET", `/api/v1/documents?limit=50${cursor ? `&cursor=${cursor}` : ""}`)).nextCursor;
+    for (let page = 1; page < 20; page++)
+      cursor = (await api(kiln.url, key, "GET", `/api/v1/documents?limit=50${cursor ? `&cursor=${cursor}` : ""}`)).nextCursor;
     const cases: [string, () => Promise<Response>][] = [
       ["get metadata", get(`/api/v1/documents/${probeId}`)],
       ["list, first page", get("/api/v1/documents?limit=50")],
@@ -75,19 +83,32 @@ export async function benchGrowth(): Promise<void> {
       ["the trash (?deleted=true)", get("/api/v1/documents?limit=50&deleted=true")],
       ["folders with counts", get("/api/v1/folders")],
       ["usage", get("/api/v1/usage")],
-      ["create 1 KB", () => fetch(kiln.url + "/api/v1/documents", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body })],
+      [
+        "create 1 KB",
+        () =>
+          fetch(kiln.url + "/api/v1/documents", {
+            method: "POST",
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+            body,
+          }),
+      ],
     ];
     for (const [name, request] of cases) {
       if (!figures.has(name)) figures.set(name, []);
       figures.get(name)!.push(await timed(request));
     }
-    console.log(`growth: ${size.toLocaleString("en")} documents measured: ${[...figures].map(([name, list]) => `${name} ${list.at(-1)!.median.toFixed(1)} ms`).join(", ")}`);
+    console.log(
+      `growth: ${size.toLocaleString("en")} documents measured: ${[...figures].map(([name, list]) => `${name} ${list.at(-1)!.median.toFixed(1)} ms`).join(", ")}`,
+    );
   }
   await sql.end();
   await kiln.stop();
 
   for (const [name, [small, , large]] of figures) {
-    const atSizes = figures.get(name)!.map((figure) => `${ms(figure.median)} (p99 ${ms(figure.p99)})`).join(" · ");
+    const atSizes = figures
+      .get(name)!
+      .map((figure) => `${ms(figure.median)} (p99 ${ms(figure.p99)})`)
+      .join(" · ");
     const ratio = large.median / small.median;
     rows.push({
       section: `growth (${kiln.mode})`,

@@ -28,11 +28,17 @@ const seconds = Number(values.seconds);
 
 /** CPU seconds (user + system) the process has used so far. */
 function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
+    .replace(/^.*\) /, "")
+    .split(" ");
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
-interface Measured { rps: number; p50Ms: number; cpuUs: number }
+interface Measured {
+  rps: number;
+  p50Ms: number;
+  cpuUs: number;
+}
 
 function measure(server: KilnServer, key: string, spec: Omit<LoadSpec, "base" | "key" | "seconds">, time = seconds): Measured {
   const before = cpuSeconds(server.pid);
@@ -42,7 +48,8 @@ function measure(server: KilnServer, key: string, spec: Omit<LoadSpec, "base" | 
 }
 
 const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)];
-const line = (m: Measured) => `${Math.round(m.rps).toLocaleString("en")}/s, p50 ${m.p50Ms.toFixed(2)} ms, ${m.cpuUs.toFixed(0)} µs CPU/request`;
+const line = (m: Measured) =>
+  `${Math.round(m.rps).toLocaleString("en")}/s, p50 ${m.p50Ms.toFixed(2)} ms, ${m.cpuUs.toFixed(0)} µs CPU/request`;
 
 try {
   const mode = values.mode as "embedded" | "external";
@@ -50,7 +57,8 @@ try {
   const node = await startKiln(mode, { DATABASE_URL: bun.databaseUrl, HTTP_LISTENER: "node" });
   const key = bun.key;
   const ids: string[] = [];
-  for (let i = 0; i < 50; i++) ids.push((await api(bun.url, key, "POST", "/api/v1/documents", { name: `l${i}.json`, content: recordsOfSize(1 * KB) })).document.id);
+  for (let i = 0; i < 50; i++)
+    ids.push((await api(bun.url, key, "POST", "/api/v1/documents", { name: `l${i}.json`, content: recordsOfSize(1 * KB) })).document.id);
   const createBody = dataPath("listener-create-1kb.json");
   writeFileSync(createBody, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
   const cases: { name: string; spec: Omit<LoadSpec, "base" | "key" | "seconds"> }[] = [
@@ -58,14 +66,18 @@ try {
     { name: "create 1 KB", spec: { method: "POST", paths: ["/api/v1/documents"], bodyFile: createBody, connections: 8 } },
   ];
   const loadBefore = loadAverage();
-  console.log(`HTTP_LISTENER bun vs node, ${mode} PostgreSQL, ${rounds} rounds of ${seconds} s, 8 connections; load average ${loadBefore.toFixed(2)}`);
+  console.log(
+    `HTTP_LISTENER bun vs node, ${mode} PostgreSQL, ${rounds} rounds of ${seconds} s, 8 connections; load average ${loadBefore.toFixed(2)}`,
+  );
   for (const testCase of cases) {
     for (const server of [bun, node]) measure(server, key, testCase.spec, 1); // warm-up
     const results = { bun: [] as Measured[], node: [] as Measured[] };
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? (["bun", "node"] as const) : (["node", "bun"] as const);
       for (const side of order) results[side].push(measure(side === "bun" ? bun : node, key, testCase.spec));
-      console.log(`  ${testCase.name} round ${round + 1} (load ${loadAverage().toFixed(2)}): bun ${line(results.bun.at(-1)!)} | node ${line(results.node.at(-1)!)}`);
+      console.log(
+        `  ${testCase.name} round ${round + 1} (load ${loadAverage().toFixed(2)}): bun ${line(results.bun.at(-1)!)} | node ${line(results.node.at(-1)!)}`,
+      );
     }
     const med = (side: "bun" | "node", field: keyof Measured) => median(results[side].map((m) => m[field]));
     console.log(

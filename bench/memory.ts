@@ -39,7 +39,8 @@ function floorPeak(utilityId: string, body: string): { before: number; peak: num
 }
 
 /** A fresh Kiln process over the same database and content folder: its peak belongs to one request. */
-const freshKiln = (kiln: KilnServer, env: Record<string, string> = {}) => startKiln("embedded", { DATABASE_URL: kiln.databaseUrl, DATA_DIR: kiln.dataDir, ...env });
+const freshKiln = (kiln: KilnServer, env: Record<string, string> = {}) =>
+  startKiln("embedded", { DATABASE_URL: kiln.databaseUrl, DATA_DIR: kiln.dataDir, ...env });
 
 export async function benchMemory(kiln: KilnServer): Promise<void> {
   const config = { search: "alpha", replacement: "omega" };
@@ -64,11 +65,17 @@ export async function benchMemory(kiln: KilnServer): Promise<void> {
   });
 
   const { document } = await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name: "memory-50mb", content: [] });
-  const upload = await fetch(`${kiln.url}/api/v1/documents/${document.id}/content`, { method: "PUT", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" }, body: documentText(FIFTY_MB) });
+  const upload = await fetch(`${kiln.url}/api/v1/documents/${document.id}/content`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json" },
+    body: documentText(FIFTY_MB),
+  });
   if (!upload.ok) throw new Error(`50 MB upload: ${upload.status} ${await upload.text()}`);
   const forDownload = await freshKiln(kiln);
   const download = await peakDuring(forDownload.pid, async () => {
-    const response = await fetch(`${forDownload.url}/api/v1/documents/${document.id}/content`, { headers: { authorization: `Bearer ${kiln.key}`, "accept-encoding": "identity" } });
+    const response = await fetch(`${forDownload.url}/api/v1/documents/${document.id}/content`, {
+      headers: { authorization: `Bearer ${kiln.key}`, "accept-encoding": "identity" },
+    });
     let received = 0;
     for await (const chunk of response.body!) received += chunk.byteLength;
     if (received < FIFTY_MB * 0.99) throw new Error(`50 MB download gave ${received} bytes`);

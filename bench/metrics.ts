@@ -27,7 +27,9 @@ type Measured = LoadResult & { cpuUsPerRequest: number };
 
 /** User + system CPU seconds the process has used so far (all its threads). */
 function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /, "").split(" ");
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
+    .replace(/^.*\) /, "")
+    .split(" ");
   // after the command name: state is field 3, utime and stime are fields 14 and 15 (clock ticks of 1/100 s)
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
@@ -37,7 +39,10 @@ export async function benchMetrics(settings: Settings): Promise<void> {
   const on = await startKiln("embedded", { DATABASE_URL: off.databaseUrl, METRICS_TOKEN: TOKEN });
   const paths: string[] = [];
   for (let i = 0; i < DOCUMENTS; i++) {
-    const { document } = await api(off.url, off.key, "POST", "/api/v1/documents", { name: `m${i}.json`, content: { i, text: "metrics bench" } });
+    const { document } = await api(off.url, off.key, "POST", "/api/v1/documents", {
+      name: `m${i}.json`,
+      content: { i, text: "metrics bench" },
+    });
     paths.push(`/api/v1/documents/${document.id}`);
   }
   const measure = (server: KilnServer, seconds = 2) => {
@@ -63,7 +68,8 @@ export async function benchMetrics(settings: Settings): Promise<void> {
   const median = <T>(items: T[], by: (item: T) => number) => items.map(by).sort((a, b) => a - b)[Math.floor(items.length / 2)]!;
   const costs = pairs.map((pair) => pair.on.cpuUsPerRequest / pair.off.cpuUsPerRequest - 1);
   const scraped = await (await fetch(`${on.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
-  if (!scraped.includes('route="/api/v1/documents/:id",status="200"')) throw new Error("the metrics server did not count the load's requests");
+  if (!scraped.includes('route="/api/v1/documents/:id",status="200"'))
+    throw new Error("the metrics server did not count the load's requests");
   const cost = median(costs, (value) => value);
   const percent = (value: number) => `${(value * 100).toFixed(1)} %`;
   const sorted = [...costs].sort((a, b) => a - b);
@@ -85,7 +91,9 @@ export async function benchMetrics(settings: Settings): Promise<void> {
     target: `≤ ${COST_TARGET * 100} %`,
     met: added / getMetadataCpuUs <= COST_TARGET,
   });
-  console.error(`bench: metrics end to end ${percent(cost)} CPU/request (median of ${rounds} pairs: ${costs.map(percent).join(", ")}); the layer alone +${added.toFixed(2)} µs of ${getMetadataCpuUs.toFixed(0)} µs`);
+  console.error(
+    `bench: metrics end to end ${percent(cost)} CPU/request (median of ${rounds} pairs: ${costs.map(percent).join(", ")}); the layer alone +${added.toFixed(2)} µs of ${getMetadataCpuUs.toFixed(0)} µs`,
+  );
   await on.stop();
   await off.stop();
 }
@@ -101,10 +109,11 @@ async function pluginCpuUs(rounds: number): Promise<number> {
     workerPoolSize: 1,
     database: { sql: { options: { max: 1 } }, ping: async () => true } as unknown as Database,
   };
-  const app = (metrics: boolean) => new Elysia()
-    .use(requestContext(logger))
-    .use(metricsPlugin(metrics ? createMetrics(sources) : undefined, metrics ? TOKEN : undefined))
-    .get("/api/v1/documents/:id", ({ params }) => ({ id: params.id }));
+  const app = (metrics: boolean) =>
+    new Elysia()
+      .use(requestContext(logger))
+      .use(metricsPlugin(metrics ? createMetrics(sources) : undefined, metrics ? TOKEN : undefined))
+      .get("/api/v1/documents/:id", ({ params }) => ({ id: params.id }));
   const apps = { off: app(false), on: app(true) };
   const perRequest: Record<"on" | "off", number[]> = { on: [], off: [] };
   const requests = 20_000;

@@ -44,26 +44,52 @@ export async function benchOverheads(settings: Settings, kiln: KilnServer, bare:
     const small = bodyFile(1 * KB);
     const medium = bodyFile(4 * KB);
     const seconds = settings.loadSeconds;
-    const kilns: [string, KilnServer][] = [["fresh process", freshKiln], ...(ranLargeRuns ? [["after the 10 MB runs", kiln] as [string, KilnServer]] : [])];
-    for (const [label, file, budgetMs] of [["1 KB run p50 (inline)", small, 0.3], ["4 KB run p50 (worker)", medium, 1]] as const) {
+    const kilns: [string, KilnServer][] = [
+      ["fresh process", freshKiln],
+      ...(ranLargeRuns ? [["after the 10 MB runs", kiln] as [string, KilnServer]] : []),
+    ];
+    for (const [label, file, budgetMs] of [
+      ["1 KB run p50 (inline)", small, 0.3],
+      ["4 KB run p50 (worker)", medium, 1],
+    ] as const) {
       for (const [state, server] of kilns) {
         const ofKiln = run(server, kiln.key, file, 1, seconds);
         const ofBare = run(bare, kiln.key, file, 1, seconds);
         const added = ofKiln.p50Ms - ofBare.p50Ms;
-        rows.push({ section: "engine", case: `${label}, ${state}`, kiln: ms(ofKiln.p50Ms), reference: `bare handler: ${ms(ofBare.p50Ms)}`, ratio: `+${ms(added)}`, target: `≤ bare + ${budgetMs} ms`, met: added <= budgetMs });
+        rows.push({
+          section: "engine",
+          case: `${label}, ${state}`,
+          kiln: ms(ofKiln.p50Ms),
+          reference: `bare handler: ${ms(ofBare.p50Ms)}`,
+          ratio: `+${ms(added)}`,
+          target: `≤ bare + ${budgetMs} ms`,
+          met: added <= budgetMs,
+        });
         console.error(`bench: engine ${label}, ${state}: Kiln ${ms(ofKiln.p50Ms)}, bare ${ms(ofBare.p50Ms)}`);
       }
     }
     const viaWorker = run(kiln, kiln.key, medium, 1, seconds);
     const inline = run(inlineKiln, kiln.key, medium, 1, seconds);
-    rows.push({ section: "engine", case: "worker hand-off (4 KB)", kiln: `worker: ${ms(viaWorker.p50Ms)}`, reference: `inline: ${ms(inline.p50Ms)}`, ratio: `+${ms(viaWorker.p50Ms - inline.p50Ms)}` });
+    rows.push({
+      section: "engine",
+      case: "worker hand-off (4 KB)",
+      kiln: `worker: ${ms(viaWorker.p50Ms)}`,
+      reference: `inline: ${ms(inline.p50Ms)}`,
+      ratio: `+${ms(viaWorker.p50Ms - inline.p50Ms)}`,
+    });
 
     const large = bodyFile(1 * MB);
     // each run takes tens of milliseconds and 16 wait at once: a longer window gives a stable p99
     const ofKiln = run(kiln, kiln.key, large, 16, seconds * 3);
     const ofBare = run(bare, kiln.key, large, 16, seconds * 3);
     const describe = (result: LoadResult) => `${rps(result.rps)} · p99 ${ms(result.p99Ms)}`;
-    rows.push({ section: "engine", case: "16 concurrent 1 MB runs", kiln: describe(ofKiln), reference: `bare handler: ${describe(ofBare)}`, ratio: `${times(ofKiln.rps / ofBare.rps)} runs/s` });
+    rows.push({
+      section: "engine",
+      case: "16 concurrent 1 MB runs",
+      kiln: describe(ofKiln),
+      reference: `bare handler: ${describe(ofBare)}`,
+      ratio: `${times(ofKiln.rps / ofBare.rps)} runs/s`,
+    });
     console.error(`bench: engine 16 × 1 MB: Kiln ${describe(ofKiln)}, bare ${describe(ofBare)}`);
   } finally {
     await freshKiln.stop();
@@ -82,9 +108,15 @@ export function benchEngineScript(settings: Settings): void {
     timeout: 300_000,
   });
   if (result.status !== 0) throw new Error(`bench/engine.ts failed: ${result.stderr.slice(-500)}`);
-  const lines = result.stdout.split("\n").filter((line) => line.startsWith("|")).slice(2);
+  const lines = result.stdout
+    .split("\n")
+    .filter((line) => line.startsWith("|"))
+    .slice(2);
   for (const line of lines) {
-    const [label, kiln, direct, ratio] = line.split("|").slice(1, -1).map((cell) => cell.trim());
+    const [label, kiln, direct, ratio] = line
+      .split("|")
+      .slice(1, -1)
+      .map((cell) => cell.trim());
     rows.push({ section: "engine (bench/engine.ts)", case: `clean-json ${label}`, kiln, reference: `direct call: ${direct}`, ratio });
   }
 }

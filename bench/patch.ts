@@ -24,7 +24,11 @@ async function timed(request: () => Promise<Response>): Promise<number> {
 export async function benchPatch(settings: Settings): Promise<void> {
   const kiln = await startKiln("embedded");
   try {
-    const { account } = await api(kiln.url, ADMIN_KEY, "POST", "/api/v1/admin/accounts", { name: "bench-patch", rateLimitPerMinute: null, maxVersions: 2 });
+    const { account } = await api(kiln.url, ADMIN_KEY, "POST", "/api/v1/admin/accounts", {
+      name: "bench-patch",
+      rateLimitPerMinute: null,
+      maxVersions: 2,
+    });
     const { key } = await api(kiln.url, ADMIN_KEY, "POST", "/api/v1/admin/keys", { accountId: account.id, permissions: ["documents"] });
     const records = documentText(10 * MB);
     const { document } = await api(kiln.url, key, "POST", "/api/v1/documents", { name: "ten-mb", contentText: "{}" });
@@ -34,16 +38,25 @@ export async function benchPatch(settings: Settings): Promise<void> {
     let n = 0;
     const cases = [
       // the document is an array of records: the JSON Patch changes one record's field
-      { name: "JSON Patch", content: records, patch: () => send("PATCH", "application/json-patch+json", `[{"op":"replace","path":"/5000/name","value":"patched ${++n}"}]`)() },
+      {
+        name: "JSON Patch",
+        content: records,
+        patch: () => send("PATCH", "application/json-patch+json", `[{"op":"replace","path":"/5000/name","value":"patched ${++n}"}]`)(),
+      },
       // a merge patch replaces arrays whole, so here the records sit in an object beside the patched field
-      { name: "merge patch", content: `{"records":${records},"name":"x"}`, patch: () => send("PATCH", "application/merge-patch+json", `{"name":"merged ${++n}"}`)() },
+      {
+        name: "merge patch",
+        content: `{"records":${records},"name":"x"}`,
+        patch: () => send("PATCH", "application/merge-patch+json", `{"name":"merged ${++n}"}`)(),
+      },
     ];
     const rounds = settings.full ? 15 : 7;
     for (const { name, content, patch } of cases) {
       const replace = send("PUT", "application/json", new TextEncoder().encode(content));
       await timed(replace); // the document's 10 MB, and a warm-up of both paths
       await timed(patch);
-      const replaceTimes: number[] = [], patchTimes: number[] = [];
+      const replaceTimes: number[] = [],
+        patchTimes: number[] = [];
       for (let round = 0; round < rounds; round++) {
         replaceTimes.push(await timed(replace));
         patchTimes.push(await timed(patch));
@@ -58,7 +71,9 @@ export async function benchPatch(settings: Settings): Promise<void> {
         target: "≤ 2",
         met: ratio <= 2,
       });
-      console.error(`bench: patch ${name}: ${ms(median(patchTimes))} vs replace ${ms(median(replaceTimes))} (${times(ratio)}) over ${rounds} rounds`);
+      console.error(
+        `bench: patch ${name}: ${ms(median(patchTimes))} vs replace ${ms(median(replaceTimes))} (${times(ratio)}) over ${rounds} rounds`,
+      );
     }
   } finally {
     await kiln.stop();

@@ -15,7 +15,11 @@ import { ms, notes, rows, times } from "./lib/report";
 import type { Settings } from "./settings";
 
 async function post(kiln: KilnServer, path: string, text: string): Promise<string> {
-  const response = await fetch(kiln.url + path, { method: "POST", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json", "accept-encoding": "identity" }, body: text });
+  const response = await fetch(kiln.url + path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json", "accept-encoding": "identity" },
+    body: text,
+  });
   const answer = await response.text();
   if (response.status !== 200) throw new Error(`${path}: Kiln answered ${response.status} ${answer.slice(0, 300)}`);
   return answer;
@@ -58,7 +62,8 @@ export async function benchPipelines(settings: Settings, kiln: KilnServer): Prom
     primary = JSON.parse(await post(kiln, `/api/v1/utilities/${step.utility}`, text)).output;
   }
   const piped = JSON.parse(await post(kiln, "/api/v1/pipelines/run", pipelineText));
-  if (JSON.stringify(piped.output) !== JSON.stringify(primary)) throw new Error("pipelines: the pipeline's output differs from its steps run one by one");
+  if (JSON.stringify(piped.output) !== JSON.stringify(primary))
+    throw new Error("pipelines: the pipeline's output differs from its steps run one by one");
   const [pipelineMs, ...aloneMs] = await interleaved(repetitions, [
     () => post(kiln, "/api/v1/pipelines/run", pipelineText),
     ...STEPS.map((step, index) => () => post(kiln, `/api/v1/utilities/${step.utility}`, aloneTexts[index])),
@@ -83,7 +88,10 @@ export async function benchPipelines(settings: Settings, kiln: KilnServer): Prom
   const { document } = await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name: "bench-10mb.json", content: records });
   const storedText = JSON.stringify({ inputs: { primaryDocumentId: document.id }, config });
   const inlineText = JSON.stringify({ inputs: { primary: records }, config });
-  if (await post(kiln, "/api/v1/utilities/structure.pick-fields", storedText).then((text) => JSON.parse(text).output.length) !== records.length) {
+  if (
+    (await post(kiln, "/api/v1/utilities/structure.pick-fields", storedText).then((text) => JSON.parse(text).output.length)) !==
+    records.length
+  ) {
     throw new Error("pipelines: the stored run's output is not the inline run's");
   }
   const [storedMs, inlineMs] = await interleaved(repetitions, [

@@ -26,12 +26,27 @@ import { benchPatch } from "./patch";
 import { benchCluster } from "./cluster";
 import { benchGrowth } from "./growth";
 
-const SECTIONS = ["documents", "storage", "utilities", "engine", "memory", "pipelines", "compression", "export", "patch", "metrics", "cluster", "growth"] as const;
+const SECTIONS = [
+  "documents",
+  "storage",
+  "utilities",
+  "engine",
+  "memory",
+  "pipelines",
+  "compression",
+  "export",
+  "patch",
+  "metrics",
+  "cluster",
+  "growth",
+] as const;
 type Section = (typeof SECTIONS)[number];
 /** what a run without --only measures */
 const DEFAULT_SECTIONS = SECTIONS.filter((section) => section !== "growth");
 
-const { values } = parseArgs({ options: { full: { type: "boolean", default: false }, only: { type: "string" }, readme: { type: "boolean", default: false } } });
+const { values } = parseArgs({
+  options: { full: { type: "boolean", default: false }, only: { type: "string" }, readme: { type: "boolean", default: false } },
+});
 const only = new Set((values.only?.split(",") ?? DEFAULT_SECTIONS) as Section[]);
 const settings = settingsFor(values.full!);
 

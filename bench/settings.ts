@@ -20,6 +20,6 @@ export function settingsFor(full: boolean): Settings {
     loadRounds: full ? 3 : 2,
     // 50 MB as 50,000,000 bytes: the request (input and wrapper) must stay under the 50 MiB payload limit
     utilitySizes: full ? [1024, 1 * MB, 10 * MB, 50_000_000] : [1024, 1 * MB, 10 * MB],
-    repetitions: (bytes) => bytes <= 64 * 1024 ? (full ? 200 : 50) : bytes <= 2 * MB ? (full ? 15 : 7) : bytes <= 16 * MB ? 15 : 3,
+    repetitions: (bytes) => (bytes <= 64 * 1024 ? (full ? 200 : 50) : bytes <= 2 * MB ? (full ? 15 : 7) : bytes <= 16 * MB ? 15 : 3),
   };
 }

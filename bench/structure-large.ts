@@ -39,8 +39,23 @@ const cases: Array<[string, Utility<TObject>, Record<string, unknown>, (bytes: n
   ["pick-fields one doc items.*", pickFields, { paths: ["items.*.name", "items[*].meta.score"] }, oneDocument],
   ["remove-fields records", removeFields, { paths: ["tags", "address.*"], removeEmptyParents: true }, records],
   ["remove-fields one doc items.*", removeFields, { paths: ["items.*.email", "items.*.tags.1"] }, oneDocument],
-  ["copy-move records", copyMove, { operations: [{ from: "address.city", to: "city", action: "move" }, { from: "tags", to: "x.y" }] }, records],
-  ["copy-move one doc items.* move", copyMove, { operations: [{ from: "items.*.email", to: "items.*.contact.email", action: "move" }] }, oneDocument],
+  [
+    "copy-move records",
+    copyMove,
+    {
+      operations: [
+        { from: "address.city", to: "city", action: "move" },
+        { from: "tags", to: "x.y" },
+      ],
+    },
+    records,
+  ],
+  [
+    "copy-move one doc items.* move",
+    copyMove,
+    { operations: [{ from: "items.*.email", to: "items.*.contact.email", action: "move" }] },
+    oneDocument,
+  ],
   ["copy-move one doc whole array move", copyMove, { operations: [{ from: "items.*", to: "byIndex.*", action: "move" }] }, oneDocument],
   ["flatten-nest flatten records", flattenNest, {}, records],
   ["flatten-nest flatten one doc", flattenNest, {}, oneDocument],

@@ -45,7 +45,8 @@ export interface UtilityCase {
 const jq = (filter: string, slurp = false): Peer => ({
   tool: "jq",
   args: (files) => ["-c", ...(slurp ? ["-s"] : []), filter, ...files],
-  files: (body) => slurp ? [JSON.stringify(body.inputs.primary), JSON.stringify(body.inputs.secondary)] : [JSON.stringify(body.inputs.primary)],
+  files: (body) =>
+    slurp ? [JSON.stringify(body.inputs.primary), JSON.stringify(body.inputs.secondary)] : [JSON.stringify(body.inputs.primary)],
   read: (stdout) => JSON.parse(stdout),
 });
 
@@ -68,54 +69,79 @@ function mergeInputs(bytes: number) {
   const records = recordsOfSize(bytes * 0.75);
   return {
     primary: Object.fromEntries(records.map((record) => [`u${record.id}`, record])),
-    secondary: Object.fromEntries(records.map((record) => [`u${record.id}`, { address: { city: "Ghent", verified: true }, tags: ["merged"] }])),
+    secondary: Object.fromEntries(
+      records.map((record) => [`u${record.id}`, { address: { city: "Ghent", verified: true }, tags: ["merged"] }]),
+    ),
   };
 }
 
 export const CASES: UtilityCase[] = [
   {
-    utilityId: "structure.find-replace", label: "find-replace",
+    utilityId: "structure.find-replace",
+    label: "find-replace",
     body: (bytes) => ({ inputs: { primary: recordsOfSize(bytes) }, config: { search: "alpha", replacement: "omega" } }),
     peer: jq(`walk(if type == "string" then gsub("alpha"; "omega") else . end)`),
   },
   {
-    utilityId: "structure.pick-fields", label: "pick-fields",
+    utilityId: "structure.pick-fields",
+    label: "pick-fields",
     body: (bytes) => ({ inputs: { primary: recordsOfSize(bytes) }, config: { paths: ["id", "name", "address.city"] } }),
     peer: jq(`map({id, name, address: {city: .address.city}})`),
     peerTarget: 5,
   },
   {
-    utilityId: "structure.flatten-nest", label: "flatten",
+    utilityId: "structure.flatten-nest",
+    label: "flatten",
     body: (bytes) => ({ inputs: { primary: recordsOfSize(bytes) }, config: { mode: "flatten" } }),
     peer: jq(`map(reduce (tostream | select(length == 2)) as [$p, $v] ({}; .[$p | map(tostring) | join(".")] = $v))`),
   },
   {
-    utilityId: "convert.csv-to-json", label: "csv-to-json",
+    utilityId: "convert.csv-to-json",
+    label: "csv-to-json",
     // JSON escaping makes the CSV ~8% longer in the request: at 50 MB that would pass the payload limit
     body: (bytes) => ({ inputs: { primary: csvOfSize(bytes > 40 * MB ? bytes * 0.9 : bytes) } }),
-    peer: { tool: "mlr", args: (files) => ["--icsv", "--ojson", "cat", ...files], files: (body) => [body.inputs.primary as string], read: (stdout) => JSON.parse(stdout) },
+    peer: {
+      tool: "mlr",
+      args: (files) => ["--icsv", "--ojson", "cat", ...files],
+      files: (body) => [body.inputs.primary as string],
+      read: (stdout) => JSON.parse(stdout),
+    },
   },
   {
-    utilityId: "convert.json-to-csv", label: "json-to-csv",
+    utilityId: "convert.json-to-csv",
+    label: "json-to-csv",
     body: (bytes) => ({ inputs: { primary: tabularOfSize(bytes) } }),
-    peer: { tool: "mlr", args: (files) => ["--ijson", "--ocsv", "cat", ...files], files: (body) => [JSON.stringify(body.inputs.primary)], read: csvRows },
+    peer: {
+      tool: "mlr",
+      args: (files) => ["--ijson", "--ocsv", "cat", ...files],
+      files: (body) => [JSON.stringify(body.inputs.primary)],
+      read: csvRows,
+    },
   },
   {
-    utilityId: "merge.deep-merge", label: "deep-merge",
+    utilityId: "merge.deep-merge",
+    label: "deep-merge",
     body: (bytes) => ({ inputs: mergeInputs(bytes) }),
     peer: jq(".[0] * .[1]", true),
   },
   {
-    utilityId: "analysis.aggregate", label: "aggregate",
+    utilityId: "analysis.aggregate",
+    label: "aggregate",
     body: (bytes) => ({
       inputs: { primary: recordsOfSize(bytes) },
-      config: { groupBy: ["address.city"], aggregations: [{ op: "count" }, { op: "sum", field: "score" }, { op: "avg", field: "age" }, { op: "max", field: "score" }] },
+      config: {
+        groupBy: ["address.city"],
+        aggregations: [{ op: "count" }, { op: "sum", field: "score" }, { op: "avg", field: "age" }, { op: "max", field: "score" }],
+      },
     }),
-    peer: jq(`group_by(.address.city) | map({"address.city": .[0].address.city, count: length, sum_score: (map(.score) | add), avg_age: ((map(.age) | add) / length), max_score: (map(.score) | max)})`),
+    peer: jq(
+      `group_by(.address.city) | map({"address.city": .[0].address.city, count: length, sum_score: (map(.score) | add), avg_age: ((map(.age) | add) / length), max_score: (map(.score) | max)})`,
+    ),
     unordered: true,
   },
   {
-    utilityId: "cleanup.redact", label: "redact",
+    utilityId: "cleanup.redact",
+    label: "redact",
     body: (bytes) => ({ inputs: { primary: recordsOfSize(bytes) }, config: { patterns: ["email", "phone"] } }),
   },
 ];
@@ -125,15 +151,25 @@ function normalise(value: unknown, unordered = false): unknown {
   if (typeof value === "number") return Number(value.toPrecision(12));
   if (Array.isArray(value)) {
     const items = value.map((item) => normalise(item));
-    return unordered ? items.map((item) => JSON.stringify(item)).sort().map((item) => JSON.parse(item)) : items;
+    return unordered
+      ? items
+          .map((item) => JSON.stringify(item))
+          .sort()
+          .map((item) => JSON.parse(item))
+      : items;
   }
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.keys(value).sort().map((key) => [key, normalise((value as Record<string, unknown>)[key])]));
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, normalise((value as Record<string, unknown>)[key])]),
+    );
   }
   return value;
 }
 
-const sameJson = (a: unknown, b: unknown, unordered = false) => JSON.stringify(normalise(a, unordered)) === JSON.stringify(normalise(b, unordered));
+const sameJson = (a: unknown, b: unknown, unordered = false) =>
+  JSON.stringify(normalise(a, unordered)) === JSON.stringify(normalise(b, unordered));
 
 const median = (values: number[]) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
@@ -151,7 +187,11 @@ function timeRepeatedly(repetitions: number, work: () => unknown): number {
  * The medians of two kinds of work that take turns, one of each per round (the order flipping every
  * round), so that a change in the machine's load during the measurement falls on both alike.
  */
-async function timeAlternately(repetitions: number, first: () => Promise<unknown>, second: () => Promise<unknown>): Promise<[number, number]> {
+async function timeAlternately(
+  repetitions: number,
+  first: () => Promise<unknown>,
+  second: () => Promise<unknown>,
+): Promise<[number, number]> {
   const durations: [number[], number[]] = [[], []];
   const timed = async (index: 0 | 1, work: () => Promise<unknown>) => {
     const started = performance.now();
@@ -179,7 +219,11 @@ export function floorRun(utilityCase: UtilityCase, text: string): string {
 
 /** One utility run over HTTP; `server` defaults to Kiln, the bare handler takes the same request. */
 export async function kilnRun(kiln: KilnServer, utilityId: string, text: string, server: Server = kiln): Promise<string> {
-  const response = await fetch(`${server.url}/api/v1/utilities/${utilityId}`, { method: "POST", headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json", "accept-encoding": "identity" }, body: text });
+  const response = await fetch(`${server.url}/api/v1/utilities/${utilityId}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${kiln.key}`, "content-type": "application/json", "accept-encoding": "identity" },
+    body: text,
+  });
   const answer = await response.text();
   if (response.status !== 200) throw new Error(`${utilityId}: Kiln answered ${response.status} ${answer.slice(0, 300)}`);
   return answer;
@@ -195,13 +239,15 @@ export function peerRun(peer: Peer, files: string[]): string {
 export function peerFiles(utilityCase: UtilityCase, body: Body, bytes: number): string[] {
   const peer = utilityCase.peer!;
   return peer.files(body).map((content, index) => {
-    const path = dataPath(`${utilityCase.label}-${bytes}-${index}.${peer.tool === "mlr" && utilityCase.utilityId === "convert.csv-to-json" ? "csv" : "json"}`);
+    const path = dataPath(
+      `${utilityCase.label}-${bytes}-${index}.${peer.tool === "mlr" && utilityCase.utilityId === "convert.csv-to-json" ? "csv" : "json"}`,
+    );
     writeFileSync(path, content);
     return path;
   });
 }
 
-const sizeLabel = (bytes: number) => bytes >= MB ? `${Math.round(bytes / (bytes % MB === 0 ? MB : 1e6))} MB` : `${bytes / KB} KB`;
+const sizeLabel = (bytes: number) => (bytes >= MB ? `${Math.round(bytes / (bytes % MB === 0 ? MB : 1e6))} MB` : `${bytes / KB} KB`);
 /** jq needs minutes on 50 MB (it is 15–45 s on 10 MB already); the targets are set at 10 MB */
 const PEER_MAX_BYTES = 10 * MB;
 
@@ -244,7 +290,11 @@ export async function benchUtilities(settings: Settings, kiln: KilnServer, bare:
       const floorMs = timeRepeatedly(repetitions, () => floorRun(utilityCase, text));
       await kilnRun(kiln, utilityCase.utilityId, text); // warm-up, both
       await kilnRun(kiln, utilityCase.utilityId, text, bare);
-      const [kilnMs, bareMs] = await timeAlternately(repetitions, () => kilnRun(kiln, utilityCase.utilityId, text), () => kilnRun(kiln, utilityCase.utilityId, text, bare));
+      const [kilnMs, bareMs] = await timeAlternately(
+        repetitions,
+        () => kilnRun(kiln, utilityCase.utilityId, text),
+        () => kilnRun(kiln, utilityCase.utilityId, text, bare),
+      );
 
       const ratio = kilnMs / floorMs;
       const speedup = peerMs === undefined ? undefined : peerMs / kilnMs;
@@ -259,9 +309,13 @@ export async function benchUtilities(settings: Settings, kiln: KilnServer, bare:
         ratio: `${times(ratio)} floor · ${times(kilnMs / bareMs)} bare HTTP`,
         // issue 12: what Kiln adds over the bare HTTP handler, and pick-fields against jq
         target: targeted ? `≤ 1.15× bare HTTP${peerTarget === undefined ? "" : `; ${utilityCase.peer!.tool} ≥ ${peerTarget}×`}` : undefined,
-        met: targeted ? kilnMs / bareMs <= 1.15 && (peerTarget === undefined || (speedup !== undefined && speedup >= peerTarget)) : undefined,
+        met: targeted
+          ? kilnMs / bareMs <= 1.15 && (peerTarget === undefined || (speedup !== undefined && speedup >= peerTarget))
+          : undefined,
       });
-      console.error(`bench: ${label}: Kiln ${ms(kilnMs)}, floor ${ms(floorMs)}, bare HTTP ${ms(bareMs)}${peerMs === undefined ? "" : `, ${utilityCase.peer!.tool} ${ms(peerMs)}`}`);
+      console.error(
+        `bench: ${label}: Kiln ${ms(kilnMs)}, floor ${ms(floorMs)}, bare HTTP ${ms(bareMs)}${peerMs === undefined ? "" : `, ${utilityCase.peer!.tool} ${ms(peerMs)}`}`,
+      );
     }
   }
 }

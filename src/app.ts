@@ -60,7 +60,12 @@ export function createApp(deps: AppDeps) {
   const contentStore = deps.contentStore ?? instrumented(createContentStore(config), metrics);
   const authenticator = new Authenticator(database.db, deps.now, deps.rateCounter);
   const auth = authentication(authenticator);
-  const idempotency = idempotencyHooks({ db: database.db, now: deps.now, maxAnswerBytes: config.idempotencyMaxAnswerBytes, onOutcome: (outcome) => metrics?.observeIdempotency(outcome) });
+  const idempotency = idempotencyHooks({
+    db: database.db,
+    now: deps.now,
+    maxAnswerBytes: config.idempotencyMaxAnswerBytes,
+    onOutcome: (outcome) => metrics?.observeIdempotency(outcome),
+  });
   const documentBodyLimit: BodyLimit = {
     bytes: MAX_DOCUMENT_BODY_BYTES,
     tooLarge: (limit) => new HttpError(413, "document_too_large", `The request body exceeds ${limit} bytes`),
@@ -77,7 +82,13 @@ export function createApp(deps: AppDeps) {
     ...[EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES].map((route) => [route, utilityBodyLimit] as const),
     ...PIPELINE_DEFINITION_ROUTES.map((route) => [route, pipelineBodyLimit] as const),
   ]);
-  const documents = documentsDeps({ db: database.db, store: contentStore, now: deps.now, purgeAfterMs: config.purgeAfterMs, patchWorker: patchInPool(deps.workerPool) });
+  const documents = documentsDeps({
+    db: database.db,
+    store: contentStore,
+    now: deps.now,
+    purgeAfterMs: config.purgeAfterMs,
+    patchWorker: patchInPool(deps.workerPool),
+  });
   const utilityEngine = {
     db: database.db,
     pool: deps.workerPool,
@@ -94,8 +105,21 @@ export function createApp(deps: AppDeps) {
   const docs = openapiDocs();
   const app = new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
-    .use(errorHandler({ logger, authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path), methodsAllowed: (path): string[] => methodsAllowed(app.routes, path) }))
-    .use(bodyParser({ limitFor: (route) => bodyLimits.get(route) ?? documentBodyLimit, rawRoutes: new Set([EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES, ...DOCUMENT_RAW_ROUTES]), streamedRoutes: new Set([IMPORT_ROUTE]), authorize: (request, path) => authenticator.authorize(request, path) }))
+    .use(
+      errorHandler({
+        logger,
+        authorizeUnknownRoute: (request, path) => authenticator.authorize(request, path),
+        methodsAllowed: (path): string[] => methodsAllowed(app.routes, path),
+      }),
+    )
+    .use(
+      bodyParser({
+        limitFor: (route) => bodyLimits.get(route) ?? documentBodyLimit,
+        rawRoutes: new Set([EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES, ...DOCUMENT_RAW_ROUTES]),
+        streamedRoutes: new Set([IMPORT_ROUTE]),
+        authorize: (request, path) => authenticator.authorize(request, path),
+      }),
+    )
     .use(docs.plugin)
     .use(metricsPlugin(metrics, config.metricsToken))
     .use(auth)
@@ -103,7 +127,9 @@ export function createApp(deps: AppDeps) {
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth, idempotency }))
-    .use(pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }))
+    .use(
+      pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }),
+    )
     .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }))
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), linkBase: linkBaseOf(config), auth }));
   docs.describe(app);

@@ -76,8 +76,10 @@ function contentStoreConfig(env: Env): ContentStoreConfig {
   const bucket = firstSet(env, "S3_BUCKET", "AWS_BUCKET");
   if (!bucket) throw new ConfigError("S3_BUCKET (or AWS_BUCKET) is required with CONTENT_STORE=s3");
   const endpoint = firstSet(env, "S3_ENDPOINT", "AWS_ENDPOINT");
-  if (endpoint !== undefined && !URL.canParse(endpoint)) throw new ConfigError(`S3_ENDPOINT must be a URL such as https://s3.eu-west-1.amazonaws.com, got '${endpoint}'`);
-  if (endpoint !== undefined && !/^https?:$/.test(new URL(endpoint).protocol)) throw new ConfigError(`S3_ENDPOINT must be an http:// or https:// URL, got '${endpoint}'`);
+  if (endpoint !== undefined && !URL.canParse(endpoint))
+    throw new ConfigError(`S3_ENDPOINT must be a URL such as https://s3.eu-west-1.amazonaws.com, got '${endpoint}'`);
+  if (endpoint !== undefined && !/^https?:$/.test(new URL(endpoint).protocol))
+    throw new ConfigError(`S3_ENDPOINT must be an http:// or https:// URL, got '${endpoint}'`);
   const accessKeyId = firstSet(env, "S3_ACCESS_KEY_ID", "AWS_ACCESS_KEY_ID");
   const secretAccessKey = firstSet(env, "S3_SECRET_ACCESS_KEY", "AWS_SECRET_ACCESS_KEY");
   if (!accessKeyId) throw new ConfigError("S3_ACCESS_KEY_ID (or AWS_ACCESS_KEY_ID) is required with CONTENT_STORE=s3");
@@ -85,11 +87,22 @@ function contentStoreConfig(env: Env): ContentStoreConfig {
   const prefix = env.S3_PREFIX ?? "kiln/";
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what the prefix must not hold
   if (prefix.startsWith("/") || prefix.length > 512 || /[\x00-\x1f\x7f]/.test(prefix)) {
-    throw new ConfigError(`S3_PREFIX must be a key prefix without a leading '/' or control characters (at most 512 characters), got '${prefix}'`);
+    throw new ConfigError(
+      `S3_PREFIX must be a key prefix without a leading '/' or control characters (at most 512 characters), got '${prefix}'`,
+    );
   }
   return {
     kind,
-    s3: { bucket, endpoint, region: firstSet(env, "S3_REGION", "AWS_REGION"), accessKeyId, secretAccessKey, sessionToken: firstSet(env, "S3_SESSION_TOKEN", "AWS_SESSION_TOKEN"), prefix, timeoutMs: integer(env, "S3_TIMEOUT_MS", S3_TIMEOUT_MS_DEFAULT, 100, 600_000) },
+    s3: {
+      bucket,
+      endpoint,
+      region: firstSet(env, "S3_REGION", "AWS_REGION"),
+      accessKeyId,
+      secretAccessKey,
+      sessionToken: firstSet(env, "S3_SESSION_TOKEN", "AWS_SESSION_TOKEN"),
+      prefix,
+      timeoutMs: integer(env, "S3_TIMEOUT_MS", S3_TIMEOUT_MS_DEFAULT, 100, 600_000),
+    },
   };
 }
 
@@ -132,7 +145,9 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const corsOrigins = parseCorsOrigins(env.CORS_ORIGINS);
   if (corsOrigins === undefined) {
-    throw new ConfigError(`CORS_ORIGINS must be * or a comma-separated list of origins such as https://app.example.com (scheme, host and port only), got '${env.CORS_ORIGINS}'`);
+    throw new ConfigError(
+      `CORS_ORIGINS must be * or a comma-separated list of origins such as https://app.example.com (scheme, host and port only), got '${env.CORS_ORIGINS}'`,
+    );
   }
   return Object.freeze({
     port: integer(env, "PORT", 3000, 0, 65535),
@@ -194,7 +209,10 @@ export type CorsOrigins = readonly string[] | "*";
 export function parseCorsOrigins(raw: string | undefined): CorsOrigins | undefined {
   if (raw === undefined || raw.trim() === "") return [];
   if (raw.trim() === "*") return "*";
-  const origins = raw.split(",").map((origin) => origin.trim()).filter((origin) => origin !== "");
+  const origins = raw
+    .split(",")
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== "");
   for (const origin of origins) {
     let parsed: URL;
     try {

@@ -46,8 +46,12 @@ try {
   database = await createDatabase(config, (message) => logger.log("info", message));
 } catch (error) {
   const reason = (error as { code?: string })?.code ?? (error as Error)?.message ?? String(error);
-  const where = config.databaseUrl ? `the database at DATABASE_URL (${redacted(config.databaseUrl)})` : `the embedded database in DATA_DIR (${config.dataDir})`;
-  console.error(`kiln: cannot use ${where}: ${reason}${(error as Error)?.message && (error as Error).message !== reason ? ` (${(error as Error).message})` : ""}`);
+  const where = config.databaseUrl
+    ? `the database at DATABASE_URL (${redacted(config.databaseUrl)})`
+    : `the embedded database in DATA_DIR (${config.dataDir})`;
+  console.error(
+    `kiln: cannot use ${where}: ${reason}${(error as Error)?.message && (error as Error).message !== reason ? ` (${(error as Error).message})` : ""}`,
+  );
   process.exit(1);
 }
 const generatedKey = await bootstrap(database.db, config.bootstrapApiKey);
@@ -61,12 +65,28 @@ const contentStore = metrics?.instrumentStore(store) ?? store;
 const rateCounter = rateCounterFor({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger });
 let draining = false;
 const app = createApp({ config, database, logger, workerPool, contentStore, metrics, rateCounter, draining: () => draining });
-const sweepers = startSweepers({ repository: documentsRepository(database.db), database, store: contentStore, now: Date.now, logger, intervalMs: config.sweepIntervalMs, metrics });
+const sweepers = startSweepers({
+  repository: documentsRepository(database.db),
+  database,
+  store: contentStore,
+  now: Date.now,
+  logger,
+  intervalMs: config.sweepIntervalMs,
+  metrics,
+});
 const idempotencySweep = setInterval(() => {
-  purgeExpiredIdempotencyKeys(database.db, Date.now()).catch((error) => logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }));
+  purgeExpiredIdempotencyKeys(database.db, Date.now()).catch((error) =>
+    logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }),
+  );
 }, config.sweepIntervalMs);
 const server = await listen({ kind: config.httpListener, port: config.port, hostname: config.host }, (request) => app.handle(request));
-logger.log("info", "listening", { url: server.url.href, listener: config.httpListener, startupMs: Math.round(performance.now() - startedAt), database: config.databaseUrl ? "external" : "embedded", contentStore: config.contentStore.kind });
+logger.log("info", "listening", {
+  url: server.url.href,
+  listener: config.httpListener,
+  startupMs: Math.round(performance.now() - startedAt),
+  database: config.databaseUrl ? "external" : "embedded",
+  contentStore: config.contentStore.kind,
+});
 
 /**
  * Drain: /ready answers 503 from now on, so a load balancer takes the node out of rotation. The node

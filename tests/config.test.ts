@@ -18,16 +18,34 @@ const message = (env: Record<string, string>) => {
 
 test("the disk store by default; s3 with its variables and the default prefix kiln/", () => {
   expect(loadConfig({}).contentStore).toEqual({ kind: "disk" });
-  expect(loadConfig({ ...S3, S3_ENDPOINT: "http://127.0.0.1:9000", S3_REGION: "eu-west-1", S3_SESSION_TOKEN: "tok" }).contentStore).toEqual({
-    kind: "s3",
-    s3: { bucket: "kiln-content", endpoint: "http://127.0.0.1:9000", region: "eu-west-1", accessKeyId: "AKIA", secretAccessKey: "secret", sessionToken: "tok", prefix: "kiln/", timeoutMs: 15_000 },
-  });
+  expect(loadConfig({ ...S3, S3_ENDPOINT: "http://127.0.0.1:9000", S3_REGION: "eu-west-1", S3_SESSION_TOKEN: "tok" }).contentStore).toEqual(
+    {
+      kind: "s3",
+      s3: {
+        bucket: "kiln-content",
+        endpoint: "http://127.0.0.1:9000",
+        region: "eu-west-1",
+        accessKeyId: "AKIA",
+        secretAccessKey: "secret",
+        sessionToken: "tok",
+        prefix: "kiln/",
+        timeoutMs: 15_000,
+      },
+    },
+  );
   expect(loadConfig({ ...S3, S3_TIMEOUT_MS: "2500" }).contentStore).toMatchObject({ s3: { timeoutMs: 2500 } });
   expect(message({ ...S3, S3_TIMEOUT_MS: "10" })).toContain("S3_TIMEOUT_MS");
 });
 
 test("the AWS_* names work too, and S3_* wins when both are set", () => {
-  const aws = loadConfig({ CONTENT_STORE: "s3", AWS_BUCKET: "b", AWS_ACCESS_KEY_ID: "k", AWS_SECRET_ACCESS_KEY: "s", AWS_REGION: "r", AWS_ENDPOINT: "https://e.example" }).contentStore;
+  const aws = loadConfig({
+    CONTENT_STORE: "s3",
+    AWS_BUCKET: "b",
+    AWS_ACCESS_KEY_ID: "k",
+    AWS_SECRET_ACCESS_KEY: "s",
+    AWS_REGION: "r",
+    AWS_ENDPOINT: "https://e.example",
+  }).contentStore;
   expect(aws).toMatchObject({ s3: { bucket: "b", accessKeyId: "k", secretAccessKey: "s", region: "r", endpoint: "https://e.example" } });
   expect(loadConfig({ ...S3, AWS_BUCKET: "other" }).contentStore).toMatchObject({ s3: { bucket: "kiln-content" } });
   expect(loadConfig({ ...S3, S3_PREFIX: "" }).contentStore).toMatchObject({ s3: { prefix: "" } });
@@ -46,12 +64,33 @@ test("bad or missing values stop the start naming the variable", () => {
 
 test("defaults: no Redis, no public URL, 20 connections, no drain delay, 30 s drain timeout", () => {
   const config = loadConfig({});
-  expect(config).toMatchObject({ redisUrl: undefined, redisPrefix: "kiln:", publicUrl: undefined, databasePoolMax: 20, drainDelayMs: 0, drainTimeoutMs: 30_000 });
+  expect(config).toMatchObject({
+    redisUrl: undefined,
+    redisPrefix: "kiln:",
+    publicUrl: undefined,
+    databasePoolMax: 20,
+    drainDelayMs: 0,
+    drainTimeoutMs: 30_000,
+  });
 });
 
 test("accepted values", () => {
-  const config = loadConfig({ REDIS_URL: "rediss://:secret@redis.internal:6380/2", REDIS_PREFIX: "prod:", PUBLIC_URL: "https://kiln.example.com/", DATABASE_POOL_MAX: "5", DRAIN_DELAY_MS: "5000", DRAIN_TIMEOUT_MS: "60000" });
-  expect(config).toMatchObject({ redisUrl: "rediss://:secret@redis.internal:6380/2", redisPrefix: "prod:", publicUrl: "https://kiln.example.com", databasePoolMax: 5, drainDelayMs: 5000, drainTimeoutMs: 60_000 });
+  const config = loadConfig({
+    REDIS_URL: "rediss://:secret@redis.internal:6380/2",
+    REDIS_PREFIX: "prod:",
+    PUBLIC_URL: "https://kiln.example.com/",
+    DATABASE_POOL_MAX: "5",
+    DRAIN_DELAY_MS: "5000",
+    DRAIN_TIMEOUT_MS: "60000",
+  });
+  expect(config).toMatchObject({
+    redisUrl: "rediss://:secret@redis.internal:6380/2",
+    redisPrefix: "prod:",
+    publicUrl: "https://kiln.example.com",
+    databasePoolMax: 5,
+    drainDelayMs: 5000,
+    drainTimeoutMs: 60_000,
+  });
   expect(loadConfig({ REDIS_URL: "valkey://127.0.0.1:6379" }).redisUrl).toBe("valkey://127.0.0.1:6379");
 });
 

@@ -28,7 +28,11 @@ async function serves(server: RunningServer, key: string) {
   }
   const usage = await fetch(`${server.url}/api/v1/usage`, { headers: { authorization: `Bearer ${key}` } });
   expect(usage.status).toBe(200);
-  const account = await fetch(`${server.url}/api/v1/admin/accounts`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ name: "acme" }) });
+  const account = await fetch(`${server.url}/api/v1/admin/accounts`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ name: "acme" }),
+  });
   expect(account.status).toBe(201);
 }
 

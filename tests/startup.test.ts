@@ -12,7 +12,11 @@ async function start(env: Record<string, string>): Promise<{ code: number; stder
   const dataDir = tempDataDir();
   const started = performance.now();
   try {
-    const proc = Bun.spawn(["bun", ENTRY], { env: { ...process.env, DATA_DIR: dataDir, PORT: String(freePort()), HOST: "127.0.0.1", LOG_LEVEL: "warn", ...env }, stdout: "pipe", stderr: "pipe" });
+    const proc = Bun.spawn(["bun", ENTRY], {
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(freePort()), HOST: "127.0.0.1", LOG_LEVEL: "warn", ...env },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
     const timer = setTimeout(() => proc.kill("SIGKILL"), 30_000);
     const code = await proc.exited;
     clearTimeout(timer);
@@ -39,9 +43,21 @@ test("a database that refuses connections: one line naming DATABASE_URL, the pas
 
 test("a database that accepts connections and never answers: the same, within DATABASE_CONNECT_TIMEOUT_MS", async () => {
   const sockets: unknown[] = [];
-  const blackHole = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { open(socket) { sockets.push(socket); }, data() {} } });
+  const blackHole = Bun.listen({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      open(socket) {
+        sockets.push(socket);
+      },
+      data() {},
+    },
+  });
   try {
-    const { code, stderr, ms } = await start({ DATABASE_URL: `postgres://kiln@127.0.0.1:${blackHole.port}/kiln`, DATABASE_CONNECT_TIMEOUT_MS: "1000" });
+    const { code, stderr, ms } = await start({
+      DATABASE_URL: `postgres://kiln@127.0.0.1:${blackHole.port}/kiln`,
+      DATABASE_CONNECT_TIMEOUT_MS: "1000",
+    });
     expect(code).toBe(1);
     expectOneClearLine(stderr, "DATABASE_URL");
     expect(ms).toBeLessThan(15_000);
@@ -51,7 +67,13 @@ test("a database that accepts connections and never answers: the same, within DA
 }, 40_000);
 
 test("a bucket that cannot be reached: one line naming the S3 variable, exit 1", async () => {
-  const { code, stderr } = await start({ CONTENT_STORE: "s3", S3_BUCKET: "kiln", S3_ENDPOINT: `http://127.0.0.1:${freePort()}`, S3_ACCESS_KEY_ID: "a", S3_SECRET_ACCESS_KEY: "b" });
+  const { code, stderr } = await start({
+    CONTENT_STORE: "s3",
+    S3_BUCKET: "kiln",
+    S3_ENDPOINT: `http://127.0.0.1:${freePort()}`,
+    S3_ACCESS_KEY_ID: "a",
+    S3_SECRET_ACCESS_KEY: "b",
+  });
   expect(code).toBe(1);
   expectOneClearLine(stderr, "S3_ENDPOINT");
 }, 40_000);

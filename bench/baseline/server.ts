@@ -16,7 +16,10 @@ import { findUtility } from "../../src/utilities/registry";
 const sql = postgres(process.env.DATABASE_URL!, { max: 20, onnotice: () => {} });
 const contentDir = process.env.CONTENT_DIR!;
 
-interface Principal { accountId: string; permissions: string[] }
+interface Principal {
+  accountId: string;
+  permissions: string[];
+}
 const keyCache = new Map<string, { principal: Principal | undefined; until: number }>();
 
 async function authenticate(request: Request): Promise<Principal | undefined> {
@@ -27,20 +30,28 @@ async function authenticate(request: Request): Promise<Principal | undefined> {
   if (cached && cached.until > now) return cached.principal;
   const [row] = await sql`select k.account_id, k.permissions, k.revoked_at, k.expires_at, a.rate_limit_per_minute
     from api_keys k inner join accounts a on k.account_id = a.id where k.key_hash = ${keyHash}`;
-  const principal = row && row.revoked_at === null ? { accountId: row.account_id as string, permissions: row.permissions as string[] } : undefined;
+  const principal =
+    row && row.revoked_at === null ? { accountId: row.account_id as string, permissions: row.permissions as string[] } : undefined;
   keyCache.set(keyHash, { principal, until: now + 500 });
   return principal;
 }
 
-const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+const json = (body: unknown, status = 200) =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 const notFound = () => json({ success: false }, 404);
 
 function metadata(row: any) {
   return {
-    id: row.id, name: row.name, title: row.name,
+    id: row.id,
+    name: row.name,
+    title: row.name,
     ...(row.description === null ? {} : { description: row.description }),
-    tags: row.tags, folder: row.folder, fileSize: Number(row.file_size), version: row.content_version,
-    createdAt: Number(row.created_at), updatedAt: Number(row.updated_at),
+    tags: row.tags,
+    folder: row.folder,
+    fileSize: Number(row.file_size),
+    version: row.content_version,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
   };
 }
 
@@ -80,7 +91,7 @@ async function list(principal: Principal, url: URL): Promise<Response> {
 }
 
 async function create(principal: Principal, request: Request): Promise<Response> {
-  const body = await request.json() as { name: string; content: unknown };
+  const body = (await request.json()) as { name: string; content: unknown };
   const bytes = new TextEncoder().encode(JSON.stringify(body.content));
   const stored = await putContent(bytes);
   const now = Date.now();
@@ -104,7 +115,8 @@ async function replaceContent(principal: Principal, id: string, request: Request
   const bytes = await request.bytes();
   const stored = await putContent(bytes);
   // a new version, as Kiln makes it: one call of kiln_new_version (drizzle/0005_new_version.sql)
-  const [{ result }] = await sql`select kiln_new_version(${principal.accountId}, ${id}, ${null}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${Date.now()}) as result`;
+  const [{ result }] =
+    await sql`select kiln_new_version(${principal.accountId}, ${id}, ${null}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${Date.now()}) as result`;
   if (result.outcome !== "stored") {
     await rm(contentPath(stored.key), { force: true });
     return notFound();
@@ -129,7 +141,9 @@ async function runUtility(id: string, request: Request): Promise<Response> {
   const started = performance.now();
   const output = await utility.run(body.inputs, Value.Default(utility.configSchema, body.config ?? {}) as never);
   const durationMs = performance.now() - started;
-  return new Response(`{"success":true,"output":${JSON.stringify(output)},"durationMs":${durationMs},"creditsUsed":1}`, { headers: { "content-type": "application/json" } });
+  return new Response(`{"success":true,"output":${JSON.stringify(output)},"durationMs":${durationMs},"creditsUsed":1}`, {
+    headers: { "content-type": "application/json" },
+  });
 }
 
 const server = Bun.serve({

@@ -64,7 +64,11 @@ export function makeRecord(id: number, next: () => number): BenchRecord {
       geo: { lat: Math.round((next() * 180 - 90) * 1e4) / 1e4, lng: Math.round((next() * 360 - 180) * 1e4) / 1e4 },
     },
     tags: Array.from({ length: 1 + Math.floor(next() * 4) }, () => pick(WORDS)),
-    orders: Array.from({ length: 1 + Math.floor(next() * 3) }, () => ({ sku: pick(SKUS), qty: 1 + Math.floor(next() * 9), price: Math.round(next() * 50_000) / 100 })),
+    orders: Array.from({ length: 1 + Math.floor(next() * 3) }, () => ({
+      sku: pick(SKUS),
+      qty: 1 + Math.floor(next() * 9),
+      price: Math.round(next() * 50_000) / 100,
+    })),
     note: `${words.join(" ")}, call ${first} at +1 555 ${String(1_000_000 + id).slice(-7, -4)} ${String(1_000_000 + id).slice(-4)}`,
   };
 }
@@ -121,7 +125,9 @@ export function csvOfSize(bytes: number, seed = 11): string {
   const lines = [header.join(",")];
   let size = lines[0].length + 1;
   for (let id = 1; size < bytes; id++) {
-    const line = Object.values(tabular(makeRecord(id, next))).map(csvCell).join(",");
+    const line = Object.values(tabular(makeRecord(id, next)))
+      .map(csvCell)
+      .join(",");
     lines.push(line);
     size += line.length + 1;
   }

@@ -23,7 +23,8 @@ export interface Row {
 export const rows: Row[] = [];
 export const notes: string[] = [];
 
-export const ms = (value: number) => value >= 100 ? `${Math.round(value).toLocaleString("en")} ms` : `${value.toFixed(value >= 10 ? 1 : 2)} ms`;
+export const ms = (value: number) =>
+  value >= 100 ? `${Math.round(value).toLocaleString("en")} ms` : `${value.toFixed(value >= 10 ? 1 : 2)} ms`;
 export const rps = (value: number) => `${Math.round(value).toLocaleString("en")}/s`;
 export const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 export const times = (value: number) => `${value.toFixed(2)}×`;

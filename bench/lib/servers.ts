@@ -37,7 +37,9 @@ export async function stopAll(): Promise<void> {
 
 function embeddedUrl(dataDir: string): string {
   const password = readFileSync(join(dataDir, "pg.password"), "utf8").trim();
-  const port = readFileSync(join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[3].trim();
+  const port = readFileSync(join(dataDir, "pg", "postmaster.pid"), "utf8")
+    .split("\n")[3]
+    .trim();
   return `postgres://kiln:${password}@127.0.0.1:${port}/postgres`;
 }
 
@@ -84,15 +86,29 @@ export async function startKiln(mode: "embedded" | "external", env: Record<strin
   const dataDir = tempDataDir();
   // env.DATABASE_URL: share a database another server already migrated (one Kiln beside another)
   const externalUrl = env.DATABASE_URL ?? (mode === "external" ? await createExternalDatabase() : undefined);
-  const running = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: "error", ...(externalUrl ? { DATABASE_URL: externalUrl } : {}), ...env }, 60_000, entry);
+  const running = await startServer(
+    { DATA_DIR: dataDir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: "error", ...(externalUrl ? { DATABASE_URL: externalUrl } : {}), ...env },
+    60_000,
+    entry,
+  );
   const stop = async () => {
     await running.stop("SIGTERM");
     rmSync(dataDir, { recursive: true, force: true });
   };
   cleanups.push(stop);
   // The bootstrap account is rate-limited (6,000 a minute): load runs use an account without limits.
-  const { account } = await api(running.url, ADMIN_KEY, "POST", "/api/v1/admin/accounts", { name: "bench", plan: "unlimited", rateLimitPerMinute: null, storageLimitBytes: null, monthlyCredits: null });
-  const { key } = await api(running.url, ADMIN_KEY, "POST", "/api/v1/admin/keys", { accountId: account.id, permissions: ["documents", "utilities"], name: "bench" });
+  const { account } = await api(running.url, ADMIN_KEY, "POST", "/api/v1/admin/accounts", {
+    name: "bench",
+    plan: "unlimited",
+    rateLimitPerMinute: null,
+    storageLimitBytes: null,
+    monthlyCredits: null,
+  });
+  const { key } = await api(running.url, ADMIN_KEY, "POST", "/api/v1/admin/keys", {
+    accountId: account.id,
+    permissions: ["documents", "utilities"],
+    name: "bench",
+  });
   return {
     name: `kiln-${mode}`,
     mode,
@@ -108,7 +124,11 @@ export async function startKiln(mode: "embedded" | "external", env: Record<strin
 /** Spawns `bun <script>` with PORT set and waits for GET /health. */
 export async function startProcess(name: string, script: string, env: Record<string, string>): Promise<Server> {
   const port = freePort();
-  const proc: Subprocess = Bun.spawn(["bun", resolve(import.meta.dir, "..", script)], { env: { ...process.env, ...env, PORT: String(port) }, stdout: "inherit", stderr: "inherit" });
+  const proc: Subprocess = Bun.spawn(["bun", resolve(import.meta.dir, "..", script)], {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdout: "inherit",
+    stderr: "inherit",
+  });
   const url = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (proc.exitCode === null) proc.kill("SIGTERM");
@@ -117,7 +137,13 @@ export async function startProcess(name: string, script: string, env: Record<str
   cleanups.push(stop);
   for (let waited = 0; ; waited += 50) {
     if (proc.exitCode !== null) throw new Error(`${name} exited with ${proc.exitCode}`);
-    if (await fetch(`${url}/health`).then((response) => response.ok, () => false)) break;
+    if (
+      await fetch(`${url}/health`).then(
+        (response) => response.ok,
+        () => false,
+      )
+    )
+      break;
     if (waited > 30_000) throw new Error(`${name} did not start within 30 s`);
     await Bun.sleep(50);
   }

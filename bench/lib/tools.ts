@@ -18,13 +18,17 @@ export function ensureTool(command: string, aptPackage: string): void {
   if (has(command)) return;
   console.error(`bench: installing ${aptPackage} (apt-get install -y ${aptPackage})`);
   const sudo = process.getuid?.() === 0 ? [] : ["sudo"];
-  const run = (args: string[]) => sudo.length === 0 ? apt(args) : spawnSync("sudo", ["apt-get", ...args], { stdio: "ignore" }).status === 0;
+  const run = (args: string[]) =>
+    sudo.length === 0 ? apt(args) : spawnSync("sudo", ["apt-get", ...args], { stdio: "ignore" }).status === 0;
   if (!run(["install", "-y", "-qq", aptPackage]) && !aptUpdated) {
     aptUpdated = true;
     run(["update", "-qq"]);
     run(["install", "-y", "-qq", aptPackage]);
   }
-  if (!has(command)) throw new Error(`bench needs '${command}' (Debian package ${aptPackage}) and could not install it: run 'apt-get install -y ${aptPackage}'`);
+  if (!has(command))
+    throw new Error(
+      `bench needs '${command}' (Debian package ${aptPackage}) and could not install it: run 'apt-get install -y ${aptPackage}'`,
+    );
 }
 
 export function toolVersion(command: string[]): string {

@@ -35,10 +35,14 @@ local paths = { ${spec.paths.map((path) => JSON.stringify(path)).join(", ")} }
 local index = 0
 wrk.method = "${spec.method}"
 wrk.headers["Authorization"] = "Bearer ${spec.key}"
-${spec.bodyFile ? `wrk.headers["Content-Type"] = "application/json"
+${
+  spec.bodyFile
+    ? `wrk.headers["Content-Type"] = "application/json"
 local file = assert(io.open(${JSON.stringify(spec.bodyFile)}, "rb"))
 wrk.body = file:read("*a")
-file:close()` : ""}
+file:close()`
+    : ""
+}
 request = function()
   index = index % #paths + 1
   return wrk.format(nil, paths[index])
@@ -64,7 +68,13 @@ function wrkArgs(spec: LoadSpec): string[] {
 function figures(stdout: string, stderr: string): LoadResult {
   const line = stdout.split("\n").find((text) => text.startsWith("WRK_JSON "));
   if (!line) throw new Error(`wrk gave no figures: ${stderr || stdout}`);
-  const raw = JSON.parse(line.slice("WRK_JSON ".length)) as { requests: number; durationUs: number; p50: number; p99: number; errors: number };
+  const raw = JSON.parse(line.slice("WRK_JSON ".length)) as {
+    requests: number;
+    durationUs: number;
+    p50: number;
+    p99: number;
+    errors: number;
+  };
   return {
     requests: raw.requests,
     rps: raw.requests / (raw.durationUs / 1e6),
@@ -82,10 +92,12 @@ export function load(spec: LoadSpec): LoadResult {
 
 /** Several wrk runs at once (one per server of a cluster, say), each with its own figures. */
 export async function loadAtOnce(specs: LoadSpec[]): Promise<LoadResult[]> {
-  return Promise.all(specs.map(async (spec) => {
-    const proc = Bun.spawn(wrkArgs(spec), { stdout: "pipe", stderr: "pipe", timeout: (spec.seconds + 60) * 1000 });
-    const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-    await proc.exited;
-    return figures(stdout, stderr);
-  }));
+  return Promise.all(
+    specs.map(async (spec) => {
+      const proc = Bun.spawn(wrkArgs(spec), { stdout: "pipe", stderr: "pipe", timeout: (spec.seconds + 60) * 1000 });
+      const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+      await proc.exited;
+      return figures(stdout, stderr);
+    }),
+  );
 }

@@ -5,7 +5,10 @@
 
 /** A failure to show the user: its detail goes to stderr and the process exits non-zero. */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
   }
 }
@@ -13,7 +16,11 @@ export class CliError extends Error {
 export interface Client {
   readonly baseUrl: string;
   /** resolves to a response with a 2xx status; anything else throws a CliError with the problem's detail */
-  request(method: string, path: string, init?: { body?: RequestInit["body"]; contentType?: string; headers?: Record<string, string> }): Promise<Response>;
+  request(
+    method: string,
+    path: string,
+    init?: { body?: RequestInit["body"]; contentType?: string; headers?: Record<string, string> },
+  ): Promise<Response>;
   /** request + the parsed JSON body */
   json<T = unknown>(method: string, path: string, body?: unknown): Promise<T>;
 }
@@ -41,7 +48,11 @@ export function clientFromEnv(env: Record<string, string | undefined> = process.
     baseUrl,
     request,
     async json(method, path, body) {
-      const response = await request(method, path, body === undefined ? {} : { body: JSON.stringify(body), contentType: "application/json" });
+      const response = await request(
+        method,
+        path,
+        body === undefined ? {} : { body: JSON.stringify(body), contentType: "application/json" },
+      );
       return response.json() as Promise<never>;
     },
   };

@@ -17,7 +17,8 @@ export function printJson(value: unknown): void {
 export function printTable(rows: Record<string, unknown>[], columns: string[]): void {
   const cells = [columns, ...rows.map((row) => columns.map((column) => cellText(row[column])))];
   const widths = columns.map((_, index) => Math.max(...cells.map((line) => line[index]!.length)));
-  for (const line of cells) process.stdout.write(line.map((cell, index) => (index === line.length - 1 ? cell : cell.padEnd(widths[index]!))).join("  ") + "\n");
+  for (const line of cells)
+    process.stdout.write(line.map((cell, index) => (index === line.length - 1 ? cell : cell.padEnd(widths[index]!))).join("  ") + "\n");
 }
 
 function cellText(value: unknown): string {
@@ -57,10 +58,11 @@ const SILENT: Progress = { update() {}, stop() {} };
 export function progress(label: string, options: { total?: number; bytes?: boolean; dataOnStdout?: boolean; json?: boolean }): Progress {
   if (!process.stderr.isTTY || options.json || (options.dataOnStdout && process.stdout.isTTY)) return SILENT;
   const show = (value: number) => (options.bytes ? formatBytes(value) : String(value));
-  const format = options.total === undefined
-    ? `${label} {done} {detail}`
-    : `${label} [{bar}] {percentage}% {done}/{all} {detail}`;
-  const bar = new SingleBar({ format, stream: process.stderr, hideCursor: true, clearOnComplete: false, barsize: 30, fps: 10 }, Presets.shades_classic);
+  const format = options.total === undefined ? `${label} {done} {detail}` : `${label} [{bar}] {percentage}% {done}/{all} {detail}`;
+  const bar = new SingleBar(
+    { format, stream: process.stderr, hideCursor: true, clearOnComplete: false, barsize: 30, fps: 10 },
+    Presets.shades_classic,
+  );
   bar.start(options.total ?? 0, 0, { done: show(0), all: show(options.total ?? 0), detail: "" });
   return {
     update(done, detail = "") {
@@ -75,13 +77,15 @@ export function progress(label: string, options: { total?: number; bytes?: boole
 /** Passes the bytes through, reporting the running total. */
 export function counted(stream: ReadableStream<Uint8Array>, onBytes: (total: number) => void): ReadableStream<Uint8Array> {
   let total = 0;
-  return stream.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      total += chunk.byteLength;
-      onBytes(total);
-      controller.enqueue(chunk);
-    },
-  }));
+  return stream.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        total += chunk.byteLength;
+        onBytes(total);
+        controller.enqueue(chunk);
+      },
+    }),
+  );
 }
 
 /** A file's bytes, or stdin's for "-" (or no argument when stdin is not a terminal). */

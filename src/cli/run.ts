@@ -10,7 +10,10 @@ import { jsonOption, printJson, readInput, writeStdout, type GlobalOptions } fro
 export type InputMode = "auto" | "json" | "text";
 
 export const inputModeOption = () =>
-  new Option("--input <mode>", "how the input becomes primary: json (parse it), text (a JSON string, e.g. CSV), auto (json when it parses, else text)")
+  new Option(
+    "--input <mode>",
+    "how the input becomes primary: json (parse it), text (a JSON string, e.g. CSV), auto (json when it parses, else text)",
+  )
     .choices(["auto", "json", "text"])
     .default("auto");
 
@@ -40,13 +43,24 @@ export function runCommand(client: () => Client): Command {
     .option("--config <json>", "the utility's config: JSON text, or @file.json")
     .option("--secondary <file>", "a second input (merge and compare utilities), as a JSON file")
     .addOption(inputModeOption())
-    .action(async (utility: string, file: string | undefined, options: { config?: string; secondary?: string; input: InputMode }, command: Command) => {
-      const input = await readInput(file, "run");
-      const inputs: Record<string, unknown> = { primary: primaryValue(input.bytes, options.input, file ?? "stdin") };
-      if (options.secondary !== undefined) inputs.secondary = primaryValue((await readInput(options.secondary, "--secondary")).bytes, "json", options.secondary);
-      const config = await jsonOption(options.config, "--config");
-      const result = await client().json<{ output: unknown }>("POST", `/api/v1/utilities/${encodeURIComponent(utility)}`, { inputs, ...(config ? { config } : {}) });
-      if (command.optsWithGlobals<GlobalOptions>().json) return printJson(result);
-      await writeOutput(result.output);
-    });
+    .action(
+      async (
+        utility: string,
+        file: string | undefined,
+        options: { config?: string; secondary?: string; input: InputMode },
+        command: Command,
+      ) => {
+        const input = await readInput(file, "run");
+        const inputs: Record<string, unknown> = { primary: primaryValue(input.bytes, options.input, file ?? "stdin") };
+        if (options.secondary !== undefined)
+          inputs.secondary = primaryValue((await readInput(options.secondary, "--secondary")).bytes, "json", options.secondary);
+        const config = await jsonOption(options.config, "--config");
+        const result = await client().json<{ output: unknown }>("POST", `/api/v1/utilities/${encodeURIComponent(utility)}`, {
+          inputs,
+          ...(config ? { config } : {}),
+        });
+        if (command.optsWithGlobals<GlobalOptions>().json) return printJson(result);
+        await writeOutput(result.output);
+      },
+    );
 }

@@ -24,7 +24,9 @@ export function exportCommand(client: () => Client): Command {
       const writer = options.output ? Bun.file(options.output).writer() : undefined;
       let bytes = 0;
       try {
-        for await (const chunk of counted(response.body!, (total) => { bytes = total; })) {
+        for await (const chunk of counted(response.body!, (total) => {
+          bytes = total;
+        })) {
           for (const byte of chunk) if (byte === NEWLINE) documents++;
           bar.update(documents, `documents, ${formatBytes(bytes)}`);
           if (writer) writer.write(chunk);

@@ -16,10 +16,12 @@ export function usageCommand(client: () => Client): Command {
       const usage = await client().json<Usage & { success: true }>("GET", "/api/v1/usage");
       if (command.optsWithGlobals<GlobalOptions>().json) return printJson(usage);
       const limit = (value: number | null, show: (n: number) => string) => (value === null ? "unlimited" : show(value));
-      process.stdout.write([
-        `plan      ${usage.plan}`,
-        `storage   ${formatBytes(usage.storage.usedBytes)} of ${limit(usage.storage.limitBytes, formatBytes)} (largest document: ${limit(usage.storage.maxDocumentBytes, formatBytes)})`,
-        `credits   ${usage.credits.used} of ${limit(usage.credits.limit, String)} since ${formatTime(usage.credits.periodStart)}`,
-      ].join("\n") + "\n");
+      process.stdout.write(
+        [
+          `plan      ${usage.plan}`,
+          `storage   ${formatBytes(usage.storage.usedBytes)} of ${limit(usage.storage.limitBytes, formatBytes)} (largest document: ${limit(usage.storage.maxDocumentBytes, formatBytes)})`,
+          `credits   ${usage.credits.used} of ${limit(usage.credits.limit, String)} since ${formatTime(usage.credits.periodStart)}`,
+        ].join("\n") + "\n",
+      );
     });
 }

@@ -6,7 +6,10 @@
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 
-export interface FieldError { path: string; message: string }
+export interface FieldError {
+  path: string;
+  message: string;
+}
 
 export class HttpError extends Error {
   constructor(
@@ -26,7 +29,11 @@ export const unauthorized = (message: string) => new HttpError(401, "unauthorize
 export const forbidden = (message: string) => new HttpError(403, "forbidden", message);
 export const notFound = (code: string, message: string) => new HttpError(404, code, message);
 
-interface ValidationIssue { path?: string; message?: string; schema?: { error?: unknown } }
+interface ValidationIssue {
+  path?: string;
+  message?: string;
+  schema?: { error?: unknown };
+}
 
 /** Most issues reported for one request: enough to name every field of a real body. */
 const MAX_ISSUES = 50;
@@ -39,9 +46,10 @@ const MAX_ISSUES = 50;
 function validationIssues(error: { validator?: unknown; value?: unknown }): ValidationIssue[] {
   const validator = error.validator as { Errors?: (value: unknown) => Iterable<ValidationIssue> } | TSchema | undefined;
   if (!validator) return [];
-  const found = typeof (validator as { Errors?: unknown }).Errors === "function"
-    ? (validator as { Errors: (value: unknown) => Iterable<ValidationIssue> }).Errors(error.value)
-    : Value.Errors(validator as TSchema, error.value);
+  const found =
+    typeof (validator as { Errors?: unknown }).Errors === "function"
+      ? (validator as { Errors: (value: unknown) => Iterable<ValidationIssue> }).Errors(error.value)
+      : Value.Errors(validator as TSchema, error.value);
   const issues: ValidationIssue[] = [];
   for (const issue of found) {
     issues.push(issue);
@@ -58,7 +66,15 @@ export function fromValidation(error: { validator?: unknown; value?: unknown; me
     const path = issue.path ?? "";
     if (seen.has(path)) continue;
     seen.add(path);
-    errors.push({ path, message: issue.message === "Expected required property" ? "required field is missing" : typeof issue.schema?.error === "string" ? issue.schema.error : describeIssue(issue) });
+    errors.push({
+      path,
+      message:
+        issue.message === "Expected required property"
+          ? "required field is missing"
+          : typeof issue.schema?.error === "string"
+            ? issue.schema.error
+            : describeIssue(issue),
+    });
   }
   if (errors.length === 0) errors.push({ path: "", message: `invalid ${on}` });
   const where = on === "body" ? "" : ` in ${on}`;
@@ -74,7 +90,18 @@ function describeIssue(issue: ValidationIssue): string {
  * Errors meaning the database cannot be reached right now (refused or lost connections, a server
  * shutting down or starting up: SQLSTATE classes 08 and 57P), looked for through Drizzle's `cause`.
  */
-const UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "CONNECTION_CLOSED", "CONNECTION_ENDED", "CONNECTION_DESTROYED", "CONNECT_TIMEOUT", "57P01", "57P02", "57P03"]);
+const UNREACHABLE = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "CONNECT_TIMEOUT",
+  "57P01",
+  "57P02",
+  "57P03",
+]);
 
 export function isDatabaseUnreachable(error: unknown): boolean {
   for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
@@ -85,4 +112,6 @@ export function isDatabaseUnreachable(error: unknown): boolean {
 }
 
 export const databaseUnavailable = () =>
-  new HttpError(503, "database_unavailable", "The database cannot be reached right now; retry shortly", { headers: { "Retry-After": "1" } });
+  new HttpError(503, "database_unavailable", "The database cannot be reached right now; retry shortly", {
+    headers: { "Retry-After": "1" },
+  });

@@ -54,8 +54,10 @@ function normalizeDescription(raw: string | null, errors: FieldError[]): string 
   if (raw === null || raw === "") return null;
   if (!checkText(raw, "/description", errors)) return raw;
   const length = lengthOf(raw);
-  if (length > DESCRIPTION_MAX) errors.push({ path: "/description", message: `must be at most ${DESCRIPTION_MAX} characters (got ${length})` });
-  else if (CONTROL_EXCEPT_WHITESPACE.test(raw)) errors.push({ path: "/description", message: "must not contain control characters other than tab and line breaks" });
+  if (length > DESCRIPTION_MAX)
+    errors.push({ path: "/description", message: `must be at most ${DESCRIPTION_MAX} characters (got ${length})` });
+  else if (CONTROL_EXCEPT_WHITESPACE.test(raw))
+    errors.push({ path: "/description", message: "must not contain control characters other than tab and line breaks" });
   return raw;
 }
 
@@ -84,7 +86,8 @@ export function normalizeFolder(raw: string | null, errors: FieldError[], path =
   const folder = segments.join("/");
   if (folder === "") return null;
   if (!checkText(folder, path, errors)) return folder;
-  if (segments.some((segment) => segment === "." || segment === "..")) errors.push({ path, message: "segments '.' and '..' are not allowed" });
+  if (segments.some((segment) => segment === "." || segment === ".."))
+    errors.push({ path, message: "segments '.' and '..' are not allowed" });
   else if (CONTROL.test(folder)) errors.push({ path, message: "must not contain control characters" });
   else if (lengthOf(folder) > FOLDER_MAX) errors.push({ path, message: `must be at most ${FOLDER_MAX} characters` });
   return folder;

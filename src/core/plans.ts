@@ -1,8 +1,20 @@
 /** Plan defaults (docs/api.md, Admin). `null` means unlimited. */
 export const PLANS = {
   starter: { maxDocumentBytes: 5_000_000, storageLimitBytes: 100_000_000, monthlyCredits: 100, rateLimitPerMinute: 60, maxVersions: 10 },
-  pro: { maxDocumentBytes: 10_000_000, storageLimitBytes: 10_000_000_000, monthlyCredits: 10_000, rateLimitPerMinute: 600, maxVersions: 50 },
-  team: { maxDocumentBytes: 20_000_000, storageLimitBytes: 100_000_000_000, monthlyCredits: 100_000, rateLimitPerMinute: 3_000, maxVersions: 100 },
+  pro: {
+    maxDocumentBytes: 10_000_000,
+    storageLimitBytes: 10_000_000_000,
+    monthlyCredits: 10_000,
+    rateLimitPerMinute: 600,
+    maxVersions: 50,
+  },
+  team: {
+    maxDocumentBytes: 20_000_000,
+    storageLimitBytes: 100_000_000_000,
+    monthlyCredits: 100_000,
+    rateLimitPerMinute: 3_000,
+    maxVersions: 100,
+  },
   unlimited: { maxDocumentBytes: 50_000_000, storageLimitBytes: null, monthlyCredits: null, rateLimitPerMinute: 6_000, maxVersions: 100 },
 } as const satisfies Record<string, AccountLimits>;
 

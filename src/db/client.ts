@@ -51,21 +51,32 @@ export async function runMigrations(url: string, connectTimeoutMs?: number): Pro
 function preparingAll(client: Sql): Sql {
   type Unsafe = (query: string, params?: unknown[], options?: Record<string, unknown>) => unknown;
   type Scoped = (...args: unknown[]) => unknown;
-  const wrapScoped = (method: Scoped) => (...args: unknown[]) =>
-    method(...args.map((arg) => (typeof arg === "function" ? (inner: Sql) => (arg as (s: Sql) => unknown)(preparingAll(inner)) : arg)));
+  const wrapScoped =
+    (method: Scoped) =>
+    (...args: unknown[]) =>
+      method(...args.map((arg) => (typeof arg === "function" ? (inner: Sql) => (arg as (s: Sql) => unknown)(preparingAll(inner)) : arg)));
   return new Proxy(client, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver);
-      if (property === "unsafe") return (query: string, params?: unknown[], options?: Record<string, unknown>) => (value as Unsafe).call(target, query, params, { ...options, prepare: true });
+      if (property === "unsafe")
+        return (query: string, params?: unknown[], options?: Record<string, unknown>) =>
+          (value as Unsafe).call(target, query, params, { ...options, prepare: true });
       if (property === "begin" || property === "savepoint") return wrapScoped((value as Scoped).bind(target));
       return value;
     },
   });
 }
 
-export function connect(url: string, options: { poolMax?: number; connectTimeoutMs?: number; onClose?: () => Promise<void> } = {}): Database {
+export function connect(
+  url: string,
+  options: { poolMax?: number; connectTimeoutMs?: number; onClose?: () => Promise<void> } = {},
+): Database {
   const onClose = options.onClose ?? (async () => {});
-  const sql = postgres(url, { max: options.poolMax ?? 20, onnotice: () => {}, connect_timeout: connectTimeoutSeconds(options.connectTimeoutMs) });
+  const sql = postgres(url, {
+    max: options.poolMax ?? 20,
+    onnotice: () => {},
+    connect_timeout: connectTimeoutSeconds(options.connectTimeoutMs),
+  });
   return {
     db: drizzle(preparingAll(sql), { schema }),
     sql,
@@ -84,7 +95,10 @@ export function connect(url: string, options: { poolMax?: number; connectTimeout
   };
 }
 
-export async function createDatabase(options: { databaseUrl?: string; dataDir: string; databasePoolMax?: number; databaseConnectTimeoutMs?: number }, log: (message: string) => void = () => {}): Promise<Database> {
+export async function createDatabase(
+  options: { databaseUrl?: string; dataDir: string; databasePoolMax?: number; databaseConnectTimeoutMs?: number },
+  log: (message: string) => void = () => {},
+): Promise<Database> {
   if (options.databaseUrl) {
     await runMigrations(options.databaseUrl, options.databaseConnectTimeoutMs);
     return connect(options.databaseUrl, { poolMax: options.databasePoolMax, connectTimeoutMs: options.databaseConnectTimeoutMs });

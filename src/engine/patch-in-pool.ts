@@ -5,18 +5,30 @@ import type { PatchJob } from "../core/json/patch";
 
 const BUSY_RETRY_SECONDS = 1;
 
-export const patchInPool = (pool: WorkerPool) => async (job: PatchJob): Promise<Uint8Array> => {
-  let outcome: Awaited<ReturnType<WorkerPool["runPatch"]>>;
-  try {
-    outcome = await pool.runPatch(job);
-  } catch (error) {
-    if (error instanceof RunTimeoutError) throw new HttpError(408, "patch_timeout", `The patch was stopped: ${error.message}; nothing was stored`);
-    if (error instanceof PoolBusyError) throw new HttpError(503, "busy", `Every worker is busy; retry after ${BUSY_RETRY_SECONDS} s`, { headers: { "Retry-After": String(BUSY_RETRY_SECONDS) } });
-    if (error instanceof RunMemoryError) throw new HttpError(413, "patch_too_expensive", `The patch was stopped: ${error.message}; split it into smaller patches`);
-    if (error instanceof WorkerCrashedError) throw new HttpError(413, "patch_too_expensive", "The patch could not be applied within the worker's resources; split it into smaller patches");
-    throw error;
-  }
-  if (outcome.ok) return "outputChunks" in outcome ? outcome.outputChunks[0] : new TextEncoder().encode(outcome.outputJson);
-  if (outcome.status >= 500) throw new Error(`patch worker failed: ${outcome.message}`);
-  throw new HttpError(outcome.status, outcome.code, outcome.message, { errors: outcome.errors });
-};
+export const patchInPool =
+  (pool: WorkerPool) =>
+  async (job: PatchJob): Promise<Uint8Array> => {
+    let outcome: Awaited<ReturnType<WorkerPool["runPatch"]>>;
+    try {
+      outcome = await pool.runPatch(job);
+    } catch (error) {
+      if (error instanceof RunTimeoutError)
+        throw new HttpError(408, "patch_timeout", `The patch was stopped: ${error.message}; nothing was stored`);
+      if (error instanceof PoolBusyError)
+        throw new HttpError(503, "busy", `Every worker is busy; retry after ${BUSY_RETRY_SECONDS} s`, {
+          headers: { "Retry-After": String(BUSY_RETRY_SECONDS) },
+        });
+      if (error instanceof RunMemoryError)
+        throw new HttpError(413, "patch_too_expensive", `The patch was stopped: ${error.message}; split it into smaller patches`);
+      if (error instanceof WorkerCrashedError)
+        throw new HttpError(
+          413,
+          "patch_too_expensive",
+          "The patch could not be applied within the worker's resources; split it into smaller patches",
+        );
+      throw error;
+    }
+    if (outcome.ok) return "outputChunks" in outcome ? outcome.outputChunks[0] : new TextEncoder().encode(outcome.outputJson);
+    if (outcome.status >= 500) throw new Error(`patch worker failed: ${outcome.message}`);
+    throw new HttpError(outcome.status, outcome.code, outcome.message, { errors: outcome.errors });
+  };

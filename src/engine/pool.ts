@@ -130,7 +130,8 @@ export class WorkerPool {
       const job: Job = { work, signal, resolve, reject };
       const idle = this.slots.find((slot) => !slot.running);
       if (idle) return this.dispatch(idle, job);
-      if (this.queue.length >= this.options.queueLimit) return reject(new PoolBusyError("every utility worker is busy and the queue is full"));
+      if (this.queue.length >= this.options.queueLimit)
+        return reject(new PoolBusyError("every utility worker is busy and the queue is full"));
       this.queue.push(job);
       signal?.addEventListener("abort", () => this.dequeue(job), { once: true });
     });
@@ -139,7 +140,7 @@ export class WorkerPool {
   /**
    * Gives a run's one output buffer back to the worker that wrote it, once the caller has copied it
    * (into the response) or saved it: that worker's next output reuses its memory, where a fresh buffer
-   * costs a page fault per 4 KiB (bench/README.md, "Fourth sitting"). `output` is detached; one under
+   * costs a page fault per 4 KiB (bench/README.md, Memory). `output` is detached; one under
    * RECYCLED_MIN_BYTES was never recorded and stays the caller's.
    */
   recycle(output: Uint8Array): void {
@@ -163,7 +164,11 @@ export class WorkerPool {
 
   private spawn(): Worker {
     const worker = new Worker(WORKER_URL);
-    worker.postMessage({ type: "init", registryModule: this.options.registryModule, maxOutputBytes: this.options.maxOutputBytes } satisfies ToWorker);
+    worker.postMessage({
+      type: "init",
+      registryModule: this.options.registryModule,
+      maxOutputBytes: this.options.maxOutputBytes,
+    } satisfies ToWorker);
     worker.addEventListener("message", (event: MessageEvent<ToPool>) => this.receive(worker, event.data));
     worker.addEventListener("error", (event) => this.lose(worker, `worker error: ${(event as ErrorEvent).message}`));
     worker.addEventListener("close", () => this.lose(worker, "worker exited"));
@@ -181,10 +186,14 @@ export class WorkerPool {
     const stop = new AbortController();
     const cancel = () => stop.abort(new RunCancelledError("the run was cancelled"));
     job.signal?.addEventListener("abort", cancel, { once: true });
-    stop.signal.addEventListener("abort", () => {
-      this.replace(slot);
-      job.reject(stop.signal.reason);
-    }, { once: true });
+    stop.signal.addEventListener(
+      "abort",
+      () => {
+        this.replace(slot);
+        job.reject(stop.signal.reason);
+      },
+      { once: true },
+    );
     slot.running = { id, startedAt: performance.now(), job, stop, release: () => job.signal?.removeEventListener("abort", cancel) };
     this.watchMemory();
     const { work, transfer } = withTransfers(job.work);
@@ -283,7 +292,8 @@ function withTransfers(work: WorkerJob): { work: WorkerJob; transfer: ArrayBuffe
   }
   const sources = [work.primary, ...work.steps.map((step) => step.secondary)];
   const buffers = new Set<ArrayBuffer>();
-  for (const source of sources) if (source && "json" in source && source.json.buffer instanceof ArrayBuffer) buffers.add(source.json.buffer);
+  for (const source of sources)
+    if (source && "json" in source && source.json.buffer instanceof ArrayBuffer) buffers.add(source.json.buffer);
   return { work, transfer: [...buffers] };
 }
 

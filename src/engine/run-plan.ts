@@ -85,7 +85,8 @@ export function readBody(bytes: Uint8Array, large: boolean): unknown {
   if (!large) {
     const body = parseSmall(bytes);
     if (isObject(body) && isObject(body.inputs)) {
-      for (const name of INLINE_INPUTS) if (Object.hasOwn(body.inputs, name)) body.inputs[name] = new InlineInput({ value: body.inputs[name] });
+      for (const name of INLINE_INPUTS)
+        if (Object.hasOwn(body.inputs, name)) body.inputs[name] = new InlineInput({ value: body.inputs[name] });
     }
     return body;
   }
@@ -95,7 +96,9 @@ export function readBody(bytes: Uint8Array, large: boolean): unknown {
   for (const [key, span] of members) {
     const inputs = key === "inputs" ? memberSpans(span) : undefined;
     body[key] = inputs
-      ? Object.fromEntries([...inputs].map(([name, value]) => [name, INLINE_INPUTS.has(name) ? new InlineInput({ json: value }) : parseSmall(value)]))
+      ? Object.fromEntries(
+          [...inputs].map(([name, value]) => [name, INLINE_INPUTS.has(name) ? new InlineInput({ json: value }) : parseSmall(value)]),
+        )
       : parseSmall(span);
   }
   return body;
@@ -115,7 +118,13 @@ function documentId(value: unknown, path: string, errors: FieldError[]): string 
 }
 
 /** `name` or `nameDocumentId`, exactly one when required, at most one otherwise. */
-function inputRef(object: Record<string, unknown>, name: string, at: string, required: boolean, errors: FieldError[]): InputRef | undefined {
+function inputRef(
+  object: Record<string, unknown>,
+  name: string,
+  at: string,
+  required: boolean,
+  errors: FieldError[],
+): InputRef | undefined {
   const inline = Object.hasOwn(object, name);
   const stored = Object.hasOwn(object, `${name}DocumentId`);
   if (inline && stored) {
@@ -158,12 +167,14 @@ function outputOf(given: unknown, errors: FieldError[]): OutputSpec | undefined 
     if (typeof given.return !== "boolean") errors.push({ path: "/output/return", message: "must be a boolean" });
     output.returnOutput = given.return !== false;
   }
-  if (given.saveAs !== undefined && given.saveTo !== undefined) errors.push({ path: "/output/saveTo", message: "give either saveAs or saveTo, not both" });
+  if (given.saveAs !== undefined && given.saveTo !== undefined)
+    errors.push({ path: "/output/saveTo", message: "give either saveAs or saveTo, not both" });
   if (given.saveAs !== undefined) output.saveAs = saveAsOf(given.saveAs, errors);
   if (given.saveTo !== undefined) output.saveTo = documentId(given.saveTo, "/output/saveTo", errors);
   if (given.ifMatch !== undefined) {
     if (given.saveTo === undefined) errors.push({ path: "/output/ifMatch", message: "applies to saveTo only" });
-    else if (typeof given.ifMatch !== "string" || given.ifMatch.length === 0) errors.push({ path: "/output/ifMatch", message: "must be the document's content ETag" });
+    else if (typeof given.ifMatch !== "string" || given.ifMatch.length === 0)
+      errors.push({ path: "/output/ifMatch", message: "must be the document's content ETag" });
     else output.ifMatch = given.ifMatch;
   }
   return output;
@@ -177,9 +188,12 @@ function saveAsOf(given: unknown, errors: FieldError[]): OutputSpec["saveAs"] {
   const fieldErrors: FieldError[] = [];
   unknownFields(given, ["name", "folder", "tags", "description"], "", fieldErrors);
   if (typeof given.name !== "string") fieldErrors.push({ path: "/name", message: "required: a string" });
-  if (given.description !== undefined && typeof given.description !== "string") fieldErrors.push({ path: "/description", message: "must be a string" });
-  if (given.folder !== undefined && given.folder !== null && typeof given.folder !== "string") fieldErrors.push({ path: "/folder", message: "must be a string or null" });
-  if (given.tags !== undefined && !(Array.isArray(given.tags) && given.tags.every((tag) => typeof tag === "string"))) fieldErrors.push({ path: "/tags", message: "must be an array of strings" });
+  if (given.description !== undefined && typeof given.description !== "string")
+    fieldErrors.push({ path: "/description", message: "must be a string" });
+  if (given.folder !== undefined && given.folder !== null && typeof given.folder !== "string")
+    fieldErrors.push({ path: "/folder", message: "must be a string or null" });
+  if (given.tags !== undefined && !(Array.isArray(given.tags) && given.tags.every((tag) => typeof tag === "string")))
+    fieldErrors.push({ path: "/tags", message: "must be an array of strings" });
   let metadata: Metadata = {};
   if (fieldErrors.length === 0) {
     try {
@@ -195,7 +209,10 @@ function saveAsOf(given: unknown, errors: FieldError[]): OutputSpec["saveAs"] {
 
 /** The reading of a body that is not an object: that one problem, and a plan that uses nothing. */
 function notAnObject(expected: string, pipeline: boolean): Reading<RunPlan> {
-  return { value: { steps: [], primary: { source: { value: null } }, pipeline }, errors: [{ path: "", message: `the request body must be a JSON object ${expected}` }] };
+  return {
+    value: { steps: [], primary: { source: { value: null } }, pipeline },
+    errors: [{ path: "", message: `the request body must be a JSON object ${expected}` }],
+  };
 }
 
 function inputsObject(body: Record<string, unknown>, errors: FieldError[]): Record<string, unknown> | undefined {
@@ -226,7 +243,10 @@ export const MAX_STEPS = 20;
 /** A saved or posted list of steps: `[{ utility, config?, secondary?, secondaryDocumentId? }]`, 1–20. */
 export function readSteps(given: unknown, registry: UtilityRegistry, errors: FieldError[]): PlannedStep[] {
   if (!Array.isArray(given) || given.length === 0 || given.length > MAX_STEPS) {
-    errors.push({ path: "/steps", message: `required: an array of 1 to ${MAX_STEPS} steps { utility, config?, secondary?, secondaryDocumentId? }` });
+    errors.push({
+      path: "/steps",
+      message: `required: an array of 1 to ${MAX_STEPS} steps { utility, config?, secondary?, secondaryDocumentId? }`,
+    });
     return [];
   }
   const steps: PlannedStep[] = [];
@@ -239,7 +259,10 @@ export function readSteps(given: unknown, registry: UtilityRegistry, errors: Fie
     unknownFields(step, ["utility", "config", "secondary", "secondaryDocumentId"], at, errors);
     const utility = typeof step.utility === "string" ? registry.find(step.utility) : undefined;
     if (!utility) {
-      const problem = typeof step.utility === "string" ? `unknown utility '${step.utility}'; GET /api/v1/utilities lists them` : "required: a utility id such as generate.filter";
+      const problem =
+        typeof step.utility === "string"
+          ? `unknown utility '${step.utility}'; GET /api/v1/utilities lists them`
+          : "required: a utility id such as generate.filter";
       errors.push({ path: `${at}/utility`, message: problem });
       return;
     }
@@ -269,5 +292,9 @@ export function readPipelineRun(body: unknown, registry: UtilityRegistry, savedS
 /** Whether the run reads or writes documents: the key then needs the `documents` permission too. */
 export function usesDocuments(plan: RunPlan): boolean {
   const inputs = [plan.primary, ...plan.steps.map((step) => step.secondary)];
-  return inputs.some((input) => input !== undefined && "documentId" in input) || plan.output?.saveAs !== undefined || plan.output?.saveTo !== undefined;
+  return (
+    inputs.some((input) => input !== undefined && "documentId" in input) ||
+    plan.output?.saveAs !== undefined ||
+    plan.output?.saveTo !== undefined
+  );
 }

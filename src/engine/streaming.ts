@@ -64,7 +64,13 @@ class ChunkWriter {
  * when it must take the whole-document path: the utility has no per-record form for this config, the
  * input is below `minBytes` or not an array, or anything fails.
  */
-export function runStreamed(utility: Utility, config: Record<string, unknown>, bytes: Uint8Array, budget: OutputBudget, minBytes = STREAM_MIN_BYTES): RunResult | undefined {
+export function runStreamed(
+  utility: Utility,
+  config: Record<string, unknown>,
+  bytes: Uint8Array,
+  budget: OutputBudget,
+  minBytes = STREAM_MIN_BYTES,
+): RunResult | undefined {
   if (!utility.recordWise || bytes.byteLength < minBytes || exceedsDepth(bytes)) return undefined;
   const elements = elementSpans(bytes);
   if (!elements) return undefined;

@@ -2,8 +2,8 @@
  * A utility worker thread: imports the registry named by the pool, then runs one job at a time (a
  * utility request's raw bytes, or steps with their inputs; bytes are transferred, never structured-cloned)
  * with the same code as inline runs. The output goes back as UTF-8 bytes, transferred too: posting the
- * JSON text would copy it (16 ms for 10 MB on the main thread, bench/README.md "Utilities at 10 MB:
- * where Kiln's extra time went"), and the response would have to encode it again. The main thread
+ * JSON text would copy it on the main thread, and the response would have to encode it again
+ * (bench/README.md, Utilities). The main thread
  * gives a one-buffer output of a megabyte or more back once it has copied it into the response, for
  * the next output.
  */
@@ -44,15 +44,16 @@ function keepRecycled(buffer: ArrayBuffer): void {
   if (buffer.byteLength > RECYCLED_MAX_BYTES) return;
   recycled = buffer;
   clearTimeout(dropRecycled);
-  dropRecycled = setTimeout(() => { recycled = undefined; }, RECYCLED_IDLE_MS);
+  dropRecycled = setTimeout(() => {
+    recycled = undefined;
+  }, RECYCLED_IDLE_MS);
 }
 
 /**
  * The text as UTF-8, in the recycled buffer when it fits and fills at least half of it, else in a new
  * one with an eighth to spare for a later, larger output. A much smaller output gets its own buffer:
- * sending a large buffer to the main thread and back for a few bytes cost more than its page faults
- * save (4 KB runs right after 10 MB ones: p50 0.95–1.4 ms against 0.5–0.6 ms fresh, bench/README.md
- * "Fifth sitting").
+ * sending a large buffer to the main thread and back for a few bytes costs more than its page faults
+ * save (small runs right after large ones, bench/README.md, Utilities).
  */
 function encoded(text: string): Uint8Array {
   const size = Buffer.byteLength(text);
@@ -86,12 +87,14 @@ async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
   try {
     const loaded = await registry;
     self.postMessage({ type: "started", jobId } satisfies ToPool);
-    if (job.kind === "request") return { ok: true, ...asChunks(await executeBytes(find(loaded, job.utilityId), job.bytes, maxOutputBytes)) };
+    if (job.kind === "request")
+      return { ok: true, ...asChunks(await executeBytes(find(loaded, job.utilityId), job.bytes, maxOutputBytes)) };
     if (job.kind === "patch") return patched(job);
     const steps = job.steps.map(({ utilityId, ...step }) => ({ utility: find(loaded, utilityId), ...step }));
     return { ok: true, ...asChunks(await runSteps(steps, job.primary, job.nameSteps, maxOutputBytes)) };
   } catch (error) {
-    if (error instanceof HttpError) return { ok: false, status: error.status, code: error.code, message: error.message, errors: error.extra.errors };
+    if (error instanceof HttpError)
+      return { ok: false, status: error.status, code: error.code, message: error.message, errors: error.extra.errors };
     return { ok: false, status: 500, code: "worker_failed", message: error instanceof Error ? error.message : String(error) };
   }
 }

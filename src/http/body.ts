@@ -136,34 +136,43 @@ function unsupportedBody(request: Request): HttpError | undefined {
   }
   const type = request.headers.get("content-type");
   if (type !== null && FORM_TYPES.test(type)) {
-    return new HttpError(415, "unsupported_media_type", `Content-Type '${type.split(";")[0].trim()}' is not accepted; send JSON (application/json)`);
+    return new HttpError(
+      415,
+      "unsupported_media_type",
+      `Content-Type '${type.split(";")[0].trim()}' is not accepted; send JSON (application/json)`,
+    );
   }
   return undefined;
 }
 
 export const bodyParser = (options: BodyParserOptions) =>
-  new Elysia({ name: "kiln.body" })
-    .onParse({ as: "global" }, async ({ request, route, path }) => {
-      // 401/403/429 are thrown by the route's authentication hook, from the same decision.
-      if (!(await options.authorize(request, path).then(() => true, () => false))) return new ParsedBody(undefined);
-      const raw = options.rawRoutes.has(route);
-      const unsupported = unsupportedBody(request);
-      if (unsupported) {
-        await request.body?.cancel().catch(() => {});
-        return raw ? new RawBody(unsupported) : new BodyProblem(unsupported);
-      }
-      if (options.streamedRoutes?.has(route)) return new StreamedBody();
-      const limit = options.limitFor(route);
-      const bytes = await readLimited(request, limit.bytes);
-      if (bytes === "too_large") return raw ? new RawBody(limit.tooLarge(limit.bytes)) : new BodyProblem(limit.tooLarge(limit.bytes));
-      rawBodies.set(request, bytes);
-      if (raw) return new RawBody(bytes);
-      if (bytes.byteLength === 0) return new ParsedBody(undefined);
-      const parsed = parseJsonBytes(bytes);
-      if (!parsed.ok) return new BodyProblem(badRequest("malformed_json", parsed.message));
-      makePrintable(bytes, parsed.value);
-      return new ParsedBody(parsed.value);
-    });
+  new Elysia({ name: "kiln.body" }).onParse({ as: "global" }, async ({ request, route, path }) => {
+    // 401/403/429 are thrown by the route's authentication hook, from the same decision.
+    if (
+      !(await options.authorize(request, path).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return new ParsedBody(undefined);
+    const raw = options.rawRoutes.has(route);
+    const unsupported = unsupportedBody(request);
+    if (unsupported) {
+      await request.body?.cancel().catch(() => {});
+      return raw ? new RawBody(unsupported) : new BodyProblem(unsupported);
+    }
+    if (options.streamedRoutes?.has(route)) return new StreamedBody();
+    const limit = options.limitFor(route);
+    const bytes = await readLimited(request, limit.bytes);
+    if (bytes === "too_large") return raw ? new RawBody(limit.tooLarge(limit.bytes)) : new BodyProblem(limit.tooLarge(limit.bytes));
+    rawBodies.set(request, bytes);
+    if (raw) return new RawBody(bytes);
+    if (bytes.byteLength === 0) return new ParsedBody(undefined);
+    const parsed = parseJsonBytes(bytes);
+    if (!parsed.ok) return new BodyProblem(badRequest("malformed_json", parsed.message));
+    makePrintable(bytes, parsed.value);
+    return new ParsedBody(parsed.value);
+  });
 
 /**
  * Called after authentication: throws a deferred body problem, or unwraps the parsed value.

@@ -4,15 +4,34 @@
  * is logged with the request id.
  */
 import { Elysia } from "elysia";
-import { badRequest, fromValidation, HttpError, isDatabaseUnreachable, databaseUnavailable, notFound, type FieldError } from "../core/errors";
+import {
+  badRequest,
+  fromValidation,
+  HttpError,
+  isDatabaseUnreachable,
+  databaseUnavailable,
+  notFound,
+  type FieldError,
+} from "../core/errors";
 import { requestState, type Logger } from "./context";
 import { ContentStoreFull, ContentStoreUnavailable } from "../storage/content-store";
 
 const TITLES: Record<number, string> = {
-  400: "Bad Request", 401: "Unauthorized", 402: "Payment Required", 403: "Forbidden", 404: "Not Found",
-  405: "Method Not Allowed", 408: "Request Timeout", 409: "Conflict", 412: "Precondition Failed",
-  413: "Content Too Large", 415: "Unsupported Media Type", 429: "Too Many Requests",
-  500: "Internal Server Error", 503: "Service Unavailable", 507: "Insufficient Storage",
+  400: "Bad Request",
+  401: "Unauthorized",
+  402: "Payment Required",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  408: "Request Timeout",
+  409: "Conflict",
+  412: "Precondition Failed",
+  413: "Content Too Large",
+  415: "Unsupported Media Type",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+  503: "Service Unavailable",
+  507: "Insufficient Storage",
 };
 
 export interface ProblemBody {
@@ -58,20 +77,26 @@ export const errorHandler = (options: {
     let problem: HttpError;
     if (error instanceof HttpError) {
       problem = error;
-      if (error.status === 500) options.logger.log("error", "server-side failure", { requestId: state.requestId, code: error.code, error: error.message });
-    } else if (error instanceof ContentStoreUnavailable || error instanceof ContentStoreFull) problem = storeProblem(options.logger, error, state.requestId);
+      if (error.status === 500)
+        options.logger.log("error", "server-side failure", { requestId: state.requestId, code: error.code, error: error.message });
+    } else if (error instanceof ContentStoreUnavailable || error instanceof ContentStoreFull)
+      problem = storeProblem(options.logger, error, state.requestId);
     else if (code === "VALIDATION") {
       const validation = error as { type: string; value?: unknown; validator?: unknown; message: string };
-      problem = validation.type === "body" && validation.value === undefined
-        ? badRequest("body_required", "A JSON request body is required")
-        : fromValidation(validation, validation.type);
+      problem =
+        validation.type === "body" && validation.value === undefined
+          ? badRequest("body_required", "A JSON request body is required")
+          : fromValidation(validation, validation.type);
     } else if (code === "NOT_FOUND") {
       try {
         await options.authorizeUnknownRoute(request, path);
         const allowed = options.methodsAllowed(path);
-        problem = allowed.length > 0
-          ? new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`, { headers: { Allow: allowed.join(", ") } })
-          : notFound("route_not_found", `No route for ${request.method} ${path}`);
+        problem =
+          allowed.length > 0
+            ? new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`, {
+                headers: { Allow: allowed.join(", ") },
+              })
+            : notFound("route_not_found", `No route for ${request.method} ${path}`);
       } catch (authError) {
         problem = authError instanceof HttpError ? authError : unexpected(options.logger, authError, state.requestId);
       }
@@ -95,7 +120,9 @@ function storeProblem(logger: Logger, cause: ContentStoreUnavailable | ContentSt
   logger.log("warn", "content store failure", { requestId, error: cause.message });
   return cause instanceof ContentStoreFull
     ? new HttpError(507, "insufficient_storage", "The content store has no room for this content; nothing was stored")
-    : new HttpError(503, "content_store_unavailable", "The content store cannot be reached; nothing was changed, retry later", { headers: { "Retry-After": "5" } });
+    : new HttpError(503, "content_store_unavailable", "The content store cannot be reached; nothing was changed, retry later", {
+        headers: { "Retry-After": "5" },
+      });
 }
 
 const routePatterns = new WeakMap<readonly unknown[], { method: string; pattern: RegExp }[]>();
@@ -104,10 +131,12 @@ const routePatterns = new WeakMap<readonly unknown[], { method: string; pattern:
 export function methodsAllowed(routes: readonly { method: string; path: string }[], path: string): string[] {
   let patterns = routePatterns.get(routes);
   if (!patterns) {
-    patterns = routes.filter((route) => route.method !== "ALL").map((route) => ({
-      method: route.method,
-      pattern: new RegExp(`^${route.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+")}$`),
-    }));
+    patterns = routes
+      .filter((route) => route.method !== "ALL")
+      .map((route) => ({
+        method: route.method,
+        pattern: new RegExp(`^${route.path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace(/:[^/]+/g, "[^/]+")}$`),
+      }));
     routePatterns.set(routes, patterns);
   }
   const methods = new Set(patterns.filter(({ pattern }) => pattern.test(path)).map(({ method }) => method));

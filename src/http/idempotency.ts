@@ -65,9 +65,21 @@ interface Claim {
 const claims = new WeakMap<Request, Claim>();
 
 const answerNotKept = (status: number) =>
-  new HttpError(409, "idempotency_answer_not_kept", `The first request with this Idempotency-Key answered ${status}, but its answer was larger than IDEMPOTENCY_MAX_ANSWER_BYTES and was not kept; use a new key to run the request again (or ask for a smaller answer, e.g. output.return: false)`);
-const keyReused = () => new HttpError(422, "idempotency_key_reused", "This Idempotency-Key was already used with a different request (method, path or body); use a new key for a new request");
-const inProgress = () => new HttpError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still running; retry once it has finished", { headers: { "Retry-After": "1" } });
+  new HttpError(
+    409,
+    "idempotency_answer_not_kept",
+    `The first request with this Idempotency-Key answered ${status}, but its answer was larger than IDEMPOTENCY_MAX_ANSWER_BYTES and was not kept; use a new key to run the request again (or ask for a smaller answer, e.g. output.return: false)`,
+  );
+const keyReused = () =>
+  new HttpError(
+    422,
+    "idempotency_key_reused",
+    "This Idempotency-Key was already used with a different request (method, path or body); use a new key for a new request",
+  );
+const inProgress = () =>
+  new HttpError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still running; retry once it has finished", {
+    headers: { "Retry-After": "1" },
+  });
 
 /** The Idempotency-Key header, checked: undefined when absent, 400 `invalid_idempotency_key` when malformed. */
 function idempotencyKeyOf(request: Request): string | undefined {
@@ -98,7 +110,10 @@ function asResponse(value: unknown, set: { status?: number | string; headers: Re
   if (value instanceof Response) return value;
   const headers = new Headers(Object.entries(set.headers).map(([name, header]) => [name, String(header)]));
   if (!headers.has("content-type")) headers.set("content-type", "application/json");
-  return new Response(typeof value === "string" ? value : JSON.stringify(value), { status: typeof set.status === "number" ? set.status : 200, headers });
+  return new Response(typeof value === "string" ? value : JSON.stringify(value), {
+    status: typeof set.status === "number" ? set.status : 200,
+    headers,
+  });
 }
 
 export interface IdempotencyDeps {
@@ -115,19 +130,33 @@ export const idempotency = (deps: IdempotencyDeps) => {
   const { db } = deps;
 
   /** A replay's checks: the permissions the first request needed, and its documents still there. */
-  async function checkReplay(principal: { accountId: string; permissions: ReadonlySet<string> }, requires: ReplayRequirements | null): Promise<void> {
+  async function checkReplay(
+    principal: { accountId: string; permissions: ReadonlySet<string> },
+    requires: ReplayRequirements | null,
+  ): Promise<void> {
     if (!requires) return;
     const missing = requires.permissions.find((permission) => !principal.permissions.has(permission));
-    if (missing) throw forbidden(`Replaying this answer needs the '${missing}' permission, which the first request had and this API key lacks`);
+    if (missing)
+      throw forbidden(`Replaying this answer needs the '${missing}' permission, which the first request had and this API key lacks`);
     if (requires.documentIds.length === 0) return;
-    const found = await db.select({ id: documents.id }).from(documents)
+    const found = await db
+      .select({ id: documents.id })
+      .from(documents)
       .where(and(eq(documents.accountId, principal.accountId), inArray(documents.id, requires.documentIds), isNull(documents.deletedAt)));
     const gone = requires.documentIds.find((id) => !found.some((row) => row.id === id));
-    if (gone) throw notFound("document_not_found", `No document with id '${gone}': the answer kept for this Idempotency-Key names a document that was deleted since`);
+    if (gone)
+      throw notFound(
+        "document_not_found",
+        `No document with id '${gone}': the answer kept for this Idempotency-Key names a document that was deleted since`,
+      );
   }
 
   /** Claims the key, or answers for the request that holds it. */
-  async function begin(request: Request, path: string, principal: { accountId: string; permissions: ReadonlySet<string> }): Promise<Response | undefined> {
+  async function begin(
+    request: Request,
+    path: string,
+    principal: { accountId: string; permissions: ReadonlySet<string> },
+  ): Promise<Response | undefined> {
     const { accountId } = principal;
     const key = idempotencyKeyOf(request);
     if (key === undefined) return undefined;
@@ -136,7 +165,8 @@ export const idempotency = (deps: IdempotencyDeps) => {
     const fingerprint = fingerprintOf(request, path, body);
     const claim = Bun.randomUUIDv7();
     const at = now();
-    const claimed = await db.insert(idempotencyKeys)
+    const claimed = await db
+      .insert(idempotencyKeys)
       .values({ accountId, key, fingerprint, claim, createdAt: at, expiresAt: at + IDEMPOTENCY_TTL_MS })
       .onConflictDoUpdate({
         target: [idempotencyKeys.accountId, idempotencyKeys.key],
@@ -148,7 +178,10 @@ export const idempotency = (deps: IdempotencyDeps) => {
       claims.set(request, { accountId, key, claim });
       return undefined;
     }
-    const [existing] = await db.select().from(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
+    const [existing] = await db
+      .select()
+      .from(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.accountId, accountId), eq(idempotencyKeys.key, key)));
     // Released between the two statements: as good as in progress, the client retries.
     if (!existing) throw inProgress();
     if (existing.fingerprint !== fingerprint) throw keyReused();
@@ -164,7 +197,11 @@ export const idempotency = (deps: IdempotencyDeps) => {
     const claim = claims.get(request);
     if (!claim) return undefined;
     claims.delete(request);
-    const mine = and(eq(idempotencyKeys.accountId, claim.accountId), eq(idempotencyKeys.key, claim.key), eq(idempotencyKeys.claim, claim.claim));
+    const mine = and(
+      eq(idempotencyKeys.accountId, claim.accountId),
+      eq(idempotencyKeys.key, claim.key),
+      eq(idempotencyKeys.claim, claim.claim),
+    );
     if (response.status >= 500 || RELEASED_STATUSES.has(response.status)) {
       await db.delete(idempotencyKeys).where(mine);
       deps.onOutcome?.("released");
@@ -173,7 +210,8 @@ export const idempotency = (deps: IdempotencyDeps) => {
     const body = await response.text();
     const kept = Buffer.byteLength(body) <= deps.maxAnswerBytes;
     const replayRequires = requirements.get(request) ?? null;
-    await db.update(idempotencyKeys)
+    await db
+      .update(idempotencyKeys)
       .set({ status: response.status, headers: kept ? storableHeaders(response.headers) : null, body: kept ? body : null, replayRequires })
       .where(mine);
     deps.onOutcome?.(kept ? "kept" : "not_kept");
@@ -181,13 +219,21 @@ export const idempotency = (deps: IdempotencyDeps) => {
   }
 
   return {
-    async beforeHandle(context: { request: Request; path: string; principal?: { accountId: string; permissions: ReadonlySet<string> } }): Promise<void> {
+    async beforeHandle(context: {
+      request: Request;
+      path: string;
+      principal?: { accountId: string; permissions: ReadonlySet<string> };
+    }): Promise<void> {
       const { request, path, principal } = context;
       if (!principal) return;
       // A replay is the route's own earlier answer, so for typed clients (Eden) the route's response types stand.
       return begin(request, path, principal) as Promise<unknown> as Promise<void>;
     },
-    async mapResponse(context: { request: Request; set: { status?: number | string; headers: Record<string, unknown> }; responseValue?: unknown }) {
+    async mapResponse(context: {
+      request: Request;
+      set: { status?: number | string; headers: Record<string, unknown> };
+      responseValue?: unknown;
+    }) {
       if (!claims.has(context.request)) return;
       return finish(context.request, asResponse(context.responseValue, context.set));
     },

@@ -35,7 +35,11 @@ export interface MetricsSources {
 }
 
 /** The metrics of a process, or undefined when METRICS_TOKEN is unset (nothing is measured then). */
-export function metricsFor(config: Pick<Config, "metricsToken" | "utilityWorkers">, workerPool: WorkerPool, database: Database): Metrics | undefined {
+export function metricsFor(
+  config: Pick<Config, "metricsToken" | "utilityWorkers">,
+  workerPool: WorkerPool,
+  database: Database,
+): Metrics | undefined {
   return config.metricsToken ? createMetrics({ workerPool, workerPoolSize: config.utilityWorkers, database }) : undefined;
 }
 
@@ -58,38 +62,92 @@ export function createMetrics(sources: MetricsSources): Metrics {
     buckets: LATENCY_BUCKETS,
     registers,
   });
-  new Gauge({ name: "kiln_worker_pool_size", help: "Utility worker threads", registers, collect() { this.set(sources.workerPoolSize); } });
-  new Gauge({ name: "kiln_worker_pool_busy", help: "Utility workers running a job", registers, collect() { this.set(sources.workerPool.busy); } });
-  new Gauge({ name: "kiln_worker_pool_queued", help: "Utility runs waiting for a worker", registers, collect() { this.set(sources.workerPool.queued); } });
+  new Gauge({
+    name: "kiln_worker_pool_size",
+    help: "Utility worker threads",
+    registers,
+    collect() {
+      this.set(sources.workerPoolSize);
+    },
+  });
+  new Gauge({
+    name: "kiln_worker_pool_busy",
+    help: "Utility workers running a job",
+    registers,
+    collect() {
+      this.set(sources.workerPool.busy);
+    },
+  });
+  new Gauge({
+    name: "kiln_worker_pool_queued",
+    help: "Utility runs waiting for a worker",
+    registers,
+    collect() {
+      this.set(sources.workerPool.queued);
+    },
+  });
   new Gauge({
     name: "kiln_worker_pool_replacements",
     help: "Workers replaced after a timeout, a cancellation or a crash since start",
     registers,
-    collect() { this.set(sources.workerPool.replacements); },
+    collect() {
+      this.set(sources.workerPool.replacements);
+    },
   });
   new Gauge({
     name: "kiln_database_pool_max_connections",
     help: "Connections the database pool may open",
     registers,
-    collect() { this.set(sources.database.sql.options.max); },
+    collect() {
+      this.set(sources.database.sql.options.max);
+    },
   });
   new Gauge({
     name: "kiln_database_up",
     help: "1 when the database answered a trivial query within a second at scrape time",
     registers,
-    async collect() { this.set((await sources.database.ping()) ? 1 : 0); },
+    async collect() {
+      this.set((await sources.database.ping()) ? 1 : 0);
+    },
   });
-  const idempotencyOutcomes = new Counter({ name: "kiln_idempotency_answers_total", help: "Idempotency-Key answers kept, not kept (over IDEMPOTENCY_MAX_ANSWER_BYTES), released and replayed", labelNames: ["outcome"] as const, registers });
+  const idempotencyOutcomes = new Counter({
+    name: "kiln_idempotency_answers_total",
+    help: "Idempotency-Key answers kept, not kept (over IDEMPOTENCY_MAX_ANSWER_BYTES), released and replayed",
+    labelNames: ["outcome"] as const,
+    registers,
+  });
   new Gauge({
     name: "kiln_worker_pool_memory_stops",
     help: "Runs stopped because the process passed UTILITY_MEMORY_LIMIT_BYTES since start",
     registers,
-    collect() { this.set(sources.workerPool.memoryStops); },
+    collect() {
+      this.set(sources.workerPool.memoryStops);
+    },
   });
-  const sweeps = new Counter({ name: "kiln_sweeper_runs_total", help: "Background sweeps by kind and outcome", labelNames: ["kind", "outcome"] as const, registers });
-  const swept = new Counter({ name: "kiln_sweeper_items_total", help: "Documents purged and orphaned files removed by the sweepers", labelNames: ["kind"] as const, registers });
-  const storeOperations = new Counter({ name: "kiln_content_store_operations_total", help: "Content store operations (put, open, remove, list, probe)", labelNames: ["operation"] as const, registers });
-  const storeErrors = new Counter({ name: "kiln_content_store_errors_total", help: "Content store operations that failed", labelNames: ["operation"] as const, registers });
+  const sweeps = new Counter({
+    name: "kiln_sweeper_runs_total",
+    help: "Background sweeps by kind and outcome",
+    labelNames: ["kind", "outcome"] as const,
+    registers,
+  });
+  const swept = new Counter({
+    name: "kiln_sweeper_items_total",
+    help: "Documents purged and orphaned files removed by the sweepers",
+    labelNames: ["kind"] as const,
+    registers,
+  });
+  const storeOperations = new Counter({
+    name: "kiln_content_store_operations_total",
+    help: "Content store operations (put, open, remove, list, probe)",
+    labelNames: ["operation"] as const,
+    registers,
+  });
+  const storeErrors = new Counter({
+    name: "kiln_content_store_errors_total",
+    help: "Content store operations that failed",
+    labelNames: ["operation"] as const,
+    registers,
+  });
 
   const counted = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
     storeOperations.inc({ operation });
@@ -148,30 +206,50 @@ function tokenMatches(header: string | null, token: string): boolean {
 
 /** The /metrics route and the per-request measurement; without a token the route is a plain 404. */
 export const metricsPlugin = (metrics: Metrics | undefined, token: string | undefined) => {
-  const plugin = new Elysia({ name: "kiln.metrics", detail: { tags: ["Operations"] } })
-    .get("/metrics", async ({ request, path, set }) => {
+  const plugin = new Elysia({ name: "kiln.metrics", detail: { tags: ["Operations"] } }).get(
+    "/metrics",
+    async ({ request, path, set }) => {
       if (!metrics || !token) throw notFound("route_not_found", `No route for GET ${path}`);
       if (!tokenMatches(request.headers.get("authorization"), token)) {
-        throw new HttpError(401, "unauthorized", "GET /metrics needs 'Authorization: Bearer <METRICS_TOKEN>'", { headers: { "WWW-Authenticate": "Bearer" } });
+        throw new HttpError(401, "unauthorized", "GET /metrics needs 'Authorization: Bearer <METRICS_TOKEN>'", {
+          headers: { "WWW-Authenticate": "Bearer" },
+        });
       }
       set.headers["content-type"] = metrics.registry.contentType;
       return metrics.registry.metrics();
-    }, {
+    },
+    {
       detail: {
         ...operation({
           operationId: "getMetrics",
           summary: "Prometheus metrics",
-          description: "Requests, utility runs, worker pool, database pool, sweepers and content store, in the Prometheus text format. Needs `Authorization: Bearer <METRICS_TOKEN>`; without METRICS_TOKEN the route answers 404 like any unknown path.",
+          description:
+            "Requests, utility runs, worker pool, database pool, sweepers and content store, in the Prometheus text format. Needs `Authorization: Bearer <METRICS_TOKEN>`; without METRICS_TOKEN the route answers 404 like any unknown path.",
           errors: { 401: "unauthorized: no METRICS_TOKEN or a wrong one", 404: "route_not_found: METRICS_TOKEN is not set" },
           headers: { 401: ["WWW-Authenticate"] },
-          responses: { 200: { description: "The metrics", content: { "text/plain": t.String({ description: "Prometheus text exposition format 0.0.4 (Content-Type text/plain; version=0.0.4; charset=utf-8)" }) } } },
+          responses: {
+            200: {
+              description: "The metrics",
+              content: {
+                "text/plain": t.String({
+                  description: "Prometheus text exposition format 0.0.4 (Content-Type text/plain; version=0.0.4; charset=utf-8)",
+                }),
+              },
+            },
+          },
         }),
         security: [{ metricsToken: [] }],
       },
-    });
+    },
+  );
   if (!metrics) return plugin;
   return plugin.onAfterResponse({ as: "global" }, ({ request, set, route, responseValue }) => {
     const state = requestState(request);
-    metrics.observeRequest(request.method, route || UNMATCHED_ROUTE, statusSent(state, responseValue, set.status), (performance.now() - state.startedAt) / 1000);
+    metrics.observeRequest(
+      request.method,
+      route || UNMATCHED_ROUTE,
+      statusSent(state, responseValue, set.status),
+      (performance.now() - state.startedAt) / 1000,
+    );
   });
 };

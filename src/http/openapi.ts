@@ -20,29 +20,37 @@ import { requiredPermission } from "./permissions";
 
 type Json = Record<string, unknown>;
 
-export const Problem = t.Object({
-  success: t.Literal(false),
-  error: t.String({ description: "the same text as detail (kept for clients of the first API version)" }),
-  code: t.String({ description: "stable machine-readable reason, e.g. document_not_found" }),
-  type: t.String({ description: "always about:blank" }),
-  title: t.String({ description: "the HTTP status text" }),
-  status: Type.Integer(),
-  detail: t.String({ description: "what went wrong, for a human" }),
-  requestId: t.String({ description: "the X-Request-Id of this request, also in the log line" }),
-  errors: t.Optional(t.Array(t.Object({
-    path: t.String({ description: "JSON pointer to the field, \"\" for the whole body" }),
-    message: t.String(),
-  }), { description: "one entry per invalid field (validation_failed)" })),
-}, { title: "Problem", description: "An RFC 9457 problem details object (Content-Type application/problem+json)" });
+export const Problem = t.Object(
+  {
+    success: t.Literal(false),
+    error: t.String({ description: "the same text as detail (kept for clients of the first API version)" }),
+    code: t.String({ description: "stable machine-readable reason, e.g. document_not_found" }),
+    type: t.String({ description: "always about:blank" }),
+    title: t.String({ description: "the HTTP status text" }),
+    status: Type.Integer(),
+    detail: t.String({ description: "what went wrong, for a human" }),
+    requestId: t.String({ description: "the X-Request-Id of this request, also in the log line" }),
+    errors: t.Optional(
+      t.Array(
+        t.Object({
+          path: t.String({ description: 'JSON pointer to the field, "" for the whole body' }),
+          message: t.String(),
+        }),
+        { description: "one entry per invalid field (validation_failed)" },
+      ),
+    ),
+  },
+  { title: "Problem", description: "An RFC 9457 problem details object (Content-Type application/problem+json)" },
+);
 
 const integerHeader = (description: string) => ({ description, schema: { type: "integer", minimum: 0 } });
 const stringHeader = (description: string) => ({ description, schema: { type: "string" } });
 
 /** Response headers, declared once as components and referenced by name. */
 const HEADERS = {
-  ETag: stringHeader("Strong entity tag: \"v<revision>\" for metadata, \"<sha256>\" for content (of a version too)"),
+  ETag: stringHeader('Strong entity tag: "v<revision>" for metadata, "<sha256>" for content (of a version too)'),
   Location: stringHeader("URL path of the created resource"),
-  "Content-Disposition": stringHeader("attachment; filename=\"<document name>.json\""),
+  "Content-Disposition": stringHeader('attachment; filename="<document name>.json"'),
   "WWW-Authenticate": stringHeader("Bearer"),
   "Retry-After": integerHeader("seconds to wait before retrying"),
   "RateLimit-Limit": integerHeader("requests allowed per minute for the account"),
@@ -59,7 +67,14 @@ const HEADERS = {
 } as const;
 
 export type HeaderName = keyof typeof HEADERS;
-const RATE_LIMIT_HEADERS: HeaderName[] = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"];
+const RATE_LIMIT_HEADERS: HeaderName[] = [
+  "RateLimit-Limit",
+  "RateLimit-Remaining",
+  "RateLimit-Reset",
+  "X-RateLimit-Limit",
+  "X-RateLimit-Remaining",
+  "X-RateLimit-Reset",
+];
 
 /** What the shared statuses mean, with the codes they carry on every route. */
 const SHARED_PROBLEMS: Record<number, string> = {
@@ -80,9 +95,9 @@ const problemResponse = (description: string, headers: HeaderName[] = []): Json 
 });
 
 function headerRefs(names: HeaderName[], required: HeaderName[] = []): Json {
-  return Object.fromEntries(names.map((name) => [name, required.includes(name)
-    ? { ...HEADERS[name], required: true }
-    : { $ref: `#/components/headers/${name}` }]));
+  return Object.fromEntries(
+    names.map((name) => [name, required.includes(name) ? { ...HEADERS[name], required: true } : { $ref: `#/components/headers/${name}` }]),
+  );
 }
 
 export interface OperationOptions {
@@ -110,7 +125,8 @@ const IDEMPOTENCY_KEY = {
   name: "Idempotency-Key",
   in: "header",
   required: false,
-  description: "1 to 255 printable ASCII characters (else 400 invalid_idempotency_key). A retry with the same key and body within 24 hours gets the first answer again, with Idempotent-Replayed: true, and nothing is done twice.",
+  description:
+    "1 to 255 printable ASCII characters (else 400 invalid_idempotency_key). A retry with the same key and body within 24 hours gets the first answer again, with Idempotent-Replayed: true, and nothing is done twice.",
   schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
 };
 
@@ -141,7 +157,13 @@ export function operation(options: OperationOptions) {
   }
   if (options.notModified) (responses[304] as Json).headers = headerRefs(["ETag"], ["ETag"]);
   const parameters = [
-    ...(options.conditional ?? []).map((name) => ({ name, in: "header", required: false, description: CONDITIONAL[name], schema: { type: "string" } })),
+    ...(options.conditional ?? []).map((name) => ({
+      name,
+      in: "header",
+      required: false,
+      description: CONDITIONAL[name],
+      schema: { type: "string" },
+    })),
     ...(options.idempotent ? [IDEMPOTENCY_KEY] : []),
   ];
   return {
@@ -169,9 +191,12 @@ function cleanSchema(schema: unknown, named: Map<string, { json: string; schema:
   const copy: Json = {};
   for (const [key, value] of Object.entries(schema)) {
     if (NON_STANDARD.has(key) && typeof value !== "object") continue;
-    copy[key] = key === "properties"
-      ? Object.fromEntries(Object.entries(value as Json).map(([name, member]) => [name, cleanSchema(member, named)]))
-      : key === "const" || key === "default" || key === "examples" || key === "enum" ? value : cleanSchema(value, named);
+    copy[key] =
+      key === "properties"
+        ? Object.fromEntries(Object.entries(value as Json).map(([name, member]) => [name, cleanSchema(member, named)]))
+        : key === "const" || key === "default" || key === "examples" || key === "enum"
+          ? value
+          : cleanSchema(value, named);
   }
   const title = typeof copy.title === "string" && copy.type !== undefined ? copy.title : undefined;
   if (!title) return copy;
@@ -212,11 +237,17 @@ function mergeResponse(into: Json | undefined, from: Json): Json {
 
 /** Whether a parameter can be refused (400): a query parameter or a path parameter narrower than any string. */
 const isConstrained = (parameter: Json) =>
-  parameter.in === "query" || (parameter.in === "path" && Object.keys(parameter.schema as Json).some((keyword) => keyword !== "type" && keyword !== "description"));
+  parameter.in === "query" ||
+  (parameter.in === "path" && Object.keys(parameter.schema as Json).some((keyword) => keyword !== "type" && keyword !== "description"));
 
 const SUCCESS_DESCRIPTIONS: Record<number, string> = { 200: "OK", 201: "Created", 204: "No Content" };
 
-export interface DocumentInfo { title: string; version: string; description: string; serverUrl?: string }
+export interface DocumentInfo {
+  title: string;
+  version: string;
+  description: string;
+  serverUrl?: string;
+}
 
 /** The OpenAPI 3.1 document of every route of `app` that is not hidden. */
 export function buildOpenApiDocument(routes: readonly RouteLike[], info: DocumentInfo): Json {
@@ -232,22 +263,33 @@ export function buildOpenApiDocument(routes: readonly RouteLike[], info: Documen
     const permission = requiredPermission(route.path);
     const secured = permission !== undefined;
     const parameters = [
-      ...parametersOf(hooks.params ?? { properties: Object.fromEntries([...route.path.matchAll(/:([^/]+)/g)].map((match) => [match[1], { type: "string" }])) }, "path", named),
+      ...parametersOf(
+        hooks.params ?? {
+          properties: Object.fromEntries([...route.path.matchAll(/:([^/]+)/g)].map((match) => [match[1], { type: "string" }])),
+        },
+        "path",
+        named,
+      ),
       ...(hooks.query ? parametersOf(hooks.query, "query", named) : []),
     ];
     // A route's own parameter (e.g. a more exact schema for a query value) replaces the derived one.
     const own = (detail.parameters as Json[] | undefined) ?? [];
     const merged = [...parameters.filter((derived) => !own.some((mine) => mine.name === derived.name && mine.in === derived.in)), ...own];
     const requestBody = detail.requestBody
-      ? cleanSchema(detail.requestBody, named) as Json
-      : hooks.body ? { required: true, content: { "application/json": { schema: cleanSchema(hooks.body, named) } } } : undefined;
+      ? (cleanSchema(detail.requestBody, named) as Json)
+      : hooks.body
+        ? { required: true, content: { "application/json": { schema: cleanSchema(hooks.body, named) } } }
+        : undefined;
 
     const responses: Record<string, Json> = {};
     if (hooks.response && typeof hooks.response === "object") {
       for (const [status, schema] of Object.entries(hooks.response as Json)) {
         const description = SUCCESS_DESCRIPTIONS[Number(status)] ?? "Response";
         // t.Void() (a 304) is a response without a body.
-        responses[status] = (schema as { type?: string }).type === "void" ? { description } : { description, content: { "application/json": { schema: cleanSchema(schema, named) } } };
+        responses[status] =
+          (schema as { type?: string }).type === "void"
+            ? { description }
+            : { description, content: { "application/json": { schema: cleanSchema(schema, named) } } };
       }
     }
     for (const [status, response] of Object.entries((detail.responses as Json | undefined) ?? {})) {
@@ -260,7 +302,10 @@ export function buildOpenApiDocument(routes: readonly RouteLike[], info: Documen
     if (secured) shared.push(401, 429);
     if (permission) shared.push(403);
     for (const status of shared) {
-      responses[status] ??= problemResponse(SHARED_PROBLEMS[status], status === 401 ? ["WWW-Authenticate"] : status === 429 ? ["Retry-After"] : []);
+      responses[status] ??= problemResponse(
+        SHARED_PROBLEMS[status],
+        status === 401 ? ["WWW-Authenticate"] : status === 429 ? ["Retry-After"] : [],
+      );
     }
     for (const [status, response] of Object.entries(responses)) {
       const headers: Json = { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } };
@@ -335,28 +380,42 @@ export function openapiDocs() {
   let routesOf: () => readonly RouteLike[] = () => [];
   let cached: { count: number; text: string } | undefined;
   const plugin = new Elysia({ name: "kiln.openapi", detail: { tags: ["Operations"] } })
-    .get("/openapi.json", () => {
-      const routes = routesOf();
-      if (cached?.count !== routes.length) cached = { count: routes.length, text: JSON.stringify(buildOpenApiDocument(routes, INFO)) };
-      return new Response(cached.text, { headers: { "Content-Type": "application/json" } });
-    }, {
-      detail: operation({
-        operationId: "getOpenApiDocument", summary: "This OpenAPI 3.1 document",
-        responses: { 200: { description: "The document", content: { "application/json": { type: "object" } } } },
-      }),
-    })
+    .get(
+      "/openapi.json",
+      () => {
+        const routes = routesOf();
+        if (cached?.count !== routes.length) cached = { count: routes.length, text: JSON.stringify(buildOpenApiDocument(routes, INFO)) };
+        return new Response(cached.text, { headers: { "Content-Type": "application/json" } });
+      },
+      {
+        detail: operation({
+          operationId: "getOpenApiDocument",
+          summary: "This OpenAPI 3.1 document",
+          responses: { 200: { description: "The document", content: { "application/json": { type: "object" } } } },
+        }),
+      },
+    )
     .get("/docs", () => new Response(docsPage("Kiln API reference"), { headers: { "Content-Type": "text/html; charset=utf-8" } }), {
       detail: operation({
-        operationId: "getApiReference", summary: "Browsable API reference (works offline)",
+        operationId: "getApiReference",
+        summary: "Browsable API reference (works offline)",
         responses: { 200: { description: "An HTML page", content: { "text/html": { type: "string" } } } },
       }),
     })
-    .get("/docs/standalone.js", () => new Response(Bun.file(VIEWER), { headers: { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=86400" } }), {
-      detail: operation({
-        operationId: "getApiReferenceViewer", summary: "The reference viewer's script (Scalar, served by this server)",
-        responses: { 200: { description: "JavaScript", content: { "text/javascript": { type: "string" } } } },
-      }),
-    });
+    .get(
+      "/docs/standalone.js",
+      () =>
+        new Response(Bun.file(VIEWER), {
+          headers: { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=86400" },
+        }),
+      {
+        detail: operation({
+          operationId: "getApiReferenceViewer",
+          summary: "The reference viewer's script (Scalar, served by this server)",
+          responses: { 200: { description: "JavaScript", content: { "text/javascript": { type: "string" } } } },
+        }),
+      },
+    );
   return {
     plugin,
     describe(app: AnyElysia) {

@@ -4,15 +4,17 @@
  */
 import type { Permission } from "../core/plans";
 
-const AREAS = ([
-  ["/api/v1/documents", "documents"],
-  ["/api/v1/folders", "documents"],
-  ["/api/v1/export", "documents"],
-  ["/api/v1/import", "documents"],
-  ["/api/v1/utilities", "utilities"],
-  ["/api/v1/pipelines", "utilities"],
-  ["/api/v1/admin", "admin"],
-] as const).map(([prefix, permission]) => ({ prefix, below: `${prefix}/`, permission }));
+const AREAS = (
+  [
+    ["/api/v1/documents", "documents"],
+    ["/api/v1/folders", "documents"],
+    ["/api/v1/export", "documents"],
+    ["/api/v1/import", "documents"],
+    ["/api/v1/utilities", "utilities"],
+    ["/api/v1/pipelines", "utilities"],
+    ["/api/v1/admin", "admin"],
+  ] as const
+).map(([prefix, permission]) => ({ prefix, below: `${prefix}/`, permission }));
 
 /** The permission a path needs: a Permission, `null` for "any valid key", `undefined` for public paths. */
 export function requiredPermission(path: string): Permission | null | undefined {

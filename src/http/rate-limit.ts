@@ -34,7 +34,11 @@ function decide(allowed: boolean, tokens: number, perMinute: number): RateDecisi
   };
 }
 
-interface Bucket { tokens: number; updatedAt: number; limit: number }
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+  limit: number;
+}
 
 /** In memory, per process: several processes sharing a database each enforce the limit on their own. */
 export class RateLimiter implements RateCounter {
@@ -140,7 +144,9 @@ export class RedisRateLimiter implements RateCounter {
     try {
       const reply = await Promise.race([
         this.evaluate(`${this.prefix}rate:${accountId}`, perMinute),
-        new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${REDIS_TIMEOUT_MS} ms`)), REDIS_TIMEOUT_MS); }),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${REDIS_TIMEOUT_MS} ms`)), REDIS_TIMEOUT_MS);
+        }),
       ]);
       if (this.down) {
         this.down = false;

@@ -39,7 +39,8 @@ export function negotiateCoding(acceptEncoding: string | null): Coding | undefin
     const weight = q === undefined ? 1 : Number(q.slice(2));
     weights.set(name.toLowerCase(), Number.isFinite(weight) && weight >= 0 && weight <= 1 ? weight : 0);
   }
-  const weightOf = (coding: Coding) => weights.get(coding) ?? (coding === "gzip" ? weights.get("x-gzip") : undefined) ?? weights.get("*") ?? 0;
+  const weightOf = (coding: Coding) =>
+    weights.get(coding) ?? (coding === "gzip" ? weights.get("x-gzip") : undefined) ?? weights.get("*") ?? 0;
   const br = weightOf("br");
   const gz = weightOf("gzip");
   if (br <= 0 && gz <= 0) return undefined;
@@ -86,7 +87,10 @@ function notModified(request: Request, response: Response): Response {
   const etag = response.headers.get("etag");
   const held = request.headers.get("if-none-match");
   if (!etag || !held) return response;
-  const coded = held.split(",").map((tag) => tag.trim().replace(/^W\//, "")).find((tag) => CODED_TAG.test(tag) && uncodedETag(tag) === etag);
+  const coded = held
+    .split(",")
+    .map((tag) => tag.trim().replace(/^W\//, ""))
+    .find((tag) => CODED_TAG.test(tag) && uncodedETag(tag) === etag);
   if (coded) {
     response.headers.set("ETag", coded);
     addVary(response.headers);
@@ -136,7 +140,10 @@ export async function compressResponse(request: Request, response: Response): Pr
  * The body's bytes when it ends within `limit`; otherwise `rest`, a stream of the whole body again (what
  * was read, then the remainder).
  */
-async function readUpTo(body: ReadableStream<Uint8Array>, limit: number): Promise<{ bytes: Uint8Array; rest?: undefined } | { rest: ReadableStream<Uint8Array> }> {
+async function readUpTo(
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+): Promise<{ bytes: Uint8Array; rest?: undefined } | { rest: ReadableStream<Uint8Array> }> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;

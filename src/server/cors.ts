@@ -13,8 +13,18 @@ import type { CorsOrigins } from "../config";
 const ALLOWED_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE";
 const ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, Range, X-Request-Id";
 const EXPOSED_HEADERS = [
-  "ETag", "Location", "Retry-After", "Content-Disposition", "Idempotent-Replayed", "X-Request-Id",
-  "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset",
+  "ETag",
+  "Location",
+  "Retry-After",
+  "Content-Disposition",
+  "Idempotent-Replayed",
+  "X-Request-Id",
+  "RateLimit-Limit",
+  "RateLimit-Remaining",
+  "RateLimit-Reset",
+  "X-RateLimit-Limit",
+  "X-RateLimit-Remaining",
+  "X-RateLimit-Reset",
 ].join(", ");
 const PREFLIGHT_MAX_AGE_SECONDS = "600";
 

@@ -9,7 +9,14 @@
  *   limit and declared size were accepted; the bridge costs CPU on every request (bench/README.md).
  */
 import { listenNode } from "./node-listener";
-import { IDLE_TIMEOUT_SECONDS, MAX_REQUEST_BODY_BYTES, setClientAddress, type FetchHandler, type Listener, type ListenOptions } from "./transport";
+import {
+  IDLE_TIMEOUT_SECONDS,
+  MAX_REQUEST_BODY_BYTES,
+  setClientAddress,
+  type FetchHandler,
+  type Listener,
+  type ListenOptions,
+} from "./transport";
 
 export async function listen(options: ListenOptions, fetch: FetchHandler): Promise<Listener> {
   if (options.kind === "node") return listenNode(options, fetch);
@@ -24,8 +31,12 @@ export async function listen(options: ListenOptions, fetch: FetchHandler): Promi
     },
   });
   return {
-    get url() { return server.url; },
-    get pendingRequests() { return server.pendingRequests; },
+    get url() {
+      return server.url;
+    },
+    get pendingRequests() {
+      return server.pendingRequests;
+    },
     stop: (force) => server.stop(force),
   };
 }

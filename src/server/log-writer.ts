@@ -1,7 +1,7 @@
 /**
  * Where log lines go: standard output, written in batches. Lines of one event-loop turn are joined and
  * written once, after the turn (or at once past 64 KiB), so a busy server makes one write per turn
- * rather than one per request (bench/README.md, "Log lines"). What is pending when the process exits
+ * rather than one per request. What is pending when the process exits
  * is written synchronously then; a SIGKILL can lose the lines of the last turn.
  */
 import { writeSync } from "node:fs";

@@ -15,7 +15,14 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { IDLE_TIMEOUT_SECONDS, MAX_REQUEST_BODY_BYTES, setClientAddress, type FetchHandler, type Listener, type ListenOptions } from "./transport";
+import {
+  IDLE_TIMEOUT_SECONDS,
+  MAX_REQUEST_BODY_BYTES,
+  setClientAddress,
+  type FetchHandler,
+  type Listener,
+  type ListenOptions,
+} from "./transport";
 
 /**
  * An answer of unknown length is gathered while its bytes are there at once (a body made in memory),
@@ -62,7 +69,9 @@ export async function listenNode(options: Pick<ListenOptions, "port" | "hostname
   const url = new URL(`http://${options.hostname.includes(":") ? `[${options.hostname}]` : options.hostname}:${port}/`);
   return {
     url,
-    get pendingRequests() { return pendingRequests; },
+    get pendingRequests() {
+      return pendingRequests;
+    },
     stop(force = false) {
       // From now on answers carry `Connection: close`; connections without a request in flight close now.
       stopped ??= new Promise<void>((resolve) => server.close(() => resolve()));
@@ -88,14 +97,18 @@ class Exchange {
     private readonly keepAlive: () => boolean,
   ) {
     // Emitted by the idle timeout; with a listener the connection is left open: the app may take its time.
-    res.on("timeout", () => { if (this.waitingOnClient) cut(res); });
+    res.on("timeout", () => {
+      if (this.waitingOnClient) cut(res);
+    });
   }
 
   closed(): void {
     if (!this.res.writableFinished) this.aborted.abort();
   }
 
-  private readonly waiting = (waiting: boolean) => { this.waitingOnClient = waiting; };
+  private readonly waiting = (waiting: boolean) => {
+    this.waitingOnClient = waiting;
+  };
 
   async run(fetch: FetchHandler): Promise<void> {
     const { req, res } = this;
@@ -106,7 +119,13 @@ class Exchange {
     const body = hasBody(req) ? new LazyBody(req, res, this.expectsContinue, this.waiting) : undefined;
     let request: Request;
     try {
-      request = new Request(urlOf(req), { method: req.method, headers: headersOf(req.rawHeaders), body: body?.stream, signal, duplex: "half" } as RequestInit);
+      request = new Request(urlOf(req), {
+        method: req.method,
+        headers: headersOf(req.rawHeaders),
+        body: body?.stream,
+        signal,
+        duplex: "half",
+      } as RequestInit);
       setClientAddress(request, req.socket.remoteAddress);
     } catch {
       return refuse(res, 400);
@@ -145,7 +164,10 @@ function cut(res: ServerResponse): void {
 
 /** An empty answer that closes the connection (Bun.serve's for a body over its limit or a request it cannot read). */
 function refuse(res: ServerResponse, status: number): void {
-  res.writeHead(status, [["connection", "close"], ["content-length", "0"]]);
+  res.writeHead(status, [
+    ["connection", "close"],
+    ["content-length", "0"],
+  ]);
   res.end();
 }
 
@@ -187,57 +209,60 @@ class LazyBody {
   constructor(req: IncomingMessage, res: ServerResponse, expectsContinue: boolean, waitingOnClient: (waiting: boolean) => void) {
     let received = 0;
     let settled = false;
-    this.stream = new ReadableStream<Uint8Array>({
-      pull: (controller) => {
-        waitingOnClient(true);
-        if (this.pulled) {
-          req.resume();
-          return;
-        }
-        this.pulled = true;
-        if (expectsContinue && !res.headersSent) res.writeContinue();
-        const fail = (error: Error) => {
-          if (settled) return;
-          settled = true;
-          waitingOnClient(false);
-          controller.error(error);
-        };
-        const onData = (chunk: Buffer) => {
-          if (settled) return;
-          waitingOnClient(false);
-          received += chunk.byteLength;
-          if (received > MAX_REQUEST_BODY_BYTES) {
-            this.overflowed = true;
-            req.pause();
-            return fail(new Error(`The request body exceeds ${MAX_REQUEST_BODY_BYTES} bytes`));
+    this.stream = new ReadableStream<Uint8Array>(
+      {
+        pull: (controller) => {
+          waitingOnClient(true);
+          if (this.pulled) {
+            req.resume();
+            return;
           }
-          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-          // one chunk may wait in the queue; beyond it the socket waits
-          if ((controller.desiredSize ?? 0) < 0) req.pause();
-        };
-        req.on("data", onData);
-        this.discard = () => {
-          req.off("data", onData);
-          req.resume();
-        };
-        req.once("end", () => {
-          if (settled) return;
+          this.pulled = true;
+          if (expectsContinue && !res.headersSent) res.writeContinue();
+          const fail = (error: Error) => {
+            if (settled) return;
+            settled = true;
+            waitingOnClient(false);
+            controller.error(error);
+          };
+          const onData = (chunk: Buffer) => {
+            if (settled) return;
+            waitingOnClient(false);
+            received += chunk.byteLength;
+            if (received > MAX_REQUEST_BODY_BYTES) {
+              this.overflowed = true;
+              req.pause();
+              return fail(new Error(`The request body exceeds ${MAX_REQUEST_BODY_BYTES} bytes`));
+            }
+            controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+            // one chunk may wait in the queue; beyond it the socket waits
+            if ((controller.desiredSize ?? 0) < 0) req.pause();
+          };
+          req.on("data", onData);
+          this.discard = () => {
+            req.off("data", onData);
+            req.resume();
+          };
+          req.once("end", () => {
+            if (settled) return;
+            settled = true;
+            waitingOnClient(false);
+            controller.close();
+          });
+          // Bun.serve's error for a client gone mid-body (node:http's ECONNRESET would read as a database outage in errors.ts)
+          const gone = () => fail(new DOMException("The connection was closed.", "AbortError"));
+          req.once("error", gone);
+          req.once("close", gone);
+        },
+        cancel: () => {
           settled = true;
-          waitingOnClient(false);
-          controller.close();
-        });
-        // Bun.serve's error for a client gone mid-body (node:http's ECONNRESET would read as a database outage in errors.ts)
-        const gone = () => fail(new DOMException("The connection was closed.", "AbortError"));
-        req.once("error", gone);
-        req.once("close", gone);
+          // The rest is read and dropped, so the connection can carry the next request. (A body never
+          // read is dropped by node:http itself once the answer is sent; one read in part is left paused.)
+          this.discard();
+        },
       },
-      cancel: () => {
-        settled = true;
-        // The rest is read and dropped, so the connection can carry the next request. (A body never
-        // read is dropped by node:http itself once the answer is sent; one read in part is left paused.)
-        this.discard();
-      },
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
   }
 }
 
@@ -263,7 +288,14 @@ export function byteRange(header: string, size: number): { start: number; end: n
 /** A Bun.file (or an S3 spool file): a Blob with a path, which Bun.serve serves with ranges. */
 const isFile = (blob: Blob) => typeof (blob as { name?: unknown }).name === "string";
 
-async function writeResponse(req: IncomingMessage, res: ServerResponse, response: Response, keepAlive: boolean, signal: AbortSignal, waitingOnClient: (waiting: boolean) => void): Promise<void> {
+async function writeResponse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  response: Response,
+  keepAlive: boolean,
+  signal: AbortSignal,
+  waitingOnClient: (waiting: boolean) => void,
+): Promise<void> {
   let status = response.status;
   const headers: [string, string][] = [];
   for (const [name, value] of response.headers) if (!CONNECTION_FIELDS.has(name)) headers.push([name, value]);
@@ -272,7 +304,14 @@ async function writeResponse(req: IncomingMessage, res: ServerResponse, response
   let body = response.body;
   let length = response.headers.get("content-length");
 
-  if (status === 200 && req.method === "GET" && req.headers.range !== undefined && length !== null && body !== null && !response.headers.has("content-encoding")) {
+  if (
+    status === 200 &&
+    req.method === "GET" &&
+    req.headers.range !== undefined &&
+    length !== null &&
+    body !== null &&
+    !response.headers.has("content-encoding")
+  ) {
     // Only here is the body taken as a Blob: a download's is one (a file), so this reads nothing.
     const blob = await response.blob();
     body = blob.stream();
@@ -313,7 +352,9 @@ async function writeResponse(req: IncomingMessage, res: ServerResponse, response
 
   const reader: Reader = body.getReader();
   // the client gone: the answer's stream is cancelled at once (an export stops querying)
-  const stop = () => { reader.cancel().catch(() => {}); };
+  const stop = () => {
+    reader.cancel().catch(() => {});
+  };
   try {
     let pending: Promise<ReadResult> | undefined;
     if (length === null) {

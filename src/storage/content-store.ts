@@ -44,7 +44,10 @@ export interface ContentStore {
  * succeed later. `setting` names the configuration variable most likely at fault, for start-up.
  */
 export class ContentStoreUnavailable extends Error {
-  constructor(message: string, readonly setting?: string) {
+  constructor(
+    message: string,
+    readonly setting?: string,
+  ) {
     super(message);
   }
 }

@@ -29,15 +29,25 @@ export interface CopyProgress {
   copiedBytes: number;
 }
 
-export interface CopyFailure { key: string; reason: string }
+export interface CopyFailure {
+  key: string;
+  reason: string;
+}
 
 /** Copies the complete files of `source` missing from `target` (by key and size); never removes anything. */
-export async function copyDiskToBucket(source: DiskContentStore, target: S3ContentStore, onProgress: (progress: CopyProgress) => void = () => {}): Promise<CopyProgress & { failures: CopyFailure[] }> {
+export async function copyDiskToBucket(
+  source: DiskContentStore,
+  target: S3ContentStore,
+  onProgress: (progress: CopyProgress) => void = () => {},
+): Promise<CopyProgress & { failures: CopyFailure[] }> {
   const files: { key: string; path: string; size: number }[] = [];
   for await (const file of source.list()) {
     if (file.incomplete) continue; // a write that never finished: no row names it
     const path = source.pathOf(file.key);
-    const size = await stat(path).then((found) => found.size, () => undefined);
+    const size = await stat(path).then(
+      (found) => found.size,
+      () => undefined,
+    );
     if (size !== undefined) files.push({ key: file.key, path, size });
   }
   const progress: CopyProgress = { total: files.length, done: 0, copied: 0, skipped: 0, failed: 0, copiedBytes: 0 };
@@ -98,7 +108,12 @@ async function main(): Promise<number> {
   const where = `s3://${config.contentStore.s3.bucket}/${config.contentStore.s3.prefix}`;
   console.log(`Copying ${source.root} to ${where}`);
   const bar = process.stdout.isTTY
-    ? new SingleBar({ format: "[{bar}] {percentage}% | {value}/{total} files | {copied} copied, {skipped} already there, {failed} failed | ETA {eta_formatted}", stream: process.stdout, hideCursor: true })
+    ? new SingleBar({
+        format:
+          "[{bar}] {percentage}% | {value}/{total} files | {copied} copied, {skipped} already there, {failed} failed | ETA {eta_formatted}",
+        stream: process.stdout,
+        hideCursor: true,
+      })
     : undefined;
   let started = false;
   const result = await copyDiskToBucket(source, target, (progress) => {
@@ -110,7 +125,9 @@ async function main(): Promise<number> {
   bar?.stop();
   for (const failure of result.failures.slice(0, 20)) console.error(`failed: ${failure.key}: ${failure.reason}`);
   if (result.failures.length > 20) console.error(`… and ${result.failures.length - 20} more failures`);
-  console.log(`${result.total} content files: ${result.copied} copied (${result.copiedBytes} bytes), ${result.skipped} already in the bucket, ${result.failed} failed`);
+  console.log(
+    `${result.total} content files: ${result.copied} copied (${result.copiedBytes} bytes), ${result.skipped} already in the bucket, ${result.failed} failed`,
+  );
   if (result.failed > 0) console.log("Run the command again to retry the failed files; the copied ones are skipped.");
   return result.failed === 0 ? 0 : 1;
 }

@@ -6,7 +6,15 @@
 import { constants } from "node:fs";
 import { access, mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { ContentStoreFull, ContentStoreUnavailable, sha256Hex, type ContentStore, type OpenedContent, type StoredContent, type StoredFile } from "./content-store";
+import {
+  ContentStoreFull,
+  ContentStoreUnavailable,
+  sha256Hex,
+  type ContentStore,
+  type OpenedContent,
+  type StoredContent,
+  type StoredFile,
+} from "./content-store";
 
 const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const COMPLETE = ".json";
@@ -32,7 +40,10 @@ export class DiskContentStore implements ContentStore {
       await mkdir(this.root, { recursive: true, mode: 0o750 });
       await access(this.root, constants.R_OK | constants.W_OK);
     } catch (error) {
-      throw new ContentStoreUnavailable(`the content folder ${this.root} is not writable (${(error as NodeJS.ErrnoException).code})`, "DATA_DIR");
+      throw new ContentStoreUnavailable(
+        `the content folder ${this.root} is not writable (${(error as NodeJS.ErrnoException).code})`,
+        "DATA_DIR",
+      );
     }
   }
 
@@ -60,10 +71,13 @@ export class DiskContentStore implements ContentStore {
   async open(key: string): Promise<OpenedContent | undefined> {
     if (!KEY.test(key)) return undefined;
     const path = this.pathOf(key, COMPLETE);
-    const size = await stat(path).then((found) => found.size, (error: NodeJS.ErrnoException) => {
-      if (error.code === "ENOENT") return undefined;
-      throw error;
-    });
+    const size = await stat(path).then(
+      (found) => found.size,
+      (error: NodeJS.ErrnoException) => {
+        if (error.code === "ENOENT") return undefined;
+        throw error;
+      },
+    );
     return size === undefined ? undefined : { size, body: Bun.file(path) };
   }
 
@@ -81,7 +95,10 @@ export class DiskContentStore implements ContentStore {
         if (!incomplete && !name.endsWith(COMPLETE)) continue;
         const key = name.slice(0, name.length - (incomplete ? INCOMPLETE : COMPLETE).length);
         if (!KEY.test(key)) continue;
-        const modifiedAt = await stat(join(folder, name)).then((s) => s.mtimeMs, () => undefined);
+        const modifiedAt = await stat(join(folder, name)).then(
+          (s) => s.mtimeMs,
+          () => undefined,
+        );
         if (modifiedAt !== undefined) yield { key, incomplete, modifiedAt };
       }
     }
@@ -128,7 +145,6 @@ async function entriesOf(folder: string): Promise<string[]> {
     throw error;
   }
 }
-
 
 /** The content store of a Kiln process: `$DATA_DIR/content`. */
 export const contentStoreIn = (dataDir: string) => new DiskContentStore(join(dataDir, "content"));

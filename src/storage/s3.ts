@@ -15,7 +15,14 @@ import { S3Client, type S3File } from "bun";
 import { mkdirSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { ContentStoreUnavailable, sha256Hex, type ContentStore, type OpenedContent, type StoredContent, type StoredFile } from "./content-store";
+import {
+  ContentStoreUnavailable,
+  sha256Hex,
+  type ContentStore,
+  type OpenedContent,
+  type StoredContent,
+  type StoredFile,
+} from "./content-store";
 import { S3_TIMEOUT_MS_DEFAULT, type S3Settings } from "../config";
 
 const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -50,7 +57,11 @@ export class S3ContentStore implements ContentStore {
    * `spoolDir`: a node-local folder for large downloads in flight, emptied now (a crash may leave files).
    * `listPageSize`: keys per listing request (S3 returns at most 1000).
    */
-  constructor(readonly settings: S3Settings, spoolDir: string, private readonly listPageSize = 1000) {
+  constructor(
+    readonly settings: S3Settings,
+    spoolDir: string,
+    private readonly listPageSize = 1000,
+  ) {
     this.client = new S3Client({
       bucket: settings.bucket,
       endpoint: settings.endpoint,
@@ -94,7 +105,9 @@ export class S3ContentStore implements ContentStore {
   async *list(): AsyncIterable<StoredFile> {
     let startAfter: string | undefined;
     for (;;) {
-      const page = await this.call("list", () => this.client.list({ prefix: this.settings.prefix, maxKeys: this.listPageSize, startAfter }));
+      const page = await this.call("list", () =>
+        this.client.list({ prefix: this.settings.prefix, maxKeys: this.listPageSize, startAfter }),
+      );
       const contents = page.contents ?? [];
       for (const object of contents) {
         const name = object.key.slice(this.settings.prefix.length);
@@ -110,7 +123,11 @@ export class S3ContentStore implements ContentStore {
 
   /** Lists at most one key under the prefix: needs the bucket, the credentials and the endpoint. */
   async probe(): Promise<void> {
-    await this.call("list", () => this.client.list({ prefix: this.settings.prefix, maxKeys: 1 }), Math.min(PROBE_TIMEOUT_MS, this.timeoutMs));
+    await this.call(
+      "list",
+      () => this.client.list({ prefix: this.settings.prefix, maxKeys: 1 }),
+      Math.min(PROBE_TIMEOUT_MS, this.timeoutMs),
+    );
   }
 
   private get timeoutMs(): number {
@@ -121,7 +138,10 @@ export class S3ContentStore implements ContentStore {
   private async inTime<T>(operation: string, run: () => Promise<T>, timeoutMs = this.timeoutMs): Promise<T> {
     let timer: Timer | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(Object.assign(new Error(`no answer to ${operation} within ${timeoutMs} ms (S3_TIMEOUT_MS)`), { code: "Timeout" })), timeoutMs);
+      timer = setTimeout(
+        () => reject(Object.assign(new Error(`no answer to ${operation} within ${timeoutMs} ms (S3_TIMEOUT_MS)`), { code: "Timeout" })),
+        timeoutMs,
+      );
     });
     const work = run();
     work.catch(() => {});
@@ -179,7 +199,11 @@ export class S3ContentStore implements ContentStore {
     const code = codeOf(error);
     const where = `bucket '${this.settings.bucket}'${this.settings.endpoint ? ` at ${this.settings.endpoint}` : ""}`;
     if (code === "NoSuchBucket") return new ContentStoreUnavailable(`${where} does not exist (S3 ${operation}: ${code})`, "S3_BUCKET");
-    if (code in BAD_CREDENTIALS) return new ContentStoreUnavailable(`${where} refused the credentials (S3 ${operation}: ${code})`, BAD_CREDENTIALS[code]);
-    return new ContentStoreUnavailable(`${where} cannot be reached (S3 ${operation}: ${code}: ${(error as Error)?.message ?? error})`, "S3_ENDPOINT");
+    if (code in BAD_CREDENTIALS)
+      return new ContentStoreUnavailable(`${where} refused the credentials (S3 ${operation}: ${code})`, BAD_CREDENTIALS[code]);
+    return new ContentStoreUnavailable(
+      `${where} cannot be reached (S3 ${operation}: ${code}: ${(error as Error)?.message ?? error})`,
+      "S3_ENDPOINT",
+    );
   }
 }

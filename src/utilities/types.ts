@@ -57,7 +57,10 @@ export class UtilityError extends Error {
  */
 export class UtilityConfigError extends Error {
   override name = "UtilityConfigError";
-  constructor(readonly path: string, message: string) {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -32,10 +32,19 @@ export const WORKER_ENTRIES = ["engine/worker.ts", "utilities/registry.ts"];
 const WORKER_FORBIDDEN_LAYERS = new Set(["server", "http", "modules", "app", "index", "cli"]);
 const WORKER_FORBIDDEN_PACKAGES = ["elysia", "@elysiajs/"];
 
-export interface ImportEdge { from: string; to: string; typeOnly: boolean }
-export interface Graph { files: string[]; edges: ImportEdge[]; packages: Map<string, Set<string>> }
+export interface ImportEdge {
+  from: string;
+  to: string;
+  typeOnly: boolean;
+}
+export interface Graph {
+  files: string[];
+  edges: ImportEdge[];
+  packages: Map<string, Set<string>>;
+}
 
-const SPECIFIER = /(?:^|[\s;])(import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s*)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|new URL\(\s*["'](\.[^"']+)["']\s*,\s*import\.meta\.url\s*\)/g;
+const SPECIFIER =
+  /(?:^|[\s;])(import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s*)?["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|new URL\(\s*["'](\.[^"']+)["']\s*,\s*import\.meta\.url\s*\)/g;
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -50,7 +59,9 @@ function resolveImport(file: string, specifier: string): string | undefined {
   for (const candidate of [base, `${base}.ts`, join(base, "index.ts")]) {
     try {
       if (candidate.endsWith(".ts") && statSync(candidate).isFile() && candidate.startsWith(SRC + "/")) return relative(SRC, candidate);
-    } catch { /* not this one */ }
+    } catch {
+      /* not this one */
+    }
   }
   return undefined;
 }
@@ -139,7 +150,8 @@ export function workerBreaches(graph: Graph): string[] {
   for (const file of seen) {
     if (WORKER_FORBIDDEN_LAYERS.has(layerOf(file))) breaches.push(`${file} (layer ${layerOf(file)})`);
     for (const name of graph.packages.get(file) ?? []) {
-      if (WORKER_FORBIDDEN_PACKAGES.some((forbidden) => name === forbidden || name.startsWith(forbidden))) breaches.push(`${file} imports ${name}`);
+      if (WORKER_FORBIDDEN_PACKAGES.some((forbidden) => name === forbidden || name.startsWith(forbidden)))
+        breaches.push(`${file} imports ${name}`);
     }
   }
   return breaches.sort();
@@ -153,7 +165,9 @@ export function layerGraph(graph: Graph): string[] {
     if (a !== b) counts.set(`${a} -> ${b}`, (counts.get(`${a} -> ${b}`) ?? 0) + 1);
   }
   const rank = (edge: string) => edge.split(" -> ").map((layer) => LAYERS[layer]);
-  return [...counts].sort(([x], [y]) => rank(y)[0] - rank(x)[0] || rank(y)[1] - rank(x)[1] || x.localeCompare(y)).map(([edge, count]) => `${edge} (${count})`);
+  return [...counts]
+    .sort(([x], [y]) => rank(y)[0] - rank(x)[0] || rank(y)[1] - rank(x)[1] || x.localeCompare(y))
+    .map(([edge, count]) => `${edge} (${count})`);
 }
 
 if (import.meta.main) {

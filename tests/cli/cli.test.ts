@@ -41,12 +41,25 @@ describe("shell pipelines", () => {
     expect(name).toBe("data.json");
     const pulled = await kiln(["docs", "pull", id!], user);
     expect(pulled.code).toBe(0);
-    expect(json(pulled.stdout)).toEqual([{ name: "Alice", age: 30 }, { name: "Bob", age: 41 }]);
+    expect(json(pulled.stdout)).toEqual([
+      { name: "Alice", age: 30 },
+      { name: "Bob", age: 41 },
+    ]);
   });
 
   test("a text output (CSV) is written as it is, so it can be redirected to a file", async () => {
-    writeFileSync(join(work, "rows.json"), JSON.stringify([{ a: 1, b: "x" }, { a: 2, b: "y,z" }]));
-    const result = await shell("kiln run convert.json-to-csv rows.json --config '{\"delimiter\":\";\"}' > out.csv && cat out.csv", user, work);
+    writeFileSync(
+      join(work, "rows.json"),
+      JSON.stringify([
+        { a: 1, b: "x" },
+        { a: 2, b: "y,z" },
+      ]),
+    );
+    const result = await shell(
+      'kiln run convert.json-to-csv rows.json --config \'{"delimiter":";"}\' > out.csv && cat out.csv',
+      user,
+      work,
+    );
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("a;b\n1;x\n2;y,z\n");
   });
@@ -56,7 +69,11 @@ describe("kiln run", () => {
   test("reads stdin, takes --config as JSON or @file and --secondary, prints the output as JSON", async () => {
     writeFileSync(join(work, "config.json"), JSON.stringify({ arrayStrategy: "concat" }));
     writeFileSync(join(work, "second.json"), JSON.stringify({ list: [3], b: 2 }));
-    const merged = await kiln(["run", "merge.deep-merge", "--config", `@${join(work, "config.json")}`, "--secondary", join(work, "second.json"), "-"], user, { stdin: '{"list":[1,2],"a":1}' });
+    const merged = await kiln(
+      ["run", "merge.deep-merge", "--config", `@${join(work, "config.json")}`, "--secondary", join(work, "second.json"), "-"],
+      user,
+      { stdin: '{"list":[1,2],"a":1}' },
+    );
     expect(merged.stderr).toBe("");
     expect(merged.code).toBe(0);
     expect(json(merged.stdout)).toEqual({ list: [1, 2, 3], a: 1, b: 2 });
@@ -69,7 +86,9 @@ describe("kiln run", () => {
     expect(body.success).toBe(true);
     expect(body.creditsUsed).toBe(1);
     expect(body.output).toEqual([]);
-    const asCsv = await kiln(["--json", "run", "convert.csv-to-json", "--config", '{"header":false}', "--input", "text", "-"], user, { stdin: "42" });
+    const asCsv = await kiln(["--json", "run", "convert.csv-to-json", "--config", '{"header":false}', "--input", "text", "-"], user, {
+      stdin: "42",
+    });
     expect(json(asCsv.stdout).output).toEqual([{ col_1: 42 }]);
   });
 
@@ -82,7 +101,12 @@ describe("kiln run", () => {
   });
 
   test("usage errors exit 2 before anything is sent: bad --config JSON, missing file, unknown command", async () => {
-    for (const args of [["run", "convert.csv-to-json", "--config", "{nope", "-"], ["run", "convert.csv-to-json", join(work, "missing.csv")], ["docs", "frobnicate"], ["run"]]) {
+    for (const args of [
+      ["run", "convert.csv-to-json", "--config", "{nope", "-"],
+      ["run", "convert.csv-to-json", join(work, "missing.csv")],
+      ["docs", "frobnicate"],
+      ["run"],
+    ]) {
       const result = await kiln(args, user, { stdin: "a\n1\n" });
       expect(result.code).toBe(2);
       expect(result.stdout).toBe("");
@@ -95,10 +119,32 @@ describe("kiln docs", () => {
   test("push with metadata, get, ls, pull byte for byte, replace, rm and purge", async () => {
     const text = '{ "kept":  "exactly",\n  "n": 1.50 }';
     writeFileSync(join(work, "report.json"), text);
-    const pushed = await kiln(["--json", "docs", "push", join(work, "report.json"), "--folder", "reports/2026", "--tag", "q1", "--tag", "final", "--description", "first"], user);
+    const pushed = await kiln(
+      [
+        "--json",
+        "docs",
+        "push",
+        join(work, "report.json"),
+        "--folder",
+        "reports/2026",
+        "--tag",
+        "q1",
+        "--tag",
+        "final",
+        "--description",
+        "first",
+      ],
+      user,
+    );
     expect(pushed.code).toBe(0);
     const document = json(pushed.stdout);
-    expect(document).toMatchObject({ name: "report.json", folder: "reports/2026", tags: ["q1", "final"], description: "first", fileSize: text.length });
+    expect(document).toMatchObject({
+      name: "report.json",
+      folder: "reports/2026",
+      tags: ["q1", "final"],
+      description: "first",
+      fileSize: text.length,
+    });
 
     const shown = await kiln(["docs", "get", document.id], user);
     expect(shown.code).toBe(0);
@@ -134,12 +180,15 @@ describe("kiln docs", () => {
     const id = json(pushed.stdout).id;
     const purged = await kiln(["docs", "rm", "--purge", id], user);
     expect(purged.stdout).toBe(`purged ${id}\n`);
-    expect(json((await kiln(["--json", "docs", "ls", "--deleted"], user)).stdout).map((entry: { id: string }) => entry.id)).not.toContain(id);
+    expect(json((await kiln(["--json", "docs", "ls", "--deleted"], user)).stdout).map((entry: { id: string }) => entry.id)).not.toContain(
+      id,
+    );
   });
 
   test("ls follows every page with --all and says when more follow without it", async () => {
     const target = { url: user.url, key: await run.newKey(["documents"]) };
-    for (let i = 0; i < 3; i++) expect((await kiln(["docs", "push", "--name", `p${i}.json`, "-"], target, { stdin: `[${i}]` })).code).toBe(0);
+    for (let i = 0; i < 3; i++)
+      expect((await kiln(["docs", "push", "--name", `p${i}.json`, "-"], target, { stdin: `[${i}]` })).code).toBe(0);
     const page = await kiln(["--json", "docs", "ls", "--limit", "2"], target);
     expect(json(page.stdout)).toHaveLength(2);
     expect(page.stderr).toContain("more documents follow");
@@ -167,12 +216,17 @@ describe("kiln docs", () => {
 
 describe("keys and usage", () => {
   test("keys create prints a secret that works; ls lists it; revoke makes it answer 401", async () => {
-    const account = await (await fetch(`${admin.url}/api/v1/admin/accounts`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${admin.key}`, "content-type": "application/json" },
-      body: JSON.stringify({ name: "cli-keys" }),
-    })).json() as { account: { id: string } };
-    const created = await kiln(["keys", "create", "--account", account.account.id, "--permissions", "documents,utilities", "--name", "laptop"], admin);
+    const account = (await (
+      await fetch(`${admin.url}/api/v1/admin/accounts`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${admin.key}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "cli-keys" }),
+      })
+    ).json()) as { account: { id: string } };
+    const created = await kiln(
+      ["keys", "create", "--account", account.account.id, "--permissions", "documents,utilities", "--name", "laptop"],
+      admin,
+    );
     expect(created.code).toBe(0);
     const secret = created.stdout.trim();
     expect(secret).toStartWith("kiln_");
@@ -229,7 +283,10 @@ test("kiln serve starts the server like bun run start and stops cleanly on SIGTE
     const target = { url: `http://127.0.0.1:${port}`, key };
     let ready = false;
     for (let waited = 0; waited < 50_000 && !ready && server.exitCode === null; waited += 100) {
-      ready = await fetch(`${target.url}/ready`).then((response) => response.ok, () => false);
+      ready = await fetch(`${target.url}/ready`).then(
+        (response) => response.ok,
+        () => false,
+      );
       if (!ready) await Bun.sleep(100);
     }
     expect(ready).toBe(true);

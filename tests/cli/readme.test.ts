@@ -38,10 +38,16 @@ test("the README's kiln quickstart works as written", async () => {
   expect(result.stdout).toMatch(/^plan /m);
   expect(result.stdout).toMatch(/^id\s+name\s+folder\s+size\s+updated\n\S+\s+data\.json/m);
 
-  const backup = readFileSync(join(checkout, "backup.ndjson"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+  const backup = readFileSync(join(checkout, "backup.ndjson"), "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
   expect(backup.map((line) => line.document.name)).toEqual(["data.json"]);
 
   const listed = JSON.parse((await kiln(["--json", "docs", "ls"], { url: run.server.url, key })).stdout);
   const pulled = await kiln(["docs", "pull", listed[0].id], { url: run.server.url, key });
-  expect(JSON.parse(pulled.stdout)).toEqual([{ name: "Alice", age: 30 }, { name: "Bob", age: 41 }]);
+  expect(JSON.parse(pulled.stdout)).toEqual([
+    { name: "Alice", age: 30 },
+    { name: "Bob", age: 41 },
+  ]);
 });

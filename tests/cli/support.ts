@@ -25,7 +25,12 @@ export interface Target {
 }
 
 function environment(target: Target, extra: Record<string, string> = {}): Record<string, string> {
-  const env: Record<string, string> = { ...(process.env as Record<string, string>), KILN_URL: target.url, PATH: `${KILN_BIN_DIR}:${process.env.PATH}`, ...extra };
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    KILN_URL: target.url,
+    PATH: `${KILN_BIN_DIR}:${process.env.PATH}`,
+    ...extra,
+  };
   if (target.key === undefined) delete env.KILN_KEY;
   else env.KILN_KEY = target.key;
   return env;
@@ -36,14 +41,22 @@ async function collect(proc: Bun.Subprocess<any, "pipe", "pipe">): Promise<CliRe
   return { code, stdout, stderr };
 }
 
-export function kiln(args: string[], target: Target, options: { stdin?: string | Uint8Array; env?: Record<string, string> } = {}): Promise<CliResult> {
+export function kiln(
+  args: string[],
+  target: Target,
+  options: { stdin?: string | Uint8Array; env?: Record<string, string> } = {},
+): Promise<CliResult> {
   const stdin = typeof options.stdin === "string" ? new TextEncoder().encode(options.stdin) : options.stdin;
-  return collect(Bun.spawn(["bun", CLI, ...args], { env: environment(target, options.env), stdin: stdin ?? "ignore", stdout: "pipe", stderr: "pipe" }));
+  return collect(
+    Bun.spawn(["bun", CLI, ...args], { env: environment(target, options.env), stdin: stdin ?? "ignore", stdout: "pipe", stderr: "pipe" }),
+  );
 }
 
 /** A bash script (pipefail) with `kiln` on the PATH, run in `cwd`. */
 export function shell(script: string, target: Target, cwd?: string): Promise<CliResult> {
-  return collect(Bun.spawn(["bash", "-o", "pipefail", "-c", script], { cwd, env: environment(target), stdin: "ignore", stdout: "pipe", stderr: "pipe" }));
+  return collect(
+    Bun.spawn(["bash", "-o", "pipefail", "-c", script], { cwd, env: environment(target), stdin: "ignore", stdout: "pipe", stderr: "pipe" }),
+  );
 }
 
 const TMUX_SOCKET = `kiln-cli-test-${process.pid}`;
@@ -58,7 +71,23 @@ export async function onTerminal(target: Target, cwd: string, name: string, comm
   const env = [`KILN_URL=${target.url}`, `KILN_KEY=${target.key ?? ""}`].flatMap((pair) => ["-e", pair]);
   // PATH is set in the command itself: a login shell's profile would reset it.
   const script = `export PATH=${KILN_BIN_DIR}:$PATH; ${command}; echo EXIT=$?; sleep 600`;
-  const started = Bun.spawnSync(["tmux", "-L", TMUX_SOCKET, "new-session", "-d", "-s", session, "-x", "150", "-y", "20", "-c", cwd, ...env, script]);
+  const started = Bun.spawnSync([
+    "tmux",
+    "-L",
+    TMUX_SOCKET,
+    "new-session",
+    "-d",
+    "-s",
+    session,
+    "-x",
+    "150",
+    "-y",
+    "20",
+    "-c",
+    cwd,
+    ...env,
+    script,
+  ]);
   if (started.exitCode !== 0) throw new Error(`tmux: ${started.stderr.toString()}`);
   for (let tries = 0; tries < 600; tries++) {
     const screen = Bun.spawnSync(["tmux", "-L", TMUX_SOCKET, "capture-pane", "-p", "-t", session]).stdout.toString();

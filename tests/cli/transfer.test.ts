@@ -26,26 +26,35 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const contents = ['{"a":1}', '[1, 2,  3]', '{"nested":{"deep":true},"text":"é"}'];
+const contents = ['{"a":1}', "[1, 2,  3]", '{"nested":{"deep":true},"text":"é"}'];
 
 describe("export and import", () => {
   test("kiln export --folder F > file, then kiln import file on another account recreates the documents byte for byte", async () => {
     for (const [index, content] of contents.entries()) {
-      expect((await kiln(["docs", "push", "--name", `e${index}.json`, "--folder", "exp", "--tag", "t", "-"], source, { stdin: content })).code).toBe(0);
+      expect(
+        (await kiln(["docs", "push", "--name", `e${index}.json`, "--folder", "exp", "--tag", "t", "-"], source, { stdin: content })).code,
+      ).toBe(0);
     }
     expect((await kiln(["docs", "push", "--name", "elsewhere.json", "-"], source, { stdin: "{}" })).code).toBe(0);
 
     const exported = await shell("kiln export --folder exp > dump.ndjson", source, work);
     expect(exported.code).toBe(0);
     expect(exported.stderr).toBe("");
-    const lines = readFileSync(join(work, "dump.ndjson"), "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    const lines = readFileSync(join(work, "dump.ndjson"), "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(lines.map((line) => line.document.name).sort()).toEqual(["e0.json", "e1.json", "e2.json"]);
 
     const target = { url: run.server.url, key: await run.newKey(["documents"]) };
     const imported = await kiln(["import", join(work, "dump.ndjson")], target);
     expect(imported.stderr).toBe("imported 3 documents\n");
     expect(imported.code).toBe(0);
-    const listed = JSON.parse((await kiln(["--json", "docs", "ls", "--folder", "exp"], target)).stdout) as { id: string; name: string; tags: string[] }[];
+    const listed = JSON.parse((await kiln(["--json", "docs", "ls", "--folder", "exp"], target)).stdout) as {
+      id: string;
+      name: string;
+      tags: string[];
+    }[];
     expect(listed.map((document) => document.name).sort()).toEqual(["e0.json", "e1.json", "e2.json"]);
     for (const document of listed) {
       expect(document.tags).toEqual(["t"]);
@@ -63,7 +72,10 @@ describe("export and import", () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/^line 2: .+ \(\w+\)\nimported 2 documents, 1 lines failed\n$/);
     const json = await kiln(["--json", "import", file], target);
-    const results = json.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    const results = json.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(results).toHaveLength(3);
     expect(results[1].error.code).toBeString();
   });
@@ -83,18 +95,31 @@ describe("export and import", () => {
 
 describe("kiln pipeline run", () => {
   test("runs the steps of FILE on stdin and writes the output, composing like kiln run", async () => {
-    writeFileSync(join(work, "pipeline.json"), JSON.stringify({ steps: [{ utility: "convert.csv-to-json" }, { utility: "structure.pick-fields", config: { fields: ["name"] } }] }));
+    writeFileSync(
+      join(work, "pipeline.json"),
+      JSON.stringify({ steps: [{ utility: "convert.csv-to-json" }, { utility: "structure.pick-fields", config: { fields: ["name"] } }] }),
+    );
     writeFileSync(join(work, "people.csv"), "name,age\nAlice,30\nBob,41\n");
     const result = await shell("cat people.csv | kiln pipeline run pipeline.json -", source, work);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual([{ name: "Alice" }, { name: "Bob" }]);
     const json = await kiln(["--json", "pipeline", "run", join(work, "pipeline.json"), join(work, "people.csv")], source);
-    expect(JSON.parse(json.stdout)).toMatchObject({ success: true, creditsUsed: 2, steps: [{ utility: "convert.csv-to-json" }, { utility: "structure.pick-fields" }] });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      success: true,
+      creditsUsed: 2,
+      steps: [{ utility: "convert.csv-to-json" }, { utility: "structure.pick-fields" }],
+    });
   });
 
   test("a step that fails: exit 1 with the problem's detail naming the step", async () => {
-    writeFileSync(join(work, "broken.json"), JSON.stringify({ steps: [{ utility: "convert.csv-to-json" }, { utility: "structure.pick-fields", config: { nope: 1 } }], inputs: { primary: "a\n1\n" } }));
+    writeFileSync(
+      join(work, "broken.json"),
+      JSON.stringify({
+        steps: [{ utility: "convert.csv-to-json" }, { utility: "structure.pick-fields", config: { nope: 1 } }],
+        inputs: { primary: "a\n1\n" },
+      }),
+    );
     const result = await kiln(["pipeline", "run", join(work, "broken.json")], source);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe("");

@@ -34,7 +34,15 @@ describe("Eden Treaty client", () => {
     const secret: string = created.data.key;
 
     const kiln = treaty<App>(url, { headers: { authorization: `Bearer ${secret}` } });
-    const made = await kiln.api.v1.documents.post({ name: "orders", content: [{ id: 1, total: 10 }, { id: 2, total: null }], folder: "shop", tags: ["q1"] });
+    const made = await kiln.api.v1.documents.post({
+      name: "orders",
+      content: [
+        { id: 1, total: 10 },
+        { id: 2, total: null },
+      ],
+      folder: "shop",
+      tags: ["q1"],
+    });
     expect(made.status).toBe(201);
     if (!made.data) throw new Error("no document");
     const id: string = made.data.document.id;
@@ -53,7 +61,10 @@ describe("Eden Treaty client", () => {
     expect(folders.data?.folders.map((folder) => folder.path)).toContain("shop");
 
     const content = await document.content.get();
-    expect(content.data).toEqual([{ id: 1, total: 10 }, { id: 2, total: null }]);
+    expect(content.data).toEqual([
+      { id: 1, total: 10 },
+      { id: 2, total: null },
+    ]);
 
     const cleaned = await kiln.api.v1.utilities({ utilityId: "schema.clean-json" }).post({ inputs: { primary: content.data } });
     expect(cleaned.status).toBe(200);

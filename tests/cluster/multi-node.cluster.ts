@@ -18,20 +18,37 @@ let cluster: Cluster;
 let requests = 0;
 let kills = 0;
 const violations: string[] = [];
-const violation = (message: string) => { violations.push(message); };
+const violation = (message: string) => {
+  violations.push(message);
+};
 
 beforeAll(async () => {
-  cluster = await startCluster({ nodes: NODES, contentStore: CONTENT_STORE, env: { LOG_LEVEL: "info", SWEEP_INTERVAL_MS: "200", PURGE_AFTER_MS: String(PURGE_AFTER_MS) } });
+  cluster = await startCluster({
+    nodes: NODES,
+    contentStore: CONTENT_STORE,
+    env: { LOG_LEVEL: "info", SWEEP_INTERVAL_MS: "200", PURGE_AFTER_MS: String(PURGE_AFTER_MS) },
+  });
 }, 120_000);
 
 afterAll(async () => {
-  console.log(`multi-node (${CONTENT_STORE} store): ${requests} requests over ${NODES} nodes, ${kills} kill(s), ${violations.length} violation(s)`);
+  console.log(
+    `multi-node (${CONTENT_STORE} store): ${requests} requests over ${NODES} nodes, ${kills} kill(s), ${violations.length} violation(s)`,
+  );
   for (const found of violations) console.log(`  VIOLATION ${found}`);
-  for (const node of cluster?.nodes ?? []) for (const line of node.output().split("\n")) if (line.includes('"level":"warn"') || line.includes('"level":"error"')) console.log(`  node log: ${line.slice(0, 300)}`);
+  for (const node of cluster?.nodes ?? [])
+    for (const line of node.output().split("\n"))
+      if (line.includes('"level":"warn"') || line.includes('"level":"error"')) console.log(`  node log: ${line.slice(0, 300)}`);
   await cluster?.close();
 });
 
-function call(node: RunningServer, method: string, path: string, key: string, body?: string | object, headers: Record<string, string> = {}): Promise<Response> {
+function call(
+  node: RunningServer,
+  method: string,
+  path: string,
+  key: string,
+  body?: string | object,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   requests++;
   const text = body === undefined || typeof body === "string" ? body : JSON.stringify(body);
   return fetch(node.url + path, {
@@ -56,8 +73,11 @@ test("read-after-write across nodes: what one node acknowledges, every other nod
     const writer = cluster.node(i);
     const content = contentOf(i);
     const created = await call(writer, "POST", DOCS, key, `{"name":"raw-${i}","content":${content}}`);
-    const { document } = await created.json() as any;
-    if (created.status !== 201) { violation(`create on node ${i % NODES} answered ${created.status}`); continue; }
+    const { document } = (await created.json()) as any;
+    if (created.status !== 201) {
+      violation(`create on node ${i % NODES} answered ${created.status}`);
+      continue;
+    }
     for (let offset = 1; offset < NODES; offset++) {
       const reader = cluster.node(i + offset);
       const meta = await call(reader, "GET", `${DOCS}/${document.id}`, key);
@@ -65,7 +85,8 @@ test("read-after-write across nodes: what one node acknowledges, every other nod
       await meta.body?.cancel();
       const download = await call(reader, "GET", `${DOCS}/${document.id}/content`, key);
       const bytes = new Uint8Array(await download.arrayBuffer());
-      if (new TextDecoder().decode(bytes) !== content || download.headers.get("etag") !== `"${sha256(content)}"`) violation(`content of ${document.id} differs on another node`);
+      if (new TextDecoder().decode(bytes) !== content || download.headers.get("etag") !== `"${sha256(content)}"`)
+        violation(`content of ${document.id} differs on another node`);
       checks++;
     }
     // replace on the next node, read on the one after
@@ -73,7 +94,8 @@ test("read-after-write across nodes: what one node acknowledges, every other nod
     const replaced = await call(cluster.node(i + 1), "PUT", `${DOCS}/${document.id}/content`, key, replacement);
     await replaced.body?.cancel();
     const after = await call(cluster.node(i + 2), "GET", `${DOCS}/${document.id}/content`, key);
-    if (replaced.status !== 200 || (await after.text()) !== replacement) violation(`replacement of ${document.id} not seen on another node`);
+    if (replaced.status !== 200 || (await after.text()) !== replacement)
+      violation(`replacement of ${document.id} not seen on another node`);
     checks++;
   }
   expect(checks).toBe(45 * NODES);
@@ -84,13 +106,15 @@ test("storage quota exact under concurrent creates spread over the nodes", async
   const document = `{"pad":"${"q".repeat(990)}"}`; // 1,000 bytes
   expect(document.length).toBe(1000);
   const { key } = await cluster.newAccount({ storageLimitBytes: 10_000, maxDocumentBytes: null });
-  const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => call(cluster.node(i), "POST", DOCS, key, `{"name":"q${i}","content":${document}}`)));
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, (_, i) => call(cluster.node(i), "POST", DOCS, key, `{"name":"q${i}","content":${document}}`)),
+  );
   const statuses = answers.map((answer) => answer.status);
   await Promise.all(answers.map((answer) => answer.body?.cancel()));
   expect(statuses.filter((status) => status === 201).length).toBe(10);
   expect(statuses.filter((status) => status === 413).length).toBe(50);
   for (const node of cluster.nodes) {
-    const usage = await (await call(node, "GET", "/api/v1/usage", key)).json() as any;
+    const usage = (await (await call(node, "GET", "/api/v1/usage", key)).json()) as any;
     expect(usage.storage.usedBytes).toBe(10_000);
   }
 });
@@ -98,13 +122,15 @@ test("storage quota exact under concurrent creates spread over the nodes", async
 test("utility credits exact under concurrent runs spread over the nodes", async () => {
   const { key } = await cluster.newAccount({ monthlyCredits: 25 }, ["utilities"]);
   const body = { inputs: { primary: { a: { x: 1 } }, secondary: { a: { y: 2 } } } };
-  const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => call(cluster.node(i), "POST", "/api/v1/utilities/merge.deep-merge", key, body)));
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, (_, i) => call(cluster.node(i), "POST", "/api/v1/utilities/merge.deep-merge", key, body)),
+  );
   const statuses = answers.map((answer) => answer.status);
   await Promise.all(answers.map((answer) => answer.body?.cancel()));
   expect(statuses.filter((status) => status === 200).length).toBe(25);
   expect(statuses.filter((status) => status === 402).length).toBe(35);
   for (const node of cluster.nodes) {
-    const usage = await (await call(node, "GET", "/api/v1/usage", key)).json() as any;
+    const usage = (await (await call(node, "GET", "/api/v1/usage", key)).json()) as any;
     expect(usage.credits.used).toBe(25);
   }
 });
@@ -157,11 +183,12 @@ test("each due purge is done once by the cluster's sweepers; storage counters st
   const ids: string[] = [];
   for (let i = 0; i < 30; i++) {
     const content = contentOf(i);
-    const created = await (await call(cluster.node(i), "POST", DOCS, key, `{"name":"p${i}","content":${content}}`)).json() as any;
+    const created = (await (await call(cluster.node(i), "POST", DOCS, key, `{"name":"p${i}","content":${content}}`)).json()) as any;
     ids.push(created.document.id);
   }
   for (let i = 0; i < 5; i++) kept += Buffer.byteLength(contentOf(i + 30));
-  for (let i = 0; i < 5; i++) await (await call(cluster.node(i), "POST", DOCS, key, `{"name":"k${i}","content":${contentOf(i + 30)}}`)).body?.cancel();
+  for (let i = 0; i < 5; i++)
+    await (await call(cluster.node(i), "POST", DOCS, key, `{"name":"k${i}","content":${contentOf(i + 30)}}`)).body?.cancel();
   for (const [i, id] of ids.entries()) expect((await call(cluster.node(i + 1), "DELETE", `${DOCS}/${id}`, key)).status).toBe(200);
   let left = ids.length;
   for (let waited = 0; left > 0 && waited < 30_000; waited += 200) {
@@ -172,7 +199,7 @@ test("each due purge is done once by the cluster's sweepers; storage counters st
   await Bun.sleep(500); // log lines of the last sweep
   expect(purgedInLogs() - purgedBefore).toBe(30);
   for (const node of cluster.nodes) {
-    const usage = await (await call(node, "GET", "/api/v1/usage", key)).json() as any;
+    const usage = (await (await call(node, "GET", "/api/v1/usage", key)).json()) as any;
     expect(usage.storage.usedBytes).toBe(kept);
   }
   for (const id of ids) expect((await call(cluster.node(0), "POST", `${DOCS}/${id}/restore`, key)).status).toBe(404);
@@ -189,13 +216,17 @@ function purgedInLogs(): number {
   return purged;
 }
 
-interface Tracked { id: string; acked: string; pending?: string }
+interface Tracked {
+  id: string;
+  acked: string;
+  pending?: string;
+}
 
 test("a node SIGKILLed under load loses no acknowledged write; the others keep serving", async () => {
   // one version kept (the current one), so the storage figure is the sum of the documents' bytes
   const { key } = await cluster.newAccount({ maxVersions: 1 });
   const victim = cluster.nodes[NODES - 1];
-  const live = () => cluster.nodes.filter((node) => node !== victim || victim.proc.exitCode === null && victim.proc.signalCode === null);
+  const live = () => cluster.nodes.filter((node) => node !== victim || (victim.proc.exitCode === null && victim.proc.signalCode === null));
   const tracked = new Map<string, Tracked>();
   const pendingCreates = new Map<string, string>();
   let acknowledged = 0;
@@ -209,15 +240,20 @@ test("a node SIGKILLed under load loses no acknowledged write; the others keep s
       const nodes = live();
       const node = nodes[turn % nodes.length];
       const onVictim = node === victim;
-      const mine = [...tracked.values()].filter((doc) => doc.id.startsWith("doc_") && doc.pending === undefined && (doc as Tracked & { owner: number }).owner === clientId);
+      const mine = [...tracked.values()].filter(
+        (doc) => doc.id.startsWith("doc_") && doc.pending === undefined && (doc as Tracked & { owner: number }).owner === clientId,
+      );
       const bytes = contentOf(++seq);
       try {
         if (mine.length < 3 || turn % 3 === 0) {
           const name = `w${clientId}-${seq}`;
           pendingCreates.set(name, bytes);
           const answer = await call(node, "POST", DOCS, key, `{"name":"${name}","content":${bytes}}`);
-          const body = await answer.json() as any;
-          if (answer.status !== 201) { violation(`create answered ${answer.status} ${JSON.stringify(body).slice(0, 120)}`); continue; }
+          const body = (await answer.json()) as any;
+          if (answer.status !== 201) {
+            violation(`create answered ${answer.status} ${JSON.stringify(body).slice(0, 120)}`);
+            continue;
+          }
           pendingCreates.delete(name);
           tracked.set(body.document.id, Object.assign({ id: body.document.id, acked: bytes }, { owner: clientId }));
         } else {
@@ -225,7 +261,10 @@ test("a node SIGKILLed under load loses no acknowledged write; the others keep s
           doc.pending = bytes;
           const answer = await call(node, "PUT", `${DOCS}/${doc.id}/content`, key, bytes);
           await answer.body?.cancel();
-          if (answer.status !== 200) { violation(`replace answered ${answer.status}`); continue; }
+          if (answer.status !== 200) {
+            violation(`replace answered ${answer.status}`);
+            continue;
+          }
           doc.acked = bytes;
           doc.pending = undefined;
         }
@@ -256,7 +295,7 @@ test("a node SIGKILLed under load loses no acknowledged write; the others keep s
   const listed = new Map<string, { name: string; fileSize: number }>();
   let cursor: string | null = null;
   do {
-    const page = await (await call(first, "GET", `${DOCS}?limit=200${cursor ? `&cursor=${cursor}` : ""}`, key)).json() as any;
+    const page = (await (await call(first, "GET", `${DOCS}?limit=200${cursor ? `&cursor=${cursor}` : ""}`, key)).json()) as any;
     for (const doc of page.documents) listed.set(doc.id, doc);
     cursor = page.nextCursor;
   } while (cursor);
@@ -268,13 +307,18 @@ test("a node SIGKILLed under load loses no acknowledged write; the others keep s
   }
   let sum = 0;
   for (const doc of tracked.values()) {
-    if (!listed.has(doc.id)) { violation(`acknowledged document ${doc.id} is missing`); continue; }
-    const texts = await Promise.all([first, second].map(async (node) => (await call(node, "GET", `${DOCS}/${doc.id}/content`, key)).text()));
+    if (!listed.has(doc.id)) {
+      violation(`acknowledged document ${doc.id} is missing`);
+      continue;
+    }
+    const texts = await Promise.all(
+      [first, second].map(async (node) => (await call(node, "GET", `${DOCS}/${doc.id}/content`, key)).text()),
+    );
     if (texts[0] !== texts[1]) violation(`${doc.id} differs between the surviving nodes`);
     if (texts[0] !== doc.acked && texts[0] !== doc.pending) violation(`${doc.id} holds neither its acknowledged nor its in-flight content`);
     sum += Buffer.byteLength(texts[0]);
   }
-  const usage = await (await call(second, "GET", "/api/v1/usage", key)).json() as any;
+  const usage = (await (await call(second, "GET", "/api/v1/usage", key)).json()) as any;
   expect(usage.storage.usedBytes).toBe(sum);
   expect(violations).toEqual([]);
   // a replacement node joins and serves what the cluster holds
@@ -282,5 +326,7 @@ test("a node SIGKILLed under load loses no acknowledged write; the others keep s
   const sample = [...tracked.values()][0];
   const served = await (await call(replacement, "GET", `${DOCS}/${sample.id}/content`, key)).text();
   expect(served).toBe(await (await call(first, "GET", `${DOCS}/${sample.id}/content`, key)).text());
-  console.log(`kill: ${ackedAtKill} writes acknowledged before the SIGKILL, ${afterKill} after it by the ${NODES - 1} other nodes, ${tracked.size} documents checked`);
+  console.log(
+    `kill: ${ackedAtKill} writes acknowledged before the SIGKILL, ${afterKill} after it by the ${NODES - 1} other nodes, ${tracked.size} documents checked`,
+  );
 });

@@ -11,8 +11,12 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
 
 let testDb: TestDatabase;
 const ROUNDS = 5;
-beforeAll(async () => { testDb = await createTestDatabase(); });
-afterAll(async () => { await testDb.drop(); });
+beforeAll(async () => {
+  testDb = await createTestDatabase();
+});
+afterAll(async () => {
+  await testDb.drop();
+});
 
 const HANG_MS = 5_000;
 const CLOSED = /^(CONNECTION_CLOSED|ECONNRESET)$/;
@@ -20,8 +24,13 @@ const CLOSED = /^(CONNECTION_CLOSED|ECONNRESET)$/;
 /** How a query ended: its error code, "ok", or "hung" when it had not settled after HANG_MS. */
 function outcome(query: Promise<unknown>): Promise<string> {
   let timer: Timer | undefined;
-  const hung = new Promise<string>((resolve) => { timer = setTimeout(() => resolve("hung"), HANG_MS); });
-  const settled = query.then(() => "ok", (error: { code?: string }) => error.code ?? String(error));
+  const hung = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve("hung"), HANG_MS);
+  });
+  const settled = query.then(
+    () => "ok",
+    (error: { code?: string }) => error.code ?? String(error),
+  );
   return Promise.race([settled, hung]).finally(() => clearTimeout(timer));
 }
 

@@ -58,8 +58,22 @@ async function must(cmd: string[], show = false): Promise<string> {
   let stderr = "";
   const decoder = () => new TextDecoder();
   await Promise.all([
-    (async () => { const d = decoder(); for await (const chunk of proc.stdout) { const text = d.decode(chunk); stdout += text; if (show) process.stdout.write(text); } })(),
-    (async () => { const d = decoder(); for await (const chunk of proc.stderr) { const text = d.decode(chunk); stderr += text; if (show) process.stdout.write(text); } })(),
+    (async () => {
+      const d = decoder();
+      for await (const chunk of proc.stdout) {
+        const text = d.decode(chunk);
+        stdout += text;
+        if (show) process.stdout.write(text);
+      }
+    })(),
+    (async () => {
+      const d = decoder();
+      for await (const chunk of proc.stderr) {
+        const text = d.decode(chunk);
+        stderr += text;
+        if (show) process.stdout.write(text);
+      }
+    })(),
   ]);
   const code = await proc.exited;
   if (code !== 0) throw new Error(`${cmd.join(" ")} exited with ${code}\n${tail(stderr || stdout, 30)}`);
@@ -92,7 +106,9 @@ async function step<T>(name: string, work: () => Promise<T>, required = false): 
 
 function finish(): never {
   for (const cleanup of cleanups.reverse()) {
-    try { cleanup(); } catch {}
+    try {
+      cleanup();
+    } catch {}
   }
   console.log(`docker: ${passed} passed, ${failed} failed (${seconds(performance.now() - STARTED)} in all)`);
   process.exit(failed > 0 ? 1 : 0);
@@ -115,7 +131,10 @@ async function ensureTools(): Promise<void> {
   }
   console.log(`installing docker.io and debootstrap (missing: ${missing.join(", ")})`);
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  for (const cmd of [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "docker.io", "debootstrap"]]) {
+  for (const cmd of [
+    ["apt-get", "update", "-qq"],
+    ["apt-get", "install", "-y", "-qq", "docker.io", "debootstrap"],
+  ]) {
     const proc = Bun.spawnSync(cmd, { env, stdout: "pipe", stderr: "pipe" });
     if (proc.exitCode !== 0) {
       if (!has("docker")) skip(`${cmd.join(" ")} failed: ${tail(proc.stderr.toString(), 5)}`);
@@ -128,7 +147,8 @@ const engineAnswers = () => run(["docker", "info", "--format", "{{.ServerVersion
 
 async function ensureEngine(): Promise<void> {
   if (engineAnswers()) return;
-  if (!isRoot || !has("dockerd")) skip(`no engine answers 'docker info' and ${isRoot ? "dockerd is not installed" : "starting dockerd needs root"}`);
+  if (!isRoot || !has("dockerd"))
+    skip(`no engine answers 'docker info' and ${isRoot ? "dockerd is not installed" : "starting dockerd needs root"}`);
   const log = join(tmpdir(), "kiln-test-dockerd.log");
   const daemon = Bun.spawn(["dockerd"], { stdout: Bun.file(log), stderr: Bun.file(log), stdin: "ignore" });
   daemon.unref();
@@ -140,7 +160,9 @@ async function ensureEngine(): Promise<void> {
     if (daemon.exitCode !== null) break;
     await Bun.sleep(500);
   }
-  skip(`dockerd did not start (exit ${daemon.exitCode ?? "none after 60 s"}): ${tail(existsSync(log) ? readFileSync(log, "utf8") : "", 8)}`);
+  skip(
+    `dockerd did not start (exit ${daemon.exitCode ?? "none after 60 s"}): ${tail(existsSync(log) ? readFileSync(log, "utf8") : "", 8)}`,
+  );
 }
 
 const imageExists = (tag: string) => run(["docker", "image", "inspect", tag]).code === 0;
@@ -234,7 +256,11 @@ await ensureEngine();
 console.log(`docker engine ${run(["docker", "info", "--format", "{{.ServerVersion}}"]).stdout.trim()}; base image stand-in ${STANDIN}`);
 
 await step("stand-in base image", async () => console.log(`     ${await ensureStandin()}`), true);
-await step(`docker build (BASE_IMAGE=${STANDIN})`, () => must(["docker", "build", "-q", "--build-arg", `BASE_IMAGE=${STANDIN}`, "-t", IMAGE, "."]), true);
+await step(
+  `docker build (BASE_IMAGE=${STANDIN})`,
+  () => must(["docker", "build", "-q", "--build-arg", `BASE_IMAGE=${STANDIN}`, "-t", IMAGE, "."]),
+  true,
+);
 await step("image size", async () => {
   const bytes = Number(inspect(IMAGE, "{{.Size}}"));
   const base = Number(inspect(STANDIN, "{{.Size}}"));
@@ -247,19 +273,48 @@ const container = `kiln-test-${RUN_ID}`;
 const volume = `kiln-test-data-${RUN_ID}`;
 const port = freePort();
 const url = `http://127.0.0.1:${port}`;
-cleanups.push(() => { removeContainer(container); run(["docker", "volume", "rm", "-f", volume]); });
-await step("docker run (embedded PostgreSQL, /data volume)", () =>
-  must(["docker", "run", "-d", "--name", container, "-p", `127.0.0.1:${port}:3000`, "-v", `${volume}:/data`, "-e", `BOOTSTRAP_API_KEY=${KEY}`, IMAGE]), true);
-await step("/ready within 30 s", async () => {
-  const took = await ready(url, 30_000).catch((error) => {
-    throw new Error(`${error.message}\n${tail(run(["docker", "logs", container]).stdout + run(["docker", "logs", container]).stderr, 15)}`);
-  });
-  console.log(`     ready ${seconds(took)} after docker run returned`);
-}, true);
+cleanups.push(() => {
+  removeContainer(container);
+  run(["docker", "volume", "rm", "-f", volume]);
+});
+await step(
+  "docker run (embedded PostgreSQL, /data volume)",
+  () =>
+    must([
+      "docker",
+      "run",
+      "-d",
+      "--name",
+      container,
+      "-p",
+      `127.0.0.1:${port}:3000`,
+      "-v",
+      `${volume}:/data`,
+      "-e",
+      `BOOTSTRAP_API_KEY=${KEY}`,
+      IMAGE,
+    ]),
+  true,
+);
+await step(
+  "/ready within 30 s",
+  async () => {
+    const took = await ready(url, 30_000).catch((error) => {
+      throw new Error(
+        `${error.message}\n${tail(run(["docker", "logs", container]).stdout + run(["docker", "logs", container]).stderr, 15)}`,
+      );
+    });
+    console.log(`     ready ${seconds(took)} after docker run returned`);
+  },
+  true,
+);
 await step("runs as a non-root user, PostgreSQL included", async () => {
   const uid = (await must(["docker", "exec", container, "id", "-u"])).trim();
   if (uid === "0") throw new Error("docker exec runs as root");
-  const processes = (await must(["docker", "top", container, "-eo", "pid,uid,args"])).split("\n").slice(1).map((line) => line.trim());
+  const processes = (await must(["docker", "top", container, "-eo", "pid,uid,args"]))
+    .split("\n")
+    .slice(1)
+    .map((line) => line.trim());
   const rootOwned = processes.filter((line) => line.split(/\s+/)[1] === "0");
   if (rootOwned.length > 0) throw new Error(`processes running as root: ${rootOwned.join("; ")}`);
   if (!processes.some((line) => line.includes("postgres"))) throw new Error(`no PostgreSQL process: ${processes.join("; ")}`);
@@ -294,11 +349,13 @@ await step("docker stop exits within 10 s, with no PostgreSQL left behind", asyn
   const logs = run(["docker", "logs", container]);
   // the drain's first and last lines: SIGTERM reached Kiln, and it closed everything before exiting
   const output = logs.stdout + logs.stderr;
-  if (!output.includes('"msg":"draining"') || !output.includes('"msg":"stopped"')) throw new Error("the server never logged its drain and stop");
+  if (!output.includes('"msg":"draining"') || !output.includes('"msg":"stopped"'))
+    throw new Error("the server never logged its drain and stop");
   // A PostgreSQL that was not shut down leaves its postmaster.pid in the data folder.
   const leftover = run(["docker", "run", "--rm", "-v", `${volume}:/data`, "--entrypoint", "ls", IMAGE, "-a", "/data/pg"]);
   if (leftover.code !== 0) throw new Error(`cannot list /data/pg: ${leftover.stderr}`);
-  if (leftover.stdout.split("\n").includes("postmaster.pid")) throw new Error("postmaster.pid left in /data/pg: PostgreSQL was not shut down");
+  if (leftover.stdout.split("\n").includes("postmaster.pid"))
+    throw new Error("postmaster.pid left in /data/pg: PostgreSQL was not shut down");
 });
 
 // 2. DATABASE_URL to the host's PostgreSQL server.
@@ -308,16 +365,45 @@ await step("DATABASE_URL to the host's PostgreSQL (--network host)", async () =>
   const created = psql(`create database ${database}`);
   if (created.code !== 0) throw new Error(`cannot create a database on 127.0.0.1:5432: ${created.stderr.trim()}`);
   const external = `kiln-test-ext-${RUN_ID}`;
-  cleanups.push(() => { removeContainer(external); psql(`drop database if exists ${database} with (force)`); });
+  cleanups.push(() => {
+    removeContainer(external);
+    psql(`drop database if exists ${database} with (force)`);
+  });
   const hostPort = freePort();
   const hostUrl = `http://127.0.0.1:${hostPort}`;
-  await must(["docker", "run", "-d", "--name", external, "--network", "host", "-e", `PORT=${hostPort}`, "-e", "HOST=127.0.0.1",
-    "-e", `DATABASE_URL=postgres://postgres@127.0.0.1:5432/${database}`, "-e", `BOOTSTRAP_API_KEY=${KEY}`, IMAGE]);
+  await must([
+    "docker",
+    "run",
+    "-d",
+    "--name",
+    external,
+    "--network",
+    "host",
+    "-e",
+    `PORT=${hostPort}`,
+    "-e",
+    "HOST=127.0.0.1",
+    "-e",
+    `DATABASE_URL=postgres://postgres@127.0.0.1:5432/${database}`,
+    "-e",
+    `BOOTSTRAP_API_KEY=${KEY}`,
+    IMAGE,
+  ]);
   const took = await ready(hostUrl, 30_000);
   const id = (await api(hostUrl, "POST", "/api/v1/documents", { name: "external.json", content })).document.id;
   const back = await api(hostUrl, "GET", `/api/v1/documents/${id}/content`);
   if (JSON.stringify(back) !== JSON.stringify(content)) throw new Error(`content read back: ${JSON.stringify(back)}`);
-  const rows = run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", database, "-tAc", `select count(*) from documents where id = '${id}'`]).stdout.trim();
+  const rows = run([
+    "psql",
+    "-h",
+    "127.0.0.1",
+    "-U",
+    "postgres",
+    "-d",
+    database,
+    "-tAc",
+    `select count(*) from documents where id = '${id}'`,
+  ]).stdout.trim();
   if (rows !== "1") throw new Error(`the document is not in ${database} (count ${rows})`);
   console.log(`     ready ${seconds(took)}; document stored in ${database}; ${await stopCleanly(external)}`);
 });

@@ -7,7 +7,12 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 
 const root = resolve(import.meta.dir, "../..");
-const files = ["README.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).map((name) => `docs/${name}`)];
+const files = [
+  "README.md",
+  ...readdirSync(join(root, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`),
+];
 
 describe("README.md and docs/", () => {
   test("every relative link resolves inside the repository", () => {
@@ -29,7 +34,9 @@ describe("README.md and docs/", () => {
 
   test("docs/configuration.md documents every environment variable of src/config.ts", () => {
     const source = readFileSync(join(root, "src/config.ts"), "utf8");
-    const names = new Set([...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g), ...source.matchAll(/"([A-Z][A-Z0-9_]+)"/g)].map((match) => match[1]));
+    const names = new Set(
+      [...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g), ...source.matchAll(/"([A-Z][A-Z0-9_]+)"/g)].map((match) => match[1]),
+    );
     const documented = readFileSync(join(root, "docs/configuration.md"), "utf8");
     expect([...names].filter((name) => !documented.includes(`\`${name}\``))).toEqual([]);
     expect(names.size).toBeGreaterThan(10);

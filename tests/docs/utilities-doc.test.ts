@@ -11,8 +11,14 @@ setDefaultTimeout(30_000);
 
 const markdown = await Bun.file(join(import.meta.dir, "../../docs/utilities.md")).text();
 
-interface Section { id: string; text: string }
-const sections: Section[] = markdown.split(/^## /m).slice(1).map((chunk) => ({ id: chunk.slice(0, chunk.indexOf("\n")).trim(), text: chunk }));
+interface Section {
+  id: string;
+  text: string;
+}
+const sections: Section[] = markdown
+  .split(/^## /m)
+  .slice(1)
+  .map((chunk) => ({ id: chunk.slice(0, chunk.indexOf("\n")).trim(), text: chunk }));
 
 function examplesOf(section: Section): { request: unknown; output: unknown }[] {
   const blocks = [...section.text.matchAll(/```json (example|output)\n([\s\S]*?)\n```/g)];
@@ -40,7 +46,9 @@ beforeAll(async () => {
   t = await createTestApp();
   catalogue = (await t.json("GET", "/api/v1/utilities")).body.utilities;
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 describe("docs/utilities.md", () => {
   test("every utility has a section with at least one example", () => {
@@ -54,7 +62,8 @@ describe("docs/utilities.md", () => {
       const documented = documentedDefaults(section);
       const properties = utility.configSchema.properties ?? {};
       expect([...documented.keys()].sort()).toEqual(Object.keys(properties).sort());
-      for (const [field, schema] of Object.entries(properties)) expect([utility.id, field, documented.get(field)]).toEqual([utility.id, field, schema.default]);
+      for (const [field, schema] of Object.entries(properties))
+        expect([utility.id, field, documented.get(field)]).toEqual([utility.id, field, schema.default]);
     }
   });
 

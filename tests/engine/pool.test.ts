@@ -2,7 +2,15 @@ import { afterEach, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { executeBytes } from "../../src/engine/execute-request";
 import { validateConfig } from "../../src/engine/execution";
 import type { WorkerOutcome } from "../../src/engine/messages";
-import { PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, WorkerCrashedError, WorkerPool, type PoolOptions } from "../../src/engine/pool";
+import {
+  PoolBusyError,
+  RunCancelledError,
+  RunMemoryError,
+  RunTimeoutError,
+  WorkerCrashedError,
+  WorkerPool,
+  type PoolOptions,
+} from "../../src/engine/pool";
 import { registry } from "./fixtures/registry";
 
 // Worker start-up (importing every utility) takes seconds on a loaded 2-core machine.
@@ -12,7 +20,14 @@ const encode = (value: unknown) => new TextEncoder().encode(JSON.stringify(value
 const pools: WorkerPool[] = [];
 
 function pool(options: Partial<PoolOptions> = {}): WorkerPool {
-  const created = new WorkerPool({ size: 1, queueLimit: 4, timeoutMs: 30_000, registryModule: registry.module, maxOutputBytes: 50 * 1024 * 1024, ...options }).start();
+  const created = new WorkerPool({
+    size: 1,
+    queueLimit: 4,
+    timeoutMs: 30_000,
+    registryModule: registry.module,
+    maxOutputBytes: 50 * 1024 * 1024,
+    ...options,
+  }).start();
   pools.push(created);
   return created;
 }
@@ -23,10 +38,15 @@ afterEach(async () => {
 
 const filled = (utilityId: string, config: Record<string, unknown>) => validateConfig(registry.find(utilityId)!, config);
 const echo = (value: unknown) => encode({ inputs: { primary: value } });
-const rejection = (promise: Promise<unknown>) => promise.then(() => "resolved", (error: unknown) => error);
+const rejection = (promise: Promise<unknown>) =>
+  promise.then(
+    () => "resolved",
+    (error: unknown) => error,
+  );
 const decoder = new TextDecoder();
 /** A successful outcome's output text: the worker sends it back as UTF-8 chunks. */
-const outputText = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? decoder.decode(Buffer.concat(outcome.outputChunks)) : undefined);
+const outputText = (outcome: WorkerOutcome) =>
+  outcome.ok && "outputChunks" in outcome ? decoder.decode(Buffer.concat(outcome.outputChunks)) : undefined;
 /** A successful outcome's one output chunk (a whole-document run's). */
 const single = (outcome: WorkerOutcome) => (outcome.ok && "outputChunks" in outcome ? outcome.outputChunks : [])[0];
 
@@ -109,7 +129,11 @@ describe("WorkerPool", () => {
     const body = encode({ other: [1], secondary: { a: { y: 2 } } });
     const outcome = await workers.runSteps({
       steps: [
-        { utilityId: "merge.deep-merge", config: filled("merge.deep-merge", {}), secondary: { json: body.subarray(Buffer.from(body).indexOf('{"a":{"y"'), body.byteLength - 1) } },
+        {
+          utilityId: "merge.deep-merge",
+          config: filled("merge.deep-merge", {}),
+          secondary: { json: body.subarray(Buffer.from(body).indexOf('{"a":{"y"'), body.byteLength - 1) },
+        },
         { utilityId: "merge.deep-merge", config: filled("merge.deep-merge", {}), secondary: { json: stored } },
         { utilityId: "structure.pick-fields", config: filled("structure.pick-fields", { paths: ["a.x", "a.y"] }) },
       ],
@@ -134,7 +158,10 @@ describe("WorkerPool", () => {
   test("bad input comes back as an outcome with status, code and field errors", async () => {
     const workers = pool();
     expect(await workers.run("schema.clean-json", encode({ inputs: {} }))).toMatchObject({
-      ok: false, status: 400, code: "validation_failed", errors: [{ path: "/inputs/primary", message: "required (null is a valid value), or primaryDocumentId" }],
+      ok: false,
+      status: 400,
+      code: "validation_failed",
+      errors: [{ path: "/inputs/primary", message: "required (null is a valid value), or primaryDocumentId" }],
     });
     expect(await workers.run("test.type-error", echo(1))).toMatchObject({ ok: false, status: 400, code: "utility_failed" });
     expect(await workers.run("no.such-utility", echo(1))).toMatchObject({ ok: false, status: 404, code: "utility_not_found" });

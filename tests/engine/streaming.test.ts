@@ -10,8 +10,12 @@ import { unlimitedBudget } from "../../src/utilities/budget";
 setDefaultTimeout(180_000);
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const findReplace = registry.find("structure.find-replace")!;
 const pickFields = registry.find("structure.pick-fields")!;
@@ -36,7 +40,13 @@ const outputText = (result: RunResult) => ("outputJson" in result ? result.outpu
 
 /** runStreamed over the array text, whatever its size; undefined when it steps aside. */
 const streamedText = (utility: typeof findReplace, array: unknown, config: Record<string, unknown>) => {
-  const streamed = runStreamed(utility, validateConfig(utility, config), encoder.encode(typeof array === "string" ? array : JSON.stringify(array)), unlimitedBudget(), 0);
+  const streamed = runStreamed(
+    utility,
+    validateConfig(utility, config),
+    encoder.encode(typeof array === "string" ? array : JSON.stringify(array)),
+    unlimitedBudget(),
+    0,
+  );
   return streamed && outputText(streamed);
 };
 
@@ -44,7 +54,11 @@ describe("record-wise runs over a large array stream batch by batch", () => {
   const primary = records(3000);
 
   test("the streamed output is byte for byte the whole-document output: compact or indented, values and keys, empty", () => {
-    for (const config of [{ search: "alpha", replacement: "omega" }, { search: "alpha", replacement: "Ω", mode: "both" }, { search: "ALPHA", caseSensitive: false }]) {
+    for (const config of [
+      { search: "alpha", replacement: "omega" },
+      { search: "alpha", replacement: "Ω", mode: "both" },
+      { search: "ALPHA", caseSensitive: false },
+    ]) {
       for (const indent of [undefined, 2]) {
         expect(streamedText(findReplace, JSON.stringify(primary, null, indent), config)).toBe(wholeOutput(findReplace, primary, config));
       }
@@ -59,7 +73,9 @@ describe("record-wise runs over a large array stream batch by batch", () => {
     expect(streamedText(findReplace, { rows: primary }, { search: "alpha" })).toBeUndefined();
     expect(streamedText(pickFields, [...primary.slice(0, 2000), "not a record"], { paths: ["id"] })).toBeUndefined();
     expect(streamedText(findReplace, `[{"a":1},{"a":tru}]`, { search: "a" })).toBeUndefined();
-    expect(runStreamed(findReplace, validateConfig(findReplace, { search: "a" }), encoder.encode(JSON.stringify(primary)), unlimitedBudget())).toBeUndefined();
+    expect(
+      runStreamed(findReplace, validateConfig(findReplace, { search: "a" }), encoder.encode(JSON.stringify(primary)), unlimitedBudget()),
+    ).toBeUndefined();
   });
 
   test("runSteps streams one step over JSON text only; a pipeline of two steps gives the same bytes unstreamed", async () => {
@@ -69,7 +85,15 @@ describe("record-wise runs over a large array stream batch by batch", () => {
     const streamed = await runSteps([{ utility: findReplace, config }], { json: bytes }, false, Infinity);
     expect("outputChunks" in streamed).toBe(true);
     const identity = validateConfig(findReplace, { search: "no such text" });
-    const whole = await runSteps([{ utility: findReplace, config }, { utility: findReplace, config: identity }], { json: bytes }, true, Infinity);
+    const whole = await runSteps(
+      [
+        { utility: findReplace, config },
+        { utility: findReplace, config: identity },
+      ],
+      { json: bytes },
+      true,
+      Infinity,
+    );
     expect("outputJson" in whole).toBe(true);
     expect(outputText(streamed)).toBe(outputText(whole));
     expect(streamed.stepDurationsMs).toHaveLength(1);
@@ -78,11 +102,18 @@ describe("record-wise runs over a large array stream batch by batch", () => {
   test("executeBytes gives the whole-document answers and errors when streaming steps aside", async () => {
     const large = records(95_000);
     const dynamic = { search: "alpha", replacement: "{{ root.length }}" };
-    const dynamicRun = await executeBytes(findReplace, encoder.encode(JSON.stringify({ inputs: { primary: large }, config: dynamic })), Infinity);
+    const dynamicRun = await executeBytes(
+      findReplace,
+      encoder.encode(JSON.stringify({ inputs: { primary: large }, config: dynamic })),
+      Infinity,
+    );
     expect(dynamicRun).toMatchObject({ outputJson: wholeOutput(findReplace, large, dynamic) });
     const withString = encoder.encode(JSON.stringify({ inputs: { primary: [...large, "not a record"] }, config: { paths: ["id"] } }));
     expect(withString.byteLength).toBeGreaterThan(STREAM_MIN_BYTES);
-    await expect(executeBytes(pickFields, withString, Infinity)).rejects.toMatchObject({ status: 400, message: expect.stringContaining("element 95000 of primary is a string") });
+    await expect(executeBytes(pickFields, withString, Infinity)).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining("element 95000 of primary is a string"),
+    });
     // a repeated member: the last one counts, streamed or not
     const repeated = `{"inputs":{"primary":[1],"primary":${JSON.stringify(large)}},"config":{"search":"alpha"}}`;
     const repeatedRun = await executeBytes(findReplace, encoder.encode(repeated), Infinity);
@@ -105,14 +136,20 @@ describe("over HTTP, past the threshold (worker thread)", () => {
     const answer = await response.text();
     expect(answer).toStartWith(`{"success":true,"output":${wholeOutput(findReplace, large, config)},"durationMs":`);
     expect(JSON.parse(answer)).toMatchObject({ success: true, creditsUsed: 1 });
-    const broken = await t.json("POST", "/api/v1/utilities/structure.find-replace", { rawBody: text.replace(`{"id":2500,`, `{"id":2500,,`) });
+    const broken = await t.json("POST", "/api/v1/utilities/structure.find-replace", {
+      rawBody: text.replace(`{"id":2500,`, `{"id":2500,,`),
+    });
     expect(broken.status).toBe(400);
     expect(broken.body.code).toBe("malformed_json");
   });
 
   test("a pipeline of one step saving its output: the saved document and the answer hold the whole-document bytes", async () => {
     const response = await t.request("POST", "/api/v1/pipelines/run", {
-      rawBody: JSON.stringify({ steps: [{ utility: "structure.find-replace", config }], inputs: { primary: large }, output: { saveAs: { name: "replaced.json" } } }),
+      rawBody: JSON.stringify({
+        steps: [{ utility: "structure.find-replace", config }],
+        inputs: { primary: large },
+        output: { saveAs: { name: "replaced.json" } },
+      }),
     });
     expect(response.status).toBe(200);
     const answer = await response.text();

@@ -9,7 +9,11 @@ function streamed(chunks: Uint8Array[], declared?: number): Request {
       controller.close();
     },
   });
-  return new Request("http://localhost/", { method: "POST", body, headers: declared === undefined ? {} : { "content-length": String(declared) } });
+  return new Request("http://localhost/", {
+    method: "POST",
+    body,
+    headers: declared === undefined ? {} : { "content-length": String(declared) },
+  });
 }
 
 const pattern = (length: number, seed: number) => Uint8Array.from({ length }, (_, i) => (i * 31 + seed) & 0xff);

@@ -34,8 +34,14 @@ beforeAll(async () => {
     headless: true,
     chromiumSandbox: false,
     args: [
-      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync",
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
     ],
   });
 });
@@ -69,12 +75,15 @@ describe("GET /docs in a headless browser", () => {
     mkdirSync(artifacts, { recursive: true });
     const screenshot = join(artifacts, `docs-${Date.now()}.png`);
     await page.screenshot({ path: screenshot });
-    console.log(`/docs screenshot: ${screenshot}${blocked.length ? `; blocked outside requests: ${blocked.join(", ")}` : "; no outside request was attempted"}`);
+    console.log(
+      `/docs screenshot: ${screenshot}${blocked.length ? `; blocked outside requests: ${blocked.join(", ")}` : "; no outside request was attempted"}`,
+    );
     expect(existsSync(screenshot)).toBe(true);
 
     // biome-ignore lint/performance/useDomNodeTextContent: a Playwright locator, not a DOM node: the text as rendered
     const text = await page.locator("body").innerText();
-    for (const expected of ["Documents", "Utilities", "Admin", "Create a document", "Get document metadata"]) expect(text).toContain(expected);
+    for (const expected of ["Documents", "Utilities", "Admin", "Create a document", "Get document metadata"])
+      expect(text).toContain(expected);
     expect(served).toContain(`${origin}/docs/standalone.js`);
     expect(served).toContain(`${origin}/openapi.json`);
   });

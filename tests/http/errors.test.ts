@@ -2,8 +2,12 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const PROBLEM_KEYS = ["success", "error", "code", "type", "title", "status", "detail", "requestId"];
 
@@ -18,7 +22,7 @@ test("problem+json shape", async () => {
 });
 
 test("malformed JSON is 400 malformed_json", async () => {
-  for (const rawBody of ["{", '{"name": }', "nul", "\"unterminated"]) {
+  for (const rawBody of ["{", '{"name": }', "nul", '"unterminated']) {
     const res = await t.json("POST", "/api/v1/admin/accounts", { rawBody });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe("malformed_json");
@@ -49,10 +53,12 @@ test("validation errors are 400 (not 422) with errors[] naming each field, unkno
   const res = await t.json("POST", "/api/v1/admin/accounts", { body: { name: 42, isAdmin: true } });
   expect(res.status).toBe(400);
   expect(res.body.code).toBe("validation_failed");
-  expect(res.body.errors).toEqual(expect.arrayContaining([
-    { path: "/name", message: expect.any(String) },
-    { path: "/isAdmin", message: "unknown field" },
-  ]));
+  expect(res.body.errors).toEqual(
+    expect.arrayContaining([
+      { path: "/name", message: expect.any(String) },
+      { path: "/isAdmin", message: "unknown field" },
+    ]),
+  );
   expect(res.body.detail).toContain("/isAdmin");
 });
 

@@ -9,8 +9,12 @@ import { startServerOnTestDatabase, type ServerOnTestDatabase } from "../support
 setDefaultTimeout(60_000);
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 describe("Authorization scheme", () => {
   test("bearer and BEARER are accepted like Bearer", async () => {
@@ -62,7 +66,11 @@ describe("415 for bodies Kiln does not read", () => {
     const { key } = await t.newAccount();
     const body = JSON.stringify({ name: "zipped", content: { a: 1 } });
     for (const encoding of ["gzip", "br", "deflate"]) {
-      const response = await t.json("POST", "/api/v1/documents", { key, rawBody: Bun.gzipSync(body), headers: { "content-encoding": encoding } });
+      const response = await t.json("POST", "/api/v1/documents", {
+        key,
+        rawBody: Bun.gzipSync(body),
+        headers: { "content-encoding": encoding },
+      });
       expect(response.status).toBe(415);
       expect(response.body.code).toBe("unsupported_media_type");
       expect(response.body.detail).toContain(`Content-Encoding '${encoding}'`);
@@ -76,16 +84,30 @@ describe("415 for bodies Kiln does not read", () => {
     const { key } = await t.newAccount();
     const form = new FormData();
     form.set("name", "x");
-    const multipart = await t.app.handle(new Request("http://localhost/api/v1/documents", { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form }));
+    const multipart = await t.app.handle(
+      new Request("http://localhost/api/v1/documents", { method: "POST", headers: { authorization: `Bearer ${key}` }, body: form }),
+    );
     expect(multipart.status).toBe(415);
     expect(((await multipart.json()) as { detail: string }).detail).toContain("multipart/form-data");
     const created = await t.json("POST", "/api/v1/documents", { key, body: { name: "kept", content: { a: 1 } } });
-    const urlencoded = await t.json("PUT", `/api/v1/documents/${created.body.document.id}/content`, { key, rawBody: "a=1", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const urlencoded = await t.json("PUT", `/api/v1/documents/${created.body.document.id}/content`, {
+      key,
+      rawBody: "a=1",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(urlencoded.status).toBe(415);
     expect(await (await t.request("GET", `/api/v1/documents/${created.body.document.id}/content`, { key })).text()).toBe('{"a":1}');
-    const noKey = await t.json("POST", "/api/v1/utilities/schema.clean-json", { key: null, rawBody: "a=1", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const noKey = await t.json("POST", "/api/v1/utilities/schema.clean-json", {
+      key: null,
+      rawBody: "a=1",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(noKey.status).toBe(401);
-    const utility = await t.json("POST", "/api/v1/utilities/schema.clean-json", { key, rawBody: "a=1", headers: { "content-type": "application/x-www-form-urlencoded" } });
+    const utility = await t.json("POST", "/api/v1/utilities/schema.clean-json", {
+      key,
+      rawBody: "a=1",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
     expect(utility.status).toBe(415);
   });
 });
@@ -95,7 +117,10 @@ describe("the access log", () => {
     const { key } = await t.newAccount();
     const created = await t.json("POST", "/api/v1/documents", { key, body: { name: "logged", content: [1] } });
     const requestId = "log-status-304";
-    const response = await t.request("GET", `/api/v1/documents/${created.body.document.id}/content`, { key, headers: { "if-none-match": "*", "x-request-id": requestId } });
+    const response = await t.request("GET", `/api/v1/documents/${created.body.document.id}/content`, {
+      key,
+      headers: { "if-none-match": "*", "x-request-id": requestId },
+    });
     expect(response.status).toBe(304);
     // the line is written after the response, a tick or a few later depending on the handler's awaits
     const logged = () => t.logLines.map((text) => JSON.parse(text)).find((entry) => entry.requestId === requestId);
@@ -129,12 +154,15 @@ describe("Expect: 100-continue on the real server", () => {
     let received = "";
     let bodySent = false;
     return new Promise((resolve, reject) => {
-      const finished = (text: string) => /\r\n\r\n/.test(text.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, "")) && !/^HTTP\/1\.1 100 Continue\r\n\r\n$/.test(text);
+      const finished = (text: string) =>
+        /\r\n\r\n/.test(text.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, "")) && !/^HTTP\/1\.1 100 Continue\r\n\r\n$/.test(text);
       Bun.connect({
         hostname,
         port: Number(port),
         socket: {
-          open(socket) { socket.write(head); },
+          open(socket) {
+            socket.write(head);
+          },
           data(socket, chunk) {
             received += new TextDecoder().decode(chunk);
             if (sendBodyAfter && !bodySent && sendBodyAfter.test(received)) {
@@ -150,8 +178,12 @@ describe("Expect: 100-continue on the real server", () => {
               }
             }
           },
-          error(_socket, error) { reject(error); },
-          close() { resolve(received); },
+          error(_socket, error) {
+            reject(error);
+          },
+          close() {
+            resolve(received);
+          },
         },
       }).catch(reject);
     });

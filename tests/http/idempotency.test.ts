@@ -53,7 +53,7 @@ describe("POST /api/v1/documents with Idempotency-Key", () => {
     expect((await create(key, idem)).status).toBe(201);
     const other = await create(key, idem, { name: "invoice", content: { total: 1 } });
     expect(other.status).toBe(422);
-    expect((await other.json() as any).code).toBe("idempotency_key_reused");
+    expect(((await other.json()) as any).code).toBe("idempotency_key_reused");
     expect(await documentCount(key)).toBe(1);
   });
 
@@ -65,7 +65,7 @@ describe("POST /api/v1/documents with Idempotency-Key", () => {
     const second = await create(b.key, idem);
     expect(second.status).toBe(201);
     expect(second.headers.get("idempotent-replayed")).toBeNull();
-    expect((await second.json() as any).document.id).not.toBe(first.document.id);
+    expect(((await second.json()) as any).document.id).not.toBe(first.document.id);
   });
 
   test("20 concurrent duplicates make exactly one document; the others wait (409) or replay it", async () => {
@@ -83,7 +83,7 @@ describe("POST /api/v1/documents with Idempotency-Key", () => {
     expect(await documentCount(key)).toBe(1);
     const retry = await create(key, idem);
     expect(retry.status).toBe(201);
-    expect((await retry.json() as any).document.id).toBe(created[0].document.id);
+    expect(((await retry.json()) as any).document.id).toBe(created[0].document.id);
   });
 
   test("while the first request runs, a retry is 409 idempotency_in_progress with Retry-After", async () => {
@@ -95,14 +95,16 @@ describe("POST /api/v1/documents with Idempotency-Key", () => {
     const retry = await create(key, idem);
     expect(retry.status).toBe(409);
     expect(retry.headers.get("retry-after")).toBe("1");
-    expect((await retry.json() as any).code).toBe("idempotency_in_progress");
+    expect(((await retry.json()) as any).code).toBe("idempotency_in_progress");
   });
 
   test("a claim left running by a dead process is taken over after the stale period", async () => {
     const { key, accountId } = await t.newAccount();
     const idem = newKey();
     expect((await create(key, idem)).status).toBe(201);
-    await t.testDb.database.db.execute(sql`update idempotency_keys set status = null, created_at = ${clock - IDEMPOTENCY_STALE_CLAIM_MS - 1} where account_id = ${accountId}`);
+    await t.testDb.database.db.execute(
+      sql`update idempotency_keys set status = null, created_at = ${clock - IDEMPOTENCY_STALE_CLAIM_MS - 1} where account_id = ${accountId}`,
+    );
     const retry = await create(key, idem);
     expect(retry.status).toBe(201);
     expect(retry.headers.get("idempotent-replayed")).toBeNull();
@@ -121,7 +123,9 @@ describe("POST /api/v1/documents with Idempotency-Key", () => {
       expect(later.headers.get("idempotent-replayed")).toBeNull();
       clock += IDEMPOTENCY_TTL_MS + 1;
       expect(await purgeExpiredIdempotencyKeys(t.testDb.database.db, clock)).toBeGreaterThanOrEqual(1);
-      const [{ count }] = await t.testDb.database.db.execute<{ count: number }>(sql`select count(*)::int as count from idempotency_keys where key = ${idem}`);
+      const [{ count }] = await t.testDb.database.db.execute<{ count: number }>(
+        sql`select count(*)::int as count from idempotency_keys where key = ${idem}`,
+      );
       expect(count).toBe(0);
     } finally {
       clock = saved;
@@ -137,7 +141,7 @@ describe("POST /api/v1/documents with Idempotency-Key", () => {
     expect(retry.status).toBe(413);
     expect(retry.headers.get("idempotent-replayed")).toBe("true");
     expect(retry.headers.get("content-type")).toBe("application/problem+json");
-    expect((await retry.json() as any).code).toBe("storage_limit_exceeded");
+    expect(((await retry.json()) as any).code).toBe("storage_limit_exceeded");
   });
 
   test("a body refused by validation does not claim the key", async () => {
@@ -170,7 +174,11 @@ describe("POST /api/v1/documents with Idempotency-Key", () => {
   });
 
   test("authentication and permission come first: 401 and 403 whatever the key", async () => {
-    const noKey = await t.request("POST", "/api/v1/documents", { key: "kiln_not_a_key_at_all_0000000000", body: { name: "x", content: 1 }, headers: { "Idempotency-Key": "" } });
+    const noKey = await t.request("POST", "/api/v1/documents", {
+      key: "kiln_not_a_key_at_all_0000000000",
+      body: { name: "x", content: 1 },
+      headers: { "Idempotency-Key": "" },
+    });
     expect(noKey.status).toBe(401);
     const { key } = await t.newAccount({ permissions: ["utilities"] });
     expect((await create(key, "k".repeat(300))).status).toBe(403);
@@ -179,7 +187,11 @@ describe("POST /api/v1/documents with Idempotency-Key", () => {
 
 describe("POST /api/v1/utilities/{id} with Idempotency-Key", () => {
   const run = (key: string, idem: string, primary: unknown = { a: 1, b: { c: 2 } }) =>
-    t.request("POST", "/api/v1/utilities/structure.flatten-nest", { key, body: { inputs: { primary } }, headers: { "Idempotency-Key": idem } });
+    t.request("POST", "/api/v1/utilities/structure.flatten-nest", {
+      key,
+      body: { inputs: { primary } },
+      headers: { "Idempotency-Key": idem },
+    });
 
   test("20 concurrent duplicates spend one credit; a retry replays the output", async () => {
     const { key } = await t.newAccount({ plan: "starter" });
@@ -199,7 +211,11 @@ describe("POST /api/v1/utilities/{id} with Idempotency-Key", () => {
     const { key } = await t.newAccount();
     const idem = newKey();
     expect((await run(key, idem)).status).toBe(200);
-    const other = await t.request("POST", "/api/v1/utilities/structure.remove-fields", { key, body: { inputs: { primary: { a: 1, b: { c: 2 } } } }, headers: { "Idempotency-Key": idem } });
+    const other = await t.request("POST", "/api/v1/utilities/structure.remove-fields", {
+      key,
+      body: { inputs: { primary: { a: 1, b: { c: 2 } } } },
+      headers: { "Idempotency-Key": idem },
+    });
     expect(other.status).toBe(422);
   });
 });
@@ -211,8 +227,9 @@ describe("POST /api/v1/pipelines/run and /{id}/run with Idempotency-Key", () => 
   test("20 concurrent duplicates run once: one run's credits, one saved document", async () => {
     const { key } = await t.newAccount({ plan: "starter" });
     const idem = newKey();
-    const responses = await Promise.all(Array.from({ length: 20 }, () =>
-      t.request("POST", "/api/v1/pipelines/run", { key, body, headers: { "Idempotency-Key": idem } })));
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => t.request("POST", "/api/v1/pipelines/run", { key, body, headers: { "Idempotency-Key": idem } })),
+    );
     expect(responses.every((response) => response.status === 200 || response.status === 409)).toBe(true);
     expect(await creditsUsed(key)).toBe(steps.length);
     expect(await documentCount(key)).toBe(1);
@@ -246,12 +263,22 @@ describe("failed first attempts", () => {
       const { key } = await slow.newAccount();
       const idem = newKey();
       const body = { inputs: { primary: Array.from({ length: 20_000 }, (_, i) => ({ i, nested: { value: i } })) } };
-      const first = await slow.request("POST", "/api/v1/utilities/structure.flatten-nest", { key, body, headers: { "Idempotency-Key": idem } });
+      const first = await slow.request("POST", "/api/v1/utilities/structure.flatten-nest", {
+        key,
+        body,
+        headers: { "Idempotency-Key": idem },
+      });
       expect(first.status).toBe(408);
-      const retry = await slow.request("POST", "/api/v1/utilities/structure.flatten-nest", { key, body, headers: { "Idempotency-Key": idem } });
+      const retry = await slow.request("POST", "/api/v1/utilities/structure.flatten-nest", {
+        key,
+        body,
+        headers: { "Idempotency-Key": idem },
+      });
       expect(retry.status).toBe(408);
       expect(retry.headers.get("idempotent-replayed")).toBeNull();
-      const [{ count }] = await slow.testDb.database.db.execute<{ count: number }>(sql`select count(*)::int as count from idempotency_keys`);
+      const [{ count }] = await slow.testDb.database.db.execute<{ count: number }>(
+        sql`select count(*)::int as count from idempotency_keys`,
+      );
       expect(count).toBe(0);
     } finally {
       await slow.close();
@@ -273,7 +300,11 @@ describe("a replay passes the checks the first request passed", () => {
   }
 
   const runOn = (key: string, idem: string, documentId: string) =>
-    t.request("POST", "/api/v1/utilities/structure.pick-fields", { key, body: { inputs: { primaryDocumentId: documentId }, config: { paths: ["secret"] } }, headers: { "Idempotency-Key": idem } });
+    t.request("POST", "/api/v1/utilities/structure.pick-fields", {
+      key,
+      body: { inputs: { primaryDocumentId: documentId }, config: { paths: ["secret"] } },
+      headers: { "Idempotency-Key": idem },
+    });
 
   test("a utilities-only key cannot replay a run that read a stored document: 403, and nothing of the content", async () => {
     const { accountId, key } = await t.newAccount({ permissions: ["documents", "utilities"] });
@@ -320,8 +351,13 @@ describe("a replay passes the checks the first request passed", () => {
     expect((await t.request("DELETE", `/api/v1/documents/${id}`, { key })).status).toBe(200);
     const replay = await runOn(key, idem, id);
     expect(replay.status).toBe(404);
-    expect(await replay.text()).not.toContain("gone\"");
-    const kept = async () => (await t.testDb.database.db.execute<{ count: number }>(sql`select count(*)::int as count from idempotency_keys where replay_requires->'documentIds' ? ${id}`))[0].count;
+    expect(await replay.text()).not.toContain('gone"');
+    const kept = async () =>
+      (
+        await t.testDb.database.db.execute<{ count: number }>(
+          sql`select count(*)::int as count from idempotency_keys where replay_requires->'documentIds' ? ${id}`,
+        )
+      )[0].count;
     expect(await kept()).toBe(1);
     expect((await t.request("POST", `/api/v1/documents/${id}/purge`, { key })).status).toBe(200);
     expect(await kept()).toBe(0);
@@ -342,7 +378,9 @@ describe("answers larger than IDEMPOTENCY_MAX_ANSWER_BYTES", () => {
       expect([retry.status, retry.body.code]).toEqual([409, "idempotency_answer_not_kept"]);
       expect(retry.body.detail).toContain("IDEMPOTENCY_MAX_ANSWER_BYTES");
       expect((await small.json("GET", "/api/v1/usage", { key })).body.credits.used).toBe(1);
-      const [{ length }] = await small.testDb.database.db.execute<{ length: number | null }>(sql`select length(body) as length from idempotency_keys`);
+      const [{ length }] = await small.testDb.database.db.execute<{ length: number | null }>(
+        sql`select length(body) as length from idempotency_keys`,
+      );
       expect(length).toBeNull();
     } finally {
       await small.close();

@@ -20,8 +20,12 @@ function sample(text: string, series: string): number | undefined {
 
 describe("without METRICS_TOKEN", () => {
   let t: TestApp;
-  beforeAll(async () => { t = await createTestApp(); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   test("GET /metrics is a 404 like any unknown route, with or without a key or token", async () => {
     for (const key of [null, undefined, TOKEN]) {
@@ -40,8 +44,12 @@ describe("with METRICS_TOKEN", () => {
     expect(response.status).toBe(200);
     return response.text();
   };
-  beforeAll(async () => { t = await createTestApp({ METRICS_TOKEN: TOKEN, UTILITY_INLINE_MAX_BYTES: "64" }); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await createTestApp({ METRICS_TOKEN: TOKEN, UTILITY_INLINE_MAX_BYTES: "64" });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   test("needs the token: none, an API key or a wrong token get 401", async () => {
     for (const key of [null, undefined, TOKEN + "x", TOKEN.slice(1)]) {
@@ -89,8 +97,18 @@ describe("with METRICS_TOKEN", () => {
     expect((await t.request("POST", "/api/v1/utilities/structure.flatten-nest", { key, body: large })).status).toBe(200);
     expect((await t.request("POST", "/api/v1/utilities/convert.json-to-csv", { key, body: { inputs: { primary: 5 } } })).status).toBe(400);
     // refused before it runs (no credit taken): not a run
-    expect((await t.request("POST", "/api/v1/utilities/structure.flatten-nest", { key, body: { inputs: { primary: 1 }, config: { nope: true } } })).status).toBe(400);
-    const pipeline = { steps: [{ utility: "convert.csv-to-json" }, { utility: "structure.pick-fields", config: { fields: ["a"] } }], inputs: { primary: "a,b\n1,2\n" } };
+    expect(
+      (
+        await t.request("POST", "/api/v1/utilities/structure.flatten-nest", {
+          key,
+          body: { inputs: { primary: 1 }, config: { nope: true } },
+        })
+      ).status,
+    ).toBe(400);
+    const pipeline = {
+      steps: [{ utility: "convert.csv-to-json" }, { utility: "structure.pick-fields", config: { fields: ["a"] } }],
+      inputs: { primary: "a,b\n1,2\n" },
+    };
     expect((await t.request("POST", "/api/v1/pipelines/run", { key, body: pipeline })).status).toBe(200);
     const text = await scrape();
     expect(sample(text, 'kiln_utility_run_duration_seconds_count{utility="structure.flatten-nest",outcome="ok"}')).toBe(2);
@@ -123,7 +141,11 @@ test("the real server measures its sweepers and content store, and serves them o
   const run = await startRunServer({ METRICS_TOKEN: TOKEN });
   try {
     const key = await run.newKey(["documents"]);
-    const created = await fetch(`${run.server.url}${DOCS}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ name: "m.json", content: [1] }) });
+    const created = await fetch(`${run.server.url}${DOCS}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "m.json", content: [1] }),
+    });
     expect(created.status).toBe(201);
     await Bun.sleep(20);
     const response = await fetch(`${run.server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });

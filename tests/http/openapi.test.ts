@@ -22,7 +22,9 @@ beforeAll(async () => {
   const statuses = operations.reduce((sum, op) => sum + Object.keys(op.spec.responses).length, 0);
   console.log(`openapi: ${operations.length} operations, ${statuses} statuses declared`);
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 /** Every JSON Schema in the document: components and every parameter, body, response and header schema. */
 function schemasOf(value: unknown, found: unknown[] = [], key = ""): unknown[] {
@@ -44,9 +46,17 @@ describe("GET /openapi.json", () => {
   test("every schema compiles under ajv strict mode (no non-standard keyword)", () => {
     const pointed = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll("#/components/schemas/", "#/$defs/"));
     const every = [...schemasOf(document.paths), ...schemasOf(document.components.headers)];
-    const $defs = { ...pointed(document.components.schemas), ...Object.fromEntries(every.map((schema, index) => [`used${index}`, pointed(schema)])) };
+    const $defs = {
+      ...pointed(document.components.schemas),
+      ...Object.fromEntries(every.map((schema, index) => [`used${index}`, pointed(schema)])),
+    };
     // One schema holding them all as $defs: ajv compiles and checks each definition, refs included.
-    expect(() => new Ajv2020({ strict: true, allowUnionTypes: true }).compile({ $defs, anyOf: Object.keys($defs).map((name) => ({ $ref: `#/$defs/${name}` })) })).not.toThrow();
+    expect(() =>
+      new Ajv2020({ strict: true, allowUnionTypes: true }).compile({
+        $defs,
+        anyOf: Object.keys($defs).map((name) => ({ $ref: `#/$defs/${name}` })),
+      }),
+    ).not.toThrow();
     expect(every.length).toBeGreaterThan(50);
   });
 
@@ -63,7 +73,8 @@ describe("GET /openapi.json", () => {
       expect(op.spec.security).toEqual([{ bearerAuth: [] }]);
       expect(op.spec.responses[401].headers["WWW-Authenticate"].required).toBe(true);
       const tooMany = op.spec.responses[429];
-      for (const header of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"]) expect(tooMany.headers[header].required).toBe(true);
+      for (const header of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"])
+        expect(tooMany.headers[header].required).toBe(true);
       expect(tooMany.content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/Problem" });
     }
   });
@@ -71,7 +82,8 @@ describe("GET /openapi.json", () => {
   test("every error status is a Problem in application/problem+json; 304 has no content", () => {
     for (const op of operations) {
       for (const [status, response] of Object.entries<any>(op.spec.responses)) {
-        if (Number(status) >= 400) expect(response.content).toEqual({ "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } });
+        if (Number(status) >= 400)
+          expect(response.content).toEqual({ "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } });
         if (status === "304") {
           expect(response.content).toBeUndefined();
           expect(response.headers.ETag.required).toBe(true);
@@ -84,11 +96,19 @@ describe("GET /openapi.json", () => {
   test("request bodies: JSON schemas by name, the raw content route by media type", () => {
     const body = (path: string, method: string) => document.paths[path][method].requestBody;
     expect(body("/api/v1/documents", "post").content["application/json"].schema).toEqual({ $ref: "#/components/schemas/CreateDocument" });
-    expect(body("/api/v1/documents/{id}", "put").content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UpdateDocument" });
-    expect(body("/api/v1/admin/accounts", "post").content["application/json"].schema).toEqual({ $ref: "#/components/schemas/CreateAccount" });
-    expect(body("/api/v1/admin/accounts/{id}", "patch").content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UpdateAccount" });
+    expect(body("/api/v1/documents/{id}", "put").content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/UpdateDocument",
+    });
+    expect(body("/api/v1/admin/accounts", "post").content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/CreateAccount",
+    });
+    expect(body("/api/v1/admin/accounts/{id}", "patch").content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/UpdateAccount",
+    });
     expect(body("/api/v1/admin/keys", "post").content["application/json"].schema).toEqual({ $ref: "#/components/schemas/CreateKey" });
-    expect(body("/api/v1/utilities/{utilityId}", "post").content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UtilityRun" });
+    expect(body("/api/v1/utilities/{utilityId}", "post").content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/UtilityRun",
+    });
     expect(Object.keys(body("/api/v1/documents/{id}/content", "put").content)).toEqual(["application/json"]);
     for (const op of operations.filter((op) => op.spec.requestBody)) {
       expect(Object.keys(op.spec.requestBody.content)).not.toContain("multipart/form-data");
@@ -96,12 +116,15 @@ describe("GET /openapi.json", () => {
   });
 
   test("named component schemas, ETag/Location headers, If-Match/If-None-Match parameters, an integer limit", () => {
-    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(["Document", "Account", "Key", "Usage", "Problem", "Utility"]));
+    expect(Object.keys(document.components.schemas)).toEqual(
+      expect.arrayContaining(["Document", "Account", "Key", "Usage", "Problem", "Utility"]),
+    );
     const documents = document.paths["/api/v1/documents"];
     expect(Object.keys(documents.post.responses[201].headers)).toEqual(expect.arrayContaining(["Location", "ETag"]));
     const limit = documents.get.parameters.find((parameter: any) => parameter.name === "limit");
     expect(limit.schema.type).toBe("integer");
-    const ifMatch = (path: string, method: string) => document.paths[path][method].parameters.find((parameter: any) => parameter.name === "If-Match");
+    const ifMatch = (path: string, method: string) =>
+      document.paths[path][method].parameters.find((parameter: any) => parameter.name === "If-Match");
     expect(ifMatch("/api/v1/documents/{id}", "put").in).toBe("header");
     expect(ifMatch("/api/v1/documents/{id}/content", "put").in).toBe("header");
     expect(document.paths["/api/v1/documents/{id}"].put.responses[412]).toBeDefined();

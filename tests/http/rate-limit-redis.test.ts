@@ -18,7 +18,12 @@ const counters: RateCounter[] = [];
 const redis = new RedisClient(REDIS_URL);
 
 function counter(url = REDIS_URL, lines: string[] = []): RedisRateLimiter {
-  const created = new RedisRateLimiter(url, prefix, new RateLimiter(), createLogger("info", (line) => lines.push(line)));
+  const created = new RedisRateLimiter(
+    url,
+    prefix,
+    new RateLimiter(),
+    createLogger("info", (line) => lines.push(line)),
+  );
   counters.push(created);
   return created;
 }
@@ -105,7 +110,9 @@ let t: TestApp;
 beforeAll(async () => {
   t = await createTestApp({}, { rateCounter: counter() });
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 test("through HTTP: the shared count gives the usual headers and 429", async () => {
   const { key } = await t.newAccount({ rateLimitPerMinute: 2 });

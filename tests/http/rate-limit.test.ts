@@ -4,8 +4,12 @@ import { RateLimiter } from "../../src/http/rate-limit";
 
 let clock = 1_800_000_000_000;
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp({}, { now: () => clock }); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp({}, { now: () => clock });
+});
+afterAll(async () => {
+  await t.close();
+});
 
 test("every authenticated response carries RateLimit-* and X-RateLimit-*", async () => {
   const { key } = await t.newAccount({ rateLimitPerMinute: 10 });

@@ -24,11 +24,17 @@ beforeAll(async () => {
   run = await startRunServer({ LOG_LEVEL: "warn", UTILITY_MAX_OUTPUT_BYTES: String(MAX_OUTPUT_BYTES) });
   key = await run.newKey();
 }, 60_000);
-afterAll(async () => { await run?.close(); });
+afterAll(async () => {
+  await run?.close();
+});
 
 async function post(path: string, body: unknown): Promise<{ status: number; text: string; ms: number }> {
   const started = performance.now();
-  const response = await fetch(run.server.url + path, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const response = await fetch(run.server.url + path, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
   const text = await response.text();
   return { status: response.status, text, ms: performance.now() - started };
 }
@@ -62,7 +68,9 @@ const FAMILIES: Record<string, fc.Arbitrary<unknown>> = {
     inputs: { primary: Array.from({ length: header }, (_, i) => `column_with_a_long_name_${i}`).join(",") + "\n" + ",\n".repeat(rows) },
     config: { emptyAs: "string" },
   })),
-  "convert.json-to-csv": count(3000).map((records) => ({ inputs: { primary: Array.from({ length: records }, (_, i) => ({ [`k${i}`]: 1 })) } })),
+  "convert.json-to-csv": count(3000).map((records) => ({
+    inputs: { primary: Array.from({ length: records }, (_, i) => ({ [`k${i}`]: 1 })) },
+  })),
   "structure.find-replace": fc.record({ text: count(2000), replacement: longText }).map(({ text, replacement }) => ({
     inputs: { primary: ["a".repeat(text)] },
     config: { search: "a", replacement },
@@ -88,20 +96,29 @@ const FAMILIES: Record<string, fc.Arbitrary<unknown>> = {
     inputs: { primary: Array.from({ length: records }, (_, i) => ({ id: i, text: "t".repeat(200) })) },
     config: { template: Object.fromEntries(Array.from({ length: names }, (_, i) => [`copy${i}`, "$"])) },
   })),
-  "schema.normalize": count(3000).map((records) => ({ inputs: { primary: Array.from({ length: records }, (_, i) => ({ [`key${i}`]: i })) } })),
+  "schema.normalize": count(3000).map((records) => ({
+    inputs: { primary: Array.from({ length: records }, (_, i) => ({ [`key${i}`]: i })) },
+  })),
 };
 
-test.each(Object.keys(FAMILIES))(`%s: ${RUNS} searches for a large result answer within the output limit or 4xx, memory and /health bounded`, async (utilityId) => {
-  const watch = watchServer(run.server.url, run.server.proc.pid);
-  await fc.assert(fc.asyncProperty(FAMILIES[utilityId], async (body) => {
-    expectBounded(await post(`/api/v1/utilities/${utilityId}`, body));
-    expect(rssOf(run.server.proc.pid)).toBeLessThan(RSS_BOUND_BYTES);
-  }), { numRuns: RUNS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined });
-  const report = await watch.stop();
-  expect(report.healthFailures).toBe(0);
-  expect(report.healthMaxMs).toBeLessThan(HEALTH_BOUND_MS);
-  expect(report.peakRssBytes).toBeLessThan(RSS_BOUND_BYTES);
-}, 120_000);
+test.each(Object.keys(FAMILIES))(
+  `%s: ${RUNS} searches for a large result answer within the output limit or 4xx, memory and /health bounded`,
+  async (utilityId) => {
+    const watch = watchServer(run.server.url, run.server.proc.pid);
+    await fc.assert(
+      fc.asyncProperty(FAMILIES[utilityId], async (body) => {
+        expectBounded(await post(`/api/v1/utilities/${utilityId}`, body));
+        expect(rssOf(run.server.proc.pid)).toBeLessThan(RSS_BOUND_BYTES);
+      }),
+      { numRuns: RUNS, seed: process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined },
+    );
+    const report = await watch.stop();
+    expect(report.healthFailures).toBe(0);
+    expect(report.healthMaxMs).toBeLessThan(HEALTH_BOUND_MS);
+    expect(report.peakRssBytes).toBeLessThan(RSS_BOUND_BYTES);
+  },
+  120_000,
+);
 
 test(`pipelines of amplifiers: ${RUNS} chains answer within the limit or 4xx`, async () => {
   const watch = watchServer(run.server.url, run.server.proc.pid);
@@ -111,9 +128,12 @@ test(`pipelines of amplifiers: ${RUNS} chains answer within the limit or 4xx`, a
     { utility: "cleanup.map-values", config: { mappings: { "1": "m".repeat(500) } } },
     { utility: "schema.normalize" },
   );
-  await fc.assert(fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), async (steps) => {
-    expectBounded(await post("/api/v1/pipelines/run", { steps, inputs: { primary: { a: 1, b: [1, 1, 1] } } }));
-  }), { numRuns: RUNS });
+  await fc.assert(
+    fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), async (steps) => {
+      expectBounded(await post("/api/v1/pipelines/run", { steps, inputs: { primary: { a: 1, b: [1, 1, 1] } } }));
+    }),
+    { numRuns: RUNS },
+  );
   const report = await watch.stop();
   expect(report.healthMaxMs).toBeLessThan(HEALTH_BOUND_MS);
 }, 120_000);

@@ -13,10 +13,16 @@ const KILLS = { disk: Number(process.env.CRASH_KILLS ?? 5), s3: Number(process.e
 // CRASH_KILLS=0: `bun run test:reliability` runs the full trial itself (tests/reliability/crash.ts) first
 for (const store of ["disk", "s3"] as const) {
   const kills = KILLS[store];
-  test.skipIf(kills === 0)(`${kills} SIGKILLs of the real server (${MODE} PostgreSQL, ${store} store) lose no acknowledged write and leave no orphan`, async () => {
-    const result = await runCrashTrial({ kills, mode: MODE, store, log: (line) => console.log(line) });
-    console.log(`crash (${MODE}, ${store}): ${result.kills} kills, ${result.acknowledgedWrites} acknowledged writes (${result.acknowledgedPatches} patches or version restores; ${result.interruptedPatches} interrupted by a kill), ${result.documentsChecked} document checks, ${result.violations.length} violations, ${Math.round(result.elapsedMs)} ms`);
-    expect(result.violations).toEqual([]);
-    expect(result.acknowledgedWrites).toBeGreaterThan(kills);
-  }, 60_000 + kills * 15_000);
+  test.skipIf(kills === 0)(
+    `${kills} SIGKILLs of the real server (${MODE} PostgreSQL, ${store} store) lose no acknowledged write and leave no orphan`,
+    async () => {
+      const result = await runCrashTrial({ kills, mode: MODE, store, log: (line) => console.log(line) });
+      console.log(
+        `crash (${MODE}, ${store}): ${result.kills} kills, ${result.acknowledgedWrites} acknowledged writes (${result.acknowledgedPatches} patches or version restores; ${result.interruptedPatches} interrupted by a kill), ${result.documentsChecked} document checks, ${result.violations.length} violations, ${Math.round(result.elapsedMs)} ms`,
+      );
+      expect(result.violations).toEqual([]);
+      expect(result.acknowledgedWrites).toBeGreaterThan(kills);
+    },
+    60_000 + kills * 15_000,
+  );
 }

@@ -8,7 +8,13 @@
 import { parseArgs } from "node:util";
 import { runCrashTrial } from "./support/crash-trial";
 
-const { values } = parseArgs({ options: { kills: { type: "string", default: "50" }, mode: { type: "string", default: "both" }, store: { type: "string", default: "both" } } });
+const { values } = parseArgs({
+  options: {
+    kills: { type: "string", default: "50" },
+    mode: { type: "string", default: "both" },
+    store: { type: "string", default: "both" },
+  },
+});
 const kills = Number(values.kills);
 const modes = values.mode === "both" ? (["embedded", "external"] as const) : [values.mode as "embedded" | "external"];
 const stores = values.store === "both" ? (["disk", "s3"] as const) : [values.store as "disk" | "s3"];
@@ -19,15 +25,22 @@ let failed = false;
 // First prove the checks can fail: removed content must be reported, planted orphans must not be.
 for (const store of stores) {
   const selfTest = await runCrashTrial({ kills: 2, mode: modes[0], store, sabotage: true });
-  const caught = selfTest.sabotaged !== undefined && selfTest.violations.length > 0 && selfTest.violations.every((violation) => violation.includes(selfTest.sabotaged!) || violation.includes("1 missing, 0 incomplete"));
-  console.log(`crash self-test (${store}): removed the content of ${selfTest.sabotaged}; reported: ${JSON.stringify(selfTest.violations)} → ${caught ? "caught" : "NOT CAUGHT"}`);
+  const caught =
+    selfTest.sabotaged !== undefined &&
+    selfTest.violations.length > 0 &&
+    selfTest.violations.every((violation) => violation.includes(selfTest.sabotaged!) || violation.includes("1 missing, 0 incomplete"));
+  console.log(
+    `crash self-test (${store}): removed the content of ${selfTest.sabotaged}; reported: ${JSON.stringify(selfTest.violations)} → ${caught ? "caught" : "NOT CAUGHT"}`,
+  );
   failed ||= !caught;
 }
 
 for (const store of stores) {
   for (const mode of modes) {
     const result = await runCrashTrial({ kills, mode, store, log: (line) => console.log(line) });
-    console.log(`crash (${mode}, ${store}): ${result.kills} kills, ${result.acknowledgedWrites} acknowledged writes (${result.acknowledgedPatches} patches or version restores; ${result.interruptedPatches} interrupted by a kill), ${result.documentsChecked} document checks, ${result.violations.length} violations, ${(result.elapsedMs / 1000).toFixed(1)} s`);
+    console.log(
+      `crash (${mode}, ${store}): ${result.kills} kills, ${result.acknowledgedWrites} acknowledged writes (${result.acknowledgedPatches} patches or version restores; ${result.interruptedPatches} interrupted by a kill), ${result.documentsChecked} document checks, ${result.violations.length} violations, ${(result.elapsedMs / 1000).toFixed(1)} s`,
+    );
     for (const violation of result.violations) console.log(`  VIOLATION ${violation}`);
     failed ||= result.violations.length > 0;
   }

@@ -10,7 +10,9 @@ const modes = values.mode === "both" ? (["embedded", "external"] as const) : [va
 let failed = false;
 for (const mode of modes) {
   const result = await runDbKillTrial({ mode, kills: Number(values.kills), log: (line) => console.log(line) });
-  console.log(`db-kill (${mode}): ${result.kills} postmaster kills, ${result.requests} requests, ${result.acknowledgedWrites} acknowledged writes, ${result.unavailableAnswers} 503 answers while down, ${result.restartsBeforeUnready} restarts faster than /ready could see, ${result.documentsChecked} document checks, longest outage ${result.longestOutageMs} ms, ${result.violations.length} violations`);
+  console.log(
+    `db-kill (${mode}): ${result.kills} postmaster kills, ${result.requests} requests, ${result.acknowledgedWrites} acknowledged writes, ${result.unavailableAnswers} 503 answers while down, ${result.restartsBeforeUnready} restarts faster than /ready could see, ${result.documentsChecked} document checks, longest outage ${result.longestOutageMs} ms, ${result.violations.length} violations`,
+  );
   for (const violation of result.violations) console.log(`  VIOLATION ${violation}`);
   failed ||= result.violations.length > 0;
 }

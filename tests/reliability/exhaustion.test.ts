@@ -23,7 +23,9 @@ beforeAll(async () => {
   run = await startRunServer({ UTILITY_WORKERS: "2", UTILITY_QUEUE_LIMIT: "2", LOG_LEVEL: "warn" });
   key = await run.newKey();
 }, 60_000);
-afterAll(async () => { await run?.close(); });
+afterAll(async () => {
+  await run?.close();
+});
 
 /** A valid utility body of about `bytes` bytes: one array of small records. */
 function bigBody(bytes: number): Uint8Array {
@@ -42,7 +44,7 @@ async function small(): Promise<number> {
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: '{"inputs":{"primary":{"a":null,"b":1}},"config":{"removeNulls":true}}',
   });
-  const body = await utility.json() as { output: unknown };
+  const body = (await utility.json()) as { output: unknown };
   expect(body.output).toEqual({ b: 1 });
   return usage.status === 200 && utility.status === 200 ? 200 : Math.max(usage.status, utility.status);
 }
@@ -74,7 +76,9 @@ test(`${BIG} concurrent 50 MB payloads: each answers 200 or 503 with Retry-After
   })();
   const statuses = await Promise.all(bigs);
   await smalls;
-  console.log(`exhaustion: ${BIG} × 50 MB → ${JSON.stringify(statuses)}; ${smallStatuses.length} small request pairs meanwhile, ${smallBeforeAllBigs} answered before the big ones were done`);
+  console.log(
+    `exhaustion: ${BIG} × 50 MB → ${JSON.stringify(statuses)}; ${smallStatuses.length} small request pairs meanwhile, ${smallBeforeAllBigs} answered before the big ones were done`,
+  );
   for (const status of statuses) expect([200, 503]).toContain(status);
   expect(statuses).toContain(200);
   expect(smallStatuses.every((status) => status === 200)).toBe(true);
@@ -93,7 +97,17 @@ test("slow clients (partial headers, partial bodies, lying Content-Length) do no
     `POST /api/v1/documents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 52428700\r\n\r\n{"name":"slow","content":[`,
   ];
   for (let i = 0; i < SLOW; i++) {
-    const socket = await Bun.connect({ hostname: "127.0.0.1", port: Number(port), socket: { data() {}, close() { closed++; }, error() {} } });
+    const socket = await Bun.connect({
+      hostname: "127.0.0.1",
+      port: Number(port),
+      socket: {
+        data() {},
+        close() {
+          closed++;
+        },
+        error() {},
+      },
+    });
     socket.write(openings[i % openings.length]);
     sockets.push(socket);
   }

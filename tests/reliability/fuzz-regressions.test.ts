@@ -9,8 +9,12 @@ import { answerViolations } from "./support/problem";
 import { MAX_DOCUMENT_BODY_BYTES } from "../../src/app";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const CASES: [method: string, path: string, body: unknown, status: number | number[]][] = [
   ["POST", "/api/v1/admin/accounts", { name: "a\u0000b" }, 400],
@@ -49,7 +53,10 @@ test.each(CASES)("%s %s %j → %p problem+json", async (method, path, body, stat
 test("bodies over the limits are 413 problem+json, with an honest, a lying or no Content-Length", async () => {
   const overUtility = new Uint8Array(t.config.utilityMaxPayloadBytes + 1).fill(0x20);
   const overDocument = new Uint8Array(MAX_DOCUMENT_BODY_BYTES + 1).fill(0x20);
-  for (const [path, body, code] of [["/api/v1/utilities/schema.clean-json", overUtility, "payload_too_large"], ["/api/v1/documents", overDocument, "document_too_large"]] as const) {
+  for (const [path, body, code] of [
+    ["/api/v1/utilities/schema.clean-json", overUtility, "payload_too_large"],
+    ["/api/v1/documents", overDocument, "document_too_large"],
+  ] as const) {
     const declared = await t.request("POST", path, { rawBody: body });
     const lying = await t.request("POST", path, { rawBody: body, headers: { "content-length": "10" } });
     const unknown = await t.request("POST", path, { rawBody: new Blob([body]).stream() as unknown as Uint8Array });

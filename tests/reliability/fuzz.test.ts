@@ -23,7 +23,9 @@ const utilityIds = UTILITIES.map((utility) => utility.id);
 beforeAll(async () => {
   t = await createTestApp({ UTILITY_INLINE_MAX_BYTES: "2048", UTILITY_TIMEOUT_MS: "5000" }, { utilityRegistry: probeRegistry });
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 async function send(fuzz: FuzzCase): Promise<string[]> {
   let request: Request;
@@ -34,10 +36,13 @@ async function send(fuzz: FuzzCase): Promise<string[]> {
   }
   const response = await t.app.handle(request);
   // /ready answers 503 by contract when the database does not answer within its deadline
-  if (fuzz.path.startsWith("/ready") && response.status === 503) return answerViolations(503, response.headers, await response.text()).filter((v) => v !== "status 503");
+  if (fuzz.path.startsWith("/ready") && response.status === 503)
+    return answerViolations(503, response.headers, await response.text()).filter((v) => v !== "status 503");
   const text = fuzz.method === "HEAD" ? "" : await response.text();
   if (fuzz.method === "HEAD") return response.status >= 500 ? [`status ${response.status}`] : [];
-  return answerViolations(response.status, response.headers, text).map((violation) => `${violation} (HTTP ${response.status}: ${text.slice(0, 200)})`);
+  return answerViolations(response.status, response.headers, text).map(
+    (violation) => `${violation} (HTTP ${response.status}: ${text.slice(0, 200)})`,
+  );
 }
 
 function describeCase(fuzz: FuzzCase): string {
@@ -49,7 +54,10 @@ async function seedTargets() {
   const own = await t.newAccount({ permissions: ["documents", "utilities", "admin"], rateLimitPerMinute: null, storageLimitBytes: null });
   const other = await t.newAccount({ permissions: ["documents", "utilities"] });
   const ids = [own.accountId, other.accountId];
-  for (const [key, count] of [[own.key, 6], [other.key, 2]] as const) {
+  for (const [key, count] of [
+    [own.key, 6],
+    [other.key, 2],
+  ] as const) {
     for (let i = 0; i < count; i++) {
       const created = await t.json("POST", "/api/v1/documents", { key, body: { name: `seed-${i}.json`, content: { i }, folder: "seed" } });
       if (created.status === 201) ids.push(created.body.document.id);
@@ -60,22 +68,28 @@ async function seedTargets() {
   return { key: own.key, ids };
 }
 
-test(`${RUNS} hostile requests over every endpoint: no 5xx, every error problem+json (seed ${SEED})`, async () => {
-  const targets = { ...(await seedTargets()), utilityIds, inlineMaxBytes: t.config.utilityInlineMaxBytes };
-  const cases = fc.sample(fuzzCase(targets), { numRuns: RUNS, seed: SEED });
-  const failures: string[] = [];
-  let next = 0;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < cases.length) {
-      const fuzz = cases[next++];
-      const violations = await send(fuzz);
-      if (violations.length > 0 && failures.length < 20) failures.push(`${violations.join("; ")}\n    ← ${describeCase(fuzz)}`);
-    }
-  }));
-  expect(failures).toEqual([]);
-  expect(prototypeReport()).toEqual(prototypesBefore);
-  expect(prototypesBefore.polluted).toBeNull();
-}, 60_000 + RUNS * 10);
+test(
+  `${RUNS} hostile requests over every endpoint: no 5xx, every error problem+json (seed ${SEED})`,
+  async () => {
+    const targets = { ...(await seedTargets()), utilityIds, inlineMaxBytes: t.config.utilityInlineMaxBytes };
+    const cases = fc.sample(fuzzCase(targets), { numRuns: RUNS, seed: SEED });
+    const failures: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < cases.length) {
+          const fuzz = cases[next++];
+          const violations = await send(fuzz);
+          if (violations.length > 0 && failures.length < 20) failures.push(`${violations.join("; ")}\n    ← ${describeCase(fuzz)}`);
+        }
+      }),
+    );
+    expect(failures).toEqual([]);
+    expect(prototypeReport()).toEqual(prototypesBefore);
+    expect(prototypesBefore.polluted).toBeNull();
+  },
+  60_000 + RUNS * 10,
+);
 
 /**
  * The workers are other isolates: a probe utility (tests/reliability/fixtures/probe-registry.ts) reports
@@ -84,11 +98,13 @@ test(`${RUNS} hostile requests over every endpoint: no 5xx, every error problem+
  */
 async function prototypesSeenBy(app: TestApp, inWorker: boolean, times: number) {
   const body = '{"inputs":{"primary":null}}' + (inWorker ? " ".repeat(app.config.utilityInlineMaxBytes + 1) : "");
-  return Promise.all(Array.from({ length: times }, async () => {
-    const response = await app.request("POST", "/api/v1/utilities/probe.prototype", { rawBody: body });
-    expect(response.status).toBe(200);
-    return ((await response.json()) as { output: unknown }).output;
-  }));
+  return Promise.all(
+    Array.from({ length: times }, async () => {
+      const response = await app.request("POST", "/api/v1/utilities/probe.prototype", { rawBody: body });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { output: unknown }).output;
+    }),
+  );
 }
 
 test("after the fuzz run, Object.prototype is clean in every worker and inline", async () => {
@@ -102,7 +118,9 @@ test("the worker probe notices a polluted worker", async () => {
   const single = await createTestApp({ UTILITY_WORKERS: "1" }, { utilityRegistry: probeRegistry });
   try {
     const padding = " ".repeat(single.config.utilityInlineMaxBytes + 1);
-    expect((await single.request("POST", "/api/v1/utilities/probe.pollute", { rawBody: '{"inputs":{"primary":null}}' + padding })).status).toBe(200);
+    expect(
+      (await single.request("POST", "/api/v1/utilities/probe.pollute", { rawBody: '{"inputs":{"primary":null}}' + padding })).status,
+    ).toBe(200);
     const [report] = await prototypesSeenBy(single, true, 1);
     expect(report).toMatchObject({ polluted: "yes" });
   } finally {

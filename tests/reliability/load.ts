@@ -10,7 +10,13 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { startRunServer } from "./support/run-server";
 
-const { values } = parseArgs({ options: { seconds: { type: "string", default: "60" }, clients: { type: "string", default: "16" }, warmup: { type: "string", default: "10" } } });
+const { values } = parseArgs({
+  options: {
+    seconds: { type: "string", default: "60" },
+    clients: { type: "string", default: "16" },
+    warmup: { type: "string", default: "10" },
+  },
+});
 const SECONDS = Number(values.seconds);
 const CLIENTS = Number(values.clients);
 const WARMUP_SECONDS = Number(values.warmup);
@@ -30,13 +36,21 @@ const smallUtility = '{"inputs":{"primary":{"a":null,"b":" x ","c":[]}},"config"
 const workerUtility = `{"inputs":{"primary":[${Array.from({ length: 120 }, (_, i) => `{"id":${i},"name":"n${i}","none":null}`).join(",")}]},"config":{"removeNulls":true}}`;
 const content = (seed: number) => JSON.stringify({ seed, items: Array.from({ length: 1 + (seed % 50) }, (_, i) => ({ i, v: seed * i })) });
 
-interface Tally { latencies: number[]; statuses: Map<number, number>; errors: number }
+interface Tally {
+  latencies: number[];
+  statuses: Map<number, number>;
+  errors: number;
+}
 const tally = (): Tally => ({ latencies: [], statuses: new Map(), errors: 0 });
 
 async function call(t: Tally | undefined, method: string, path: string, key: string, body?: string): Promise<Response | undefined> {
   const started = performance.now();
   try {
-    const response = await fetch(url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body });
+    const response = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      body,
+    });
     const text = await response.text();
     if (t) {
       t.latencies.push(performance.now() - started);

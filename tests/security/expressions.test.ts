@@ -89,12 +89,18 @@ describe("hostile expressions are refused before anything runs", () => {
 
 describe("over HTTP every hostile expression is a 400 naming the config field", () => {
   let app: TestApp;
-  beforeAll(async () => { app = await createTestApp(); });
-  afterAll(async () => { await app.close(); });
+  beforeAll(async () => {
+    app = await createTestApp();
+  });
+  afterAll(async () => {
+    await app.close();
+  });
 
   test("generate.filter condition and schema.compute expression", async () => {
     for (const [source] of HOSTILE) {
-      const filtered = await app.json("POST", "/api/v1/utilities/generate.filter", { body: { inputs: { primary: [{ a: 1 }] }, config: { condition: source } } });
+      const filtered = await app.json("POST", "/api/v1/utilities/generate.filter", {
+        body: { inputs: { primary: [{ a: 1 }] }, config: { condition: source } },
+      });
       expect(filtered.status).toBe(400);
       expect(filtered.body.errors[0].path).toBe("/config/condition");
       const computed = await app.json("POST", "/api/v1/utilities/schema.compute", {

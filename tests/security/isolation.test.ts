@@ -11,7 +11,13 @@ import { DOCUMENT_ENDPOINTS, ENDPOINTS } from "../reliability/support/endpoints"
 import { answerViolations } from "../reliability/support/problem";
 
 /** Strings that only A's data holds: none may appear in anything B receives. */
-const SECRET = { name: "A-SECRET-NAME.json", content: "A-SECRET-CONTENT", folder: "a-secret-folder/inner", description: "A-SECRET-DESCRIPTION", tag: "a-secret-tag" };
+const SECRET = {
+  name: "A-SECRET-NAME.json",
+  content: "A-SECRET-CONTENT",
+  folder: "a-secret-folder/inner",
+  description: "A-SECRET-DESCRIPTION",
+  tag: "a-secret-tag",
+};
 const SECRET_MARKERS = ["A-SECRET", "a-secret"];
 
 let t: TestApp;
@@ -24,7 +30,13 @@ let casesChecked = 0;
 async function createSecret(key: string, suffix: string): Promise<string> {
   const created = await t.json("POST", "/api/v1/documents", {
     key,
-    body: { name: `${suffix}-${SECRET.name}`, content: { secret: SECRET.content }, folder: SECRET.folder, description: SECRET.description, tags: [SECRET.tag] },
+    body: {
+      name: `${suffix}-${SECRET.name}`,
+      content: { secret: SECRET.content },
+      folder: SECRET.folder,
+      description: SECRET.description,
+      tags: [SECRET.tag],
+    },
   });
   expect(created.status).toBe(201);
   return created.body.document.id;
@@ -42,7 +54,9 @@ beforeAll(async () => {
   const page = await t.json("GET", "/api/v1/documents?limit=1", { key: a.key });
   expect(page.body.nextCursor).toEqual(expect.any(String));
   cursorOfA = page.body.nextCursor;
-  expect((await t.json("POST", "/api/v1/utilities/schema.clean-json", { key: a.key, body: { inputs: { primary: { a: null } } } })).status).toBe(200);
+  expect(
+    (await t.json("POST", "/api/v1/utilities/schema.clean-json", { key: a.key, body: { inputs: { primary: { a: null } } } })).status,
+  ).toBe(200);
 });
 afterAll(async () => {
   console.log(`isolation: ${casesChecked} cross-account and permission cases checked, 0 leaks`);
@@ -61,15 +75,22 @@ async function asB(method: string, path: string, body?: unknown, key = b.key) {
 
 describe("B against A's documents", () => {
   for (const state of ["active", "deleted", "purged"] as const) {
-    test.each(DOCUMENT_ENDPOINTS.map((endpoint) => [endpoint.method, endpoint.path, endpoint] as const))(`${state} document: %s %s → 404`, async (method, path, endpoint) => {
-      const body = endpoint.validBody?.();
-      const answer = await asB(method, path.replace(":id", docs[state]), body);
-      expect(answer.status).toBe(404);
-      // conditional headers do not reveal existence either
-      const conditional = await t.request(method, path.replace(":id", docs[state]), { key: b.key, body, headers: { "if-match": "*", "if-none-match": "*" } });
-      casesChecked++;
-      expect(conditional.status).toBe(404);
-    });
+    test.each(DOCUMENT_ENDPOINTS.map((endpoint) => [endpoint.method, endpoint.path, endpoint] as const))(
+      `${state} document: %s %s → 404`,
+      async (method, path, endpoint) => {
+        const body = endpoint.validBody?.();
+        const answer = await asB(method, path.replace(":id", docs[state]), body);
+        expect(answer.status).toBe(404);
+        // conditional headers do not reveal existence either
+        const conditional = await t.request(method, path.replace(":id", docs[state]), {
+          key: b.key,
+          body,
+          headers: { "if-match": "*", "if-none-match": "*" },
+        });
+        casesChecked++;
+        expect(conditional.status).toBe(404);
+      },
+    );
   }
 
   test("A's documents are untouched by B's attempts", async () => {
@@ -98,7 +119,11 @@ describe("B's lists, cursors, folders and usage hold nothing of A's", () => {
   });
 
   test("A's cursor: 400 or an empty page, never A's documents", async () => {
-    for (const path of [`/api/v1/documents?cursor=${cursorOfA}`, `/api/v1/documents?cursor=${cursorOfA}&folder=${encodeURIComponent(SECRET.folder)}`, `/api/v1/documents?cursor=${cursorOfA}&deleted=true`]) {
+    for (const path of [
+      `/api/v1/documents?cursor=${cursorOfA}`,
+      `/api/v1/documents?cursor=${cursorOfA}&folder=${encodeURIComponent(SECRET.folder)}`,
+      `/api/v1/documents?cursor=${cursorOfA}&deleted=true`,
+    ]) {
       const answer = await asB("GET", path);
       if (answer.status === 200) expect(answer.body.documents).toEqual([]);
       else expect(answer.status).toBe(400);
@@ -122,7 +147,11 @@ describe("B's lists, cursors, folders and usage hold nothing of A's", () => {
   });
 
   test("B's own writes never land in A's account", async () => {
-    const created = await asB("POST", "/api/v1/documents", { name: "b.json", content: { b: 1 }, folder: SECRET.folder.replace("a-secret", "shared") });
+    const created = await asB("POST", "/api/v1/documents", {
+      name: "b.json",
+      content: { b: 1 },
+      folder: SECRET.folder.replace("a-secret", "shared"),
+    });
     expect(created.status).toBe(201);
     const listOfA = await t.json("GET", "/api/v1/documents?limit=200", { key: a.key });
     expect(listOfA.body.documents.map((doc: { id: string }) => doc.id)).not.toContain(created.body.document.id);
@@ -130,20 +159,31 @@ describe("B's lists, cursors, folders and usage hold nothing of A's", () => {
   });
 });
 
-const PERMISSION_SETS: Permission[][] = [[], ["documents"], ["utilities"], ["admin"], ["documents", "utilities"], ["documents", "admin"], ["utilities", "admin"]];
+const PERMISSION_SETS: Permission[][] = [
+  [],
+  ["documents"],
+  ["utilities"],
+  ["admin"],
+  ["documents", "utilities"],
+  ["documents", "admin"],
+  ["utilities", "admin"],
+];
 
 describe("each permission against each area", () => {
-  test.each(PERMISSION_SETS.map((set) => [set.join("+") || "none", set] as const))("key with %s: 403 exactly where a permission is missing", async (_label, permissions) => {
-    const { key } = await t.newAccount({ permissions, rateLimitPerMinute: null });
-    for (const endpoint of ENDPOINTS) {
-      if (endpoint.permission === undefined) continue;
-      const path = endpoint.path.replace(":id", docs.active).replace(":utilityId", "schema.clean-json");
-      const answer = await asB(endpoint.method, path, endpoint.validBody?.(), key);
-      const allowed = endpoint.permission === null || permissions.includes(endpoint.permission);
-      if (allowed) expect({ path, status: answer.status }).not.toEqual({ path, status: 403 });
-      else expect({ path, status: answer.status, code: answer.body.code }).toEqual({ path, status: 403, code: "forbidden" });
-    }
-  });
+  test.each(PERMISSION_SETS.map((set) => [set.join("+") || "none", set] as const))(
+    "key with %s: 403 exactly where a permission is missing",
+    async (_label, permissions) => {
+      const { key } = await t.newAccount({ permissions, rateLimitPerMinute: null });
+      for (const endpoint of ENDPOINTS) {
+        if (endpoint.permission === undefined) continue;
+        const path = endpoint.path.replace(":id", docs.active).replace(":utilityId", "schema.clean-json");
+        const answer = await asB(endpoint.method, path, endpoint.validBody?.(), key);
+        const allowed = endpoint.permission === null || permissions.includes(endpoint.permission);
+        if (allowed) expect({ path, status: answer.status }).not.toEqual({ path, status: 403 });
+        else expect({ path, status: answer.status, code: answer.body.code }).toEqual({ path, status: 403, code: "forbidden" });
+      }
+    },
+  );
 });
 
 describe("keys in the query string are ignored", () => {

@@ -9,13 +9,20 @@ import { ADMIN_KEY, createTestApp, type TestApp } from "../support/app";
 import { startRunServer } from "../reliability/support/run-server";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp({ LOG_LEVEL: "debug" }); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp({ LOG_LEVEL: "debug" });
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const sha256 = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("hex");
 
 /** Every request shape a key can travel in; returns the keys used. */
-async function exercise(send: (method: string, path: string, key: string | null, body?: unknown) => Promise<{ status: number; body: any }>, adminKey: string): Promise<string[]> {
+async function exercise(
+  send: (method: string, path: string, key: string | null, body?: unknown) => Promise<{ status: number; body: any }>,
+  adminKey: string,
+): Promise<string[]> {
   const keys = [adminKey];
   const account = await send("POST", "/api/v1/admin/accounts", adminKey, { name: "secrets" });
   for (const permissions of [["documents", "utilities"], ["utilities"], ["documents"]]) {
@@ -43,7 +50,8 @@ async function exercise(send: (method: string, path: string, key: string | null,
     ["POST", "/api/v1/utilities/schema.clean-json", full, { inputs: { primary: { a: null, pad: "x".repeat(3000) } } }],
     ["POST", "/api/v1/utilities/nope.nothing", full, {}],
     ["GET", "/api/v1/admin/accounts/acc_missing", adminKey],
-  ] as [string, string, string | null, unknown?][]) await send(method, path, key, body);
+  ] as [string, string, string | null, unknown?][])
+    await send(method, path, key, body);
   return keys;
 }
 

@@ -20,11 +20,14 @@ beforeAll(async () => {
   t = await createTestApp({ UTILITY_TIMEOUT_MS: "5000" }, { utilityRegistry: probeRegistry });
   key = (await t.newAccount({ permissions: ["documents", "utilities"], rateLimitPerMinute: null })).key;
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 /** Runs a utility inline, or in a worker (the same JSON padded with whitespace past the inline limit). */
 async function run(utilityId: string, body: unknown, where: "inline" | "worker" = "inline") {
-  const text = (typeof body === "string" ? body : JSON.stringify(body)) + (where === "worker" ? " ".repeat(t.config.utilityInlineMaxBytes + 1) : "");
+  const text =
+    (typeof body === "string" ? body : JSON.stringify(body)) + (where === "worker" ? " ".repeat(t.config.utilityInlineMaxBytes + 1) : "");
   const response = await t.request("POST", `/api/v1/utilities/${utilityId}`, { key, rawBody: text });
   const answer = await response.text();
   expect(answerViolations(response.status, response.headers, answer)).toEqual([]);
@@ -33,8 +36,17 @@ async function run(utilityId: string, body: unknown, where: "inline" | "worker" 
 
 describe("Content-Disposition carries any name safely", () => {
   const NAMES = [
-    'evil"; filename="evil.exe', "back\\slash.json", "semi;colon=1.json", "per%20cent.json", "Café Ü.json", "日本語.json",
-    "emoji 🎉.json", "quote'single.json", "space  tab.json", "<script>alert(1)</script>.json", "a".repeat(100),
+    'evil"; filename="evil.exe',
+    "back\\slash.json",
+    "semi;colon=1.json",
+    "per%20cent.json",
+    "Café Ü.json",
+    "日本語.json",
+    "emoji 🎉.json",
+    "quote'single.json",
+    "space  tab.json",
+    "<script>alert(1)</script>.json",
+    "a".repeat(100),
   ];
   const SAFE = /^attachment; filename="([\x20-\x21\x23-\x5b\x5d-\x7e]*)"(?:; filename\*=UTF-8''([A-Za-z0-9!#$&+.^_`|~%-]+))?$/;
 
@@ -125,19 +137,33 @@ describe("ReDoS: user regular expressions run in linear time", () => {
   // Under a backtracking engine each of these runs for longer than the age of the universe: the worker
   // would hit the 5 s limit (408), an inline run would hang the process. Linear time answers 200.
   test.each(EVIL)("%s over a hostile input: find-replace, redact and filter answer 200", async (pattern, input) => {
-    const findReplace = await run("structure.find-replace", { inputs: { primary: { text: input } }, config: { search: pattern, replacement: "X", regex: true } }, "worker");
+    const findReplace = await run(
+      "structure.find-replace",
+      { inputs: { primary: { text: input } }, config: { search: pattern, replacement: "X", regex: true } },
+      "worker",
+    );
     expect(findReplace.status).toBe(200);
     const redact = await run("cleanup.redact", { inputs: { primary: { text: input } }, config: { customPatterns: [pattern] } }, "worker");
     expect(redact.status).toBe(200);
-    const filter = await run("generate.filter", { inputs: { primary: [{ text: input }] }, config: { where: [{ field: "text", op: "regex", value: pattern }] } }, "worker");
+    const filter = await run(
+      "generate.filter",
+      { inputs: { primary: [{ text: input }] }, config: { where: [{ field: "text", op: "regex", value: pattern }] } },
+      "worker",
+    );
     expect(filter.status).toBe(200);
-    const small = await run("structure.find-replace", { inputs: { primary: { text: input.slice(0, 40) } }, config: { search: pattern, replacement: "X", regex: true } });
+    const small = await run("structure.find-replace", {
+      inputs: { primary: { text: input.slice(0, 40) } },
+      config: { search: pattern, replacement: "X", regex: true },
+    });
     expect(small.status).toBe(200);
   });
 
   test("patterns the linear engine cannot run (backreferences, lookaround) are a 400 naming the field", async () => {
     for (const pattern of ["(a)\\1", "(?=a)a", "(?<=a)b", "a{2,1}", "(unclosed"]) {
-      const findReplace = await run("structure.find-replace", { inputs: { primary: { text: "aa" } }, config: { search: pattern, regex: true } });
+      const findReplace = await run("structure.find-replace", {
+        inputs: { primary: { text: "aa" } },
+        config: { search: pattern, regex: true },
+      });
       expect({ pattern, status: findReplace.status }).toEqual({ pattern, status: 400 });
       const redact = await run("cleanup.redact", { inputs: { primary: { text: "aa" } }, config: { customPatterns: [pattern] } });
       expect({ pattern, status: redact.status }).toEqual({ pattern, status: 400 });
@@ -162,9 +188,17 @@ describe("expression sandbox escapes through restructure and find-replace templa
   for (const where of ["inline", "worker"] as const) {
     test(`every escape is refused with 400 (${where}), and nothing ran`, async () => {
       for (const source of ESCAPES) {
-        const restructured = await run("structure.restructure", { inputs: { primary: { a: 1 } }, config: { template: { x: `{{ ${source} }}` } } }, where);
+        const restructured = await run(
+          "structure.restructure",
+          { inputs: { primary: { a: 1 } }, config: { template: { x: `{{ ${source} }}` } } },
+          where,
+        );
         expect({ source, status: restructured.status }).toEqual({ source, status: 400 });
-        const replaced = await run("structure.find-replace", { inputs: { primary: { a: "aaa" } }, config: { search: "a", replacement: `{{ ${source} }}` } }, where);
+        const replaced = await run(
+          "structure.find-replace",
+          { inputs: { primary: { a: "aaa" } }, config: { search: "a", replacement: `{{ ${source} }}` } },
+          where,
+        );
         expect({ source, status: replaced.status }).toEqual({ source, status: 400 });
       }
       expect(canary.pwned).toBeUndefined();

@@ -43,11 +43,20 @@ describe("compressResponse over a body of unknown length", () => {
       },
     });
   };
-  const request = new Request("http://kiln.test/api/v1/utilities/structure.find-replace", { method: "POST", headers: { "accept-encoding": "gzip" } });
+  const request = new Request("http://kiln.test/api/v1/utilities/structure.find-replace", {
+    method: "POST",
+    headers: { "accept-encoding": "gzip" },
+  });
 
-  test.each([["a small one (gathered, then compressed whole)", 5_000], ["a large one (compressed as it is read)", 400_000]])("%s decodes to the same bytes", async (_, records) => {
+  test.each([
+    ["a small one (gathered, then compressed whole)", 5_000],
+    ["a large one (compressed as it is read)", 400_000],
+  ])("%s decodes to the same bytes", async (_, records) => {
     const text = JSON.stringify({ success: true, output: Array.from({ length: records }, (_, i) => ({ i })) });
-    const response = await compressResponse(request, new Response(streamOf(text, 16_384), { headers: { "content-type": "application/json" } }));
+    const response = await compressResponse(
+      request,
+      new Response(streamOf(text, 16_384), { headers: { "content-type": "application/json" } }),
+    );
     expect(response.headers.get("content-encoding")).toBe("gzip");
     expect(zlib.gunzipSync(new Uint8Array(await response.arrayBuffer())).toString()).toBe(text);
   });
@@ -61,7 +70,10 @@ const content = JSON.stringify({ rows: Array.from({ length: 200 }, (_, i) => ({ 
 beforeAll(async () => {
   t = await createTestApp();
   ({ key } = await t.newAccount());
-  const created = await t.json("POST", "/api/v1/documents", { key, body: { name: "big", description: "d".repeat(1500), contentText: content } });
+  const created = await t.json("POST", "/api/v1/documents", {
+    key,
+    body: { name: "big", description: "d".repeat(1500), contentText: content },
+  });
   docId = created.body.document.id;
 });
 afterAll(() => t.close());
@@ -128,7 +140,11 @@ describe("compressed answers (in process)", () => {
     const doc = await t.json("POST", "/api/v1/documents", { key, body: { name: "guarded", contentText: content } });
     const id = doc.body.document.id;
     const gzTag = (await get(`/api/v1/documents/${id}/content`, { "Accept-Encoding": "gzip" })).headers.get("etag")!;
-    const stale = await t.request("PUT", `/api/v1/documents/${id}/content`, { key, rawBody: "[1]", headers: { "If-Match": '"0000-gzip"' } });
+    const stale = await t.request("PUT", `/api/v1/documents/${id}/content`, {
+      key,
+      rawBody: "[1]",
+      headers: { "If-Match": '"0000-gzip"' },
+    });
     expect(stale.status).toBe(412);
     const fresh = await t.request("PUT", `/api/v1/documents/${id}/content`, { key, rawBody: "[1]", headers: { "If-Match": gzTag } });
     expect(fresh.status).toBe(200);
@@ -137,7 +153,9 @@ describe("compressed answers (in process)", () => {
   test("an NDJSON export is compressed as a stream", async () => {
     const response = await get("/api/v1/export", { "Accept-Encoding": "gzip" });
     expect(response.headers.get("content-encoding")).toBe("gzip");
-    const lines = decode(await bytesOf(response), "gzip").trim().split("\n");
+    const lines = decode(await bytesOf(response), "gzip")
+      .trim()
+      .split("\n");
     expect(lines.map((line) => JSON.parse(line).document.name)).toContain("big");
   });
 

@@ -7,13 +7,22 @@ setDefaultTimeout(60_000);
 
 const APP = "https://app.example.com";
 const preflight = (t: TestApp, origin: string, path = "/api/v1/documents") =>
-  t.request("OPTIONS", path, { key: null, headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type, idempotency-key" } });
+  t.request("OPTIONS", path, {
+    key: null,
+    headers: {
+      origin,
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "authorization, content-type, idempotency-key",
+    },
+  });
 
 const corsHeaders = (response: Response) => [...response.headers.keys()].filter((name) => name.startsWith("access-control-"));
 
 describe("CORS_ORIGINS unset (the default)", () => {
   let t: TestApp;
-  beforeAll(async () => { t = await createTestApp(); });
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
   afterAll(() => t.close());
 
   test("no CORS header on any answer, and a preflight is not answered", async () => {
@@ -28,7 +37,9 @@ describe("CORS_ORIGINS unset (the default)", () => {
 
 describe("CORS_ORIGINS with two origins", () => {
   let t: TestApp;
-  beforeAll(async () => { t = await createTestApp({ CORS_ORIGINS: `${APP}, http://localhost:5173` }); });
+  beforeAll(async () => {
+    t = await createTestApp({ CORS_ORIGINS: `${APP}, http://localhost:5173` });
+  });
   afterAll(() => t.close());
 
   test("a preflight from a listed origin is answered 204 without a key", async () => {
@@ -49,7 +60,17 @@ describe("CORS_ORIGINS with two origins", () => {
     expect(created.headers.get("access-control-allow-origin")).toBe(APP);
     expect(created.headers.get("vary")).toContain("Origin");
     const exposed = created.headers.get("access-control-expose-headers")!.split(", ");
-    for (const name of ["ETag", "Location", "Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Idempotent-Replayed", "X-Request-Id"]) expect(exposed).toContain(name);
+    for (const name of [
+      "ETag",
+      "Location",
+      "Retry-After",
+      "RateLimit-Limit",
+      "RateLimit-Remaining",
+      "RateLimit-Reset",
+      "Idempotent-Replayed",
+      "X-Request-Id",
+    ])
+      expect(exposed).toContain(name);
     const denied = await t.request("GET", "/api/v1/documents", { key: null, headers: { origin: APP } });
     expect(denied.status).toBe(401);
     expect(denied.headers.get("access-control-allow-origin")).toBe(APP);
@@ -71,7 +92,9 @@ describe("CORS_ORIGINS with two origins", () => {
 
 describe("CORS_ORIGINS=*", () => {
   let t: TestApp;
-  beforeAll(async () => { t = await createTestApp({ CORS_ORIGINS: "*" }); });
+  beforeAll(async () => {
+    t = await createTestApp({ CORS_ORIGINS: "*" });
+  });
   afterAll(() => t.close());
 
   test("every origin is allowed with Access-Control-Allow-Origin: *", async () => {
@@ -84,13 +107,19 @@ describe("CORS_ORIGINS=*", () => {
 });
 
 describe("CORS_ORIGINS is checked at start-up", () => {
-  test.each(["not a url", "https://app.example.com/", "https://app.example.com/path", "*, https://a.example.com"])("%p is refused, naming the variable", (value) => {
-    expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(ConfigError);
-    expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(/CORS_ORIGINS/);
-  });
+  test.each(["not a url", "https://app.example.com/", "https://app.example.com/path", "*, https://a.example.com"])(
+    "%p is refused, naming the variable",
+    (value) => {
+      expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ CORS_ORIGINS: value })).toThrow(/CORS_ORIGINS/);
+    },
+  );
 
   test("origins with ports and an empty value are accepted", () => {
-    expect(loadConfig({ CORS_ORIGINS: "http://localhost:5173,https://a.example.com" }).corsOrigins).toEqual(["http://localhost:5173", "https://a.example.com"]);
+    expect(loadConfig({ CORS_ORIGINS: "http://localhost:5173,https://a.example.com" }).corsOrigins).toEqual([
+      "http://localhost:5173",
+      "https://a.example.com",
+    ]);
     expect(loadConfig({ CORS_ORIGINS: "" }).corsOrigins).toEqual([]);
   });
 });

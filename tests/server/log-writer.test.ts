@@ -5,7 +5,10 @@ const writer = resolve(import.meta.dir, "../../src/server/log-writer.ts");
 
 /** Runs a script that logs through batchedStdout and returns its standard output. */
 async function stdoutOf(script: string): Promise<string> {
-  const proc = Bun.spawn(["bun", "-e", `import { batchedStdout } from ${JSON.stringify(writer)};\nconst write = batchedStdout();\n${script}`], { stdout: "pipe", stderr: "pipe" });
+  const proc = Bun.spawn(
+    ["bun", "-e", `import { batchedStdout } from ${JSON.stringify(writer)};\nconst write = batchedStdout();\n${script}`],
+    { stdout: "pipe", stderr: "pipe" },
+  );
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
   expect(await proc.exited, err).toBe(0);
   return out;

@@ -23,7 +23,11 @@ afterAll(async () => {
 }, 60_000);
 
 async function api(method: string, path: string, body?: unknown, key = KEY): Promise<any> {
-  const response = await fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   expect(response.status).toBeLessThan(300);
   return response.json();
 }
@@ -67,10 +71,16 @@ async function connect(): Promise<Connection> {
     hostname,
     port: Number(port),
     socket: {
-      data(_socket, chunk) { received += new TextDecoder().decode(chunk); },
+      data(_socket, chunk) {
+        received += new TextDecoder().decode(chunk);
+      },
       drain: () => flush(),
-      close() { closed = true; },
-      error() { closed = true; },
+      close() {
+        closed = true;
+      },
+      error() {
+        closed = true;
+      },
     },
   });
   return {
@@ -78,7 +88,9 @@ async function connect(): Promise<Connection> {
       queue.push(typeof data === "string" ? new TextEncoder().encode(data) : data);
       flush();
     },
-    flushed: async () => { while (queue.length > 0 && !closed) await Bun.sleep(5); },
+    flushed: async () => {
+      while (queue.length > 0 && !closed) await Bun.sleep(5);
+    },
     received: () => received,
     closed: () => closed,
     async until(done, timeoutMs = 10_000) {
@@ -182,16 +194,21 @@ describe("Expect: 100-continue with HTTP_LISTENER=node", () => {
 
   test("a chunked body refused part way (413 past the utility limit) is read to its end and dropped: the connection serves the next request", async () => {
     const connection = await connect();
-    connection.write(`POST /api/v1/utilities/schema.clean-json HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`);
+    connection.write(
+      `POST /api/v1/utilities/schema.clean-json HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${KEY}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`,
+    );
     const piece = new TextEncoder().encode(" ".repeat(65_536));
-    for (let sent = 0; sent < 1_500_000; sent += piece.byteLength) connection.write(new Uint8Array([...new TextEncoder().encode(`${piece.byteLength.toString(16)}\r\n`), ...piece, 13, 10]));
+    for (let sent = 0; sent < 1_500_000; sent += piece.byteLength)
+      connection.write(new Uint8Array([...new TextEncoder().encode(`${piece.byteLength.toString(16)}\r\n`), ...piece, 13, 10]));
     connection.write("0\r\n\r\n");
     await connection.flushed();
     const refusal = await connection.until(finalAnswerIn);
     expect(refusal).toStartWith("HTTP/1.1 413 ");
     expect(refusal).toContain("payload_too_large");
     connection.write(`GET /health HTTP/1.1\r\nHost: ${host}\r\n\r\n`);
-    const both = await connection.until((text) => text.includes("HTTP/1.1 200 ") && finalAnswerIn(text.slice(text.indexOf("HTTP/1.1 200 "))));
+    const both = await connection.until(
+      (text) => text.includes("HTTP/1.1 200 ") && finalAnswerIn(text.slice(text.indexOf("HTTP/1.1 200 "))),
+    );
     expect(both.slice(both.indexOf("HTTP/1.1 200 "))).toContain('"status":"ok"');
     connection.end();
   });
@@ -209,11 +226,18 @@ describe("Expect: 100-continue with HTTP_LISTENER=node", () => {
 
 describe("answers through HTTP_LISTENER=node", () => {
   // 5 MB of JSON text, uploaded as raw content and stored byte for byte
-  const content = new TextEncoder().encode(JSON.stringify(Array.from({ length: 80_000 }, (_, i) => ({ i, label: `row ${i} ${"x".repeat(40)}` }))));
+  const content = new TextEncoder().encode(
+    JSON.stringify(Array.from({ length: 80_000 }, (_, i) => ({ i, label: `row ${i} ${"x".repeat(40)}` }))),
+  );
   let id: string;
   let etag: string;
   const call = (method: string, path: string, headers: Record<string, string> = {}, body?: RequestInit["body"]) =>
-    fetch(`${server.url}${path}`, { method, headers: { authorization: `Bearer ${KEY}`, ...headers }, body, decompress: false } as RequestInit);
+    fetch(`${server.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${KEY}`, ...headers },
+      body,
+      decompress: false,
+    } as RequestInit);
 
   beforeAll(async () => {
     expect(content.byteLength).toBeGreaterThan(5_000_000);
@@ -247,7 +271,9 @@ describe("answers through HTTP_LISTENER=node", () => {
 
   test("If-None-Match: 304 without a body", async () => {
     const connection = await connect();
-    connection.write(`GET /api/v1/documents/${id}/content HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${KEY}\r\nIf-None-Match: ${etag}\r\n\r\n`);
+    connection.write(
+      `GET /api/v1/documents/${id}/content HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${KEY}\r\nIf-None-Match: ${etag}\r\n\r\n`,
+    );
     const answer = await connection.until((text) => text.includes("\r\n\r\n"));
     await Bun.sleep(200);
     expect(connection.received()).toBe(answer);
@@ -296,17 +322,42 @@ describe("answers through HTTP_LISTENER=node", () => {
     expect((await call("GET", `/api/v1/documents/${id}`, { "if-none-match": metadata.headers.get("etag")! })).status).toBe(304);
     const list = await call("GET", "/api/v1/documents?limit=10");
     expect(((await list.json()) as any).documents.length).toBeGreaterThan(0);
-    const renamed = await call("PUT", `/api/v1/documents/${id}`, { "content-type": "application/json" }, JSON.stringify({ name: "renamed.json" }));
+    const renamed = await call(
+      "PUT",
+      `/api/v1/documents/${id}`,
+      { "content-type": "application/json" },
+      JSON.stringify({ name: "renamed.json" }),
+    );
     expect(((await renamed.json()) as any).document.name).toBe("renamed.json");
-    const run = await call("POST", "/api/v1/utilities/structure.find-replace", { "content-type": "application/json" }, JSON.stringify({ inputs: { primary: { a: "alpha" } }, config: { search: "alpha", replacement: "omega" } }));
+    const run = await call(
+      "POST",
+      "/api/v1/utilities/structure.find-replace",
+      { "content-type": "application/json" },
+      JSON.stringify({ inputs: { primary: { a: "alpha" } }, config: { search: "alpha", replacement: "omega" } }),
+    );
     expect(await run.json()).toMatchObject({ success: true, output: { a: "omega" } });
     const exported = await call("GET", "/api/v1/export");
     expect(exported.headers.get("content-type")).toBe("application/x-ndjson");
-    const lines = (await exported.text()).trim().split("\n").map((line) => JSON.parse(line));
+    const lines = (await exported.text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(lines.map((line) => line.document.name)).toContain("renamed.json");
-    const imported = await call("POST", "/api/v1/import", { "content-type": "application/x-ndjson" }, ['{"document":{"name":"one"},"content":1}', "not json", '{"document":{"name":"three"},"content":[3]}'].join("\n"));
-    const results = (await imported.text()).trim().split("\n").map((line) => JSON.parse(line));
-    expect(results.map((result) => [result.line, result.error?.code ?? "created"])).toEqual([[1, "created"], [2, "malformed_json"], [3, "created"]]);
+    const imported = await call(
+      "POST",
+      "/api/v1/import",
+      { "content-type": "application/x-ndjson" },
+      ['{"document":{"name":"one"},"content":1}', "not json", '{"document":{"name":"three"},"content":[3]}'].join("\n"),
+    );
+    const results = (await imported.text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(results.map((result) => [result.line, result.error?.code ?? "created"])).toEqual([
+      [1, "created"],
+      [2, "malformed_json"],
+      [3, "created"],
+    ]);
     const missing = await call("GET", "/api/v1/documents/doc_missing");
     expect(missing.status).toBe(404);
     expect(missing.headers.get("content-type")).toBe("application/problem+json");

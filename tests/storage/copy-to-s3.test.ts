@@ -19,7 +19,12 @@ const documents: { id: string; bytes: string }[] = [];
 beforeAll(async () => {
   [t, bucket] = await Promise.all([createTestApp(), startTestBucket()]);
   key = (await t.newAccount({ permissions: ["documents"] })).key;
-  const contents = ['{"big": 12345678901234567890, "one": 1.0}', "[1.0]", JSON.stringify({ rows: Array.from({ length: 80_000 }, (_, i) => ({ i })) }), '"x"'];
+  const contents = [
+    '{"big": 12345678901234567890, "one": 1.0}',
+    "[1.0]",
+    JSON.stringify({ rows: Array.from({ length: 80_000 }, (_, i) => ({ i })) }),
+    '"x"',
+  ];
   for (const [i, bytes] of contents.entries()) {
     const created = await t.json("POST", DOCS, { key, rawBody: `{"name":"d${i}","contentText":${JSON.stringify(bytes)}}` });
     documents.push({ id: created.body.document.id, bytes });
@@ -36,7 +41,13 @@ afterAll(async () => {
 
 async function copy(env: Record<string, string> = bucket.env, tty = false): Promise<{ code: number; stdout: string; stderr: string }> {
   const command = tty ? ["script", "-qec", "bun run content:copy-to-s3", "/dev/null"] : ["bun", "run", "content:copy-to-s3"];
-  const proc = Bun.spawn(command, { cwd: ROOT, env: { ...process.env, DATA_DIR: t.config.dataDir, CONTENT_STORE: "disk", ...env }, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const proc = Bun.spawn(command, {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: t.config.dataDir, CONTENT_STORE: "disk", ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
 }
@@ -65,7 +76,16 @@ test("a re-run skips what is there and copies again what is missing or the wrong
   for (let tries = 0; ; tries++) {
     await bucket.client.delete(objects[0]);
     await bucket.client.write(objects[1], "{}");
-    const [gone, shortened] = await Promise.all([bucket.client.file(objects[0]).exists().then((exists) => !exists), bucket.client.file(objects[1]).stat().then((found) => found.size === 2)]);
+    const [gone, shortened] = await Promise.all([
+      bucket.client
+        .file(objects[0])
+        .exists()
+        .then((exists) => !exists),
+      bucket.client
+        .file(objects[1])
+        .stat()
+        .then((found) => found.size === 2),
+    ]);
     if (gone && shortened) break;
     if (tries === 20) throw new Error("the bucket did not take the changes");
     await Bun.sleep(100);
@@ -84,10 +104,16 @@ test("a re-run skips what is there and copies again what is missing or the wrong
 test("a node switched to the bucket serves every document byte for byte with the same ETag", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "kiln-switched-"));
   try {
-    const app = createApp({ config: loadConfig({ DATA_DIR: dataDir, ...bucket.env }), database: t.testDb.database, workerPool: t.workerPool });
+    const app = createApp({
+      config: loadConfig({ DATA_DIR: dataDir, ...bucket.env }),
+      database: t.testDb.database,
+      workerPool: t.workerPool,
+    });
     for (const doc of documents) {
       const onDisk = await t.request("GET", `${DOCS}/${doc.id}/content`, { key });
-      const onS3 = await app.handle(new Request(`http://localhost${DOCS}/${doc.id}/content`, { headers: { authorization: `Bearer ${key}` } }));
+      const onS3 = await app.handle(
+        new Request(`http://localhost${DOCS}/${doc.id}/content`, { headers: { authorization: `Bearer ${key}` } }),
+      );
       expect(onS3.status).toBe(200);
       expect(await onS3.text()).toBe(doc.bytes);
       expect(onS3.headers.get("etag")).toBe(onDisk.headers.get("etag"));

@@ -44,7 +44,10 @@ test("list names complete files and temp files left by an interrupted write", as
 test("the probe fails, naming DATA_DIR, when the content folder cannot be used", async () => {
   const blocked = join(root, "not-a-folder");
   writeFileSync(blocked, "a file where the folder should be");
-  const error = await new DiskContentStore(join(blocked, "content")).probe().then(() => undefined, (e) => e);
+  const error = await new DiskContentStore(join(blocked, "content")).probe().then(
+    () => undefined,
+    (e) => e,
+  );
   expect(error).toBeInstanceOf(ContentStoreUnavailable);
   expect(error.setting).toBe("DATA_DIR");
 });

@@ -36,7 +36,9 @@ afterAll(async () => {
 }, 60_000);
 
 function filesIn(folder: string): string[] {
-  return readdirSync(folder, { recursive: true }).map(String).filter((name) => name.includes("."));
+  return readdirSync(folder, { recursive: true })
+    .map(String)
+    .filter((name) => name.includes("."));
 }
 
 test("writes that do not fit answer 507 with nothing left behind; reads go on; freed space is usable again", async () => {

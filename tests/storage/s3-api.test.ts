@@ -32,7 +32,9 @@ afterAll(async () => {
 async function declared(operation: string, method: string, path: string, options: RequestOptions = {}) {
   const response = await t.request(method, path, { key, ...options });
   const text = await response.text();
-  expect(await checker.check(operation, method, path, new Response(text, { status: response.status, headers: response.headers }))).toEqual([]);
+  expect(await checker.check(operation, method, path, new Response(text, { status: response.status, headers: response.headers }))).toEqual(
+    [],
+  );
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
 }
 const createBody = (content: string, name = "doc.json") => ({ rawBody: `{"name":${JSON.stringify(name)},"content":${content}}` });
@@ -64,7 +66,11 @@ describe("documents on the S3 store", () => {
     expect((await t.request("GET", `${DOCS}/${id}/content`, { key, headers: { "if-none-match": '"other"' } })).status).toBe(200);
 
     const objectsBefore = await bucket.objects();
-    const replaced = await t.json("PUT", `${DOCS}/${id}/content`, { key, rawBody: "[1.0, 12345678901234567890]", headers: { "if-match": etag } });
+    const replaced = await t.json("PUT", `${DOCS}/${id}/content`, {
+      key,
+      rawBody: "[1.0, 12345678901234567890]",
+      headers: { "if-match": etag },
+    });
     expect(replaced.status).toBe(200);
     const after = await t.request("GET", `${DOCS}/${id}/content`, { key });
     expect(await after.text()).toBe("[1.0, 12345678901234567890]");
@@ -149,7 +155,11 @@ describe("the real server on the S3 store", () => {
   async function failedStart(env: Record<string, string>): Promise<{ code: number; output: string }> {
     const dataDir = tempDataDir();
     try {
-      const proc = Bun.spawn(["bun", "src/index.ts"], { env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", DATA_DIR: dataDir, ...env }, stdout: "pipe", stderr: "pipe" });
+      const proc = Bun.spawn(["bun", "src/index.ts"], {
+        env: { ...process.env, PORT: "0", HOST: "127.0.0.1", LOG_LEVEL: "warn", DATA_DIR: dataDir, ...env },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
       const timer = setTimeout(() => proc.kill("SIGKILL"), 30_000);
       const code = await proc.exited;
       clearTimeout(timer);
@@ -188,10 +198,16 @@ describe("the real server on the S3 store", () => {
     const server = await startServer({ ...bucket.env, DATA_DIR: dataDir, BOOTSTRAP_API_KEY: admin, DATABASE_URL: t.testDb.url });
     try {
       const big = `[${Array.from({ length: 250_000 }, (_, i) => i).join(",")}, 12345678901234567890, 1.0]`;
-      const created = await fetch(`${server.url}${DOCS}`, { method: "POST", headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" }, body: `{"name":"big.json","content":${big}}` });
+      const created = await fetch(`${server.url}${DOCS}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" },
+        body: `{"name":"big.json","content":${big}}`,
+      });
       expect(created.status).toBe(201);
-      const { document } = await created.json() as any;
-      const download = await fetch(`${server.url}${DOCS}/${document.id}/content`, { headers: { authorization: `Bearer ${admin}`, "accept-encoding": "identity" } });
+      const { document } = (await created.json()) as any;
+      const download = await fetch(`${server.url}${DOCS}/${document.id}/content`, {
+        headers: { authorization: `Bearer ${admin}`, "accept-encoding": "identity" },
+      });
       const bytes = new Uint8Array(await download.arrayBuffer());
       expect(download.headers.get("content-length")).toBe(String(Buffer.byteLength(big)));
       expect(download.headers.get("transfer-encoding")).toBeNull();

@@ -79,29 +79,50 @@ test("large content is spooled to a local file, not held in memory, and the spoo
 
 async function probeFailure(settings: Partial<typeof bucket.settings>): Promise<ContentStoreUnavailable> {
   const other = new S3ContentStore({ ...bucket.settings, ...settings }, join(spool, "other"));
-  const error = await other.probe().then(() => undefined, (e) => e);
+  const error = await other.probe().then(
+    () => undefined,
+    (e) => e,
+  );
   expect(error).toBeInstanceOf(ContentStoreUnavailable);
   return error;
 }
 
 test("the probe names the setting at fault: a missing bucket, bad credentials, an unreachable endpoint", async () => {
   expect((await probeFailure({ bucket: `missing-${Bun.randomUUIDv7().slice(-8)}` })).setting).toBe("S3_BUCKET");
-  expect((await probeFailure({ accessKeyId: "WRONGKEY", secretAccessKey: "wrong" })).setting).toMatch(/^S3_(ACCESS_KEY_ID|SECRET_ACCESS_KEY)$/);
+  expect((await probeFailure({ accessKeyId: "WRONGKEY", secretAccessKey: "wrong" })).setting).toMatch(
+    /^S3_(ACCESS_KEY_ID|SECRET_ACCESS_KEY)$/,
+  );
   const unreachable = await probeFailure({ endpoint: `http://127.0.0.1:${freePort()}` });
   expect(unreachable.setting).toBe("S3_ENDPOINT");
   expect(unreachable.message).toContain("cannot be reached");
 });
 
-test.skipIf(!!process.env.TEST_S3_ENDPOINT)("while the endpoint is down every operation fails as unavailable (never as missing content), and works again after", async () => {
-  const stored = await store.put(bytesOf('{"before":true}'));
-  await bucket.stop();
-  try {
-    for (const attempt of [() => store.open(stored.key), () => store.put(bytesOf("1")), () => store.probe(), () => store.remove(stored.key), async () => { for await (const _ of store.list()); }]) {
-      expect(await attempt().then(() => "resolved", (e) => e)).toBeInstanceOf(ContentStoreUnavailable);
+test.skipIf(!!process.env.TEST_S3_ENDPOINT)(
+  "while the endpoint is down every operation fails as unavailable (never as missing content), and works again after",
+  async () => {
+    const stored = await store.put(bytesOf('{"before":true}'));
+    await bucket.stop();
+    try {
+      for (const attempt of [
+        () => store.open(stored.key),
+        () => store.put(bytesOf("1")),
+        () => store.probe(),
+        () => store.remove(stored.key),
+        async () => {
+          for await (const _ of store.list());
+        },
+      ]) {
+        expect(
+          await attempt().then(
+            () => "resolved",
+            (e) => e,
+          ),
+        ).toBeInstanceOf(ContentStoreUnavailable);
+      }
+    } finally {
+      await bucket.start();
     }
-  } finally {
-    await bucket.start();
-  }
-  expect(await (await store.open(stored.key))!.body.text()).toBe('{"before":true}');
-  await store.probe();
-});
+    expect(await (await store.open(stored.key))!.body.text()).toBe('{"before":true}');
+    await store.probe();
+  },
+);

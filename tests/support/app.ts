@@ -37,11 +37,21 @@ export interface TestApp {
   /** request + parsed JSON body */
   json<T = any>(method: string, path: string, options?: RequestOptions): Promise<{ status: number; headers: Headers; body: T }>;
   /** a new account (plan and limits as given) with a key holding the given permissions */
-  newAccount(options?: { plan?: PlanName; permissions?: Permission[] } & Partial<AccountLimits>): Promise<{ accountId: string; key: string }>;
+  newAccount(
+    options?: { plan?: PlanName; permissions?: Permission[] } & Partial<AccountLimits>,
+  ): Promise<{ accountId: string; key: string }>;
   close(): Promise<void>;
 }
 
-export async function createTestApp(env: Record<string, string> = {}, extra: { now?: () => number; utilityRegistry?: UtilityRegistry; contentStore?: (dataDir: string) => ContentStore; rateCounter?: RateCounter } = {}): Promise<TestApp> {
+export async function createTestApp(
+  env: Record<string, string> = {},
+  extra: {
+    now?: () => number;
+    utilityRegistry?: UtilityRegistry;
+    contentStore?: (dataDir: string) => ContentStore;
+    rateCounter?: RateCounter;
+  } = {},
+): Promise<TestApp> {
   const testDb = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), "kiln-test-data-"));
   const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: "info", ...env });
@@ -52,7 +62,16 @@ export async function createTestApp(env: Record<string, string> = {}, extra: { n
   // Not started: workers spawn on the first run that needs one, so test files that never use them pay nothing.
   const workerPool = createWorkerPool(config, utilityRegistry.module);
   const contentStore = extra.contentStore?.(config.dataDir);
-  const app = createApp({ config, database: testDb.database, logger, now: extra.now, workerPool, utilityRegistry, contentStore, rateCounter: extra.rateCounter });
+  const app = createApp({
+    config,
+    database: testDb.database,
+    logger,
+    now: extra.now,
+    workerPool,
+    utilityRegistry,
+    contentStore,
+    rateCounter: extra.rateCounter,
+  });
 
   const request = (method: string, path: string, options: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...options.headers };

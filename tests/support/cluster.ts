@@ -30,7 +30,12 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-export async function startCluster(options: { nodes: number; env?: Record<string, string>; redis?: boolean; contentStore?: "s3" | "disk" }): Promise<Cluster> {
+export async function startCluster(options: {
+  nodes: number;
+  env?: Record<string, string>;
+  redis?: boolean;
+  contentStore?: "s3" | "disk";
+}): Promise<Cluster> {
   const database = await createTestDatabase();
   await database.database.close();
   const bucket = options.contentStore === "disk" ? undefined : await startTestBucket();
@@ -63,8 +68,16 @@ export async function startCluster(options: { nodes: number; env?: Record<string
     },
     async newAccount(limits = {}, permissions = ["documents", "utilities"]) {
       const admin = (path: string, body: unknown) =>
-        fetch(nodes[0].url + path, { method: "POST", headers: { authorization: `Bearer ${bootstrapKey}`, "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
-      const { account } = await admin("/api/v1/admin/accounts", { name: `cluster-${Bun.randomUUIDv7()}`, rateLimitPerMinute: null, ...limits });
+        fetch(nodes[0].url + path, {
+          method: "POST",
+          headers: { authorization: `Bearer ${bootstrapKey}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        }).then((r) => r.json() as Promise<any>);
+      const { account } = await admin("/api/v1/admin/accounts", {
+        name: `cluster-${Bun.randomUUIDv7()}`,
+        rateLimitPerMinute: null,
+        ...limits,
+      });
       const created = await admin("/api/v1/admin/keys", { accountId: account.id, permissions });
       return { accountId: account.id, key: created.key, keyId: created.apiKey.id };
     },

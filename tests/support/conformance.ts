@@ -18,9 +18,22 @@ export interface Operation {
 
 /** Headers whose presence means something to a client: each one sent must be declared. */
 const API_HEADERS = [
-  "etag", "location", "content-disposition", "www-authenticate", "retry-after",
-  "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset",
-  "x-request-id", "idempotent-replayed", "accept-ranges", "content-range", "allow",
+  "etag",
+  "location",
+  "content-disposition",
+  "www-authenticate",
+  "retry-after",
+  "ratelimit-limit",
+  "ratelimit-remaining",
+  "ratelimit-reset",
+  "x-ratelimit-limit",
+  "x-ratelimit-remaining",
+  "x-ratelimit-reset",
+  "x-request-id",
+  "idempotent-replayed",
+  "accept-ranges",
+  "content-range",
+  "allow",
 ];
 
 /** Every object schema closed (additionalProperties: false unless it says otherwise), refs pointed at $defs. */
@@ -30,7 +43,8 @@ function strictify(schema: unknown): unknown {
   const copy: Json = {};
   for (const [key, value] of Object.entries(schema)) {
     if (key === "$ref" && typeof value === "string") copy.$ref = value.replace("#/components/schemas/", "#/$defs/");
-    else if (key === "properties") copy.properties = Object.fromEntries(Object.entries(value as Json).map(([name, member]) => [name, strictify(member)]));
+    else if (key === "properties")
+      copy.properties = Object.fromEntries(Object.entries(value as Json).map(([name, member]) => [name, strictify(member)]));
     else if (key === "const" || key === "enum" || key === "default" || key === "examples") copy[key] = value;
     else copy[key] = strictify(value);
   }
@@ -79,7 +93,8 @@ export class ConformanceChecker {
     const op = this.operation(operationId);
     const path = new URL(url, "http://localhost").pathname;
     const problems: string[] = [];
-    if (op.method !== method.toUpperCase() || !op.pattern.test(path)) problems.push(`${method} ${path} is not ${operationId} (${op.method} ${op.path})`);
+    if (op.method !== method.toUpperCase() || !op.pattern.test(path))
+      problems.push(`${method} ${path} is not ${operationId} (${op.method} ${op.path})`);
     const declared = op.spec.responses?.[String(response.status)];
     const body = new Uint8Array(await response.arrayBuffer());
     if (!declared) return [...problems, `status ${response.status} is not declared for ${operationId}`];
@@ -99,7 +114,8 @@ export class ConformanceChecker {
       if (!validate(typed)) problems.push(`header ${name}: ${value} does not match ${JSON.stringify(schema)}`);
     }
     for (const name of API_HEADERS) {
-      if (response.headers.has(name) && !declaredNames.has(name)) problems.push(`header ${name} is sent but not declared (status ${response.status})`);
+      if (response.headers.has(name) && !declaredNames.has(name))
+        problems.push(`header ${name} is sent but not declared (status ${response.status})`);
     }
 
     const content = declared.content as Json | undefined;
@@ -109,9 +125,14 @@ export class ConformanceChecker {
     }
     const mediaType = (response.headers.get("content-type") ?? "").split(";")[0].trim();
     const media = content[mediaType];
-    if (!media) return [...problems, `media type '${mediaType}' is not declared for status ${response.status} (declared: ${Object.keys(content).join(", ")})`];
+    if (!media)
+      return [
+        ...problems,
+        `media type '${mediaType}' is not declared for status ${response.status} (declared: ${Object.keys(content).join(", ")})`,
+      ];
     if (!mediaType.endsWith("json")) return problems;
-    if (mediaType === "application/x-ndjson") return [...problems, ...this.checkLines(`${operationId} ${response.status} ${mediaType}`, media.schema ?? {}, body)];
+    if (mediaType === "application/x-ndjson")
+      return [...problems, ...this.checkLines(`${operationId} ${response.status} ${mediaType}`, media.schema ?? {}, body)];
     let value: unknown;
     try {
       value = JSON.parse(new TextDecoder().decode(body));
@@ -120,7 +141,9 @@ export class ConformanceChecker {
     }
     const validate = this.validator(`${operationId} ${response.status} ${mediaType}`, media.schema ?? {});
     if (!validate(value)) {
-      problems.push(`body does not match the declared schema: ${this.ajv.errorsText(validate.errors)}: ${JSON.stringify(value).slice(0, 300)}`);
+      problems.push(
+        `body does not match the declared schema: ${this.ajv.errorsText(validate.errors)}: ${JSON.stringify(value).slice(0, 300)}`,
+      );
     }
     return problems;
   }
@@ -129,17 +152,23 @@ export class ConformanceChecker {
   private checkLines(key: string, schema: unknown, body: Uint8Array): string[] {
     const validate = this.validator(key, schema);
     const problems: string[] = [];
-    new TextDecoder().decode(body).split("\n").forEach((line, index) => {
-      if (line.trim() === "") return;
-      let value: unknown;
-      try {
-        value = JSON.parse(line);
-      } catch {
-        problems.push(`line ${index + 1} of the NDJSON body is not JSON`);
-        return;
-      }
-      if (!validate(value)) problems.push(`line ${index + 1} does not match the declared schema: ${this.ajv.errorsText(validate.errors)}: ${line.slice(0, 300)}`);
-    });
+    new TextDecoder()
+      .decode(body)
+      .split("\n")
+      .forEach((line, index) => {
+        if (line.trim() === "") return;
+        let value: unknown;
+        try {
+          value = JSON.parse(line);
+        } catch {
+          problems.push(`line ${index + 1} of the NDJSON body is not JSON`);
+          return;
+        }
+        if (!validate(value))
+          problems.push(
+            `line ${index + 1} does not match the declared schema: ${this.ajv.errorsText(validate.errors)}: ${line.slice(0, 300)}`,
+          );
+      });
     return problems;
   }
 }

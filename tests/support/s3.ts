@@ -74,7 +74,14 @@ export async function startTestBucket(options: { prefix?: string } = {}): Promis
   } else {
     directory = mkdtempSync(join(tmpdir(), "kiln-s3rver-"));
     port = freePort();
-    settings = { bucket: "kiln-test", endpoint: `http://127.0.0.1:${port}`, region: "us-east-1", accessKeyId: S3RVER_KEY, secretAccessKey: S3RVER_KEY, prefix };
+    settings = {
+      bucket: "kiln-test",
+      endpoint: `http://127.0.0.1:${port}`,
+      region: "us-east-1",
+      accessKeyId: S3RVER_KEY,
+      secretAccessKey: S3RVER_KEY,
+      prefix,
+    };
     proc = await spawnS3rver(port, directory, settings.bucket);
   }
   const client = new S3Client({ ...settings });

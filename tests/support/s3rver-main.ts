@@ -21,7 +21,8 @@ const readdirSync = fs.readdirSync as (...args: unknown[]) => unknown;
 // not know (every truncated listing would answer 500); "des-cbc" is the same cipher.
 for (const name of ["createCipheriv", "createDecipheriv"] as const) {
   const original = crypto[name] as (algorithm: string, ...rest: unknown[]) => unknown;
-  (crypto as Record<string, unknown>)[name] = (algorithm: string, ...rest: unknown[]) => original(algorithm === "des" ? "des-cbc" : algorithm, ...rest);
+  (crypto as Record<string, unknown>)[name] = (algorithm: string, ...rest: unknown[]) =>
+    original(algorithm === "des" ? "des-cbc" : algorithm, ...rest);
 }
 
 // imported after the shims: fs-extra copies the fs functions when it loads
@@ -52,12 +53,19 @@ const { default: FilesystemStore } = (await import(STORE_MODULE)) as {
 };
 FilesystemStore.prototype.deleteObject = async function (this: Store, bucket: string, key: string) {
   const files = ["object", "object.md5", "metadata.json"].map((resource) => this.getResourcePath(bucket, key, resource));
-  await Promise.all(files.map((file) => fs.promises.unlink(file).catch((error: NodeJS.ErrnoException) => {
-    if (error.code !== "ENOENT") throw error;
-  })));
+  await Promise.all(
+    files.map((file) =>
+      fs.promises.unlink(file).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error;
+      }),
+    ),
+  );
   const folders = key.split("/").slice(0, -1);
   for (; folders.length > 0; folders.pop()) {
-    const removed = await fs.promises.rmdir(path.join(this.getBucketPath(bucket), ...folders)).then(() => true, () => false);
+    const removed = await fs.promises.rmdir(path.join(this.getBucketPath(bucket), ...folders)).then(
+      () => true,
+      () => false,
+    );
     if (!removed) return;
   }
 };
@@ -107,7 +115,13 @@ async function openCreatingFolder(file: string): Promise<fs.promises.FileHandle>
 }
 
 const [port, directory, bucket] = process.argv.slice(2);
-const server = new S3rver({ port: Number(port), address: "127.0.0.1", silent: true, directory, configureBuckets: [{ name: bucket, configs: [] }] });
+const server = new S3rver({
+  port: Number(port),
+  address: "127.0.0.1",
+  silent: true,
+  directory,
+  configureBuckets: [{ name: bucket, configs: [] }],
+});
 const { port: bound } = (await server.run()) as { port: number };
 console.log(`ready ${bound}`);
 process.on("SIGTERM", () => void server.close().then(() => process.exit(0)));

@@ -38,9 +38,17 @@ export async function stopLeftoverPostgres(dataDir: string): Promise<void> {
   const pidFile = join(dataDir, "pg", "postmaster.pid");
   if (!existsSync(pidFile)) return;
   const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0]);
-  try { process.kill(pid, "SIGINT"); } catch { return; }
+  try {
+    process.kill(pid, "SIGINT");
+  } catch {
+    return;
+  }
   for (let waited = 0; waited < 10_000; waited += 50) {
-    try { process.kill(pid, 0); } catch { return; }
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
     await Bun.sleep(50);
   }
 }
@@ -52,7 +60,11 @@ export async function removeDataDir(dataDir: string): Promise<void> {
 }
 
 /** `entry`: another checkout's src/index.ts, for A/B benchmarks of two versions of the code. */
-export async function startServer(env: Record<string, string>, timeoutMs = 60_000, entry = resolve(import.meta.dir, "../../src/index.ts")): Promise<RunningServer> {
+export async function startServer(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  entry = resolve(import.meta.dir, "../../src/index.ts"),
+): Promise<RunningServer> {
   const port = env.PORT ?? String(freePort());
   const proc = Bun.spawn(["bun", entry], {
     env: { ...process.env, LOG_LEVEL: "warn", HOST: "127.0.0.1", ...env, PORT: port },
@@ -61,8 +73,12 @@ export async function startServer(env: Record<string, string>, timeoutMs = 60_00
   });
   let stdout = "";
   let stderr = "";
-  void (async () => { for await (const chunk of proc.stdout) stdout += new TextDecoder().decode(chunk); })();
-  void (async () => { for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk); })();
+  void (async () => {
+    for await (const chunk of proc.stdout) stdout += new TextDecoder().decode(chunk);
+  })();
+  void (async () => {
+    for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk);
+  })();
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -103,7 +119,13 @@ export async function startServerOnTestDatabase(key: string, env: Record<string,
   };
   try {
     const server = await startServer({ DATA_DIR: dataDir, DATABASE_URL: database.url, BOOTSTRAP_API_KEY: key, ...env });
-    return { ...server, async close() { await server.stop(); await removeBoth(); } };
+    return {
+      ...server,
+      async close() {
+        await server.stop();
+        await removeBoth();
+      },
+    };
   } catch (error) {
     await removeBoth();
     throw error;

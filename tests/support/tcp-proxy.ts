@@ -13,7 +13,10 @@ export interface TcpProxy {
   close(): void;
 }
 
-interface Link { peer?: Socket<Link>; pending: Uint8Array[] }
+interface Link {
+  peer?: Socket<Link>;
+  pending: Uint8Array[];
+}
 
 export function startTcpProxy(target: { hostname: string; port: number }, port = 0): TcpProxy {
   const open = new Set<Socket<Link>>();
@@ -35,9 +38,16 @@ export function startTcpProxy(target: { hostname: string; port: number }, port =
                 open.add(upstream);
                 for (const chunk of client.data.pending) upstream.write(chunk);
               },
-              data(upstream, chunk) { upstream.data.peer?.write(chunk); },
-              close(upstream) { open.delete(upstream); upstream.data.peer?.end(); },
-              error(upstream) { upstream.data.peer?.end(); },
+              data(upstream, chunk) {
+                upstream.data.peer?.write(chunk);
+              },
+              close(upstream) {
+                open.delete(upstream);
+                upstream.data.peer?.end();
+              },
+              error(upstream) {
+                upstream.data.peer?.end();
+              },
             },
           }).catch(() => client.end());
         },
@@ -45,8 +55,13 @@ export function startTcpProxy(target: { hostname: string; port: number }, port =
           if (client.data.peer) client.data.peer.write(chunk);
           else client.data.pending.push(new Uint8Array(chunk));
         },
-        close(client) { open.delete(client); client.data.peer?.end(); },
-        error(client) { client.data.peer?.end(); },
+        close(client) {
+          open.delete(client);
+          client.data.peer?.end();
+        },
+        error(client) {
+          client.data.peer?.end();
+        },
       },
     });
   listener = listen(port);

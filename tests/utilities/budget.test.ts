@@ -27,13 +27,25 @@ function run(id: string, primary: unknown, config: Record<string, unknown>, budg
 const EXPLOSIVE: Record<string, { primary: unknown; config: Record<string, unknown> }> = {
   "structure.copy-move": { primary: { x: 1 }, config: { operations: Array.from({ length: 40 }, (_, i) => ({ from: "", to: `a${i}` })) } },
   "generate.generate-mock-data": { primary: { rows: [[[[[[[[[[[[["{{ fullName }}"]]]]]]]]]]]]] }, config: { count: 10_000, seed: 1 } },
-  "convert.csv-to-json": { primary: Array.from({ length: 2000 }, (_, i) => `a_long_column_name_${i}`).join(",") + "\n" + ",\n".repeat(50_000), config: { emptyAs: "string" } },
+  "convert.csv-to-json": {
+    primary: Array.from({ length: 2000 }, (_, i) => `a_long_column_name_${i}`).join(",") + "\n" + ",\n".repeat(50_000),
+    config: { emptyAs: "string" },
+  },
   "convert.json-to-csv": { primary: Array.from({ length: 20_000 }, (_, i) => ({ [`k${i}`]: 1 })), config: {} },
   "structure.find-replace": { primary: ["a".repeat(100_000)], config: { search: "a", replacement: "b".repeat(100_000) } },
-  "cleanup.map-values": { primary: [{ list: Array.from({ length: 100_000 }, () => "Y") }], config: { mappings: { Y: "z".repeat(100_000) } } },
+  "cleanup.map-values": {
+    primary: [{ list: Array.from({ length: 100_000 }, () => "Y") }],
+    config: { mappings: { Y: "z".repeat(100_000) } },
+  },
   "cleanup.redact": { primary: { text: "x".repeat(100_000) }, config: { patterns: [], customPatterns: ["x"], mask: "m".repeat(100_000) } },
-  "schema.compute": { primary: [{ f0: [1, 2, 3, 4] }], config: { fields: Array.from({ length: 40 }, (_, i) => ({ target: `f${i + 1}`, expression: `{{ concat(f${i}, f${i}) }}` })) } },
-  "structure.restructure": { primary: Array.from({ length: 1000 }, () => ({ text: "t".repeat(1000) })), config: { template: Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`c${i}`, "$"])) } },
+  "schema.compute": {
+    primary: [{ f0: [1, 2, 3, 4] }],
+    config: { fields: Array.from({ length: 40 }, (_, i) => ({ target: `f${i + 1}`, expression: `{{ concat(f${i}, f${i}) }}` })) },
+  },
+  "structure.restructure": {
+    primary: Array.from({ length: 1000 }, () => ({ text: "t".repeat(1000) })),
+    config: { template: Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`c${i}`, "$"])) },
+  },
   "schema.normalize": { primary: Array.from({ length: 20_000 }, (_, i) => ({ [`key${i}`]: i })), config: {} },
   "convert.add-localization": {
     primary: Array.from({ length: 200 }, () => ({ text: "s".repeat(5000) })),
@@ -58,7 +70,10 @@ const EXPLOSIVE: Record<string, { primary: unknown; config: Record<string, unkno
 
 describe("amplifying utilities stop at their budget", () => {
   test("every utility marked amplifies has a case here, and every case is marked", () => {
-    const marked = registry.utilities.filter((utility) => utility.amplifies).map((utility) => utility.id).sort();
+    const marked = registry.utilities
+      .filter((utility) => utility.amplifies)
+      .map((utility) => utility.id)
+      .sort();
     expect(marked).toEqual(Object.keys(EXPLOSIVE).sort());
   });
 
@@ -70,9 +85,18 @@ describe("amplifying utilities stop at their budget", () => {
   test("within the budget the output is the unbudgeted one", () => {
     for (const id of ["structure.copy-move", "structure.find-replace", "convert.csv-to-json"]) {
       const utility = registry.find(id)!;
-      const config = validateConfig(utility, id === "structure.find-replace" ? { search: "a", replacement: "bb" } : id === "convert.csv-to-json" ? {} : { operations: [{ from: "", to: "copy" }] }) as never;
+      const config = validateConfig(
+        utility,
+        id === "structure.find-replace"
+          ? { search: "a", replacement: "bb" }
+          : id === "convert.csv-to-json"
+            ? {}
+            : { operations: [{ from: "", to: "copy" }] },
+      ) as never;
       const primary = id === "convert.csv-to-json" ? "a,b\n1,2\n" : { a: "banana" };
-      expect(JSON.stringify(utility.run({ primary }, config, new OutputBudget(MiB)))).toBe(JSON.stringify(utility.run({ primary }, config, unlimitedBudget())));
+      expect(JSON.stringify(utility.run({ primary }, config, new OutputBudget(MiB)))).toBe(
+        JSON.stringify(utility.run({ primary }, config, unlimitedBudget())),
+      );
     }
   });
 });
@@ -86,33 +110,49 @@ describe("amplification points found in the audit", () => {
 
   test("writing past the end of an array charges the nulls that pad it (copy-move, compute)", () => {
     const far = "items.99999999";
-    expect(() => run("structure.copy-move", { items: [1] }, { operations: [{ from: "items.0", to: far }] }, new OutputBudget(MiB))).toThrow(ResultTooLargeError);
-    expect(() => run("schema.compute", { items: [1] }, { fields: [{ target: far, expression: "{{ 1 }}" }] }, new OutputBudget(MiB))).toThrow(ResultTooLargeError);
-    expect(run("structure.copy-move", { items: [1] }, { operations: [{ from: "items.0", to: "items.3" }] }, new OutputBudget(MiB))).toEqual({ items: [1, null, null, 1] });
+    expect(() => run("structure.copy-move", { items: [1] }, { operations: [{ from: "items.0", to: far }] }, new OutputBudget(MiB))).toThrow(
+      ResultTooLargeError,
+    );
+    expect(() =>
+      run("schema.compute", { items: [1] }, { fields: [{ target: far, expression: "{{ 1 }}" }] }, new OutputBudget(MiB)),
+    ).toThrow(ResultTooLargeError);
+    expect(run("structure.copy-move", { items: [1] }, { operations: [{ from: "items.0", to: "items.3" }] }, new OutputBudget(MiB))).toEqual(
+      { items: [1, null, null, 1] },
+    );
   });
 
   test("find-replace: $' (the rest of the text) per match is charged before it is built", () => {
     const config = { search: "a", replacement: "$'", regex: true };
     // 100,000 matches, each adding the rest of the string: 5·10^9 characters unbounded
     expect(() => run("structure.find-replace", ["a".repeat(100_000)], config, new OutputBudget(MiB))).toThrow(ResultTooLargeError);
-    expect(run("structure.find-replace", ["xab"], { search: "(a)(b)", replacement: "[$2$1|$`|$'|$&|$$]", regex: true }, new OutputBudget(MiB))).toEqual(["x[ba|x||ab|$]"]);
+    expect(
+      run("structure.find-replace", ["xab"], { search: "(a)(b)", replacement: "[$2$1|$`|$'|$&|$$]", regex: true }, new OutputBudget(MiB)),
+    ).toEqual(["x[ba|x||ab|$]"]);
   });
 
   test("find-replace's record-wise form (the streamed path) charges the same budget", () => {
     const utility = registry.find("structure.find-replace")!;
-    const transform = utility.recordWise!(validateConfig(utility, { search: "a", replacement: "b".repeat(1000) }) as never, new OutputBudget(MiB))!;
+    const transform = utility.recordWise!(
+      validateConfig(utility, { search: "a", replacement: "b".repeat(1000) }) as never,
+      new OutputBudget(MiB),
+    )!;
     expect(() => transform({ text: "a".repeat(10_000) }, 0)).toThrow(ResultTooLargeError);
   });
 
   test("compute: {{ $ }} writes a copy of the record so far, not the record itself (no cycle), and doubling it stops at the budget", () => {
-    expect(run("schema.compute", { a: 1 }, { fields: [{ target: "self", expression: "{{ $ }}" }] }, new OutputBudget(MiB))).toEqual({ a: 1, self: { a: 1 } });
+    expect(run("schema.compute", { a: 1 }, { fields: [{ target: "self", expression: "{{ $ }}" }] }, new OutputBudget(MiB))).toEqual({
+      a: 1,
+      self: { a: 1 },
+    });
     const fields = Array.from({ length: 40 }, (_, i) => ({ target: `c${i}`, expression: "{{ $ }}" }));
     expect(() => run("schema.compute", { a: 1 }, { fields }, new OutputBudget(MiB))).toThrow(ResultTooLargeError);
   });
 
   test("restructure: a wildcard path naming the whole input through $root in every record stops at the budget", () => {
     const primary = Array.from({ length: 2000 }, (_, i) => ({ i, text: "t".repeat(100) }));
-    expect(() => run("structure.restructure", primary, { template: { all: "{{ $root }}" } }, new OutputBudget(MiB))).toThrow(ResultTooLargeError);
+    expect(() => run("structure.restructure", primary, { template: { all: "{{ $root }}" } }, new OutputBudget(MiB))).toThrow(
+      ResultTooLargeError,
+    );
   });
 
   test("format-values: an epoch 0 selected by path becomes a 24-character date, charged", () => {
@@ -130,27 +170,67 @@ describe("amplification points found in the audit", () => {
 
   test("add-localization: a thousand locales per text stop at the budget", () => {
     const locales = Array.from({ length: 1000 }, (_, i) => `x-${String(i).padStart(4, "0")}`).map((tag) => `en-${tag}`);
-    expect(() => run("convert.add-localization", { texts: Array.from({ length: 1000 }, () => "Save") }, { locales }, new OutputBudget(MiB))).toThrow(ResultTooLargeError);
+    expect(() =>
+      run("convert.add-localization", { texts: Array.from({ length: 1000 }, () => "Save") }, { locales }, new OutputBudget(MiB)),
+    ).toThrow(ResultTooLargeError);
   });
 });
 
 describe("within the budget, every amplifying utility gives the unbudgeted output", () => {
   const ORDINARY: Record<string, { primary: unknown; config: Record<string, unknown>; secondary?: unknown }> = {
-    "structure.copy-move": { primary: [{ a: { b: 1 } }], config: { operations: [{ from: "a", to: "c" }, { from: "a.b", to: "d", action: "move" }] } },
+    "structure.copy-move": {
+      primary: [{ a: { b: 1 } }],
+      config: {
+        operations: [
+          { from: "a", to: "c" },
+          { from: "a.b", to: "d", action: "move" },
+        ],
+      },
+    },
     "generate.generate-mock-data": { primary: { name: "{{ fullName }}", tags: ["x"] }, config: { count: 5, seed: 7 } },
     "convert.csv-to-json": { primary: "a,b.c\n1,x\n2,", config: { nested: true } },
     "convert.json-to-csv": { primary: [{ a: 1, b: { c: "=x" } }, { d: [1] }], config: {} },
-    "structure.find-replace": { primary: [{ a: "banana", b: ["Ana"] }], config: { search: "(an)", replacement: "<$1$'>", regex: true, caseSensitive: false } },
+    "structure.find-replace": {
+      primary: [{ a: "banana", b: ["Ana"] }],
+      config: { search: "(an)", replacement: "<$1$'>", regex: true, caseSensitive: false },
+    },
     "cleanup.map-values": { primary: [{ a: "Y", b: 1 }], config: { mappings: { Y: { yes: true }, "1": "one" } } },
     "cleanup.redact": { primary: { mail: "write to a@b.example now", secret: 42 }, config: { keys: ["secret"] } },
-    "schema.compute": { primary: [{ p: 2, q: 3, items: [1] }], config: { fields: [{ target: "t", expression: "{{ p * q }}" }, { target: "items.2", expression: "{{ concat(split('a-b', '-'), [t]) }}" }] } },
-    "structure.restructure": { primary: [{ u: { n: "x" }, l: [1, 2] }], config: { template: { name: "u.n", all: "l.*", s: "{{ upper(u.n) }}", k: { $value: [1] } } } },
+    "schema.compute": {
+      primary: [{ p: 2, q: 3, items: [1] }],
+      config: {
+        fields: [
+          { target: "t", expression: "{{ p * q }}" },
+          { target: "items.2", expression: "{{ concat(split('a-b', '-'), [t]) }}" },
+        ],
+      },
+    },
+    "structure.restructure": {
+      primary: [{ u: { n: "x" }, l: [1, 2] }],
+      config: { template: { name: "u.n", all: "l.*", s: "{{ upper(u.n) }}", k: { $value: [1] } } },
+    },
     "schema.normalize": { primary: [{ "First Name": "a" }, { b: 1 }], config: { keyCase: "snake", fillValue: 0 } },
     "convert.add-localization": { primary: [{ title: "Save" }], config: { locales: ["en", "fr"], mode: "suffix", fill: "source" } },
     "structure.flatten-nest": { primary: [{ a: { b: [1, { c: 2 }] } }], config: {} },
-    "cleanup.format-values": { primary: [{ n: 1234.5, d: "2024-01-02", s: " x " }], config: { numbers: { style: "currency" }, dates: { format: "locale" } } },
+    "cleanup.format-values": {
+      primary: [{ n: 1234.5, d: "2024-01-02", s: " x " }],
+      config: { numbers: { style: "currency" }, dates: { format: "locale" } },
+    },
     "analysis.diff": { primary: { a: 1, b: [1, 2] }, secondary: { a: 2, b: [1], c: 3 }, config: { mode: "full-annotated" } },
-    "analysis.aggregate": { primary: [{ g: "a", v: 1 }, { g: "a", v: 2 }, { g: "b", v: 3 }], config: { groupBy: ["g"], aggregations: [{ op: "sum", field: "v" }, { op: "distinct", field: "v" }] } },
+    "analysis.aggregate": {
+      primary: [
+        { g: "a", v: 1 },
+        { g: "a", v: 2 },
+        { g: "b", v: 3 },
+      ],
+      config: {
+        groupBy: ["g"],
+        aggregations: [
+          { op: "sum", field: "v" },
+          { op: "distinct", field: "v" },
+        ],
+      },
+    },
     "analysis.summarize": { primary: [{ a: 1, b: { c: "x" } }, { a: 2 }], config: {} },
   };
 

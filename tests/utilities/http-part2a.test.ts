@@ -8,8 +8,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const run = (utilityId: string, body: unknown) => t.json("POST", `/api/v1/utilities/${utilityId}`, { body });
 const problem = (res: { status: number; headers: Headers; body: any }, code: string) => {
@@ -23,7 +27,12 @@ describe("utilities part 2a over HTTP", () => {
     const template = { name: "user.first", contact: { email: "user.mail" }, v: { $value: 1 } };
     const ok = await run("structure.restructure", { inputs: { primary: { user: { first: "Ada", mail: "a@x" } } }, config: { template } });
     expect(ok.status).toBe(200);
-    expect(ok.body).toEqual({ success: true, output: { name: "Ada", contact: { email: "a@x" }, v: 1 }, durationMs: expect.any(Number), creditsUsed: 1 });
+    expect(ok.body).toEqual({
+      success: true,
+      output: { name: "Ada", contact: { email: "a@x" }, v: 1 },
+      durationMs: expect.any(Number),
+      creditsUsed: 1,
+    });
     const missing = await run("structure.restructure", { inputs: { primary: {} }, config: {} });
     expect(missing.status).toBe(400);
     expect(problem(missing, "validation_failed").errors.map((error: { path: string }) => error.path)).toContain("/config/template");
@@ -36,15 +45,23 @@ describe("utilities part 2a over HTTP", () => {
     });
     expect(ok.status).toBe(200);
     expect(ok.body.output).toEqual([{ price: 10, quantity: 5, total: 50 }]);
-    const bad = await run("schema.compute", { inputs: { primary: {} }, config: { fields: [{ target: "x", expression: "{{ process.exit() }}" }] } });
+    const bad = await run("schema.compute", {
+      inputs: { primary: {} },
+      config: { fields: [{ target: "x", expression: "{{ process.exit() }}" }] },
+    });
     expect(bad.status).toBe(400);
-    expect(problem(bad, "validation_failed").errors).toEqual([{ path: "/config/fields/0/expression", message: expect.stringMatching(/'process' is not available/) }]);
+    expect(problem(bad, "validation_failed").errors).toEqual([
+      { path: "/config/fields/0/expression", message: expect.stringMatching(/'process' is not available/) },
+    ]);
   });
 
   test("generate.filter (in a worker: the payload is above the inline limit)", async () => {
     const people = Array.from({ length: 200 }, (_, index) => ({ id: index, age: index % 40, status: index % 3 === 0 ? "active" : "idle" }));
     expect(JSON.stringify(people).length).toBeGreaterThan(t.config.utilityInlineMaxBytes);
-    const ok = await run("generate.filter", { inputs: { primary: { people } }, config: { path: "people", condition: 'age >= 18 && status == "active"', limit: 3 } });
+    const ok = await run("generate.filter", {
+      inputs: { primary: { people } },
+      config: { path: "people", condition: 'age >= 18 && status == "active"', limit: 3 },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.output).toEqual({ people: people.filter((p) => p.age >= 18 && p.status === "active").slice(0, 3) });
     const notArray = await run("generate.filter", { inputs: { primary: { a: 1 } }, config: { condition: "true" } });
@@ -56,10 +73,20 @@ describe("utilities part 2a over HTTP", () => {
   });
 
   test("analysis.aggregate", async () => {
-    const primary = [{ r: "EU", v: 1 }, { r: "US", v: 2 }, { r: "EU", v: 3 }];
-    const ok = await run("analysis.aggregate", { inputs: { primary }, config: { groupBy: ["r"], aggregations: [{ op: "count" }, { op: "sum", field: "v" }] } });
+    const primary = [
+      { r: "EU", v: 1 },
+      { r: "US", v: 2 },
+      { r: "EU", v: 3 },
+    ];
+    const ok = await run("analysis.aggregate", {
+      inputs: { primary },
+      config: { groupBy: ["r"], aggregations: [{ op: "count" }, { op: "sum", field: "v" }] },
+    });
     expect(ok.status).toBe(200);
-    expect(ok.body.output).toEqual([{ r: "EU", count: 2, sum_v: 4 }, { r: "US", count: 1, sum_v: 2 }]);
+    expect(ok.body.output).toEqual([
+      { r: "EU", count: 2, sum_v: 4 },
+      { r: "US", count: 1, sum_v: 2 },
+    ]);
     const bad = await run("analysis.aggregate", { inputs: { primary: "text" } });
     expect(bad.status).toBe(400);
     expect(problem(bad, "utility_failed").detail).toMatch(/takes an array of objects; primary is a string/);
@@ -69,8 +96,22 @@ describe("utilities part 2a over HTTP", () => {
     const ok = await run("analysis.summarize", { inputs: { primary: [{ a: 1 }, { a: 3 }] }, config: { topValues: 1 } });
     expect(ok.status).toBe(200);
     expect(ok.body.output).toEqual({
-      type: "array", count: 2,
-      fields: { a: { types: { number: 2 }, present: 2, nulls: 0, distinct: 2, min: 1, max: 3, mean: 2, minLength: null, maxLength: null, top: [{ value: 1, count: 1 }] } },
+      type: "array",
+      count: 2,
+      fields: {
+        a: {
+          types: { number: 2 },
+          present: 2,
+          nulls: 0,
+          distinct: 2,
+          min: 1,
+          max: 3,
+          mean: 2,
+          minLength: null,
+          maxLength: null,
+          top: [{ value: 1, count: 1 }],
+        },
+      },
     });
     const bad = await run("analysis.summarize", { inputs: { primary: [] }, config: { topValues: 51 } });
     expect(bad.status).toBe(400);

@@ -8,8 +8,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const run = (utilityId: string, body: unknown) => t.json("POST", `/api/v1/utilities/${utilityId}`, { body });
 const rawRun = (utilityId: string, rawBody: string) => t.json("POST", `/api/v1/utilities/${utilityId}`, { rawBody });
@@ -26,13 +30,21 @@ describe("utilities part 2b over HTTP", () => {
     expect(report.status).toBe(200);
     expect(report.body).toEqual({
       success: true,
-      output: { changed: [{ path: "age", before: 36, after: 37 }], added: [], removed: [{ path: "city", value: "London" }], summary: { changed: 1, added: 0, removed: 1 } },
+      output: {
+        changed: [{ path: "age", before: 36, after: 37 }],
+        added: [],
+        removed: [{ path: "city", value: "London" }],
+        summary: { changed: 1, added: 0, removed: 1 },
+      },
       durationMs: expect.any(Number),
       creditsUsed: 1,
     });
     const patch = await run("compare.json-diff", { inputs, config: { mode: "patch" } });
     expect(patch.status).toBe(200);
-    expect(patch.body.output).toEqual([{ op: "replace", path: "/age", value: 37 }, { op: "remove", path: "/city" }]);
+    expect(patch.body.output).toEqual([
+      { op: "replace", path: "/age", value: 37 },
+      { op: "remove", path: "/city" },
+    ]);
     const badMode = await run("analysis.diff", { inputs, config: { mode: "merge" } });
     expect(badMode.status).toBe(400);
     expect(problem(badMode, "validation_failed").errors.map((error: { path: string }) => error.path)).toEqual(["/config/mode"]);
@@ -42,7 +54,10 @@ describe("utilities part 2b over HTTP", () => {
   });
 
   test("cleanup.redact", async () => {
-    const ok = await run("cleanup.redact", { inputs: { primary: { note: "write to john.doe@example.com", password: "hunter2" } }, config: { keys: ["Password"] } });
+    const ok = await run("cleanup.redact", {
+      inputs: { primary: { note: "write to john.doe@example.com", password: "hunter2" } },
+      config: { keys: ["Password"] },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.output).toEqual({ note: "write to [REDACTED]", password: "[REDACTED]" });
     // above the inline limit, so the hash masks are computed in a worker thread
@@ -51,10 +66,16 @@ describe("utilities part 2b over HTTP", () => {
     const hashed = await run("cleanup.redact", { inputs: { primary: notes }, config: { maskStyle: "hash" } });
     expect(hashed.status).toBe(200);
     const tokens = new Set((hashed.body.output as string[]).map((note) => note.replace(/^mail (sha256:[0-9a-f]{12}) now$/, "$1")));
-    expect([...tokens].sort()).toEqual(["user0@example.com", "user1@example.com"].map((email) => `sha256:${new Bun.CryptoHasher("sha256").update(email).digest("hex").slice(0, 12)}`).sort());
+    expect([...tokens].sort()).toEqual(
+      ["user0@example.com", "user1@example.com"]
+        .map((email) => `sha256:${new Bun.CryptoHasher("sha256").update(email).digest("hex").slice(0, 12)}`)
+        .sort(),
+    );
     const badPattern = await run("cleanup.redact", { inputs: { primary: "x" }, config: { customPatterns: ["(a"] } });
     expect(badPattern.status).toBe(400);
-    expect(problem(badPattern, "validation_failed").errors).toEqual([{ path: "/config/customPatterns/0", message: expect.stringMatching(/regular expression/) }]);
+    expect(problem(badPattern, "validation_failed").errors).toEqual([
+      { path: "/config/customPatterns/0", message: expect.stringMatching(/regular expression/) },
+    ]);
   });
 
   test("cleanup.map-values, with a __proto__ mapping sent as JSON text", async () => {
@@ -78,11 +99,16 @@ describe("utilities part 2b over HTTP", () => {
     expect(ok.body.output).toEqual([{ name: "Ada Lovelace", born: "10 Dec 1815", price: 1.01 }]);
     const badZone = await run("cleanup.format-values", { inputs: { primary: [] }, config: { dates: { timeZone: "Mars/Olympus" } } });
     expect(badZone.status).toBe(400);
-    expect(problem(badZone, "validation_failed").errors).toEqual([{ path: "/config/dates/timeZone", message: expect.stringMatching(/time zone/) }]);
+    expect(problem(badZone, "validation_failed").errors).toEqual([
+      { path: "/config/dates/timeZone", message: expect.stringMatching(/time zone/) },
+    ]);
   });
 
   test("generate.generate-mock-data", async () => {
-    const body = { inputs: { primary: { id: "{{uuid}}", age: "{{integer(18, 65)}}", email: "someone@example.com" } }, config: { count: 3, seed: 42 } };
+    const body = {
+      inputs: { primary: { id: "{{uuid}}", age: "{{integer(18, 65)}}", email: "someone@example.com" } },
+      config: { count: 3, seed: 42 },
+    };
     const first = await run("generate.generate-mock-data", body);
     expect(first.status).toBe(200);
     expect(first.body.output).toHaveLength(3);

@@ -6,13 +6,18 @@ import { simdDepthCheck } from "./depth-scan";
 /** Deepest nesting Kiln accepts in any JSON body. Recursive code (utilities, TypeBox) is safe below it. */
 export const MAX_JSON_DEPTH = 10_000;
 
-const OPEN_BRACE = 0x7b, OPEN_BRACKET = 0x5b, CLOSE_BRACE = 0x7d, CLOSE_BRACKET = 0x5d, QUOTE = 0x22, BACKSLASH = 0x5c;
+const OPEN_BRACE = 0x7b,
+  OPEN_BRACKET = 0x5b,
+  CLOSE_BRACE = 0x7d,
+  CLOSE_BRACKET = 0x5d,
+  QUOTE = 0x22,
+  BACKSLASH = 0x5c;
 
 /**
  * Whether the JSON text nests deeper than `limit`: one linear pass over the bytes, counting brackets
  * outside strings, so the check itself cannot overflow a stack. In WebAssembly SIMD where the runtime
- * has it (depth-scan.wat: 10 MB in about 1.4 ms instead of 9, bench/README.md "Depth check in
- * WebAssembly SIMD"), else in JavaScript; the answers are the same.
+ * has it (depth-scan.wat, several times faster: bench/README.md, "Depth check in WebAssembly SIMD"),
+ * else in JavaScript; the answers are the same.
  */
 export function exceedsDepth(bytes: Uint8Array, limit = MAX_JSON_DEPTH): boolean {
   return (simdDepthCheck() ?? exceedsDepthInJavaScript)(bytes, limit);

@@ -6,8 +6,29 @@
  */
 import { MAX_JSON_DEPTH, parseJsonBytes } from "./parse";
 import {
-  cloneNode, depthOf, effectiveMembers, elementSize, emptyObject, expand, findMember, isNull, isObject, jsonEqual, keyOf, keyPiece,
-  memberSize, newElement, newMember, readText, sizeOf, writeText, type ArrayNode, type Container, type JsonNode, type JsonText, type ObjectNode,
+  cloneNode,
+  depthOf,
+  effectiveMembers,
+  elementSize,
+  emptyObject,
+  expand,
+  findMember,
+  isNull,
+  isObject,
+  jsonEqual,
+  keyOf,
+  keyPiece,
+  memberSize,
+  newElement,
+  newMember,
+  readText,
+  sizeOf,
+  writeText,
+  type ArrayNode,
+  type Container,
+  type JsonNode,
+  type JsonText,
+  type ObjectNode,
 } from "./tree";
 
 export const JSON_PATCH = "application/json-patch+json";
@@ -19,7 +40,12 @@ export type PatchFormat = typeof JSON_PATCH | typeof MERGE_PATCH;
  * patch over its work limit (413). `index` is the operation's.
  */
 export class PatchError extends Error {
-  constructor(readonly kind: "empty" | "malformed" | "invalid" | "test_failed" | "too_large" | "too_much_work", message: string, readonly index?: number, readonly path?: string) {
+  constructor(
+    readonly kind: "empty" | "malformed" | "invalid" | "test_failed" | "too_large" | "too_much_work",
+    message: string,
+    readonly index?: number,
+    readonly path?: string,
+  ) {
     super(message);
   }
 }
@@ -60,7 +86,12 @@ export class PatchBudget {
   private work = 0;
   private readonly maxWork: number;
 
-  constructor(readonly maxResultBytes: number, patchBytes: number, public size: number, private readonly inlineWork = Number.POSITIVE_INFINITY) {
+  constructor(
+    readonly maxResultBytes: number,
+    patchBytes: number,
+    public size: number,
+    private readonly inlineWork = Number.POSITIVE_INFINITY,
+  ) {
     this.maxWork = WORK_FACTOR * (maxResultBytes + patchBytes);
   }
 
@@ -69,7 +100,12 @@ export class PatchBudget {
     this.work += units;
     if (this.work > this.inlineWork) throw new PatchNeedsWorker();
     if (this.work > this.maxWork) {
-      throw new PatchError("too_much_work", `Operation ${operation.index}: the patch does more than ${this.maxWork} bytes of work (${WORK_FACTOR} times the result limit and the patch's size); split it into smaller patches`, operation.index, operation.path);
+      throw new PatchError(
+        "too_much_work",
+        `Operation ${operation.index}: the patch does more than ${this.maxWork} bytes of work (${WORK_FACTOR} times the result limit and the patch's size); split it into smaller patches`,
+        operation.index,
+        operation.path,
+      );
     }
   }
 
@@ -77,7 +113,12 @@ export class PatchBudget {
   grow(delta: number, operation?: { index: number; path?: string }): void {
     if (this.size + delta > this.maxResultBytes) {
       const what = operation ? `Operation ${operation.index}: the result` : "The result";
-      throw new PatchError("too_large", `${what} would be larger than the maximum document size of ${this.maxResultBytes} bytes`, operation?.index, operation?.path);
+      throw new PatchError(
+        "too_large",
+        `${what} would be larger than the maximum document size of ${this.maxResultBytes} bytes`,
+        operation?.index,
+        operation?.path,
+      );
     }
     this.size += delta;
   }
@@ -96,7 +137,9 @@ interface Operation {
   value?: JsonNode;
 }
 
-export type Patch = ({ format: typeof JSON_PATCH; operations: Operation[] } | { format: typeof MERGE_PATCH; value: JsonNode }) & { bytes: number };
+export type Patch = ({ format: typeof JSON_PATCH; operations: Operation[] } | { format: typeof MERGE_PATCH; value: JsonNode }) & {
+  bytes: number;
+};
 
 /** A patch to apply where it can take its time (a worker): `document` absent, the patch is only read, for its 400s. */
 export interface PatchJob {
@@ -113,12 +156,23 @@ export function runPatchJob(job: PatchJob): Uint8Array {
 }
 
 /** The problem a PatchError answers with, wherever the patch ran. */
-export function patchProblemOf(error: PatchError): { status: number; code: string; message: string; errors?: { path: string; message: string }[] } {
+export function patchProblemOf(error: PatchError): {
+  status: number;
+  code: string;
+  message: string;
+  errors?: { path: string; message: string }[];
+} {
   const errors = error.index === undefined ? undefined : [{ path: `/${error.index}`, message: error.message }];
-  const [status, code] = ({
-    empty: [400, "body_required"], malformed: [400, "malformed_json"], invalid: [400, "patch_invalid"], test_failed: [409, "patch_test_failed"],
-    too_large: [413, "document_too_large"], too_much_work: [413, "patch_too_expensive"],
-  } as const)[error.kind];
+  const [status, code] = (
+    {
+      empty: [400, "body_required"],
+      malformed: [400, "malformed_json"],
+      invalid: [400, "patch_invalid"],
+      test_failed: [409, "patch_test_failed"],
+      too_large: [413, "document_too_large"],
+      too_much_work: [413, "patch_too_expensive"],
+    } as const
+  )[error.kind];
   return { status, code, message: error.message, ...(errors ? { errors } : {}) };
 }
 
@@ -126,11 +180,19 @@ export function patchProblemOf(error: PatchError): { status: number; code: strin
 export function parsePointer(pointer: string): string[] | undefined {
   if (pointer === "") return [];
   if (!pointer.startsWith("/") || /~(?![01])/.test(pointer)) return undefined;
-  return pointer.slice(1).split("/").map((token) => token.replaceAll("~1", "/").replaceAll("~0", "~"));
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((token) => token.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
 const invalid = (operation: { index: number; path?: string }, message: string) =>
-  new PatchError("invalid", `Operation ${operation.index}${operation.path !== undefined ? ` (path ${JSON.stringify(operation.path)})` : ""}: ${message}`, operation.index, operation.path);
+  new PatchError(
+    "invalid",
+    `Operation ${operation.index}${operation.path !== undefined ? ` (path ${JSON.stringify(operation.path)})` : ""}: ${message}`,
+    operation.index,
+    operation.path,
+  );
 
 /** Reads a patch body; a body that is not JSON, or not a JSON Patch document, is refused whole. */
 export function readPatch(format: PatchFormat, bytes: Uint8Array): Patch {
@@ -157,7 +219,8 @@ function readOperation(entry: unknown, node: JsonNode, index: number): Operation
   const fields = entry as Record<string, unknown>;
   const path = typeof fields.path === "string" ? fields.path : undefined;
   const at = { index, path };
-  if (!OPS.includes(fields.op as OpName)) throw invalid(at, `"op" must be one of ${OPS.join(", ")}${typeof fields.op === "string" ? ` (got "${fields.op}")` : ""}`);
+  if (!OPS.includes(fields.op as OpName))
+    throw invalid(at, `"op" must be one of ${OPS.join(", ")}${typeof fields.op === "string" ? ` (got "${fields.op}")` : ""}`);
   const op = fields.op as OpName;
   if (path === undefined) throw invalid(at, `"path" is required and must be a JSON Pointer string`);
   const tokens = parsePointer(path);
@@ -255,12 +318,14 @@ function locate(text: JsonText, tokens: string[], operation: Operation, pointer:
     const child = node.kind === "object" ? node.members[found] : (node as ArrayNode).elements[found];
     node = child.value = expandFor(child.value, budget, operation);
   }
-  if (node.kind === "raw") throw invalid(operation, `${pointer} does not exist (${describe(tokens.slice(0, -1))} is not an object or array)`);
+  if (node.kind === "raw")
+    throw invalid(operation, `${pointer} does not exist (${describe(tokens.slice(0, -1))} is not an object or array)`);
   const token = tokens[tokens.length - 1];
   return { container: node, index: childIndex(node, token, true, operation, pointer, budget), token };
 }
 
-const describe = (tokens: string[]) => (tokens.length === 0 ? "the document" : "/" + tokens.map((token) => token.replaceAll("~", "~0").replaceAll("/", "~1")).join("/"));
+const describe = (tokens: string[]) =>
+  tokens.length === 0 ? "the document" : "/" + tokens.map((token) => token.replaceAll("~", "~0").replaceAll("/", "~1")).join("/");
 
 const ARRAY_INDEX = /^(0|[1-9][0-9]{0,15})$/;
 
@@ -275,9 +340,11 @@ function childIndex(node: JsonNode, token: string, last: boolean, operation: Ope
   }
   if (node.kind !== "array") throw invalid(operation, `${pointer} does not exist (a scalar has no member "${token}")`);
   if (token === "-" && last) return node.elements.length;
-  if (!ARRAY_INDEX.test(token)) throw invalid(operation, `${pointer}: "${token}" is not an array index (0, 1, 2, … without leading zeros${last ? ', or "-"' : ""})`);
+  if (!ARRAY_INDEX.test(token))
+    throw invalid(operation, `${pointer}: "${token}" is not an array index (0, 1, 2, … without leading zeros${last ? ', or "-"' : ""})`);
   const index = Number(token);
-  if (index > node.elements.length || (!last && index === node.elements.length)) throw invalid(operation, `${pointer}: index ${index} is out of bounds (the array has ${node.elements.length} elements)`);
+  if (index > node.elements.length || (!last && index === node.elements.length))
+    throw invalid(operation, `${pointer}: index ${index} is out of bounds (the array has ${node.elements.length} elements)`);
   return index;
 }
 
@@ -289,7 +356,8 @@ function valueAt(text: JsonText, tokens: string[], operation: Operation, pointer
     if (index < 0) throw invalid(operation, `${pointer} does not exist`);
     return container.members[index].value;
   }
-  if (index >= container.elements.length) throw invalid(operation, `${pointer} does not exist (the array has ${container.elements.length} elements)`);
+  if (index >= container.elements.length)
+    throw invalid(operation, `${pointer} does not exist (the array has ${container.elements.length} elements)`);
   return container.elements[index].value;
 }
 
@@ -373,7 +441,8 @@ function applyOperation(text: JsonText, operation: Operation, budget: PatchBudge
         valueAt(text, from, operation, operation.from, budget);
         return;
       }
-      if (path.startsWith(operation.from + "/")) throw invalid(operation, `a value cannot be moved into itself (from ${JSON.stringify(operation.from)})`);
+      if (path.startsWith(operation.from + "/"))
+        throw invalid(operation, `a value cannot be moved into itself (from ${JSON.stringify(operation.from)})`);
       const value = remove(text, from, operation, operation.from!, budget);
       budget.spend(sizeOf(value), operation);
       return put(text, tokens, sizeOf(value), () => value, operation, budget);
@@ -381,16 +450,28 @@ function applyOperation(text: JsonText, operation: Operation, budget: PatchBudge
     case "copy": {
       const source = valueAt(text, operation.fromTokens!, operation, operation.from!, budget);
       const size = sizeOf(source);
-      return put(text, tokens, size, () => {
-        budget.spend(size, operation);
-        return cloneNode(source);
-      }, operation, budget);
+      return put(
+        text,
+        tokens,
+        size,
+        () => {
+          budget.spend(size, operation);
+          return cloneNode(source);
+        },
+        operation,
+        budget,
+      );
     }
     case "test": {
       const actual = valueAt(text, tokens, operation, path, budget);
       budget.spend(sizeOf(actual) + sizeOf(operation.value!), operation);
       if (!jsonEqual(actual, operation.value!)) {
-        throw new PatchError("test_failed", `Operation ${operation.index} (test at ${JSON.stringify(path)}): the value differs`, operation.index, path);
+        throw new PatchError(
+          "test_failed",
+          `Operation ${operation.index} (test at ${JSON.stringify(path)}): the value differs`,
+          operation.index,
+          path,
+        );
       }
     }
   }

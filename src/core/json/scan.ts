@@ -5,7 +5,14 @@
 import { badRequest } from "../errors";
 import { parseJsonBytes } from "./parse";
 
-const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_BRACE = 0x7b, CLOSE_BRACE = 0x7d, OPEN_BRACKET = 0x5b, CLOSE_BRACKET = 0x5d, COMMA = 0x2c, COLON = 0x3a;
+const QUOTE = 0x22,
+  BACKSLASH = 0x5c,
+  OPEN_BRACE = 0x7b,
+  CLOSE_BRACE = 0x7d,
+  OPEN_BRACKET = 0x5b,
+  CLOSE_BRACKET = 0x5d,
+  COMMA = 0x2c,
+  COLON = 0x3a;
 
 const isWhitespace = (byte: number) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d;
 
@@ -84,7 +91,6 @@ export function memberSpans(bytes: Uint8Array): Map<string, Uint8Array> | undefi
   if (skipWhitespace(bytes, at) !== bytes.length) throw malformed(at);
   return members;
 }
-
 
 /**
  * The element spans of the JSON array text `bytes` (surrounding whitespace allowed), in order, without

@@ -11,22 +11,58 @@
 
 import { skipString, skipValue, skipWhitespace } from "./scan";
 
-const QUOTE = 0x22, BACKSLASH = 0x5c, OPEN_BRACE = 0x7b, CLOSE_BRACE = 0x7d, OPEN_BRACKET = 0x5b, CLOSE_BRACKET = 0x5d, COMMA = 0x2c;
+const QUOTE = 0x22,
+  BACKSLASH = 0x5c,
+  OPEN_BRACE = 0x7b,
+  CLOSE_BRACE = 0x7d,
+  OPEN_BRACKET = 0x5b,
+  CLOSE_BRACKET = 0x5d,
+  COMMA = 0x2c;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** Bytes [start, end) of some text: the document, the patch, or a literal made here. */
-export interface Piece { source: Uint8Array; start: number; end: number }
-export interface RawNode { kind: "raw"; piece: Piece }
-export interface Member { lead: Piece; keyText: Piece; key?: string; colon: Piece; value: JsonNode; trail: Piece }
-export interface ObjectNode { kind: "object"; members: Member[]; end: Piece }
-export interface Element { lead: Piece; value: JsonNode; trail: Piece }
-export interface ArrayNode { kind: "array"; elements: Element[]; end: Piece }
+export interface Piece {
+  source: Uint8Array;
+  start: number;
+  end: number;
+}
+export interface RawNode {
+  kind: "raw";
+  piece: Piece;
+}
+export interface Member {
+  lead: Piece;
+  keyText: Piece;
+  key?: string;
+  colon: Piece;
+  value: JsonNode;
+  trail: Piece;
+}
+export interface ObjectNode {
+  kind: "object";
+  members: Member[];
+  end: Piece;
+}
+export interface Element {
+  lead: Piece;
+  value: JsonNode;
+  trail: Piece;
+}
+export interface ArrayNode {
+  kind: "array";
+  elements: Element[];
+  end: Piece;
+}
 export type JsonNode = RawNode | ObjectNode | ArrayNode;
 export type Container = ObjectNode | ArrayNode;
 
 /** A whole text: the bytes before the value (whitespace, a byte order mark), the value, the bytes after. */
-export interface JsonText { lead: Piece; root: JsonNode; trail: Piece }
+export interface JsonText {
+  lead: Piece;
+  root: JsonNode;
+  trail: Piece;
+}
 
 const piece = (source: Uint8Array, start: number, end: number): Piece => ({ source, start, end });
 export const literal = (text: string): Piece => {
@@ -114,8 +150,9 @@ export function keyOf(member: Member): string {
   if (member.key === undefined) {
     const { source, start, end } = member.keyText;
     const inner = source.subarray(start + 1, end - 1);
-    member.key = plainAscii(source, start + 1, end - 1)
-      ?? (inner.includes(BACKSLASH) ? (JSON.parse(decoder.decode(source.subarray(start, end))) as string) : decoder.decode(inner));
+    member.key =
+      plainAscii(source, start + 1, end - 1) ??
+      (inner.includes(BACKSLASH) ? (JSON.parse(decoder.decode(source.subarray(start, end))) as string) : decoder.decode(inner));
   }
   return member.key;
 }
@@ -189,7 +226,8 @@ export function sizeOf(node: JsonNode): number {
 }
 
 /** What one member adds to its object's text, the comma before it aside. */
-export const memberSize = (member: Member) => length(member.lead) + length(member.keyText) + length(member.colon) + sizeOf(member.value) + length(member.trail);
+export const memberSize = (member: Member) =>
+  length(member.lead) + length(member.keyText) + length(member.colon) + sizeOf(member.value) + length(member.trail);
 export const elementSize = (element: Element) => length(element.lead) + sizeOf(element.value) + length(element.trail);
 
 /** Collects pieces, merging neighbours of one source into one copy. */
@@ -247,7 +285,9 @@ class Writer {
   }
 }
 
-const PUNCT: Record<number, Uint8Array> = Object.fromEntries([OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA].map((byte) => [byte, Uint8Array.of(byte)]));
+const PUNCT: Record<number, Uint8Array> = Object.fromEntries(
+  [OPEN_BRACE, CLOSE_BRACE, OPEN_BRACKET, CLOSE_BRACKET, COMMA].map((byte) => [byte, Uint8Array.of(byte)]),
+);
 
 export function writeText(text: JsonText): Uint8Array {
   const writer = new Writer();
@@ -302,7 +342,8 @@ function scalarText(node: RawNode): string {
  * (the last of duplicates), arrays element by element.
  */
 export function jsonEqual(a: JsonNode, b: JsonNode): boolean {
-  const kindA = firstByte(a), kindB = firstByte(b);
+  const kindA = firstByte(a),
+    kindB = firstByte(b);
   const numeric = (byte: number) => byte === 0x2d || (byte >= 0x30 && byte <= 0x39);
   if (numeric(kindA) || numeric(kindB)) {
     return numeric(kindA) && numeric(kindB) && canonicalNumber(scalarText(a as RawNode)) === canonicalNumber(scalarText(b as RawNode));
@@ -310,11 +351,13 @@ export function jsonEqual(a: JsonNode, b: JsonNode): boolean {
   if (kindA !== kindB) return false;
   if (kindA === QUOTE) return JSON.parse(scalarText(a as RawNode)) === JSON.parse(scalarText(b as RawNode));
   if (kindA === OPEN_BRACKET) {
-    const left = (expand(a) as ArrayNode).elements, right = (expand(b) as ArrayNode).elements;
+    const left = (expand(a) as ArrayNode).elements,
+      right = (expand(b) as ArrayNode).elements;
     return left.length === right.length && left.every((element, i) => jsonEqual(element.value, right[i].value));
   }
   if (kindA === OPEN_BRACE) {
-    const left = effectiveMembers(expand(a) as ObjectNode), right = effectiveMembers(expand(b) as ObjectNode);
+    const left = effectiveMembers(expand(a) as ObjectNode),
+      right = effectiveMembers(expand(b) as ObjectNode);
     if (left.size !== right.size) return false;
     for (const [key, value] of left) {
       const other = right.get(key);

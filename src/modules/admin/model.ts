@@ -27,48 +27,63 @@ const oneOf = <T extends string>(values: readonly T[]) =>
 
 export const Plan = oneOf(PLAN_NAMES);
 
-export const CreateAccountBody = t.Object({
-  name: Text({ minLength: 1, maxLength: 200 }),
-  plan: t.Optional(Plan),
-  ...limits,
-}, { additionalProperties: false, title: "CreateAccount" });
+export const CreateAccountBody = t.Object(
+  {
+    name: Text({ minLength: 1, maxLength: 200 }),
+    plan: t.Optional(Plan),
+    ...limits,
+  },
+  { additionalProperties: false, title: "CreateAccount" },
+);
 
-export const PatchAccountBody = t.Object({
-  name: t.Optional(Text({ minLength: 1, maxLength: 200 })),
-  plan: t.Optional(Plan),
-  ...limits,
-}, { additionalProperties: false, minProperties: 1, title: "UpdateAccount" });
+export const PatchAccountBody = t.Object(
+  {
+    name: t.Optional(Text({ minLength: 1, maxLength: 200 })),
+    plan: t.Optional(Plan),
+    ...limits,
+  },
+  { additionalProperties: false, minProperties: 1, title: "UpdateAccount" },
+);
 
 const nullableInteger = t.Union([Type.Integer(), t.Null()]);
 
-export const AccountView = t.Object({
-  id: t.String(),
-  name: t.String(),
-  plan: t.String(),
-  storageLimitBytes: nullableInteger,
-  storageUsedBytes: Type.Integer(),
-  maxDocumentBytes: nullableInteger,
-  monthlyCredits: nullableInteger,
-  rateLimitPerMinute: nullableInteger,
-  maxVersions: nullableInteger,
-  createdAt: Type.Integer(),
-}, { title: "Account" });
+export const AccountView = t.Object(
+  {
+    id: t.String(),
+    name: t.String(),
+    plan: t.String(),
+    storageLimitBytes: nullableInteger,
+    storageUsedBytes: Type.Integer(),
+    maxDocumentBytes: nullableInteger,
+    monthlyCredits: nullableInteger,
+    rateLimitPerMinute: nullableInteger,
+    maxVersions: nullableInteger,
+    createdAt: Type.Integer(),
+  },
+  { title: "Account" },
+);
 
 export const Permission = oneOf(PERMISSIONS);
 
-export const CreateKeyBody = t.Object({
-  accountId: Text({ minLength: 1 }),
-  permissions: t.Array(Permission, { minItems: 1, uniqueItems: true }),
-  name: t.Optional(Text({ minLength: 1, maxLength: 200 })),
-  expiresAt: t.Optional(t.Union([Type.Integer({ minimum: 0, maximum: BYTES_MAX, description: "epoch ms" }), t.Null()])),
-}, { additionalProperties: false, title: "CreateKey" });
+export const CreateKeyBody = t.Object(
+  {
+    accountId: Text({ minLength: 1 }),
+    permissions: t.Array(Permission, { minItems: 1, uniqueItems: true }),
+    name: t.Optional(Text({ minLength: 1, maxLength: 200 })),
+    expiresAt: t.Optional(t.Union([Type.Integer({ minimum: 0, maximum: BYTES_MAX, description: "epoch ms" }), t.Null()])),
+  },
+  { additionalProperties: false, title: "CreateKey" },
+);
 
-export const ApiKeyView = t.Object({
-  id: t.String(),
-  accountId: t.String(),
-  name: t.Union([t.String(), t.Null()]),
-  permissions: t.Array(t.String()),
-  createdAt: Type.Integer(),
-  expiresAt: t.Union([Type.Integer(), t.Null()]),
-  revokedAt: t.Union([Type.Integer(), t.Null()]),
-}, { title: "Key" });
+export const ApiKeyView = t.Object(
+  {
+    id: t.String(),
+    accountId: t.String(),
+    name: t.Union([t.String(), t.Null()]),
+    permissions: t.Array(t.String()),
+    createdAt: Type.Integer(),
+    expiresAt: t.Union([Type.Integer(), t.Null()]),
+    revokedAt: t.Union([Type.Integer(), t.Null()]),
+  },
+  { title: "Key" },
+);

@@ -58,7 +58,9 @@ export async function getAccount(db: Db, id: string): Promise<Account> {
 /** A new plan resets the limits to its defaults, except those given in the same request. */
 export async function patchAccount(db: Db, id: string, changes: Partial<AccountInput>): Promise<Account> {
   const current = await getAccount(db, id);
-  const update = changes.plan ? { plan: changes.plan, ...limitsFor(changes.plan, changes) } : Object.fromEntries(LIMIT_FIELDS.filter((f) => changes[f] !== undefined).map((f) => [f, changes[f]]));
+  const update = changes.plan
+    ? { plan: changes.plan, ...limitsFor(changes.plan, changes) }
+    : Object.fromEntries(LIMIT_FIELDS.filter((f) => changes[f] !== undefined).map((f) => [f, changes[f]]));
   const updated = await accountsRepository(db).update(id, { ...update, ...(changes.name !== undefined ? { name: changes.name } : {}) });
   return updated ?? current;
 }
@@ -72,7 +74,8 @@ export interface KeyInput {
 
 export async function createKey(db: Db, input: KeyInput, now = Date.now()): Promise<{ key: string; apiKey: ApiKey }> {
   await getAccount(db, input.accountId);
-  if (input.expiresAt != null && input.expiresAt <= now) throw badRequest("validation_failed", "expiresAt must be in the future", [{ path: "/expiresAt", message: "must be in the future" }]);
+  if (input.expiresAt != null && input.expiresAt <= now)
+    throw badRequest("validation_failed", "expiresAt must be in the future", [{ path: "/expiresAt", message: "must be in the future" }]);
   const key = generateApiKey();
   const apiKey = await keysRepository(db).insert({
     id: newId("key"),
@@ -105,10 +108,23 @@ export const DEFAULT_ACCOUNT_ID = "acc_default";
 export async function bootstrap(db: Db, bootstrapKey: string | undefined, now = Date.now()): Promise<string | undefined> {
   const keys = keysRepository(db);
   if (!bootstrapKey && (await keys.count()) > 0) return undefined;
-  await accountsRepository(db).upsertByIdKeepingLimits({ id: DEFAULT_ACCOUNT_ID, name: "default", plan: DEFAULT_PLAN, ...PLANS[DEFAULT_PLAN], createdAt: now });
+  await accountsRepository(db).upsertByIdKeepingLimits({
+    id: DEFAULT_ACCOUNT_ID,
+    name: "default",
+    plan: DEFAULT_PLAN,
+    ...PLANS[DEFAULT_PLAN],
+    createdAt: now,
+  });
   const key = bootstrapKey ?? generateApiKey();
   const keyHash = hashApiKey(key);
-  const inserted = await keys.insert({ id: newId("key"), accountId: DEFAULT_ACCOUNT_ID, name: "bootstrap", keyHash, permissions: [...PERMISSIONS], createdAt: now });
+  const inserted = await keys.insert({
+    id: newId("key"),
+    accountId: DEFAULT_ACCOUNT_ID,
+    name: "bootstrap",
+    keyHash,
+    permissions: [...PERMISSIONS],
+    createdAt: now,
+  });
   if (!inserted) await keys.restoreBootstrap(keyHash, DEFAULT_ACCOUNT_ID, [...PERMISSIONS]);
   return bootstrapKey ? undefined : key;
 }

@@ -43,7 +43,10 @@ export const AUTH_NODE_FAILURES_MAX = 1_000;
 export const AUTH_FAILURE_WINDOW_MS = 10_000;
 
 /** Failures counted in a fixed window that starts with the first one. */
-interface FailureWindow { start: number; count: number }
+interface FailureWindow {
+  start: number;
+  count: number;
+}
 
 /** The end of the window when its failures reached `max`, else undefined. */
 const throttledUntil = (window: FailureWindow | undefined, max: number, now: number): number | undefined =>
@@ -51,8 +54,11 @@ const throttledUntil = (window: FailureWindow | undefined, max: number, now: num
 
 /** The window after adding `change` to its count (a failure past its end opens a new one). */
 const recount = (window: FailureWindow | undefined, now: number, change: 1 | -1): FailureWindow | undefined =>
-  window && now - window.start < AUTH_FAILURE_WINDOW_MS ? { start: window.start, count: Math.max(0, window.count + change) }
-    : change > 0 ? { start: now, count: 1 } : window;
+  window && now - window.start < AUTH_FAILURE_WINDOW_MS
+    ? { start: window.start, count: Math.max(0, window.count + change) }
+    : change > 0
+      ? { start: now, count: 1 }
+      : window;
 
 /** A Map that keeps at most `max` entries, dropping the least recently set one. */
 class BoundedMap<K, V> extends Map<K, V> {
@@ -81,12 +87,20 @@ export function clientOf(address: string): string {
   const left = head ? head.split(":") : [];
   const right = tail ? tail.split(":") : [];
   const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right];
-  return `${groups.slice(0, 4).map((group) => parseInt(group, 16).toString(16)).join(":")}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => parseInt(group, 16).toString(16))
+    .join(":")}::/64`;
 }
 
 function tooManyFailures(until: number, now: number, from: string): HttpError {
   const retryAfter = Math.max(1, Math.ceil((until - now) / 1000));
-  return new HttpError(429, "too_many_failed_authentications", `Too many requests with an invalid API key ${from}; retry in ${retryAfter} s with a valid key`, { headers: { "Retry-After": String(retryAfter) } });
+  return new HttpError(
+    429,
+    "too_many_failed_authentications",
+    `Too many requests with an invalid API key ${from}; retry in ${retryAfter} s with a valid key`,
+    { headers: { "Retry-After": String(retryAfter) } },
+  );
 }
 
 /**
@@ -157,18 +171,23 @@ export class Authenticator {
   private lookUp(keyHash: string, client: string | undefined): Promise<Principal | HttpError> {
     const now = this.now();
     this.countLookup(client, now, 1);
-    const pending = this.find(keyHash, now).then((found) => {
-      if (found instanceof HttpError) {
-        this.refused.set(keyHash, { error: found, until: now + KEY_CACHE_MS });
-      } else {
-        this.countLookup(client, now, -1);
-        this.valid.set(keyHash, { principal: found, until: now + KEY_CACHE_MS });
-      }
-      return found;
-    }, (error: unknown) => {
-      this.countLookup(client, now, -1); // a database fault is not a failed authentication
-      throw error;
-    }).finally(() => this.lookingUp.delete(keyHash));
+    const pending = this.find(keyHash, now)
+      .then(
+        (found) => {
+          if (found instanceof HttpError) {
+            this.refused.set(keyHash, { error: found, until: now + KEY_CACHE_MS });
+          } else {
+            this.countLookup(client, now, -1);
+            this.valid.set(keyHash, { principal: found, until: now + KEY_CACHE_MS });
+          }
+          return found;
+        },
+        (error: unknown) => {
+          this.countLookup(client, now, -1); // a database fault is not a failed authentication
+          throw error;
+        },
+      )
+      .finally(() => this.lookingUp.delete(keyHash));
     this.lookingUp.set(keyHash, pending);
     return pending;
   }
@@ -235,7 +254,12 @@ export class Authenticator {
       const taken = this.rateCounter.take(principal.accountId, principal.rateLimitPerMinute);
       const decision = taken instanceof Promise ? await taken : taken;
       Object.assign(state.headers, rateLimitHeaders(decision, this.now()));
-      if (!decision.allowed) throw new HttpError(429, "rate_limited", `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfterSeconds} s`);
+      if (!decision.allowed)
+        throw new HttpError(
+          429,
+          "rate_limited",
+          `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfterSeconds} s`,
+        );
     }
     if (permission !== null && !principal.permissions.has(permission)) {
       throw forbidden(`This API key lacks the '${permission}' permission`);

@@ -11,7 +11,11 @@ export const keysRepository = (db: Db) => ({
     return row;
   },
   async findByHash(keyHash: string): Promise<(ApiKey & { account: Account }) | undefined> {
-    const [row] = await db.select().from(apiKeys).innerJoin(accounts, eq(apiKeys.accountId, accounts.id)).where(eq(apiKeys.keyHash, keyHash));
+    const [row] = await db
+      .select()
+      .from(apiKeys)
+      .innerJoin(accounts, eq(apiKeys.accountId, accounts.id))
+      .where(eq(apiKeys.keyHash, keyHash));
     return row ? { ...row.api_keys, account: row.accounts } : undefined;
   },
   async listForAccount(accountId: string): Promise<ApiKey[]> {
@@ -21,7 +25,11 @@ export const keysRepository = (db: Db) => ({
     return db.select().from(apiKeys).orderBy(apiKeys.createdAt);
   },
   async revoke(id: string, at: number): Promise<ApiKey | undefined> {
-    const [row] = await db.update(apiKeys).set({ revokedAt: at }).where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt))).returning();
+    const [row] = await db
+      .update(apiKeys)
+      .set({ revokedAt: at })
+      .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+      .returning();
     return row ?? (await db.select().from(apiKeys).where(eq(apiKeys.id, id)))[0];
   },
   /** The bootstrap key exists "with exactly this secret and all permissions": undo any revocation or expiry. */
@@ -34,6 +42,6 @@ export const keysRepository = (db: Db) => ({
     return since === undefined ? db.select(columns).from(apiKeys) : db.select(columns).from(apiKeys).where(gte(apiKeys.createdAt, since));
   },
   async count(): Promise<number> {
-    return (await db.$count(apiKeys));
+    return await db.$count(apiKeys);
   },
 });

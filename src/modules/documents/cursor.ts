@@ -34,7 +34,9 @@ export function encodeVersionCursor(accountId: string, documentId: string, versi
 }
 
 const invalidCursor = () =>
-  badRequest("invalid_cursor", "The cursor is not valid; pass the nextCursor of a previous response unchanged", [{ path: "/cursor", message: "invalid cursor" }]);
+  badRequest("invalid_cursor", "The cursor is not valid; pass the nextCursor of a previous response unchanged", [
+    { path: "/cursor", message: "invalid cursor" },
+  ]);
 
 /** The cursor's fields after the version and account tag, once both are checked. */
 function open(accountId: string, cursor: string, length: number): unknown[] {

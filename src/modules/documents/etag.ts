@@ -10,7 +10,10 @@ export const contentETag = (contentHash: string) => `"${contentHash}"`;
 export const metadataETag = (version: number) => `"v${version}"`;
 
 function listedTags(header: string): string[] {
-  return header.split(",").map((tag) => uncodedETag(tag.trim())).filter((tag) => tag !== "");
+  return header
+    .split(",")
+    .map((tag) => uncodedETag(tag.trim()))
+    .filter((tag) => tag !== "");
 }
 
 /** Whether a write guarded by `If-Match` may go ahead; no header means yes. */

@@ -60,8 +60,10 @@ const sign = (secret: Uint8Array, id: string, tag: string, expires: number) =>
   new Bun.CryptoHasher("sha256", secret).update(`${id}\n${tag}\n${expires}`).digest("base64url");
 
 const linkInvalid = () => new HttpError(403, "link_invalid", "The download link is not valid: it is incomplete or was altered");
-const linkExpired = (expires: number) => new HttpError(410, "link_expired", `The download link expired at ${new Date(expires).toISOString()}; ask for a new one`);
-const linkOutdated = () => new HttpError(410, "link_outdated", "The document was deleted or its content changed since the link was made; ask for a new one");
+const linkExpired = (expires: number) =>
+  new HttpError(410, "link_expired", `The download link expired at ${new Date(expires).toISOString()}; ask for a new one`);
+const linkOutdated = () =>
+  new HttpError(410, "link_outdated", "The document was deleted or its content changed since the link was made; ask for a new one");
 
 export interface LinksDeps extends DocumentsDeps {
   linkSecret: () => Promise<Uint8Array>;
@@ -72,11 +74,17 @@ export interface LinksDeps extends DocumentsDeps {
 /** PUBLIC_URL, else the address the server is configured to listen on (localhost for every interface). */
 export function linkBaseOf(config: { publicUrl: string | undefined; host: string; port: number }): string {
   if (config.publicUrl) return config.publicUrl;
-  const host = config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host.includes(":") ? `[${config.host}]` : config.host;
+  const host =
+    config.host === "0.0.0.0" || config.host === "::" ? "localhost" : config.host.includes(":") ? `[${config.host}]` : config.host;
   return `http://${host}:${config.port}`;
 }
 
-export async function createLink(deps: LinksDeps, accountId: string, id: string, expiresInSeconds: number): Promise<{ url: string; expiresAt: number }> {
+export async function createLink(
+  deps: LinksDeps,
+  accountId: string,
+  id: string,
+  expiresInSeconds: number,
+): Promise<{ url: string; expiresAt: number }> {
   const row = await getDocument(deps, accountId, id);
   const expiresAt = deps.now() + expiresInSeconds * 1000;
   const tag = contentTag(row);
@@ -84,7 +92,11 @@ export async function createLink(deps: LinksDeps, accountId: string, id: string,
   return { url: `${deps.linkBase}/links/${encodeURIComponent(row.id)}?v=${tag}&expires=${expiresAt}&sig=${signature}`, expiresAt };
 }
 
-export interface LinkQuery { v?: string; expires?: string; sig?: string }
+export interface LinkQuery {
+  v?: string;
+  expires?: string;
+  sig?: string;
+}
 
 /** Checks a link (403 altered, 410 expired or outdated) and opens the content it names. */
 export async function openLinked(deps: LinksDeps, id: string, query: LinkQuery) {
@@ -103,9 +115,18 @@ export async function openLinked(deps: LinksDeps, id: string, query: LinkQuery) 
   return { row, content };
 }
 
-const CreateLinkBody = t.Object({
-  expiresIn: t.Optional(Type.Integer({ minimum: LINK_EXPIRES_IN_MIN, maximum: LINK_EXPIRES_IN_MAX, description: `seconds until the link expires (default ${LINK_EXPIRES_IN_DEFAULT})` })),
-}, { additionalProperties: false });
+const CreateLinkBody = t.Object(
+  {
+    expiresIn: t.Optional(
+      Type.Integer({
+        minimum: LINK_EXPIRES_IN_MIN,
+        maximum: LINK_EXPIRES_IN_MAX,
+        description: `seconds until the link expires (default ${LINK_EXPIRES_IN_DEFAULT})`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 /**
  * The body is optional (an empty one takes the default), which a route `body` schema cannot say without
@@ -120,44 +141,57 @@ function expiresInOf(body: unknown): number {
 export const documentLinksModule = (deps: LinksDeps & { auth: AuthPlugin }) =>
   new Elysia({ name: "kiln.documents.links", detail: { tags: ["Documents"] } })
     .use(deps.auth)
-    .post("/api/v1/documents/:id/links", async ({ principal, params, body, set }) => {
-      const link = await createLink(deps, requirePrincipal(principal).accountId, params.id, expiresInOf(body));
-      set.status = 201;
-      return { success: true as const, ...link };
-    }, {
-      params: t.Object({ id: t.String() }),
-      response: {
-        201: t.Object({ success: t.Literal(true), url: t.String({ description: "GET it without a key until expiresAt" }), expiresAt: Type.Integer({ description: "epoch ms" }) }),
+    .post(
+      "/api/v1/documents/:id/links",
+      async ({ principal, params, body, set }) => {
+        const link = await createLink(deps, requirePrincipal(principal).accountId, params.id, expiresInOf(body));
+        set.status = 201;
+        return { success: true as const, ...link };
       },
-      detail: operation({
-        operationId: "createDocumentLink",
-        summary: "Make a signed download link",
-        description: `A URL that serves the document's current content without a key, on every node, until it expires (${LINK_EXPIRES_IN_MIN} to ${LINK_EXPIRES_IN_MAX} s, default ${LINK_EXPIRES_IN_DEFAULT}; the body may be empty). It stops working for good when the document is deleted (a restore does not revive it) or its content changes. Its base is PUBLIC_URL (else the server's configured address), never the request's Host.`,
-        requestBody: { description: "optional: an empty body takes the default expiry", content: { "application/json": CreateLinkBody } },
-        errors: { 404: "document_not_found" },
-      }),
-    })
-    .get("/links/:id", async ({ params, query, request, set }) => {
-      const { row, content } = await openLinked(deps, params.id, query);
-      return downloadResponse(request, row, content, set.headers);
-    }, {
-      params: t.Object({ id: t.String() }),
-      query: t.Object({
-        v: t.Optional(t.String({ description: "tag of the content the link was made for" })),
-        expires: t.Optional(t.String({ description: "epoch ms" })),
-        sig: t.Optional(t.String({ description: "HMAC-SHA256 signature, base64url" })),
-      }),
-      response: { 200: t.Unknown({ description: "any JSON value" }), 304: t.Void() },
-      detail: operation({
-        operationId: "downloadThroughLink",
-        summary: "Download through a signed link",
-        description: "No key: the signature in the URL authorises the download. The stored bytes, with Content-Length and Content-Disposition: attachment; ETag is the content hash, If-None-Match gives 304.",
-        errors: {
-          403: "link_invalid: a parameter is missing or malformed, or the signature does not match",
-          410: "link_expired: past its expiry; link_outdated: the document was deleted or its content changed since the link was made",
+      {
+        params: t.Object({ id: t.String() }),
+        response: {
+          201: t.Object({
+            success: t.Literal(true),
+            url: t.String({ description: "GET it without a key until expiresAt" }),
+            expiresAt: Type.Integer({ description: "epoch ms" }),
+          }),
         },
-        headers: { 200: ["ETag", "Content-Disposition"] },
-        conditional: ["If-None-Match"],
-        notModified: true,
-      }),
-    });
+        detail: operation({
+          operationId: "createDocumentLink",
+          summary: "Make a signed download link",
+          description: `A URL that serves the document's current content without a key, on every node, until it expires (${LINK_EXPIRES_IN_MIN} to ${LINK_EXPIRES_IN_MAX} s, default ${LINK_EXPIRES_IN_DEFAULT}; the body may be empty). It stops working for good when the document is deleted (a restore does not revive it) or its content changes. Its base is PUBLIC_URL (else the server's configured address), never the request's Host.`,
+          requestBody: { description: "optional: an empty body takes the default expiry", content: { "application/json": CreateLinkBody } },
+          errors: { 404: "document_not_found" },
+        }),
+      },
+    )
+    .get(
+      "/links/:id",
+      async ({ params, query, request, set }) => {
+        const { row, content } = await openLinked(deps, params.id, query);
+        return downloadResponse(request, row, content, set.headers);
+      },
+      {
+        params: t.Object({ id: t.String() }),
+        query: t.Object({
+          v: t.Optional(t.String({ description: "tag of the content the link was made for" })),
+          expires: t.Optional(t.String({ description: "epoch ms" })),
+          sig: t.Optional(t.String({ description: "HMAC-SHA256 signature, base64url" })),
+        }),
+        response: { 200: t.Unknown({ description: "any JSON value" }), 304: t.Void() },
+        detail: operation({
+          operationId: "downloadThroughLink",
+          summary: "Download through a signed link",
+          description:
+            "No key: the signature in the URL authorises the download. The stored bytes, with Content-Length and Content-Disposition: attachment; ETag is the content hash, If-None-Match gives 304.",
+          errors: {
+            403: "link_invalid: a parameter is missing or malformed, or the signature does not match",
+            410: "link_expired: past its expiry; link_outdated: the document was deleted or its content changed since the link was made",
+          },
+          headers: { 200: ["ETag", "Content-Disposition"] },
+          conditional: ["If-None-Match"],
+          notModified: true,
+        }),
+      },
+    );

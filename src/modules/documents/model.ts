@@ -10,71 +10,105 @@ const Folder = t.Union([t.String(), t.Null()], {
   description: `a path such as "reports/2024"; leading, trailing and repeated '/' removed; no '.' or '..' segments; at most ${FOLDER_MAX} characters; "" or null = no folder`,
 });
 
-export const CreateDocumentBody = t.Object({
-  name: Name,
-  content: t.Optional(t.Unknown({ description: "any JSON value, stored exactly as written in the request" })),
-  contentText: t.Optional(t.String({ description: "the content as JSON text, stored byte for byte (instead of content)" })),
-  description: t.Optional(Description),
-  tags: t.Optional(Tags),
-  folder: t.Optional(Folder),
-}, { additionalProperties: false, title: "CreateDocument", description: "exactly one of content and contentText" });
+export const CreateDocumentBody = t.Object(
+  {
+    name: Name,
+    content: t.Optional(t.Unknown({ description: "any JSON value, stored exactly as written in the request" })),
+    contentText: t.Optional(t.String({ description: "the content as JSON text, stored byte for byte (instead of content)" })),
+    description: t.Optional(Description),
+    tags: t.Optional(Tags),
+    folder: t.Optional(Folder),
+  },
+  { additionalProperties: false, title: "CreateDocument", description: "exactly one of content and contentText" },
+);
 
-export const UpdateDocumentBody = t.Object({
-  name: t.Optional(Name),
-  description: t.Optional(t.Union([Description, t.Null()], { description: `at most ${DESCRIPTION_MAX} characters; null or "" removes it` })),
-  tags: t.Optional(Tags),
-  folder: t.Optional(Folder),
-}, { additionalProperties: false, title: "UpdateDocument", description: "at least one field" });
+export const UpdateDocumentBody = t.Object(
+  {
+    name: t.Optional(Name),
+    description: t.Optional(
+      t.Union([Description, t.Null()], { description: `at most ${DESCRIPTION_MAX} characters; null or "" removes it` }),
+    ),
+    tags: t.Optional(Tags),
+    folder: t.Optional(Folder),
+  },
+  { additionalProperties: false, title: "UpdateDocument", description: "at least one field" },
+);
 
-export const DocumentView = t.Object({
-  id: t.String(),
-  name: t.String(),
-  title: t.String({ description: "equals name" }),
-  description: t.Optional(t.String()),
-  tags: t.Array(t.String()),
-  folder: t.Union([t.String(), t.Null()]),
-  fileSize: Type.Integer({ description: "bytes of stored content" }),
-  version: Type.Integer({ description: "the current content version: 1 for the content given at create, one more for every content change" }),
-  createdAt: Type.Integer({ description: "epoch ms" }),
-  updatedAt: Type.Integer({ description: "epoch ms" }),
-}, { title: "Document" });
+export const DocumentView = t.Object(
+  {
+    id: t.String(),
+    name: t.String(),
+    title: t.String({ description: "equals name" }),
+    description: t.Optional(t.String()),
+    tags: t.Array(t.String()),
+    folder: t.Union([t.String(), t.Null()]),
+    fileSize: Type.Integer({ description: "bytes of stored content" }),
+    version: Type.Integer({
+      description: "the current content version: 1 for the content given at create, one more for every content change",
+    }),
+    createdAt: Type.Integer({ description: "epoch ms" }),
+    updatedAt: Type.Integer({ description: "epoch ms" }),
+  },
+  { title: "Document" },
+);
 
 export const DocumentResponse = t.Object({ success: t.Literal(true), document: DocumentView }, { title: "DocumentResult" });
 
-export const ListQuery = t.Object({
-  // A string checked by listLimit(): Elysia's coercion of numeric query values loses the field's path.
-  limit: t.Optional(t.String({ pattern: "^[0-9]{1,3}$", default: "50", description: `an integer from 1 to ${LIST_LIMIT_MAX}`, error: LIMIT_RULE })),
-  cursor: t.Optional(t.String({ description: "nextCursor of the previous page" })),
-  folder: t.Optional(t.String({ description: "exact folder path; \"\" = any folder" })),
-  deleted: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "true lists the caller's soft-deleted documents" })),
-}, { additionalProperties: false });
+export const ListQuery = t.Object(
+  {
+    // A string checked by listLimit(): Elysia's coercion of numeric query values loses the field's path.
+    limit: t.Optional(
+      t.String({ pattern: "^[0-9]{1,3}$", default: "50", description: `an integer from 1 to ${LIST_LIMIT_MAX}`, error: LIMIT_RULE }),
+    ),
+    cursor: t.Optional(t.String({ description: "nextCursor of the previous page" })),
+    folder: t.Optional(t.String({ description: 'exact folder path; "" = any folder' })),
+    deleted: t.Optional(
+      t.Union([t.Literal("true"), t.Literal("false")], { description: "true lists the caller's soft-deleted documents" }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-export const ExportQuery = t.Object({
-  folder: t.Optional(t.String({ description: "exact folder path; absent or \"\" = every folder" })),
-  deleted: t.Optional(t.Union([t.Literal("true"), t.Literal("false")], { description: "true exports the soft-deleted documents instead" })),
-}, { additionalProperties: false });
+export const ExportQuery = t.Object(
+  {
+    folder: t.Optional(t.String({ description: 'exact folder path; absent or "" = every folder' })),
+    deleted: t.Optional(
+      t.Union([t.Literal("true"), t.Literal("false")], { description: "true exports the soft-deleted documents instead" }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-export const ListResponse = t.Object({
-  success: t.Literal(true),
-  documents: t.Array(DocumentView),
-  nextCursor: t.Union([t.String(), t.Null()]),
-}, { title: "DocumentList" });
+export const ListResponse = t.Object(
+  {
+    success: t.Literal(true),
+    documents: t.Array(DocumentView),
+    nextCursor: t.Union([t.String(), t.Null()]),
+  },
+  { title: "DocumentList" },
+);
 
 export const IdParams = t.Object({ id: t.String() });
 
 export const VersionParams = t.Object({ id: t.String(), version: t.String({ description: "a version number: 1, 2, …" }) });
 
-export const JsonPatchDocument = t.Array(t.Object({
-  op: t.Union(["add", "remove", "replace", "move", "copy", "test"].map((op) => t.Literal(op))),
-  path: t.String({ description: "JSON Pointer (RFC 6901)" }),
-  from: t.Optional(t.String({ description: "JSON Pointer; move and copy" })),
-  value: t.Optional(t.Unknown({ description: "add, replace, test; stored as written" })),
-}), { title: "JsonPatch", description: "RFC 6902: applied in order, all or nothing" });
+export const JsonPatchDocument = t.Array(
+  t.Object({
+    op: t.Union(["add", "remove", "replace", "move", "copy", "test"].map((op) => t.Literal(op))),
+    path: t.String({ description: "JSON Pointer (RFC 6901)" }),
+    from: t.Optional(t.String({ description: "JSON Pointer; move and copy" })),
+    value: t.Optional(t.Unknown({ description: "add, replace, test; stored as written" })),
+  }),
+  { title: "JsonPatch", description: "RFC 6902: applied in order, all or nothing" },
+);
 
-export const VersionsQuery = t.Object({
-  limit: ListQuery.properties.limit,
-  cursor: ListQuery.properties.cursor,
-}, { additionalProperties: false });
+export const VersionsQuery = t.Object(
+  {
+    limit: ListQuery.properties.limit,
+    cursor: ListQuery.properties.cursor,
+  },
+  { additionalProperties: false },
+);
 
 export const VersionView = t.Object({
   version: Type.Integer({ description: "1 for the content given at create" }),
@@ -89,11 +123,19 @@ export const VersionsResponse = t.Object({
   nextCursor: t.Union([t.String(), t.Null()]),
 });
 
-export const FoldersResponse = t.Object({
-  success: t.Literal(true),
-  folders: t.Array(t.Object({
-    path: t.String(),
-    documentCount: Type.Integer({ description: "active documents directly in this folder" }),
-    createdAt: Type.Integer(),
-  }, { title: "Folder" })),
-}, { title: "FolderList" });
+export const FoldersResponse = t.Object(
+  {
+    success: t.Literal(true),
+    folders: t.Array(
+      t.Object(
+        {
+          path: t.String(),
+          documentCount: Type.Integer({ description: "active documents directly in this folder" }),
+          createdAt: Type.Integer(),
+        },
+        { title: "Folder" },
+      ),
+    ),
+  },
+  { title: "FolderList" },
+);

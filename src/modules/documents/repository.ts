@@ -5,16 +5,39 @@
  */
 import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { accounts, documents, documentVersions, folders, idempotencyKeys, type DocumentRow, type DocumentVersionRow } from "../../db/schema";
+import {
+  accounts,
+  documents,
+  documentVersions,
+  folders,
+  idempotencyKeys,
+  type DocumentRow,
+  type DocumentVersionRow,
+} from "../../db/schema";
 import type { CursorPosition } from "./cursor";
 import { folderAndAncestors } from "../../core/metadata";
-import { ACCOUNT_LIMITS, ACCOUNT_OF_DOCUMENT, boundStatement, CREATE, documentFromJson, FIND_ACTIVE, NEW_VERSION, pageStatement, PURGE_DUE } from "./statements";
+import {
+  ACCOUNT_LIMITS,
+  ACCOUNT_OF_DOCUMENT,
+  boundStatement,
+  CREATE,
+  documentFromJson,
+  FIND_ACTIVE,
+  NEW_VERSION,
+  pageStatement,
+  PURGE_DUE,
+} from "./statements";
 
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type Executor = Db | Tx;
 export type NewDocument = typeof documents.$inferInsert;
 /** What a create writes: every column a new document needs, defaults and state (revision, deletedAt, …) aside. */
-export type NewDocumentRow = Required<Pick<NewDocument, "id" | "accountId" | "name" | "description" | "tags" | "folder" | "fileSize" | "contentHash" | "contentKey" | "createdAt" | "updatedAt">>;
+export type NewDocumentRow = Required<
+  Pick<
+    NewDocument,
+    "id" | "accountId" | "name" | "description" | "tags" | "folder" | "fileSize" | "contentHash" | "contentKey" | "createdAt" | "updatedAt"
+  >
+>;
 
 /**
  * An id no document can have matches nothing (404) rather than failing the query (500): PostgreSQL text
@@ -23,8 +46,7 @@ export type NewDocumentRow = Required<Pick<NewDocument, "id" | "accountId" | "na
 const isDocumentId = (id: string | null): id is string => typeof id === "string" && !id.includes("\u0000");
 /** The account compared as an expression (statements.ts, ACCOUNT_OF_DOCUMENT): every plan finds a document by its primary key. */
 const ofAccount = (accountId: string) => sql`${sql.raw(ACCOUNT_OF_DOCUMENT)} = ${accountId}`;
-const owned = (accountId: string, id: string | null) =>
-  (isDocumentId(id) ? and(eq(documents.id, id), ofAccount(accountId)) : sql`false`);
+const owned = (accountId: string, id: string | null) => (isDocumentId(id) ? and(eq(documents.id, id), ofAccount(accountId)) : sql`false`);
 const active = isNull(documents.deletedAt);
 const deleted = isNotNull(documents.deletedAt);
 
@@ -76,12 +98,19 @@ export const documentsRepository = (db: Db) => ({
   /** An active document by id alone, whatever its account: for signed links, which carry no key. */
   async findActiveById(id: string): Promise<DocumentRow | undefined> {
     if (id.includes("\u0000")) return undefined;
-    const [row] = await db.select().from(documents).where(and(eq(documents.id, id), active));
+    const [row] = await db
+      .select()
+      .from(documents)
+      .where(and(eq(documents.id, id), active));
     return row;
   },
 
   async lockActive(tx: Tx, accountId: string, id: string): Promise<DocumentRow | undefined> {
-    const [row] = await tx.select().from(documents).where(and(owned(accountId, id), active)).for("update");
+    const [row] = await tx
+      .select()
+      .from(documents)
+      .where(and(owned(accountId, id), active))
+      .for("update");
     return row;
   },
 
@@ -99,8 +128,18 @@ export const documentsRepository = (db: Db) => ({
     const size = document.fileSize;
     const folderPaths = document.folder ? folderAndAncestors(document.folder) : [];
     const [row] = await run<{ document: Record<string, unknown> | null; max_document_bytes: number | null }>(db, CREATE, [
-      document.accountId, size, document.createdAt, textArray(folderPaths), document.id, document.name, document.description,
-      textArray(document.tags), document.folder, document.contentHash, document.contentKey, document.updatedAt,
+      document.accountId,
+      size,
+      document.createdAt,
+      textArray(folderPaths),
+      document.id,
+      document.name,
+      document.description,
+      textArray(document.tags),
+      document.folder,
+      document.contentHash,
+      document.contentKey,
+      document.updatedAt,
     ]);
     if (row.document) return { outcome: "stored", document: documentFromJson(row.document) };
     return { outcome: row.max_document_bytes !== null && size > row.max_document_bytes ? "document_too_large" : "storage_limit_exceeded" };
@@ -113,10 +152,23 @@ export const documentsRepository = (db: Db) => ({
    */
   async newVersion(input: NewVersionInput, executor: Executor = db): Promise<NewVersionOutcome> {
     if (!isDocumentId(input.documentId)) return { outcome: "not_found" };
-    const params = [input.accountId, input.documentId, input.acceptedHashes === null ? null : textArray(input.acceptedHashes), input.size, input.hash, input.key, input.now];
+    const params = [
+      input.accountId,
+      input.documentId,
+      input.acceptedHashes === null ? null : textArray(input.acceptedHashes),
+      input.size,
+      input.hash,
+      input.key,
+      input.now,
+    ];
     const [row] = await executor.execute<{ result: Record<string, unknown> }>(boundStatement(NEW_VERSION, params));
     const result = row.result;
-    if (result.outcome === "stored") return { outcome: "stored", document: documentFromJson(result.document as Record<string, unknown>), released: result.released as string[] };
+    if (result.outcome === "stored")
+      return {
+        outcome: "stored",
+        document: documentFromJson(result.document as Record<string, unknown>),
+        released: result.released as string[],
+      };
     return result as NewVersionOutcome;
   },
 
@@ -127,24 +179,45 @@ export const documentsRepository = (db: Db) => ({
   },
 
   async update(tx: Tx, id: string, changes: Partial<NewDocument>): Promise<DocumentRow> {
-    const [row] = await tx.update(documents).set({ ...changes, revision: sql`${documents.revision} + 1` }).where(eq(documents.id, id)).returning();
+    const [row] = await tx
+      .update(documents)
+      .set({ ...changes, revision: sql`${documents.revision} + 1` })
+      .where(eq(documents.id, id))
+      .returning();
     return row;
   },
 
   /** Newest first, `limit` versions older than `before`. */
   async versions(documentId: string, options: { before?: number; limit: number }): Promise<DocumentVersionRow[]> {
-    const conditions = [eq(documentVersions.documentId, documentId), ...(options.before !== undefined ? [lt(documentVersions.version, options.before)] : [])];
-    return db.select().from(documentVersions).where(and(...conditions)).orderBy(desc(documentVersions.version)).limit(options.limit);
+    const conditions = [
+      eq(documentVersions.documentId, documentId),
+      ...(options.before !== undefined ? [lt(documentVersions.version, options.before)] : []),
+    ];
+    return db
+      .select()
+      .from(documentVersions)
+      .where(and(...conditions))
+      .orderBy(desc(documentVersions.version))
+      .limit(options.limit);
   },
 
   async version(documentId: string, version: number): Promise<DocumentVersionRow | undefined> {
-    const [row] = await db.select().from(documentVersions).where(and(eq(documentVersions.documentId, documentId), eq(documentVersions.version, version)));
+    const [row] = await db
+      .select()
+      .from(documentVersions)
+      .where(and(eq(documentVersions.documentId, documentId), eq(documentVersions.version, version)));
     return row;
   },
 
   async restore(accountId: string, id: string): Promise<DocumentRow | undefined> {
-    const [row] = await db.update(documents)
-      .set({ deletedAt: null, purgeAt: null, revision: sql`${documents.revision} + 1`, linkGeneration: sql`${documents.linkGeneration} + 1` })
+    const [row] = await db
+      .update(documents)
+      .set({
+        deletedAt: null,
+        purgeAt: null,
+        revision: sql`${documents.revision} + 1`,
+        linkGeneration: sql`${documents.linkGeneration} + 1`,
+      })
       .where(and(owned(accountId, id), deleted))
       .returning();
     return row;
@@ -152,14 +225,26 @@ export const documentsRepository = (db: Db) => ({
 
   /** Deletes a soft-deleted document with every version and releases their bytes; returns their content keys. */
   async purge(tx: Tx, accountId: string, id: string): Promise<string[] | undefined> {
-    const [row] = await tx.select({ id: documents.id }).from(documents).where(and(owned(accountId, id), deleted)).for("update");
+    const [row] = await tx
+      .select({ id: documents.id })
+      .from(documents)
+      .where(and(owned(accountId, id), deleted))
+      .for("update");
     if (!row) return undefined;
-    const versions = await tx.delete(documentVersions).where(eq(documentVersions.documentId, id)).returning({ size: documentVersions.fileSize, contentKey: documentVersions.contentKey });
+    const versions = await tx
+      .delete(documentVersions)
+      .where(eq(documentVersions.documentId, id))
+      .returning({ size: documentVersions.fileSize, contentKey: documentVersions.contentKey });
     const [document] = await tx.delete(documents).where(eq(documents.id, id)).returning({ contentKey: documents.contentKey });
     // kept Idempotency-Key answers that name the document may carry its content
-    await tx.delete(idempotencyKeys).where(and(eq(idempotencyKeys.accountId, accountId), sql`${idempotencyKeys.replayRequires}->'documentIds' ? ${id}`));
+    await tx
+      .delete(idempotencyKeys)
+      .where(and(eq(idempotencyKeys.accountId, accountId), sql`${idempotencyKeys.replayRequires}->'documentIds' ? ${id}`));
     const released = versions.reduce((sum, version) => sum + version.size, 0);
-    await tx.update(accounts).set({ storageUsedBytes: sql`${accounts.storageUsedBytes} - ${released}` }).where(eq(accounts.id, accountId));
+    await tx
+      .update(accounts)
+      .set({ storageUsedBytes: sql`${accounts.storageUsedBytes} - ${released}` })
+      .where(eq(accounts.id, accountId));
     return [...new Set([document.contentKey, ...versions.map((version) => version.contentKey)])];
   },
 
@@ -174,8 +259,16 @@ export const documentsRepository = (db: Db) => ({
   },
 
   /** Newest first (the listing), or oldest first (an export, so that an import recreates them in order). */
-  async list(accountId: string, options: { deleted: boolean; folder?: string; after?: CursorPosition; limit: number; oldestFirst?: boolean }): Promise<DocumentRow[]> {
-    const shape = { deleted: options.deleted, folder: options.folder !== undefined, after: options.after !== undefined, oldestFirst: options.oldestFirst === true };
+  async list(
+    accountId: string,
+    options: { deleted: boolean; folder?: string; after?: CursorPosition; limit: number; oldestFirst?: boolean },
+  ): Promise<DocumentRow[]> {
+    const shape = {
+      deleted: options.deleted,
+      folder: options.folder !== undefined,
+      after: options.after !== undefined,
+      oldestFirst: options.oldestFirst === true,
+    };
     const params: unknown[] = [accountId, options.limit];
     if (options.folder !== undefined) params.push(options.folder);
     if (options.after) params.push(options.after.createdAt, options.after.id);
@@ -184,7 +277,8 @@ export const documentsRepository = (db: Db) => ({
 
   /** The account's folders with their counts, kept by a trigger (see folders.documentCount): no document is read. */
   async folders(accountId: string): Promise<{ path: string; documentCount: number; createdAt: number }[]> {
-    return db.select({ path: folders.path, documentCount: folders.documentCount, createdAt: folders.createdAt })
+    return db
+      .select({ path: folders.path, documentCount: folders.documentCount, createdAt: folders.createdAt })
       .from(folders)
       .where(eq(folders.accountId, accountId))
       .orderBy(folders.path);
@@ -194,7 +288,10 @@ export const documentsRepository = (db: Db) => ({
   async referencedKeys(keys: string[]): Promise<Set<string>> {
     if (keys.length === 0) return new Set();
     const current = await db.select({ key: documents.contentKey }).from(documents).where(inArray(documents.contentKey, keys));
-    const kept = await db.select({ key: documentVersions.contentKey }).from(documentVersions).where(inArray(documentVersions.contentKey, keys));
+    const kept = await db
+      .select({ key: documentVersions.contentKey })
+      .from(documentVersions)
+      .where(inArray(documentVersions.contentKey, keys));
     return new Set([...current, ...kept].map((row) => row.key));
   },
 });

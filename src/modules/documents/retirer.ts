@@ -4,7 +4,7 @@
  * (the response body is read lazily), hence the delay. The bound on removals in flight is what keeps a
  * burst of replaces from turning, one delay later, into as many concurrent deletes against the store:
  * on S3 those took every connection to the bucket and starved downloads and writes (bench/README.md,
- * "The storage section's stalled S3 downloads").
+ * Storage).
  */
 import type { ContentStore } from "../../storage/content-store";
 
@@ -31,7 +31,10 @@ export class ContentRetirer {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private readonly now: () => number;
 
-  constructor(private readonly store: ContentStore, private readonly options: RetirerOptions = RETIRER_DEFAULTS) {
+  constructor(
+    private readonly store: ContentStore,
+    private readonly options: RetirerOptions = RETIRER_DEFAULTS,
+  ) {
     this.now = options.now ?? Date.now;
   }
 
@@ -51,17 +54,23 @@ export class ContentRetirer {
     while (this.inFlight < this.options.concurrency && this.head < this.waiting.length && this.waiting[this.head].dueAt <= this.now()) {
       const { key } = this.waiting[this.head++];
       this.inFlight++;
-      void this.store.remove(key).catch(() => {}).finally(() => {
-        this.inFlight--;
-        this.pump();
-      });
+      void this.store
+        .remove(key)
+        .catch(() => {})
+        .finally(() => {
+          this.inFlight--;
+          this.pump();
+        });
     }
     this.compact();
     if (this.timer || this.inFlight >= this.options.concurrency || this.head === this.waiting.length) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.pump();
-    }, Math.max(0, this.waiting[this.head].dueAt - this.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.pump();
+      },
+      Math.max(0, this.waiting[this.head].dueAt - this.now()),
+    );
     this.timer.unref?.();
   }
 

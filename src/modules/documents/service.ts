@@ -11,7 +11,14 @@ import type { ContentStore, OpenedContent, StoredContent } from "../../storage/c
 import { decodeCursor, pageOf } from "./cursor";
 import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
 import { memberValueSpan } from "../../core/json/span";
-import { documentsRepository, type AccountLimitsRow, type DocumentsRepository, type Executor, type QuotaRefusal, type Tx } from "./repository";
+import {
+  documentsRepository,
+  type AccountLimitsRow,
+  type DocumentsRepository,
+  type Executor,
+  type QuotaRefusal,
+  type Tx,
+} from "./repository";
 import type { PatchJob } from "../../core/json/patch";
 import { ContentRetirer } from "./retirer";
 import { normalizeFolder, normalizeMetadata, type MetadataInput } from "../../core/metadata";
@@ -27,8 +34,21 @@ export interface DocumentsDeps {
   patchWorker?: (job: PatchJob) => Promise<Uint8Array>;
 }
 
-export function documentsDeps(options: { db: Parameters<typeof documentsRepository>[0]; store: ContentStore; now?: () => number; purgeAfterMs: number; patchWorker?: DocumentsDeps["patchWorker"] }): DocumentsDeps {
-  return { repository: documentsRepository(options.db), store: options.store, retirer: new ContentRetirer(options.store), now: options.now ?? Date.now, purgeAfterMs: options.purgeAfterMs, patchWorker: options.patchWorker };
+export function documentsDeps(options: {
+  db: Parameters<typeof documentsRepository>[0];
+  store: ContentStore;
+  now?: () => number;
+  purgeAfterMs: number;
+  patchWorker?: DocumentsDeps["patchWorker"];
+}): DocumentsDeps {
+  return {
+    repository: documentsRepository(options.db),
+    store: options.store,
+    retirer: new ContentRetirer(options.store),
+    now: options.now ?? Date.now,
+    purgeAfterMs: options.purgeAfterMs,
+    patchWorker: options.patchWorker,
+  };
 }
 
 export const documentView = (row: DocumentRow) => ({
@@ -68,14 +88,18 @@ const CHECK_BEFORE_WRITING_ABOVE = 64 * 1024;
  * new version of an existing document, the versions it would push out count as released.
  */
 async function precheckQuota(deps: DocumentsDeps, accountId: string, size: number, replacing?: DocumentRow): Promise<void> {
-  checkQuota(await deps.repository.limits(accountId, replacing && { documentId: replacing.id, version: replacing.contentVersion + 1 }), size);
+  checkQuota(
+    await deps.repository.limits(accountId, replacing && { documentId: replacing.id, version: replacing.contentVersion + 1 }),
+    size,
+  );
 }
 
 function checkQuota(limits: AccountLimitsRow | undefined, size: number): void {
   if (!limits) return;
   const delta = size - limits.droppableBytes;
   if (limits.maxDocumentBytes !== null && size > limits.maxDocumentBytes) throw quotaError("document_too_large", size);
-  if (delta > 0 && limits.storageLimitBytes !== null && limits.storageUsedBytes + delta > limits.storageLimitBytes) throw quotaError("storage_limit_exceeded", size);
+  if (delta > 0 && limits.storageLimitBytes !== null && limits.storageUsedBytes + delta > limits.storageLimitBytes)
+    throw quotaError("storage_limit_exceeded", size);
 }
 
 /**
@@ -121,7 +145,12 @@ function contentBytesOf(input: CreateInput, rawBody: Uint8Array | undefined): Ui
   return span ?? encoder.encode(JSON.stringify(input.content));
 }
 
-export async function createDocument(deps: DocumentsDeps, accountId: string, input: CreateInput, rawBody: Uint8Array | undefined): Promise<DocumentRow> {
+export async function createDocument(
+  deps: DocumentsDeps,
+  accountId: string,
+  input: CreateInput,
+  rawBody: Uint8Array | undefined,
+): Promise<DocumentRow> {
   const errors: FieldError[] = [];
   const metadata = normalizeMetadata({ name: input.name, description: input.description, tags: input.tags, folder: input.folder }, errors);
   const bytes = contentBytesOf(input, rawBody);
@@ -156,7 +185,11 @@ export async function getDocument(deps: DocumentsDeps, accountId: string, id: st
  * The row and its content. Should a content update have replaced the file between reading the row and
  * finding the file, the row is read again.
  */
-export async function openContent(deps: DocumentsDeps, accountId: string, id: string): Promise<{ row: DocumentRow; content: OpenedContent }> {
+export async function openContent(
+  deps: DocumentsDeps,
+  accountId: string,
+  id: string,
+): Promise<{ row: DocumentRow; content: OpenedContent }> {
   let key = "";
   for (let attempt = 0; attempt < 5; attempt++) {
     const row = await getDocument(deps, accountId, id);
@@ -173,7 +206,15 @@ export interface Preconditions {
 }
 
 /** Locks the active row, checks If-Match against the given ETag, then runs the change. */
-async function underLock<T>(tx: Tx, deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, etagOf: (row: DocumentRow) => string, change: (row: DocumentRow) => Promise<T>): Promise<T> {
+async function underLock<T>(
+  tx: Tx,
+  deps: DocumentsDeps,
+  accountId: string,
+  id: string,
+  preconditions: Preconditions,
+  etagOf: (row: DocumentRow) => string,
+  change: (row: DocumentRow) => Promise<T>,
+): Promise<T> {
   const row = await deps.repository.lockActive(tx, accountId, id);
   if (!row) throw documentNotFound(id);
   const current = etagOf(row);
@@ -192,14 +233,21 @@ export function metadataUpdateOf(body: unknown): MetadataInput {
   return body as MetadataInput;
 }
 
-export async function updateMetadata(deps: DocumentsDeps, accountId: string, id: string, input: MetadataInput, preconditions: Preconditions): Promise<DocumentRow> {
+export async function updateMetadata(
+  deps: DocumentsDeps,
+  accountId: string,
+  id: string,
+  input: MetadataInput,
+  preconditions: Preconditions,
+): Promise<DocumentRow> {
   const metadata = normalizeMetadata(metadataUpdateOf(input));
   return deps.repository.transaction((tx) =>
     underLock(tx, deps, accountId, id, preconditions, rowMetadataETag, async () => {
       const now = deps.now();
       await deps.repository.ensureFolder(tx, accountId, metadata.folder, now);
       return deps.repository.update(tx, id, { ...metadata, updatedAt: now });
-    }));
+    }),
+  );
 }
 
 /** The raw body of a content update: not empty, and JSON. */
@@ -216,8 +264,18 @@ export function contentBodyOf(bytes: Uint8Array | CheckedJson): Uint8Array {
  * against the content as it is then, the storage reservation, the versions pushed past maxVersions
  * dropped). Returns the row and the content keys no longer referenced once this commits.
  */
-async function adoptVersion(deps: DocumentsDeps, executor: Executor | undefined, accountId: string, id: string, stored: StoredContent, acceptedHashes: string[] | null): Promise<{ row: DocumentRow; released: string[] }> {
-  const result = await deps.repository.newVersion({ accountId, documentId: id, acceptedHashes, size: stored.size, hash: stored.hash, key: stored.key, now: deps.now() }, executor);
+async function adoptVersion(
+  deps: DocumentsDeps,
+  executor: Executor | undefined,
+  accountId: string,
+  id: string,
+  stored: StoredContent,
+  acceptedHashes: string[] | null,
+): Promise<{ row: DocumentRow; released: string[] }> {
+  const result = await deps.repository.newVersion(
+    { accountId, documentId: id, acceptedHashes, size: stored.size, hash: stored.hash, key: stored.key, now: deps.now() },
+    executor,
+  );
   switch (result.outcome) {
     case "stored":
       return { row: result.document, released: result.released };
@@ -235,13 +293,21 @@ async function adoptVersion(deps: DocumentsDeps, executor: Executor | undefined,
  * replace, a restored version, a saved utility output. The bytes are written before the statement that
  * adopts them, so no lock is held while they reach the disk.
  */
-export async function storeNewVersion(deps: DocumentsDeps, accountId: string, id: string, bytes: Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
+export async function storeNewVersion(
+  deps: DocumentsDeps,
+  accountId: string,
+  id: string,
+  bytes: Uint8Array,
+  preconditions: Preconditions,
+): Promise<DocumentRow> {
   if (bytes.byteLength > CHECK_BEFORE_WRITING_ABOVE) {
     const before = await getDocument(deps, accountId, id);
     if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
     await precheckQuota(deps, accountId, bytes.byteLength, before);
   }
-  const { row, released } = await withStoredContent(deps, bytes, (stored) => adoptVersion(deps, undefined, accountId, id, stored, ifMatchContentHashes(preconditions.ifMatch)));
+  const { row, released } = await withStoredContent(deps, bytes, (stored) =>
+    adoptVersion(deps, undefined, accountId, id, stored, ifMatchContentHashes(preconditions.ifMatch)),
+  );
   for (const key of released) deps.retirer.retire(key);
   return row;
 }
@@ -252,14 +318,21 @@ export async function storeNewVersion(deps: DocumentsDeps, accountId: string, id
  * gets the account's maximum document size (null: none) to build within; the quotas are checked on its
  * result before anything is written.
  */
-export async function deriveNewVersion(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions, derive: (current: Uint8Array, maxDocumentBytes: number | null) => Uint8Array | Promise<Uint8Array>): Promise<DocumentRow> {
+export async function deriveNewVersion(
+  deps: DocumentsDeps,
+  accountId: string,
+  id: string,
+  preconditions: Preconditions,
+  derive: (current: Uint8Array, maxDocumentBytes: number | null) => Uint8Array | Promise<Uint8Array>,
+): Promise<DocumentRow> {
   const { row, released } = await deps.repository.transaction((tx) =>
     underLock(tx, deps, accountId, id, preconditions, rowContentETag, async (current) => {
       const limits = await deps.repository.limits(accountId, { documentId: id, version: current.contentVersion + 1 });
       const bytes = await derive(await readContent(deps, current.contentKey), limits?.maxDocumentBytes ?? null);
       checkQuota(limits, bytes.byteLength);
       return withStoredContent(deps, bytes, (stored) => adoptVersion(deps, tx, accountId, id, stored, null));
-    }));
+    }),
+  );
   for (const key of released) deps.retirer.retire(key);
   return row;
 }
@@ -270,7 +343,13 @@ async function readContent(deps: DocumentsDeps, key: string): Promise<Uint8Array
   return new Uint8Array(await content.body.arrayBuffer());
 }
 
-export async function replaceContent(deps: DocumentsDeps, accountId: string, id: string, body: Uint8Array | CheckedJson, preconditions: Preconditions): Promise<DocumentRow> {
+export async function replaceContent(
+  deps: DocumentsDeps,
+  accountId: string,
+  id: string,
+  body: Uint8Array | CheckedJson,
+  preconditions: Preconditions,
+): Promise<DocumentRow> {
   let bytes: Uint8Array;
   try {
     bytes = contentBodyOf(body);
@@ -286,7 +365,8 @@ export async function softDelete(deps: DocumentsDeps, accountId: string, id: str
     underLock(tx, deps, accountId, id, preconditions, rowMetadataETag, () => {
       const now = deps.now();
       return deps.repository.update(tx, id, { deletedAt: now, purgeAt: now + deps.purgeAfterMs });
-    }));
+    }),
+  );
 }
 
 export async function purgeDocument(deps: DocumentsDeps, accountId: string, id: string): Promise<void> {
@@ -328,12 +408,16 @@ export interface ListOptions {
 /** The `folder` query parameter of a listing or an export: a normalised path, or undefined for any folder. */
 export function folderFilter(raw: string | undefined): string | undefined {
   const errors: FieldError[] = [];
-  const folder = raw === undefined ? undefined : normalizeFolder(raw, errors, "/folder") ?? undefined;
+  const folder = raw === undefined ? undefined : (normalizeFolder(raw, errors, "/folder") ?? undefined);
   if (errors.length > 0) throw validationError(errors.map((error) => ({ ...error, message: `${error.message} (query parameter folder)` })));
   return folder;
 }
 
-export async function listDocuments(deps: DocumentsDeps, accountId: string, options: ListOptions): Promise<{ documents: DocumentRow[]; nextCursor: string | null }> {
+export async function listDocuments(
+  deps: DocumentsDeps,
+  accountId: string,
+  options: ListOptions,
+): Promise<{ documents: DocumentRow[]; nextCursor: string | null }> {
   const folder = folderFilter(options.folder);
   const after = options.cursor === undefined ? undefined : decodeCursor(accountId, options.cursor);
   const rows = await deps.repository.list(accountId, { deleted: options.deleted, folder, after, limit: options.limit + 1 });

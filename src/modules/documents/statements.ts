@@ -54,7 +54,8 @@ export function pageStatement(shape: PageShape): string {
     const folder = shape.folder ? ` and folder = $${next++}` : "";
     const after = shape.after ? ` and (created_at, id) ${shape.oldestFirst ? ">" : "<"} ($${next++}, $${next++})` : "";
     const order = shape.oldestFirst ? "asc" : "desc";
-    text = `select ${DOCUMENT_ROW} from documents where account_id = $1 and deleted_at ${shape.deleted ? "is not null" : "is null"}` +
+    text =
+      `select ${DOCUMENT_ROW} from documents where account_id = $1 and deleted_at ${shape.deleted ? "is not null" : "is null"}` +
       `${folder}${after} order by created_at ${order}, id ${order} limit $2`;
     pages.set(name, text);
   }

@@ -77,7 +77,10 @@ export async function sweepOrphans(deps: SweepDeps, graceMs = ORPHAN_GRACE_MS): 
  * The orphan sweep of a cluster node. Lock: the session-level advisory lock LOCKS.orphanSweep, tried
  * without waiting; resolves to undefined when another node is sweeping (it lists the same store).
  */
-export function sweepOrphansOnce(deps: SweepDeps & { database: Pick<Database, "sql"> }, graceMs = ORPHAN_GRACE_MS): Promise<number | undefined> {
+export function sweepOrphansOnce(
+  deps: SweepDeps & { database: Pick<Database, "sql"> },
+  graceMs = ORPHAN_GRACE_MS,
+): Promise<number | undefined> {
   return withTryAdvisoryLock(deps.database.sql, LOCKS.orphanSweep, () => sweepOrphans(deps, graceMs));
 }
 
@@ -85,7 +88,9 @@ export function sweepOrphansOnce(deps: SweepDeps & { database: Pick<Database, "s
  * Runs both sweeps at once and then periodically (purges every `intervalMs`, orphans at most once per
  * grace period); stop() waits for a sweep in progress.
  */
-export function startSweepers(deps: SweepDeps & { database: Pick<Database, "sql">; logger: Logger; intervalMs: number; metrics?: Pick<Metrics, "observeSweep"> }): { stop(): Promise<void> } {
+export function startSweepers(
+  deps: SweepDeps & { database: Pick<Database, "sql">; logger: Logger; intervalMs: number; metrics?: Pick<Metrics, "observeSweep"> },
+): { stop(): Promise<void> } {
   let running: Promise<void> | undefined;
   let lastOrphanSweep = -Infinity;
   const tick = async () => {
@@ -108,7 +113,9 @@ export function startSweepers(deps: SweepDeps & { database: Pick<Database, "sql"
     }
   };
   const schedule = () => {
-    running ??= tick().finally(() => { running = undefined; });
+    running ??= tick().finally(() => {
+      running = undefined;
+    });
   };
   schedule();
   const timer = setInterval(schedule, deps.intervalMs);

@@ -17,7 +17,8 @@ import type { CursorPosition } from "./cursor";
 import { createDocument, documentView, folderFilter, type CreateInput, type DocumentsDeps } from "./service";
 
 const EXPORT_BATCH = 100;
-const LF = 0x0a, CR = 0x0d;
+const LF = 0x0a,
+  CR = 0x0d;
 const encoder = new TextEncoder();
 
 export interface ExportOptions {
@@ -29,7 +30,13 @@ export interface ExportOptions {
 async function* exportedRows(deps: DocumentsDeps, accountId: string, options: ExportOptions): AsyncGenerator<DocumentRow> {
   let after: CursorPosition | undefined;
   for (;;) {
-    const rows = await deps.repository.list(accountId, { deleted: options.deleted, folder: options.folder, after, limit: EXPORT_BATCH, oldestFirst: true });
+    const rows = await deps.repository.list(accountId, {
+      deleted: options.deleted,
+      folder: options.folder,
+      after,
+      limit: EXPORT_BATCH,
+      oldestFirst: true,
+    });
     yield* rows;
     if (rows.length < EXPORT_BATCH) return;
     const last = rows[rows.length - 1];
@@ -41,7 +48,12 @@ async function* exportedRows(deps: DocumentsDeps, accountId: string, options: Ex
  * The content of a row as a Blob; a content update that replaced the file since the row was read is
  * followed; a document purged (or deleted) meanwhile is left out.
  */
-async function contentOf(deps: DocumentsDeps, accountId: string, row: DocumentRow, deleted: boolean): Promise<{ row: DocumentRow; content: Blob } | undefined> {
+async function contentOf(
+  deps: DocumentsDeps,
+  accountId: string,
+  row: DocumentRow,
+  deleted: boolean,
+): Promise<{ row: DocumentRow; content: Blob } | undefined> {
   let current: DocumentRow | undefined = row;
   for (let attempt = 0; attempt < 5 && current; attempt++) {
     const opened = await deps.store.open(current.contentKey);
@@ -103,16 +115,19 @@ const stringBody = (text: string) => JSON.stringify(text).slice(1, -1);
 /** GET /api/v1/export: the NDJSON stream (errors in the options are thrown before it starts). */
 export function exportDocuments(deps: DocumentsDeps, accountId: string, options: ExportOptions): ReadableStream<Uint8Array> {
   const chunks = exportChunks(deps, accountId, { folder: folderFilter(options.folder), deleted: options.deleted });
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await chunks.next();
-      if (next.done) controller.close();
-      else controller.enqueue(next.value);
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await chunks.next();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      async cancel() {
+        await chunks.return(undefined);
+      },
     },
-    async cancel() {
-      await chunks.return(undefined);
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 }
 
 type Line = { number: number; bytes: Uint8Array } | { number: number; tooLong: true };
@@ -170,17 +185,23 @@ function createInputOf(bytes: Uint8Array): CreateInput {
   const parsed = parseJsonBytes(bytes);
   if (!parsed.ok) throw new HttpError(400, "malformed_json", parsed.message);
   const line = parsed.value;
-  if (!isObject(line)) throw validationError([{ path: "", message: 'each line must be a JSON object {"document": {...}, "content": ...}' }]);
+  if (!isObject(line))
+    throw validationError([{ path: "", message: 'each line must be a JSON object {"document": {...}, "content": ...}' }]);
   const document = line.document;
   if (!isObject(document)) throw validationError([{ path: "/document", message: "required: an object with at least name" }]);
   const errors: FieldError[] = [];
   const input: Record<string, unknown> = {};
   for (const field of METADATA_FIELDS) if (document[field] !== undefined) input[field] = document[field];
-  if (typeof input.name !== "string") errors.push({ path: "/document/name", message: input.name === undefined ? "required field is missing" : "must be a string" });
-  if (input.description !== undefined && input.description !== null && typeof input.description !== "string") errors.push({ path: "/document/description", message: "must be a string" });
-  if (input.tags !== undefined && !(Array.isArray(input.tags) && input.tags.every((tag) => typeof tag === "string"))) errors.push({ path: "/document/tags", message: "must be an array of strings" });
-  if (input.folder !== undefined && input.folder !== null && typeof input.folder !== "string") errors.push({ path: "/document/folder", message: "must be a string or null" });
-  if (line.contentText !== undefined && typeof line.contentText !== "string") errors.push({ path: "/contentText", message: "must be a string" });
+  if (typeof input.name !== "string")
+    errors.push({ path: "/document/name", message: input.name === undefined ? "required field is missing" : "must be a string" });
+  if (input.description !== undefined && input.description !== null && typeof input.description !== "string")
+    errors.push({ path: "/document/description", message: "must be a string" });
+  if (input.tags !== undefined && !(Array.isArray(input.tags) && input.tags.every((tag) => typeof tag === "string")))
+    errors.push({ path: "/document/tags", message: "must be an array of strings" });
+  if (input.folder !== undefined && input.folder !== null && typeof input.folder !== "string")
+    errors.push({ path: "/document/folder", message: "must be a string or null" });
+  if (line.contentText !== undefined && typeof line.contentText !== "string")
+    errors.push({ path: "/contentText", message: "must be a string" });
   if (errors.length > 0) throw validationError(errors);
   if ("content" in line) input.content = line.content;
   if (line.contentText !== undefined) input.contentText = line.contentText;
@@ -204,18 +225,26 @@ async function importLine(deps: DocumentsDeps, accountId: string, line: Line, ma
  * POST /api/v1/import: creates one document per line, in order, and streams one result line per
  * input line; a bad line gets its error and the next one goes on.
  */
-export function importDocuments(deps: DocumentsDeps, accountId: string, body: ReadableStream<Uint8Array> | null, maxLineBytes: number): ReadableStream<Uint8Array> {
+export function importDocuments(
+  deps: DocumentsDeps,
+  accountId: string,
+  body: ReadableStream<Uint8Array> | null,
+  maxLineBytes: number,
+): ReadableStream<Uint8Array> {
   const lines = ndjsonLines(body ?? emptyStream(), maxLineBytes);
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await lines.next();
-      if (next.done) return controller.close();
-      controller.enqueue(encoder.encode(JSON.stringify(await importLine(deps, accountId, next.value, maxLineBytes)) + "\n"));
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await lines.next();
+        if (next.done) return controller.close();
+        controller.enqueue(encoder.encode(JSON.stringify(await importLine(deps, accountId, next.value, maxLineBytes)) + "\n"));
+      },
+      async cancel() {
+        await lines.return(undefined);
+      },
     },
-    async cancel() {
-      await lines.return(undefined);
-    },
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
 }
 
 async function* emptyStream(): AsyncGenerator<Uint8Array> {}

@@ -9,7 +9,17 @@ import { HttpError, notFound } from "../../core/errors";
 import { decodeVersionCursor, encodeVersionCursor } from "./cursor";
 import { contentETag } from "./etag";
 import {
-  INLINE_PATCH_MAX_BYTES, INLINE_WORK, JSON_PATCH, MERGE_PATCH, PatchError, PatchNeedsWorker, applyPatch, patchProblemOf, patchResultLimit, readPatch, type PatchFormat,
+  INLINE_PATCH_MAX_BYTES,
+  INLINE_WORK,
+  JSON_PATCH,
+  MERGE_PATCH,
+  PatchError,
+  PatchNeedsWorker,
+  applyPatch,
+  patchProblemOf,
+  patchResultLimit,
+  readPatch,
+  type PatchFormat,
 } from "../../core/json/patch";
 import { deriveNewVersion, getDocument, storeNewVersion, type DocumentsDeps, type Preconditions } from "./service";
 
@@ -28,7 +38,12 @@ function versionNumber(id: string, raw: string): number {
   return Number(raw);
 }
 
-export async function listVersions(deps: DocumentsDeps, accountId: string, id: string, options: { limit: number; cursor?: string }): Promise<{ versions: DocumentVersionRow[]; nextCursor: string | null }> {
+export async function listVersions(
+  deps: DocumentsDeps,
+  accountId: string,
+  id: string,
+  options: { limit: number; cursor?: string },
+): Promise<{ versions: DocumentVersionRow[]; nextCursor: string | null }> {
   await getDocument(deps, accountId, id);
   const before = options.cursor === undefined ? undefined : decodeVersionCursor(accountId, id, options.cursor);
   const rows = await deps.repository.versions(id, { before, limit: options.limit + 1 });
@@ -37,7 +52,12 @@ export async function listVersions(deps: DocumentsDeps, accountId: string, id: s
   return { versions: page, nextCursor: rows.length > options.limit && last ? encodeVersionCursor(accountId, id, last.version) : null };
 }
 
-export async function findVersion(deps: DocumentsDeps, accountId: string, id: string, rawVersion: string): Promise<{ document: DocumentRow; version: DocumentVersionRow }> {
+export async function findVersion(
+  deps: DocumentsDeps,
+  accountId: string,
+  id: string,
+  rawVersion: string,
+): Promise<{ document: DocumentRow; version: DocumentVersionRow }> {
   const document = await getDocument(deps, accountId, id);
   const version = await deps.repository.version(id, versionNumber(id, rawVersion));
   if (!version) throw versionNotFound(id, rawVersion);
@@ -48,15 +68,27 @@ export async function findVersion(deps: DocumentsDeps, accountId: string, id: st
  * A kept version's content. A version dropped between finding its row and opening its file is simply
  * gone (404); a kept version without its file is a fault of the store (500).
  */
-export async function openVersionContent(deps: DocumentsDeps, id: string, rawVersion: string, version: DocumentVersionRow): Promise<OpenedContent> {
+export async function openVersionContent(
+  deps: DocumentsDeps,
+  id: string,
+  rawVersion: string,
+  version: DocumentVersionRow,
+): Promise<OpenedContent> {
   const content = await deps.store.open(version.contentKey);
   if (content) return content;
-  if (await deps.repository.version(id, version.version)) throw new Error(`content of version ${version.version} of document ${id} is missing from the content store`);
+  if (await deps.repository.version(id, version.version))
+    throw new Error(`content of version ${version.version} of document ${id} is missing from the content store`);
   throw versionNotFound(id, rawVersion);
 }
 
 /** A new version holding a copy of an old one's bytes; history is never rewritten. */
-export async function restoreVersion(deps: DocumentsDeps, accountId: string, id: string, rawVersion: string, preconditions: Preconditions): Promise<DocumentRow> {
+export async function restoreVersion(
+  deps: DocumentsDeps,
+  accountId: string,
+  id: string,
+  rawVersion: string,
+  preconditions: Preconditions,
+): Promise<DocumentRow> {
   const { document, version } = await findVersion(deps, accountId, id, rawVersion);
   const content = await openVersionContent(deps, id, rawVersion, version);
   return storeNewVersion(deps, accountId, document.id, new Uint8Array(await content.body.arrayBuffer()), preconditions);
@@ -66,7 +98,11 @@ export async function restoreVersion(deps: DocumentsDeps, accountId: string, id:
 export function patchFormatOf(contentType: string | null): PatchFormat {
   const mediaType = contentType?.split(";")[0].trim().toLowerCase();
   if (mediaType === JSON_PATCH || mediaType === MERGE_PATCH) return mediaType;
-  throw new HttpError(415, "unsupported_media_type", `A patch must be sent as ${JSON_PATCH} (RFC 6902) or ${MERGE_PATCH} (RFC 7396)${mediaType ? `, not ${mediaType}` : "; the request has no Content-Type"}`);
+  throw new HttpError(
+    415,
+    "unsupported_media_type",
+    `A patch must be sent as ${JSON_PATCH} (RFC 6902) or ${MERGE_PATCH} (RFC 7396)${mediaType ? `, not ${mediaType}` : "; the request has no Content-Type"}`,
+  );
 }
 
 function asHttp<T>(work: () => T): T {
@@ -85,7 +121,14 @@ function asHttp<T>(work: () => T): T {
  * the quotas on the result (413). The main thread reads small patches and does a bounded share of the
  * work (patch.ts, INLINE_WORK); anything larger is read and applied in a worker, when the deps have one.
  */
-export async function patchContent(deps: DocumentsDeps, accountId: string, id: string, contentType: string | null, body: () => Uint8Array, preconditions: Preconditions): Promise<DocumentRow> {
+export async function patchContent(
+  deps: DocumentsDeps,
+  accountId: string,
+  id: string,
+  contentType: string | null,
+  body: () => Uint8Array,
+  preconditions: Preconditions,
+): Promise<DocumentRow> {
   await getDocument(deps, accountId, id);
   const format = patchFormatOf(contentType);
   const bytes = body();

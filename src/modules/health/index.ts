@@ -12,13 +12,27 @@ export const healthModule = (deps: { database: Database; contentStore: ContentSt
       response: { 200: t.Object({ success: t.Literal(true), status: t.String() }) },
       detail: operation({ operationId: "getHealth", summary: "The process serves" }),
     })
-    .get("/ready", async () => {
-      if (deps.draining?.()) throw new HttpError(503, "draining", "The node is shutting down; send requests to another node");
-      const [database, store] = await Promise.all([deps.database.ping(), deps.contentStore.probe().then(() => true, () => false)]);
-      if (!database) throw notReady("The database does not answer");
-      if (!store) throw notReady("The content store does not answer");
-      return { success: true as const, status: "ready" };
-    }, {
-      response: { 200: t.Object({ success: t.Literal(true), status: t.String() }) },
-      detail: operation({ operationId: "getReadiness", summary: "The database and the content store answer, and the node is not shutting down", errors: { 503: "not_ready: the database or the content store does not answer; draining: the node is shutting down (SIGTERM)" } }),
-    });
+    .get(
+      "/ready",
+      async () => {
+        if (deps.draining?.()) throw new HttpError(503, "draining", "The node is shutting down; send requests to another node");
+        const [database, store] = await Promise.all([
+          deps.database.ping(),
+          deps.contentStore.probe().then(
+            () => true,
+            () => false,
+          ),
+        ]);
+        if (!database) throw notReady("The database does not answer");
+        if (!store) throw notReady("The content store does not answer");
+        return { success: true as const, status: "ready" };
+      },
+      {
+        response: { 200: t.Object({ success: t.Literal(true), status: t.String() }) },
+        detail: operation({
+          operationId: "getReadiness",
+          summary: "The database and the content store answer, and the node is not shutting down",
+          errors: { 503: "not_ready: the database or the content store does not answer; draining: the node is shutting down (SIGTERM)" },
+        }),
+      },
+    );

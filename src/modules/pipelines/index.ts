@@ -6,10 +6,27 @@ import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
 import { operation } from "../../http/openapi";
 import { LIST_LIMIT_MAX, listLimit } from "../documents/service";
 import {
-  CreatePipelineBody, PipelineDeleted, PipelineListQuery, PipelineListResponse, PipelineParams, PipelineResponse,
-  PipelineRunResponse, RunPipelineBody, RunSavedPipelineBody, UpdatePipelineBody,
+  CreatePipelineBody,
+  PipelineDeleted,
+  PipelineListQuery,
+  PipelineListResponse,
+  PipelineParams,
+  PipelineResponse,
+  PipelineRunResponse,
+  RunPipelineBody,
+  RunSavedPipelineBody,
+  UpdatePipelineBody,
 } from "./model";
-import { createPipeline, deletePipeline, getPipeline, listPipelines, pipelineView, runPipeline, updatePipeline, type PipelinesDeps } from "./service";
+import {
+  createPipeline,
+  deletePipeline,
+  getPipeline,
+  listPipelines,
+  pipelineView,
+  runPipeline,
+  updatePipeline,
+  type PipelinesDeps,
+} from "./service";
 import type { ResponseBody } from "../utilities/service";
 
 /** The run routes, as Elysia names them: their bodies are read raw (inline inputs may go to a worker unparsed). */
@@ -31,105 +48,175 @@ const RUN_ERRORS = {
   413: "payload_too_large (the request plus the stored inputs), result_too_large (the steps would build more than UTILITY_MAX_OUTPUT_BYTES), document_too_large or storage_limit_exceeded (the saved output); every credit given back",
   503: "busy: every utility worker is busy and the queue is full; retry after Retry-After",
 };
-const RUN_DESCRIPTION = "Steps run in order, each step's output being the next step's primary, in one worker hop (inline when the inputs are small). Every step is checked (utility and config) before anything runs or any credit is taken; one credit per step, all given back if the run or its save fails.";
-const DEFINITION_ERRORS = { 400: "validation_failed, naming the field (steps by index: /steps/1/utility)", 413: "pipeline_too_large: a definition over 1 MiB" };
+const RUN_DESCRIPTION =
+  "Steps run in order, each step's output being the next step's primary, in one worker hop (inline when the inputs are small). Every step is checked (utility and config) before anything runs or any credit is taken; one credit per step, all given back if the run or its save fails.";
+const DEFINITION_ERRORS = {
+  400: "validation_failed, naming the field (steps by index: /steps/1/utility)",
+  413: "pipeline_too_large: a definition over 1 MiB",
+};
 
 export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempotency: IdempotencyHooks }) => {
   const accountOf = (principal: Principal | undefined) => requirePrincipal(principal).accountId;
 
   return new Elysia({ name: "kiln.pipelines", prefix: "/api/v1/pipelines", detail: { tags: ["Pipelines"] } })
     .use(deps.auth)
-    .post("/run", async ({ principal, body, request }) =>
-      jsonResponse(await runPipeline(deps, { principal: requirePrincipal(principal), bytes: rawBytes(body), signal: request.signal, onReplay: (needed) => requireOnReplay(request, needed) })), {
-      ...deps.idempotency,
-      // The output comes back as JSON text from the run (a Response, not re-validated); this types it.
-      response: { 200: PipelineRunResponse },
-      detail: operation({
-        operationId: "runPipeline",
-        summary: "Run a pipeline given in the request",
-        description: RUN_DESCRIPTION,
-        requestBody: { content: { "application/json": RunPipelineBody } },
-        errors: RUN_ERRORS,
-        idempotent: { success: 200 },
-      }),
-    })
-    .post("", async ({ principal, body, set }) => {
-      const row = await createPipeline(deps, accountOf(principal), body);
-      set.status = 201;
-      set.headers.Location = `/api/v1/pipelines/${row.id}`;
-      return { success: true as const, pipeline: pipelineView(row) };
-    }, {
-      body: CreatePipelineBody,
-      response: { 201: PipelineResponse },
-      detail: operation({
-        operationId: "createPipeline",
-        summary: "Save a pipeline",
-        description: "Every step is validated as for a run.",
-        errors: DEFINITION_ERRORS,
-        headers: { 201: ["Location"] },
-      }),
-    })
-    .get("", async ({ principal, query }) => {
-      const { pipelines, nextCursor } = await listPipelines(deps, accountOf(principal), { limit: listLimit(query.limit), cursor: query.cursor });
-      return { success: true as const, pipelines: pipelines.map(pipelineView), nextCursor };
-    }, {
-      query: PipelineListQuery,
-      response: { 200: PipelineListResponse },
-      detail: {
-        ...operation({
-          operationId: "listPipelines",
-          summary: "List saved pipelines",
-          description: "Newest first. Pass nextCursor as cursor for the next page; null means no more.",
-          errors: { 400: "validation_failed (limit, unknown query parameter) or invalid_cursor" },
+    .post(
+      "/run",
+      async ({ principal, body, request }) =>
+        jsonResponse(
+          await runPipeline(deps, {
+            principal: requirePrincipal(principal),
+            bytes: rawBytes(body),
+            signal: request.signal,
+            onReplay: (needed) => requireOnReplay(request, needed),
+          }),
+        ),
+      {
+        ...deps.idempotency,
+        // The output comes back as JSON text from the run (a Response, not re-validated); this types it.
+        response: { 200: PipelineRunResponse },
+        detail: operation({
+          operationId: "runPipeline",
+          summary: "Run a pipeline given in the request",
+          description: RUN_DESCRIPTION,
+          requestBody: { content: { "application/json": RunPipelineBody } },
+          errors: RUN_ERRORS,
+          idempotent: { success: 200 },
         }),
-        // limit is checked as text by listLimit(), as for documents; clients send an integer.
-        parameters: [{ name: "limit", in: "query", required: false, description: "page size", schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: 50 } }],
       },
-    })
-    .get("/:id", async ({ principal, params }) => ({ success: true as const, pipeline: pipelineView(await getPipeline(deps, accountOf(principal), params.id)) }), {
-      params: PipelineParams,
-      response: { 200: PipelineResponse },
-      detail: operation({ operationId: "getPipeline", summary: "Get a saved pipeline", errors: { 404: "pipeline_not_found (also another account's)" } }),
-    })
-    .put("/:id", async ({ principal, params, body }) => ({ success: true as const, pipeline: pipelineView(await updatePipeline(deps, accountOf(principal), params.id, body)) }), {
-      params: PipelineParams,
-      // 404 before the body is validated
-      async transform(context) {
-        const { principal, params } = context as unknown as { principal: Principal | undefined; params: { id: string } };
-        await getPipeline(deps, accountOf(principal), params.id);
+    )
+    .post(
+      "",
+      async ({ principal, body, set }) => {
+        const row = await createPipeline(deps, accountOf(principal), body);
+        set.status = 201;
+        set.headers.Location = `/api/v1/pipelines/${row.id}`;
+        return { success: true as const, pipeline: pipelineView(row) };
       },
-      body: UpdatePipelineBody,
-      response: { 200: PipelineResponse },
-      detail: operation({
-        operationId: "updatePipeline",
-        summary: "Edit a saved pipeline",
-        description: "Any of name, description, steps (at least one). Runs already under way keep the steps they started with.",
-        errors: { ...DEFINITION_ERRORS, 404: "pipeline_not_found (also another account's)" },
+      {
+        body: CreatePipelineBody,
+        response: { 201: PipelineResponse },
+        detail: operation({
+          operationId: "createPipeline",
+          summary: "Save a pipeline",
+          description: "Every step is validated as for a run.",
+          errors: DEFINITION_ERRORS,
+          headers: { 201: ["Location"] },
+        }),
+      },
+    )
+    .get(
+      "",
+      async ({ principal, query }) => {
+        const { pipelines, nextCursor } = await listPipelines(deps, accountOf(principal), {
+          limit: listLimit(query.limit),
+          cursor: query.cursor,
+        });
+        return { success: true as const, pipelines: pipelines.map(pipelineView), nextCursor };
+      },
+      {
+        query: PipelineListQuery,
+        response: { 200: PipelineListResponse },
+        detail: {
+          ...operation({
+            operationId: "listPipelines",
+            summary: "List saved pipelines",
+            description: "Newest first. Pass nextCursor as cursor for the next page; null means no more.",
+            errors: { 400: "validation_failed (limit, unknown query parameter) or invalid_cursor" },
+          }),
+          // limit is checked as text by listLimit(), as for documents; clients send an integer.
+          parameters: [
+            {
+              name: "limit",
+              in: "query",
+              required: false,
+              description: "page size",
+              schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: 50 },
+            },
+          ],
+        },
+      },
+    )
+    .get(
+      "/:id",
+      async ({ principal, params }) => ({
+        success: true as const,
+        pipeline: pipelineView(await getPipeline(deps, accountOf(principal), params.id)),
       }),
-    })
-    .delete("/:id", async ({ principal, params }) => {
-      await deletePipeline(deps, accountOf(principal), params.id);
-      return { success: true as const, deleted: true as const };
-    }, {
-      params: PipelineParams,
-      response: { 200: PipelineDeleted },
-      detail: operation({ operationId: "deletePipeline", summary: "Delete a saved pipeline (permanent)", errors: { 404: "pipeline_not_found (also another account's)" } }),
-    })
-    .post("/:id/run", async ({ principal, params, body, request }) => {
-      const caller = requirePrincipal(principal);
-      const saved = await getPipeline(deps, caller.accountId, params.id); // 404 before the body's 413 and 400
-      return jsonResponse(await runPipeline(deps, { principal: caller, bytes: rawBytes(body), signal: request.signal, onReplay: (needed) => requireOnReplay(request, needed) }, saved));
-    }, {
-      ...deps.idempotency,
-      params: PipelineParams,
-      response: { 200: PipelineRunResponse },
-      detail: operation({
-        operationId: "runSavedPipeline",
-        summary: "Run a saved pipeline",
-        description: `The saved steps as they are when the run starts. ${RUN_DESCRIPTION}`,
-        requestBody: { content: { "application/json": RunSavedPipelineBody } },
-        errors: { ...RUN_ERRORS, 404: "pipeline_not_found, document_not_found (an input or output.saveTo)" },
-        idempotent: { success: 200 },
+      {
+        params: PipelineParams,
+        response: { 200: PipelineResponse },
+        detail: operation({
+          operationId: "getPipeline",
+          summary: "Get a saved pipeline",
+          errors: { 404: "pipeline_not_found (also another account's)" },
+        }),
+      },
+    )
+    .put(
+      "/:id",
+      async ({ principal, params, body }) => ({
+        success: true as const,
+        pipeline: pipelineView(await updatePipeline(deps, accountOf(principal), params.id, body)),
       }),
-    });
+      {
+        params: PipelineParams,
+        // 404 before the body is validated
+        async transform(context) {
+          const { principal, params } = context as unknown as { principal: Principal | undefined; params: { id: string } };
+          await getPipeline(deps, accountOf(principal), params.id);
+        },
+        body: UpdatePipelineBody,
+        response: { 200: PipelineResponse },
+        detail: operation({
+          operationId: "updatePipeline",
+          summary: "Edit a saved pipeline",
+          description: "Any of name, description, steps (at least one). Runs already under way keep the steps they started with.",
+          errors: { ...DEFINITION_ERRORS, 404: "pipeline_not_found (also another account's)" },
+        }),
+      },
+    )
+    .delete(
+      "/:id",
+      async ({ principal, params }) => {
+        await deletePipeline(deps, accountOf(principal), params.id);
+        return { success: true as const, deleted: true as const };
+      },
+      {
+        params: PipelineParams,
+        response: { 200: PipelineDeleted },
+        detail: operation({
+          operationId: "deletePipeline",
+          summary: "Delete a saved pipeline (permanent)",
+          errors: { 404: "pipeline_not_found (also another account's)" },
+        }),
+      },
+    )
+    .post(
+      "/:id/run",
+      async ({ principal, params, body, request }) => {
+        const caller = requirePrincipal(principal);
+        const saved = await getPipeline(deps, caller.accountId, params.id); // 404 before the body's 413 and 400
+        return jsonResponse(
+          await runPipeline(
+            deps,
+            { principal: caller, bytes: rawBytes(body), signal: request.signal, onReplay: (needed) => requireOnReplay(request, needed) },
+            saved,
+          ),
+        );
+      },
+      {
+        ...deps.idempotency,
+        params: PipelineParams,
+        response: { 200: PipelineRunResponse },
+        detail: operation({
+          operationId: "runSavedPipeline",
+          summary: "Run a saved pipeline",
+          description: `The saved steps as they are when the run starts. ${RUN_DESCRIPTION}`,
+          requestBody: { content: { "application/json": RunSavedPipelineBody } },
+          errors: { ...RUN_ERRORS, 404: "pipeline_not_found, document_not_found (an input or output.saveTo)" },
+          idempotent: { success: 200 },
+        }),
+      },
+    );
 };

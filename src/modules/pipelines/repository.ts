@@ -8,7 +8,7 @@ export type NewPipeline = typeof pipelines.$inferInsert;
 
 /** An id no pipeline can have (U+0000, or null for a path segment that is not UTF-8) matches nothing. */
 const owned = (accountId: string, id: string | null) =>
-  (typeof id !== "string" || id.includes("\u0000") ? sql`false` : and(eq(pipelines.id, id), eq(pipelines.accountId, accountId)));
+  typeof id !== "string" || id.includes("\u0000") ? sql`false` : and(eq(pipelines.id, id), eq(pipelines.accountId, accountId));
 
 export const pipelinesRepository = (db: Db) => ({
   async insert(pipeline: NewPipeline): Promise<PipelineRow> {
@@ -34,7 +34,12 @@ export const pipelinesRepository = (db: Db) => ({
   async list(accountId: string, options: { after?: CursorPosition; limit: number }): Promise<PipelineRow[]> {
     const conditions: SQL[] = [eq(pipelines.accountId, accountId)];
     if (options.after) conditions.push(sql`(${pipelines.createdAt}, ${pipelines.id}) < (${options.after.createdAt}, ${options.after.id})`);
-    return db.select().from(pipelines).where(and(...conditions)).orderBy(desc(pipelines.createdAt), desc(pipelines.id)).limit(options.limit);
+    return db
+      .select()
+      .from(pipelines)
+      .where(and(...conditions))
+      .orderBy(desc(pipelines.createdAt), desc(pipelines.id))
+      .limit(options.limit);
   },
 });
 

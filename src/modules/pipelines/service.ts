@@ -54,7 +54,11 @@ function definitionOf(deps: PipelinesDeps, input: PipelineInput) {
   return { ...metadata, ...(input.steps !== undefined ? { steps: input.steps } : {}) };
 }
 
-export async function createPipeline(deps: PipelinesDeps, accountId: string, input: PipelineInput & { name: string; steps: StepDefinition[] }): Promise<PipelineRow> {
+export async function createPipeline(
+  deps: PipelinesDeps,
+  accountId: string,
+  input: PipelineInput & { name: string; steps: StepDefinition[] },
+): Promise<PipelineRow> {
   const definition = definitionOf(deps, input);
   const now = deps.now();
   return deps.repository.insert({
@@ -102,8 +106,18 @@ export interface PipelineRunRequest {
 /** `POST /api/v1/pipelines/run` (steps in the body), or a saved pipeline's run when `saved` is given. */
 export function runPipeline(deps: PipelinesDeps, request: PipelineRunRequest, saved?: PipelineRow): Promise<ResponseBody> {
   const { bytes } = request;
-  if (bytes.byteLength === 0) throw badRequest("body_required", saved ? "A JSON request body `{ inputs, output? }` is required" : "A JSON request body `{ steps, inputs, output? }` is required");
+  if (bytes.byteLength === 0)
+    throw badRequest(
+      "body_required",
+      saved ? "A JSON request body `{ inputs, output? }` is required" : "A JSON request body `{ steps, inputs, output? }` is required",
+    );
   const body = readBody(transferable(bytes), bytes.byteLength > deps.engine.inlineMaxBytes);
   const reading = readPipelineRun(body, deps.engine.registry, saved?.steps);
-  return executeRun(deps.engine, { principal: request.principal, reading, payloadBytes: bytes.byteLength, signal: request.signal, onReplay: request.onReplay });
+  return executeRun(deps.engine, {
+    principal: request.principal,
+    reading,
+    payloadBytes: bytes.byteLength,
+    signal: request.signal,
+    onReplay: request.onReplay,
+  });
 }

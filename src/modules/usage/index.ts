@@ -10,14 +10,25 @@ const nullableInteger = t.Union([Type.Integer(), t.Null()]);
 export const usageModule = (deps: { db: Db; auth: AuthPlugin }) =>
   new Elysia({ name: "kiln.usage", detail: { tags: ["Usage"] } })
     .use(deps.auth)
-    .get("/api/v1/usage", async ({ principal }) => ({ success: true as const, ...(await usageOf(deps.db, requirePrincipal(principal).accountId)) }), {
-      response: {
-        200: t.Object({
-          success: t.Literal(true),
-          plan: t.String(),
-          storage: t.Object({ usedBytes: Type.Integer(), limitBytes: nullableInteger, maxDocumentBytes: nullableInteger }),
-          credits: t.Object({ used: Type.Integer(), limit: nullableInteger, periodStart: Type.Integer({ description: "epoch ms, first day of the month, UTC" }) }),
-        }, { title: "Usage" }),
+    .get(
+      "/api/v1/usage",
+      async ({ principal }) => ({ success: true as const, ...(await usageOf(deps.db, requirePrincipal(principal).accountId)) }),
+      {
+        response: {
+          200: t.Object(
+            {
+              success: t.Literal(true),
+              plan: t.String(),
+              storage: t.Object({ usedBytes: Type.Integer(), limitBytes: nullableInteger, maxDocumentBytes: nullableInteger }),
+              credits: t.Object({
+                used: Type.Integer(),
+                limit: nullableInteger,
+                periodStart: Type.Integer({ description: "epoch ms, first day of the month, UTC" }),
+              }),
+            },
+            { title: "Usage" },
+          ),
+        },
+        detail: operation({ operationId: "getUsage", summary: "Storage and credits of the caller's account" }),
       },
-      detail: operation({ operationId: "getUsage", summary: "Storage and credits of the caller's account" }),
-    });
+    );

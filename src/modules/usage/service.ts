@@ -11,7 +11,10 @@ export function creditPeriodStart(now: number): number {
 }
 
 export async function creditsUsed(db: Db, accountId: string, periodStart: number): Promise<number> {
-  const [row] = await db.select({ used: creditUsage.used }).from(creditUsage).where(and(eq(creditUsage.accountId, accountId), eq(creditUsage.periodStart, periodStart)));
+  const [row] = await db
+    .select({ used: creditUsage.used })
+    .from(creditUsage)
+    .where(and(eq(creditUsage.accountId, accountId), eq(creditUsage.periodStart, periodStart)));
   return row?.used ?? 0;
 }
 

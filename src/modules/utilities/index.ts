@@ -10,7 +10,6 @@ import { executeUtility, getUtility, utilityView, type UtilityEngine } from "./s
 /** The execution route as Elysia names it: its body is read raw (see app.ts's body parser). */
 export const EXECUTE_ROUTE = "/api/v1/utilities/:utilityId";
 
-
 export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin; idempotency: IdempotencyHooks }) =>
   new Elysia({ name: "kiln.utilities", prefix: "/api/v1/utilities", detail: { tags: ["Utilities"] } })
     .use(deps.auth)
@@ -18,42 +17,51 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin;
       response: { 200: t.Object({ success: t.Literal(true), utilities: t.Array(UtilityView) }, { title: "UtilityList" }) },
       detail: operation({ operationId: "listUtilities", summary: "List the utilities with their config JSON Schemas (defaults included)" }),
     })
-    .get("/:utilityId", ({ params }) => ({ success: true as const, utility: utilityView(getUtility(deps.engine.registry, params.utilityId)) }), {
-      params: UtilityParams,
-      response: { 200: t.Object({ success: t.Literal(true), utility: UtilityView }, { title: "UtilityResult" }) },
-      detail: operation({ operationId: "getUtility", summary: "Describe one utility", errors: { 404: "utility_not_found" } }),
-    })
-    .post("/:utilityId", async ({ params, body, principal, request }) => {
-      getUtility(deps.engine.registry, params.utilityId); // 404 before the body's own 413 (docs/api.md, order of checks)
-      const bytes = body instanceof RawBody ? body.bytes : new Uint8Array(0);
-      const text = await executeUtility(deps.engine, {
-        principal: requirePrincipal(principal),
-        utilityId: params.utilityId,
-        bytes,
-        signal: request.signal,
-        onReplay: (needed) => requireOnReplay(request, needed),
-      });
-      return new Response(text, { headers: { "Content-Type": "application/json" } });
-    }, {
-      ...deps.idempotency,
-      params: UtilityParams,
-      // The output comes back as JSON text from the run (a Response, not re-validated); this types it.
-      response: { 200: ExecuteResponse },
-      detail: operation({
-        operationId: "runUtility",
-        summary: "Run a utility on JSON inputs",
-        description: "Inputs up to UTILITY_INLINE_MAX_BYTES run inline, larger ones in a worker thread. Stored documents may be the inputs (inputs.primaryDocumentId, inputs.secondaryDocumentId) and the output may be saved (output.saveAs, output.saveTo); both need the documents permission too. A successful run uses one credit.",
-        requestBody: { content: { "application/json": ExecuteBody } },
-        errors: {
-          400: "validation_failed (the body or the utility's config), malformed_json, body_required or utility_failed (the utility could not process the input)",
-          402: "credits_exhausted: the account's monthly credits are used up",
-          403: "forbidden: the run reads or saves documents and the key lacks the documents permission",
-          404: "utility_not_found, document_not_found (an input or output.saveTo)",
-          408: "utility_timeout: the run was stopped; no credit was used",
-          412: "precondition_failed: output.ifMatch does not match saveTo's content ETag",
-          413: "payload_too_large: the request plus the stored inputs are over UTILITY_MAX_PAYLOAD_BYTES; result_too_large: the run would build more than UTILITY_MAX_OUTPUT_BYTES, or was stopped at UTILITY_MEMORY_LIMIT_BYTES (no credit used); document_too_large or storage_limit_exceeded: the saved output does not fit (the credit is given back)",
-          503: "busy: every utility worker is busy and the queue is full; retry after Retry-After",
-        },
-        idempotent: { success: 200 },
-      }),
-    });
+    .get(
+      "/:utilityId",
+      ({ params }) => ({ success: true as const, utility: utilityView(getUtility(deps.engine.registry, params.utilityId)) }),
+      {
+        params: UtilityParams,
+        response: { 200: t.Object({ success: t.Literal(true), utility: UtilityView }, { title: "UtilityResult" }) },
+        detail: operation({ operationId: "getUtility", summary: "Describe one utility", errors: { 404: "utility_not_found" } }),
+      },
+    )
+    .post(
+      "/:utilityId",
+      async ({ params, body, principal, request }) => {
+        getUtility(deps.engine.registry, params.utilityId); // 404 before the body's own 413 (docs/api.md, order of checks)
+        const bytes = body instanceof RawBody ? body.bytes : new Uint8Array(0);
+        const text = await executeUtility(deps.engine, {
+          principal: requirePrincipal(principal),
+          utilityId: params.utilityId,
+          bytes,
+          signal: request.signal,
+          onReplay: (needed) => requireOnReplay(request, needed),
+        });
+        return new Response(text, { headers: { "Content-Type": "application/json" } });
+      },
+      {
+        ...deps.idempotency,
+        params: UtilityParams,
+        // The output comes back as JSON text from the run (a Response, not re-validated); this types it.
+        response: { 200: ExecuteResponse },
+        detail: operation({
+          operationId: "runUtility",
+          summary: "Run a utility on JSON inputs",
+          description:
+            "Inputs up to UTILITY_INLINE_MAX_BYTES run inline, larger ones in a worker thread. Stored documents may be the inputs (inputs.primaryDocumentId, inputs.secondaryDocumentId) and the output may be saved (output.saveAs, output.saveTo); both need the documents permission too. A successful run uses one credit.",
+          requestBody: { content: { "application/json": ExecuteBody } },
+          errors: {
+            400: "validation_failed (the body or the utility's config), malformed_json, body_required or utility_failed (the utility could not process the input)",
+            402: "credits_exhausted: the account's monthly credits are used up",
+            403: "forbidden: the run reads or saves documents and the key lacks the documents permission",
+            404: "utility_not_found, document_not_found (an input or output.saveTo)",
+            408: "utility_timeout: the run was stopped; no credit was used",
+            412: "precondition_failed: output.ifMatch does not match saveTo's content ETag",
+            413: "payload_too_large: the request plus the stored inputs are over UTILITY_MAX_PAYLOAD_BYTES; result_too_large: the run would build more than UTILITY_MAX_OUTPUT_BYTES, or was stopped at UTILITY_MEMORY_LIMIT_BYTES (no credit used); document_too_large or storage_limit_exceeded: the saved output does not fit (the credit is given back)",
+            503: "busy: every utility worker is busy and the queue is full; retry after Retry-After",
+          },
+          idempotent: { success: 200 },
+        }),
+      },
+    );

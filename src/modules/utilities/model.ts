@@ -4,42 +4,74 @@ import { NAME_MAX } from "../../core/metadata";
 
 export const UtilityParams = t.Object({ utilityId: t.String({ description: "`<category>.<name>`, e.g. schema.clean-json" }) });
 
-export const Output = t.Object({
-  saveAs: t.Optional(t.Object({
-    name: t.String({ description: `1 to ${NAME_MAX} characters after trimming` }),
-    folder: t.Optional(t.Union([t.String(), t.Null()])),
-    tags: t.Optional(t.Array(t.String())),
-    description: t.Optional(t.String()),
-  }, { additionalProperties: false, description: "save the output as a new document" })),
-  saveTo: t.Optional(t.String({ description: "save the output as the new content of this document (doc_…)" })),
-  ifMatch: t.Optional(t.String({ description: "with saveTo: the document's content ETag; 412 when it changed" })),
-  return: t.Optional(t.Boolean({ description: "false leaves output out of the response", default: true })),
-}, { additionalProperties: false, title: "RunOutput", description: "saveAs and saveTo need the documents permission; a save and its run succeed or fail together" });
+export const Output = t.Object(
+  {
+    saveAs: t.Optional(
+      t.Object(
+        {
+          name: t.String({ description: `1 to ${NAME_MAX} characters after trimming` }),
+          folder: t.Optional(t.Union([t.String(), t.Null()])),
+          tags: t.Optional(t.Array(t.String())),
+          description: t.Optional(t.String()),
+        },
+        { additionalProperties: false, description: "save the output as a new document" },
+      ),
+    ),
+    saveTo: t.Optional(t.String({ description: "save the output as the new content of this document (doc_…)" })),
+    ifMatch: t.Optional(t.String({ description: "with saveTo: the document's content ETag; 412 when it changed" })),
+    return: t.Optional(t.Boolean({ description: "false leaves output out of the response", default: true })),
+  },
+  {
+    additionalProperties: false,
+    title: "RunOutput",
+    description: "saveAs and saveTo need the documents permission; a save and its run succeed or fail together",
+  },
+);
 
 /** The execution body. The route reads it raw (it may travel to a worker unparsed), so this documents it. */
-export const ExecuteBody = t.Object({
-  inputs: t.Object({
-    primary: t.Optional(t.Unknown({ description: "any JSON value, null included" })),
-    primaryDocumentId: t.Optional(t.String({ description: "a stored document as primary instead (needs the documents permission)" })),
-    secondary: t.Optional(t.Unknown({ description: "second input of multi-input utilities such as merge.deep-merge" })),
-    secondaryDocumentId: t.Optional(t.String({ description: "a stored document as secondary instead" })),
-  }, { additionalProperties: false, description: "exactly one of primary and primaryDocumentId; at most one of secondary and secondaryDocumentId" }),
-  config: t.Optional(t.Object({}, { additionalProperties: true, description: "the utility's settings (see its configSchema); omitted fields take their defaults" })),
-  output: t.Optional(Output),
-}, { additionalProperties: false, title: "UtilityRun" });
+export const ExecuteBody = t.Object(
+  {
+    inputs: t.Object(
+      {
+        primary: t.Optional(t.Unknown({ description: "any JSON value, null included" })),
+        primaryDocumentId: t.Optional(t.String({ description: "a stored document as primary instead (needs the documents permission)" })),
+        secondary: t.Optional(t.Unknown({ description: "second input of multi-input utilities such as merge.deep-merge" })),
+        secondaryDocumentId: t.Optional(t.String({ description: "a stored document as secondary instead" })),
+      },
+      {
+        additionalProperties: false,
+        description: "exactly one of primary and primaryDocumentId; at most one of secondary and secondaryDocumentId",
+      },
+    ),
+    config: t.Optional(
+      t.Object(
+        {},
+        { additionalProperties: true, description: "the utility's settings (see its configSchema); omitted fields take their defaults" },
+      ),
+    ),
+    output: t.Optional(Output),
+  },
+  { additionalProperties: false, title: "UtilityRun" },
+);
 
-export const ExecuteResponse = t.Object({
-  success: t.Literal(true),
-  output: t.Optional(t.Unknown({ description: "the transformed JSON (left out with output.return: false)" })),
-  durationMs: t.Number({ description: "the utility's own execution time, fractional milliseconds" }),
-  creditsUsed: t.Literal(1),
-  document: t.Optional(DocumentView),
-}, { title: "UtilityOutput" });
+export const ExecuteResponse = t.Object(
+  {
+    success: t.Literal(true),
+    output: t.Optional(t.Unknown({ description: "the transformed JSON (left out with output.return: false)" })),
+    durationMs: t.Number({ description: "the utility's own execution time, fractional milliseconds" }),
+    creditsUsed: t.Literal(1),
+    document: t.Optional(DocumentView),
+  },
+  { title: "UtilityOutput" },
+);
 
-export const UtilityView = t.Object({
-  id: t.String(),
-  name: t.String(),
-  category: t.String(),
-  description: t.String(),
-  configSchema: t.Unknown({ description: "JSON Schema of `config`, with defaults" }),
-}, { title: "Utility" });
+export const UtilityView = t.Object(
+  {
+    id: t.String(),
+    name: t.String(),
+    category: t.String(),
+    description: t.String(),
+    configSchema: t.Unknown({ description: "JSON Schema of `config`, with defaults" }),
+  },
+  { title: "Utility" },
+);

@@ -16,14 +16,39 @@ import type { OpenedContent } from "../../storage/content-store";
 import type { UtilityRegistry } from "../../utilities/registry";
 import type { Utility } from "../../utilities/types";
 import type { WorkerOutcome } from "../../engine/messages";
-import { PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, transferable, WorkerCrashedError, type WorkerPool } from "../../engine/pool";
+import {
+  PoolBusyError,
+  RunCancelledError,
+  RunMemoryError,
+  RunTimeoutError,
+  transferable,
+  WorkerCrashedError,
+  type WorkerPool,
+} from "../../engine/pool";
 import { contentETag, ifMatchAllows } from "../documents/etag";
-import { createDocument, documentView, getDocument, openContent, preconditionFailed, replaceContent, type DocumentsDeps } from "../documents/service";
+import {
+  createDocument,
+  documentView,
+  getDocument,
+  openContent,
+  preconditionFailed,
+  replaceContent,
+  type DocumentsDeps,
+} from "../documents/service";
 import { creditPeriodStart } from "../usage/service";
 import type { RunResult, Source } from "../../engine/run-result";
 import { runSteps } from "../../engine/execution";
 import { refundCredits, reserveCredits } from "./repository";
-import { needsReadingHere, readBody, readUtilityRun, usesDocuments, type InputRef, type OutputSpec, type Reading, type RunPlan } from "../../engine/run-plan";
+import {
+  needsReadingHere,
+  readBody,
+  readUtilityRun,
+  usesDocuments,
+  type InputRef,
+  type OutputSpec,
+  type Reading,
+  type RunPlan,
+} from "../../engine/run-plan";
 
 export interface UtilityEngine {
   db: Db;
@@ -93,11 +118,18 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
   if (large && !needsReadingHere(bytes)) {
     // Inline inputs only: the worker reads the whole body, this thread does not even scan it.
     const result = await withCredits(engine, request.principal.accountId, 1, utility.id, () =>
-      inWorker(engine, utility.id, () => engine.pool.run(utility.id, bytes, request.signal)));
+      inWorker(engine, utility.id, () => engine.pool.run(utility.id, bytes, request.signal)),
+    );
     return answer(engine, { steps: [{ utility }], pipeline: false }, result, 1);
   }
   const reading = readUtilityRun(readBody(transferable(bytes), large), utility);
-  return executeRun(engine, { principal: request.principal, reading, payloadBytes: bytes.byteLength, signal: request.signal, onReplay: request.onReplay });
+  return executeRun(engine, {
+    principal: request.principal,
+    reading,
+    payloadBytes: bytes.byteLength,
+    signal: request.signal,
+    onReplay: request.onReplay,
+  });
 }
 
 export interface RunRequest {
@@ -124,11 +156,17 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
   const stored = await openStoredInputs(engine.documents, principal.accountId, plan);
   const payloadBytes = [...stored.values()].reduce((sum, content) => sum + content.size, request.payloadBytes);
   if (payloadBytes > engine.maxPayloadBytes) {
-    throw new HttpError(413, "payload_too_large", `The run's inputs (${payloadBytes} bytes with the stored documents) exceed ${engine.maxPayloadBytes} bytes`);
+    throw new HttpError(
+      413,
+      "payload_too_large",
+      `The run's inputs (${payloadBytes} bytes with the stored documents) exceed ${engine.maxPayloadBytes} bytes`,
+    );
   }
   if (plan.output?.saveTo !== undefined) await checkSaveTarget(engine.documents, principal.accountId, plan.output);
   // The stored inputs are read while the credits are reserved: a refusal (402) then only wastes the read.
-  const reads = Promise.all([...stored].map(async ([id, content]) => [id, await readStored(engine.documents, principal.accountId, id, content)] as const));
+  const reads = Promise.all(
+    [...stored].map(async ([id, content]) => [id, await readStored(engine.documents, principal.accountId, id, content)] as const),
+  );
   reads.catch(() => {});
   const count = plan.steps.length;
   return withCredits(engine, principal.accountId, count, plan.pipeline ? PIPELINE_RUN : plan.steps[0].utility.id, async () => {
@@ -139,12 +177,17 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
     const inline = payloadBytes <= engine.inlineMaxBytes && !plan.steps.some((step) => step.utility.amplifies);
     const result = inline
       ? await runSteps(steps, primary, plan.pipeline, engine.maxOutputBytes)
-      : await inWorker(engine, plan.steps[0].utility.id, () => engine.pool.runSteps({
-        steps: steps.map(({ utility, ...step }) => ({ utilityId: utility.id, ...step })),
-        primary,
-        nameSteps: plan.pipeline,
-      }, request.signal));
-    const document = plan.output && await saveOutput(engine.documents, principal.accountId, plan.output, result);
+      : await inWorker(engine, plan.steps[0].utility.id, () =>
+          engine.pool.runSteps(
+            {
+              steps: steps.map(({ utility, ...step }) => ({ utilityId: utility.id, ...step })),
+              primary,
+              nameSteps: plan.pipeline,
+            },
+            request.signal,
+          ),
+        );
+    const document = plan.output && (await saveOutput(engine.documents, principal.accountId, plan.output, result));
     if (document) request.onReplay?.({ documentIds: [document.id] });
     return answer(engine, plan, result, count, document);
   });
@@ -215,7 +258,12 @@ export type ResponseBody = string | Blob | ReadableStream<Uint8Array>;
  * bytes from a worker are sent between the text before and after them: one chunk as a Blob, the many
  * chunks of a streamed run as a stream that lets go of each once it is sent (a Blob would copy them all).
  */
-function responseBody(plan: Pick<RunPlan, "pipeline" | "output"> & { steps: { utility: Utility }[] }, result: RunResult, credits: number, document?: DocumentRow): ResponseBody {
+function responseBody(
+  plan: Pick<RunPlan, "pipeline" | "output"> & { steps: { utility: Utility }[] },
+  result: RunResult,
+  credits: number,
+  document?: DocumentRow,
+): ResponseBody {
   const after: string[] = [];
   if (plan.pipeline) {
     const steps = plan.steps.map((step, index) => ({ utility: step.utility.id, durationMs: rounded(result.stepDurationsMs[index]) }));
@@ -255,11 +303,21 @@ function streamOf(parts: (string | Uint8Array | undefined)[]): ReadableStream<Ui
 const PIPELINE_RUN = "pipeline";
 
 /** Reserves the credits, runs, gives them back when the run fails; the run is measured under `runLabel`. */
-async function withCredits<T>(engine: UtilityEngine, accountId: string, count: number, runLabel: string, work: () => Promise<T>): Promise<T> {
+async function withCredits<T>(
+  engine: UtilityEngine,
+  accountId: string,
+  count: number,
+  runLabel: string,
+  work: () => Promise<T>,
+): Promise<T> {
   const periodStart = creditPeriodStart(engine.now());
   if (!(await reserveCredits(engine.db, accountId, periodStart, count))) {
     const needed = count === 1 ? "" : ` (this run needs ${count}, one per step)`;
-    throw new HttpError(402, "credits_exhausted", `The account's monthly utility credits are used up${needed}; they renew on the first day of next month (UTC)`);
+    throw new HttpError(
+      402,
+      "credits_exhausted",
+      `The account's monthly utility credits are used up${needed}; they renew on the first day of next month (UTC)`,
+    );
   }
   const started = performance.now();
   try {
@@ -267,7 +325,11 @@ async function withCredits<T>(engine: UtilityEngine, accountId: string, count: n
     engine.metrics?.observeUtilityRun(runLabel, "ok", (performance.now() - started) / 1000);
     return result;
   } catch (error) {
-    engine.metrics?.observeUtilityRun(runLabel, error instanceof HttpError ? error.code : "internal_error", (performance.now() - started) / 1000);
+    engine.metrics?.observeUtilityRun(
+      runLabel,
+      error instanceof HttpError ? error.code : "internal_error",
+      (performance.now() - started) / 1000,
+    );
     await refundCredits(engine.db, accountId, periodStart, count);
     throw error;
   }
@@ -292,12 +354,21 @@ const BUSY_RETRY_SECONDS = 1;
 const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 function poolFailure(error: unknown): unknown {
-  if (error instanceof RunTimeoutError) return new HttpError(408, "utility_timeout", `The utility was stopped: ${error.message}; no credit was used`);
-  if (error instanceof RunMemoryError) return new HttpError(413, "result_too_large", `The utility was stopped: ${error.message} (UTILITY_MEMORY_LIMIT_BYTES); no credit was used`);
+  if (error instanceof RunTimeoutError)
+    return new HttpError(408, "utility_timeout", `The utility was stopped: ${error.message}; no credit was used`);
+  if (error instanceof RunMemoryError)
+    return new HttpError(
+      413,
+      "result_too_large",
+      `The utility was stopped: ${error.message} (UTILITY_MEMORY_LIMIT_BYTES); no credit was used`,
+    );
   if (error instanceof PoolBusyError) {
-    return new HttpError(503, "busy", `${capitalized(error.message)}; retry after ${BUSY_RETRY_SECONDS} s`, { headers: { "Retry-After": String(BUSY_RETRY_SECONDS) } });
+    return new HttpError(503, "busy", `${capitalized(error.message)}; retry after ${BUSY_RETRY_SECONDS} s`, {
+      headers: { "Retry-After": String(BUSY_RETRY_SECONDS) },
+    });
   }
-  if (error instanceof RunCancelledError) return new HttpError(499, "request_cancelled", "The client closed the request; the run was stopped");
+  if (error instanceof RunCancelledError)
+    return new HttpError(499, "request_cancelled", "The client closed the request; the run was stopped");
   if (error instanceof WorkerCrashedError) {
     return badRequest("utility_failed", "The utility stopped while processing this input (it may be too large to process)");
   }

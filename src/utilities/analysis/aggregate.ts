@@ -25,7 +25,9 @@ export const configSchema = t.Object(
       t.Object(
         {
           op: t.Union(AGGREGATE_OPS.map((op) => t.Literal(op))),
-          field: t.Optional(t.String({ description: "the path aggregated (required except for count; count with a field counts its non-null values)" })),
+          field: t.Optional(
+            t.String({ description: "the path aggregated (required except for count; count with a field counts its non-null values)" }),
+          ),
           as: t.Optional(t.String({ minLength: 1, description: "output key; default `op` or `op_field` with dots as _" })),
         },
         { additionalProperties: false },
@@ -54,7 +56,8 @@ function median(values: number[]): number | null {
 /** Numbers when there are any, else strings (code-unit order); null when neither. */
 function extreme(values: unknown[], pickLower: boolean): number | string | null {
   const numeric = numbers(values);
-  const candidates: (number | string)[] = numeric.length > 0 ? numeric : values.filter((value): value is string => typeof value === "string");
+  const candidates: (number | string)[] =
+    numeric.length > 0 ? numeric : values.filter((value): value is string => typeof value === "string");
   if (candidates.length === 0) return null;
   return candidates.reduce((best, value) => ((pickLower ? value < best : value > best) ? value : best));
 }
@@ -97,7 +100,10 @@ function compileAggregations(config: AggregateConfig): CompiledAggregation[] {
     if (field === undefined && op !== "count") throw new UtilityConfigError(`aggregations/${index}/field`, `'${op}' needs a field`);
     const name = as ?? (field === undefined ? op : `${op}_${field.replaceAll(".", "_")}`);
     if (names.has(name)) {
-      throw new UtilityConfigError(`aggregations/${index}/as`, `the output key '${name}' is already used (by a group key or another aggregation); name it with 'as'`);
+      throw new UtilityConfigError(
+        `aggregations/${index}/as`,
+        `the output key '${name}' is already used (by a group key or another aggregation); name it with 'as'`,
+      );
     }
     names.add(name);
     return { name, path: field === undefined ? null : parseConfigPath(field, `aggregations/${index}/field`), apply: OPERATIONS[op] };
@@ -143,7 +149,8 @@ export default defineUtility({
   id,
   name: "Aggregate",
   category: "analysis",
-  description: "Groups an array of objects by paths and computes count, sum, avg, min, max, median, first, last, distinct and countDistinct per group.",
+  description:
+    "Groups an array of objects by paths and computes count, sum, avg, min, max, median, first, last, distinct and countDistinct per group.",
   configSchema,
   amplifies: true,
   run(inputs: UtilityInputs, config, budget) {

@@ -179,7 +179,8 @@ function emptyLike(value: unknown): unknown {
 }
 
 function annotateUnchanged(value: unknown, arrays: DiffConfig["arrays"], budget: OutputBudget): unknown {
-  if (arrays === "index" && Array.isArray(value) && value.length > 0) return value.map((element) => annotateUnchanged(element, arrays, budget));
+  if (arrays === "index" && Array.isArray(value) && value.length > 0)
+    return value.map((element) => annotateUnchanged(element, arrays, budget));
   if (isObject(value) && Object.keys(value).length > 0) {
     const out: JsonObject = {};
     for (const key of Object.keys(value)) setOwn(out, key, annotateUnchanged(value[key], arrays, budget));
@@ -212,9 +213,7 @@ function annotate(node: DiffNode, arrays: DiffConfig["arrays"], budget: OutputBu
   }
 }
 
-export type PatchOperation =
-  | { op: "add" | "replace"; path: string; value: unknown }
-  | { op: "remove"; path: string };
+export type PatchOperation = { op: "add" | "replace"; path: string; value: unknown } | { op: "remove"; path: string };
 
 /** RFC 6901: `~` → `~0`, `/` → `~1`. */
 export const pointerToken = (key: PathKey): string => String(key).replaceAll("~", "~0").replaceAll("/", "~1");

@@ -22,7 +22,12 @@ export const id = "analysis.summarize";
 export const configSchema = t.Object(
   {
     topValues: Type.Integer({ minimum: 0, maximum: 50, default: 5, description: "how many most frequent values each field lists" }),
-    maxFields: Type.Integer({ minimum: 1, maximum: 10_000, default: 500, description: "at most this many paths are described; further ones are counted in fieldsOmitted" }),
+    maxFields: Type.Integer({
+      minimum: 1,
+      maximum: 10_000,
+      default: 500,
+      description: "at most this many paths are described; further ones are counted in fieldsOmitted",
+    }),
   },
   { additionalProperties: false },
 );
@@ -126,7 +131,10 @@ class Collector {
   /** members of every object plus elements of every array, at every depth */
   members = 0;
 
-  constructor(private readonly maxFields: number, private readonly budget: OutputBudget) {}
+  constructor(
+    private readonly maxFields: number,
+    private readonly budget: OutputBudget,
+  ) {}
 
   /** Records `value` at `path` and walks inside it; returns the nesting depth of `value`. */
   visit(path: string, value: unknown): number {
@@ -197,7 +205,8 @@ export default defineUtility({
   id,
   name: "Summarize",
   category: "analysis",
-  description: "Describes a document: per-path types, presence, nulls, distinct values, numeric range and mean, string lengths and the most frequent values.",
+  description:
+    "Describes a document: per-path types, presence, nulls, distinct values, numeric range and mean, string lengths and the most frequent values.",
   configSchema,
   amplifies: true,
   run(inputs: UtilityInputs, config, budget) {

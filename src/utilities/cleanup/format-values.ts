@@ -24,7 +24,10 @@ export const id = "cleanup.format-values";
 
 const paths = t.Optional(t.Array(t.String(), { description: "the values to format; default: every value of the group's type" }));
 const options = <const T extends string>(values: readonly T[], settings: { default?: NoInfer<T>; description?: string } = {}) =>
-  t.Union(values.map((value) => t.Literal(value)), settings);
+  t.Union(
+    values.map((value) => t.Literal(value)),
+    settings,
+  );
 
 export const configSchema = t.Object(
   {
@@ -65,10 +68,7 @@ export const configSchema = t.Object(
       ),
     ),
     booleans: t.Optional(
-      t.Object(
-        { paths, as: options(["boolean", "yes-no", "number", "string"], { default: "boolean" }) },
-        { additionalProperties: false },
-      ),
+      t.Object({ paths, as: options(["boolean", "yes-no", "number", "string"], { default: "boolean" }) }, { additionalProperties: false }),
     ),
   },
   { additionalProperties: false },
@@ -210,8 +210,14 @@ function dateFormatter(group: NonNullable<FormatValuesConfig["dates"]>): Formatt
 // ---- booleans -------------------------------------------------------------------------------------
 
 const BOOLEAN_TEXT = new Map<string, boolean>([
-  ["true", true], ["yes", true], ["1", true], ["y", true],
-  ["false", false], ["no", false], ["0", false], ["n", false],
+  ["true", true],
+  ["yes", true],
+  ["1", true],
+  ["y", true],
+  ["false", false],
+  ["no", false],
+  ["0", false],
+  ["n", false],
 ]);
 
 function booleanFormatter(group: NonNullable<FormatValuesConfig["booleans"]>): Formatter {
@@ -224,7 +230,8 @@ function booleanFormatter(group: NonNullable<FormatValuesConfig["booleans"]>): F
   return (value, selectedByPath) => {
     if (typeof value === "boolean") return format(value);
     if (!selectedByPath) return undefined;
-    const flag = typeof value === "string" ? BOOLEAN_TEXT.get(value.trim().toLowerCase()) : value === 1 ? true : value === 0 ? false : undefined;
+    const flag =
+      typeof value === "string" ? BOOLEAN_TEXT.get(value.trim().toLowerCase()) : value === 1 ? true : value === 0 ? false : undefined;
     return flag === undefined ? undefined : format(flag);
   };
 }
@@ -254,10 +261,30 @@ export function formatValues(primary: unknown, config: FormatValuesConfig, budge
     groups.push({ name, format, pathSet, takes });
   };
   // the order in which groups claim a value: dates before strings, so that a date string is a date
-  add("dates", config.dates, () => dateFormatter(config.dates!), (value) => typeof value === "string" && parseIsoDate(value) !== undefined);
-  add("numbers", config.numbers, () => numberFormatter(config.numbers!), (value) => typeof value === "number");
-  add("booleans", config.booleans, () => booleanFormatter(config.booleans!), (value) => typeof value === "boolean");
-  add("strings", config.strings, () => stringFormatter(config.strings), (value) => typeof value === "string");
+  add(
+    "dates",
+    config.dates,
+    () => dateFormatter(config.dates!),
+    (value) => typeof value === "string" && parseIsoDate(value) !== undefined,
+  );
+  add(
+    "numbers",
+    config.numbers,
+    () => numberFormatter(config.numbers!),
+    (value) => typeof value === "number",
+  );
+  add(
+    "booleans",
+    config.booleans,
+    () => booleanFormatter(config.booleans!),
+    (value) => typeof value === "boolean",
+  );
+  add(
+    "strings",
+    config.strings,
+    () => stringFormatter(config.strings),
+    (value) => typeof value === "string",
+  );
   const byPath = groups.filter((group) => group.pathSet >= 0);
   const byType = groups.filter((group) => group.pathSet < 0);
 

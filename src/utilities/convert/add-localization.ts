@@ -79,8 +79,7 @@ export function resolveLocalization(config: AddLocalizationConfig): Localization
 export function localize(record: unknown, options: Localization, budget = unlimitedBudget()): unknown {
   const { locales, source, mode } = options;
   const known = new Set(locales);
-  const fillFor = (text: string | null): string | null =>
-    options.fill === "empty" ? "" : options.fill === "null" ? null : text ?? "";
+  const fillFor = (text: string | null): string | null => (options.fill === "empty" ? "" : options.fill === "null" ? null : (text ?? ""));
   /** sets a member the input did not have, charged first */
   const add = (out: JsonObject, key: string, value: string | null) => {
     budget.charge(key.length + 4 + (value === null ? 4 : value.length + 2));

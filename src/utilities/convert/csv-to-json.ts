@@ -68,7 +68,9 @@ function headerPaths(names: readonly string[]): Path[] {
       return parsePath(name).map((segment) => (segment === ANY ? "*" : segment));
     } catch (error) {
       if (!(error instanceof PathSyntaxError)) throw error;
-      throw new UtilityError(`header '${name}' (column ${column + 1}) is not a path: ${error.message}; use nested: false to keep it as a key`);
+      throw new UtilityError(
+        `header '${name}' (column ${column + 1}) is not a path: ${error.message}; use nested: false to keep it as a key`,
+      );
     }
   });
   const owners = new Map<string, string>();

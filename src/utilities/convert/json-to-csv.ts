@@ -65,7 +65,8 @@ function cellText(value: unknown, escapeFormulas: boolean): string {
 function columnPaths(columns: readonly string[]): Path[] {
   const paths = parsePaths(columns, "columns");
   paths.forEach((path, index) => {
-    if (path.includes(ANY)) throw new UtilityConfigError(`columns/${index}`, `column '${columns[index]}' has a wildcard; a column names one value`);
+    if (path.includes(ANY))
+      throw new UtilityConfigError(`columns/${index}`, `column '${columns[index]}' has a wildcard; a column names one value`);
   });
   return paths;
 }

@@ -17,7 +17,20 @@ import { Type } from "@sinclair/typebox";
 
 export const id = "generate.filter";
 
-export const WHERE_OPERATORS = ["eq", "ne", "gt", "gte", "lt", "lte", "contains", "startsWith", "endsWith", "in", "exists", "regex"] as const;
+export const WHERE_OPERATORS = [
+  "eq",
+  "ne",
+  "gt",
+  "gte",
+  "lt",
+  "lte",
+  "contains",
+  "startsWith",
+  "endsWith",
+  "in",
+  "exists",
+  "regex",
+] as const;
 export type WhereOperator = (typeof WHERE_OPERATORS)[number];
 
 export const configSchema = t.Object(
@@ -29,7 +42,9 @@ export const configSchema = t.Object(
           {
             field: t.String({ description: "path inside the element (a wildcard matches when any value it reaches matches)" }),
             op: t.Union(WHERE_OPERATORS.map((op) => t.Literal(op))),
-            value: t.Optional(t.Unknown({ description: "the operand; an array for `in`, a pattern for `regex`, true/false for `exists` (default true)" })),
+            value: t.Optional(
+              t.Unknown({ description: "the operand; an array for `in`, a pattern for `regex`, true/false for `exists` (default true)" }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -57,10 +72,14 @@ function valueTest(rule: WhereRule & { op: Exclude<WhereOperator, "exists"> }, a
     if (operand === undefined) throw new UtilityConfigError(`${at}/value`, `the '${rule.op}' rule needs a value`);
   };
   switch (rule.op) {
-    case "eq": case "ne":
+    case "eq":
+    case "ne":
       needOperand();
       return (value) => looseEqual(value, operand);
-    case "gt": case "gte": case "lt": case "lte": {
+    case "gt":
+    case "gte":
+    case "lt":
+    case "lte": {
       needOperand();
       const operator = COMPARISONS[rule.op];
       return (value) => compareValues(operator, value, operand);
@@ -68,9 +87,11 @@ function valueTest(rule: WhereRule & { op: Exclude<WhereOperator, "exists"> }, a
     case "contains": {
       needOperand();
       const text = toText(operand);
-      return (value) => (Array.isArray(value) ? value.some((item) => deepEqual(item, operand)) : typeof value === "string" && value.includes(text));
+      return (value) =>
+        Array.isArray(value) ? value.some((item) => deepEqual(item, operand)) : typeof value === "string" && value.includes(text);
     }
-    case "startsWith": case "endsWith": {
+    case "startsWith":
+    case "endsWith": {
       needOperand();
       const text = toText(operand);
       return rule.op === "startsWith"
@@ -97,7 +118,8 @@ function compileRule(rule: WhereRule, index: number): Predicate {
   const at = `where/${index}`;
   const path: Path = parseConfigPath(rule.field, `${at}/field`);
   if (rule.op === "exists") {
-    if (rule.value !== undefined && typeof rule.value !== "boolean") throw new UtilityConfigError(`${at}/value`, "the 'exists' rule takes true or false");
+    if (rule.value !== undefined && typeof rule.value !== "boolean")
+      throw new UtilityConfigError(`${at}/value`, "the 'exists' rule takes true or false");
     const wanted = rule.value !== false;
     return (element) => getAll(element, path).length > 0 === wanted;
   }
@@ -120,9 +142,11 @@ export function compileFilter(config: FilterConfig): Predicate {
   }
   if (config.where !== undefined) {
     const rules = config.where.map(compileRule);
-    predicates.push(config.match === "any"
-      ? (element, root) => rules.some((rule) => rule(element, root))
-      : (element, root) => rules.every((rule) => rule(element, root)));
+    predicates.push(
+      config.match === "any"
+        ? (element, root) => rules.some((rule) => rule(element, root))
+        : (element, root) => rules.every((rule) => rule(element, root)),
+    );
   }
   return (element, root) => predicates.every((predicate) => predicate(element, root));
 }
@@ -150,7 +174,9 @@ export function filter(primary: unknown, config: FilterConfig): unknown {
   if (target === undefined) throw new UtilityError(`${id}: primary has no value at '${config.path}'`);
   if (!Array.isArray(target.value)) {
     const where = path.length === 0 ? "primary" : `the value at '${config.path}'`;
-    throw new UtilityError(`${id} filters an array; ${where} is ${describeType(target.value)}${isObject(target.value) ? " (set `path` to the array inside it)" : ""}`);
+    throw new UtilityError(
+      `${id} filters an array; ${where} is ${describeType(target.value)}${isObject(target.value) ? " (set `path` to the array inside it)" : ""}`,
+    );
   }
   const limit = config.limit ?? Infinity;
   const kept: unknown[] = [];

@@ -49,7 +49,12 @@ export function fakerLocale(tag: string): LocaleDefinition[] {
     [exact, language].find((candidate) => candidate !== "base" && candidate in locales) ??
     Object.keys(locales).find((candidate) => candidate.startsWith(`${language}_`));
   if (!name) {
-    throw new UtilityConfigError("locale", `no fake data for locale '${tag}'; available: ${Object.keys(locales).filter((key) => key !== "base").join(", ")}`);
+    throw new UtilityConfigError(
+      "locale",
+      `no fake data for locale '${tag}'; available: ${Object.keys(locales)
+        .filter((key) => key !== "base")
+        .join(", ")}`,
+    );
   }
   return [locales[name]!, en, base];
 }
@@ -77,13 +82,13 @@ function dateArg(args: Arg[], index: number, name: string): Date | undefined {
   const value = args[index];
   if (value === undefined) return undefined;
   const date = typeof value === "number" ? new Date(value) : typeof value === "string" ? parseUtc(value) : undefined;
-  if (!date || Number.isNaN(date.getTime())) throw new TokenError(`${name}: ${JSON.stringify(value)} is not a date (ISO 8601, e.g. 2024-01-31)`);
+  if (!date || Number.isNaN(date.getTime()))
+    throw new TokenError(`${name}: ${JSON.stringify(value)} is not a date (ISO 8601, e.g. 2024-01-31)`);
   return date;
 }
 
 /** ISO 8601 text; a date-time without an offset is UTC (never the server's time zone). */
-const parseUtc = (text: string): Date =>
-  new Date(/T\d{2}:\d{2}/.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? `${text}Z` : text);
+const parseUtc = (text: string): Date => new Date(/T\d{2}:\d{2}/.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? `${text}Z` : text);
 
 /** Without bounds: the year before the reference date (now, or the seeded reference). */
 function dateBetween(args: Arg[], name: string): (faker: Faker) => Date {
@@ -129,7 +134,8 @@ const TOKENS: Record<string, (args: Arg[], name: string) => Generate> = {
   float: (args, name) => {
     const bounds = range(args, name, [0, 1000], false);
     const fractionDigits = numberArg(args, 2, 2, `${name}: decimals`);
-    if (!Number.isInteger(fractionDigits) || fractionDigits < 0 || fractionDigits > 15) throw new TokenError(`${name}: decimals must be an integer from 0 to 15`);
+    if (!Number.isInteger(fractionDigits) || fractionDigits < 0 || fractionDigits > 15)
+      throw new TokenError(`${name}: decimals must be an integer from 0 to 15`);
     return (f) => f.number.float({ ...bounds, fractionDigits });
   },
   date: (args, name) => {
@@ -199,31 +205,90 @@ function compileTemplate(text: string, where: string): Generate {
   return (f) => parts.map((part) => (typeof part === "string" ? part : String(part(f)))).join("");
 }
 
-
 // ---- inference from examples ------------------------------------------------------------------
 
 /** Normalised key name → generator; keys are lower-cased without `_`, `-` or spaces. */
 const KEY_HINTS: Record<string, string> = {
-  email: "email", emailaddress: "email", mail: "email",
-  firstname: "firstName", givenname: "firstName", forename: "firstName",
-  lastname: "lastName", surname: "lastName", familyname: "lastName",
-  name: "fullName", fullname: "fullName", displayname: "fullName",
-  username: "username", login: "username", handle: "username",
-  phone: "phone", phonenumber: "phone", mobile: "phone", tel: "phone", telephone: "phone", cell: "phone",
-  company: "company", companyname: "company", organization: "company", organisation: "company", employer: "company",
-  jobtitle: "jobTitle", occupation: "jobTitle", position: "jobTitle",
-  street: "street", streetaddress: "street", address: "street", addressline1: "street",
-  city: "city", town: "city",
+  email: "email",
+  emailaddress: "email",
+  mail: "email",
+  firstname: "firstName",
+  givenname: "firstName",
+  forename: "firstName",
+  lastname: "lastName",
+  surname: "lastName",
+  familyname: "lastName",
+  name: "fullName",
+  fullname: "fullName",
+  displayname: "fullName",
+  username: "username",
+  login: "username",
+  handle: "username",
+  phone: "phone",
+  phonenumber: "phone",
+  mobile: "phone",
+  tel: "phone",
+  telephone: "phone",
+  cell: "phone",
+  company: "company",
+  companyname: "company",
+  organization: "company",
+  organisation: "company",
+  employer: "company",
+  jobtitle: "jobTitle",
+  occupation: "jobTitle",
+  position: "jobTitle",
+  street: "street",
+  streetaddress: "street",
+  address: "street",
+  addressline1: "street",
+  city: "city",
+  town: "city",
   country: "country",
-  zip: "zip", zipcode: "zip", postcode: "zip", postalcode: "zip",
-  lat: "latitude", latitude: "latitude", lng: "longitude", lon: "longitude", long: "longitude", longitude: "longitude",
-  url: "url", website: "url", homepage: "url", link: "url",
-  ip: "ipv4", ipaddress: "ipv4", ipv4: "ipv4",
-  color: "color", colour: "color",
-  description: "sentence", bio: "sentence", summary: "sentence", comment: "sentence", notes: "sentence",
+  zip: "zip",
+  zipcode: "zip",
+  postcode: "zip",
+  postalcode: "zip",
+  lat: "latitude",
+  latitude: "latitude",
+  lng: "longitude",
+  lon: "longitude",
+  long: "longitude",
+  longitude: "longitude",
+  url: "url",
+  website: "url",
+  homepage: "url",
+  link: "url",
+  ip: "ipv4",
+  ipaddress: "ipv4",
+  ipv4: "ipv4",
+  color: "color",
+  colour: "color",
+  description: "sentence",
+  bio: "sentence",
+  summary: "sentence",
+  comment: "sentence",
+  notes: "sentence",
 };
 /** Hints that also apply as the end of a longer key (`customerEmail`, `billing_city`), where the end is unambiguous. */
-const SUFFIX_HINTS = ["email", "phone", "firstname", "lastname", "fullname", "username", "city", "country", "zipcode", "postcode", "postalcode", "street", "url", "latitude", "longitude", "ipaddress"];
+const SUFFIX_HINTS = [
+  "email",
+  "phone",
+  "firstname",
+  "lastname",
+  "fullname",
+  "username",
+  "city",
+  "country",
+  "zipcode",
+  "postcode",
+  "postalcode",
+  "street",
+  "url",
+  "latitude",
+  "longitude",
+  "ipaddress",
+];
 
 function hintFor(key: string | undefined): string | undefined {
   if (key === undefined) return undefined;
@@ -264,7 +329,8 @@ function inferString(example: string, key: string | undefined): Generate {
   if (/^[\p{L}\d_./#-]+$/u.test(example) && /\d/.test(example)) {
     return (f) =>
       example.replace(/[A-Z]|[a-z]|\d/g, (char) =>
-        char <= "9" ? f.string.numeric() : f.string.alpha({ casing: char <= "Z" ? "upper" : "lower" }));
+        char <= "9" ? f.string.numeric() : f.string.alpha({ casing: char <= "Z" ? "upper" : "lower" }),
+      );
   }
   const style = /^[A-Z]/.test(example) ? capitalise : (text: string) => text;
   const words = example.trim() === "" ? 0 : example.trim().split(/\s+/).length;
@@ -341,7 +407,9 @@ function charged(generate: Generate, budget: OutputBudget): Generate {
 export function generateMockData(primary: unknown, config: MockDataConfig, budget = unlimitedBudget()): unknown[] {
   const faker = new Faker({ locale: fakerLocale(config.locale) });
   if (!isObject(primary) && !Array.isArray(primary) && typeof primary !== "string") {
-    throw new UtilityError(`${id} takes a description of one record (an object, an array or a {{generator}} string); primary is ${describeType(primary)}`);
+    throw new UtilityError(
+      `${id} takes a description of one record (an object, an array or a {{generator}} string); primary is ${describeType(primary)}`,
+    );
   }
   if (config.seed !== undefined) {
     faker.seed(config.seed);

@@ -12,16 +12,21 @@ import { isObject, setOwn } from "../shared/paths";
 
 export const id = "merge.deep-merge";
 
-export const configSchema = t.Object({
-  conflictStrategy: t.Union([t.Literal("deepMerge"), t.Literal("preferPrimary"), t.Literal("preferSecondary")], {
-    default: "deepMerge",
-    description: "deepMerge: objects on both sides merge recursively, any other conflict takes the secondary value; preferPrimary / preferSecondary: a key present on both sides takes that side's value whole",
-  }),
-  arrayStrategy: t.Union([t.Literal("replace"), t.Literal("concat"), t.Literal("unique")], {
-    default: "replace",
-    description: "under deepMerge, two arrays: take secondary's; primary then secondary; or concatenate keeping the first of deep-equal items",
-  }),
-}, { additionalProperties: false });
+export const configSchema = t.Object(
+  {
+    conflictStrategy: t.Union([t.Literal("deepMerge"), t.Literal("preferPrimary"), t.Literal("preferSecondary")], {
+      default: "deepMerge",
+      description:
+        "deepMerge: objects on both sides merge recursively, any other conflict takes the secondary value; preferPrimary / preferSecondary: a key present on both sides takes that side's value whole",
+    }),
+    arrayStrategy: t.Union([t.Literal("replace"), t.Literal("concat"), t.Literal("unique")], {
+      default: "replace",
+      description:
+        "under deepMerge, two arrays: take secondary's; primary then secondary; or concatenate keeping the first of deep-equal items",
+    }),
+  },
+  { additionalProperties: false },
+);
 
 export type DeepMergeConfig = Static<typeof configSchema>;
 
@@ -89,7 +94,8 @@ export default defineUtility({
   id,
   name: "Deep Merge",
   category: "merge",
-  description: "Merges `secondary` into `primary`: objects merge recursively, conflicts and arrays follow the configured strategies. A missing `secondary` returns `primary`.",
+  description:
+    "Merges `secondary` into `primary`: objects merge recursively, conflicts and arrays follow the configured strategies. A missing `secondary` returns `primary`.",
   configSchema,
   run: (inputs, config) => deepMerge(inputs.primary, inputs.secondary, config),
 });

@@ -13,13 +13,16 @@ import { isObject, setOwn } from "../shared/paths";
 
 export const id = "schema.clean-json";
 
-export const configSchema = t.Object({
-  removeNulls: t.Boolean({ default: true, description: "drop null members and array elements" }),
-  removeEmptyStrings: t.Boolean({ default: true, description: "drop empty strings" }),
-  removeEmptyArrays: t.Boolean({ default: true, description: "drop empty arrays" }),
-  removeEmptyObjects: t.Boolean({ default: false, description: "drop empty objects (including objects emptied by the other rules)" }),
-  trimStrings: t.Boolean({ default: false, description: "trim whitespace of strings (before the empty-string rule)" }),
-}, { additionalProperties: false });
+export const configSchema = t.Object(
+  {
+    removeNulls: t.Boolean({ default: true, description: "drop null members and array elements" }),
+    removeEmptyStrings: t.Boolean({ default: true, description: "drop empty strings" }),
+    removeEmptyArrays: t.Boolean({ default: true, description: "drop empty arrays" }),
+    removeEmptyObjects: t.Boolean({ default: false, description: "drop empty objects (including objects emptied by the other rules)" }),
+    trimStrings: t.Boolean({ default: false, description: "trim whitespace of strings (before the empty-string rule)" }),
+  },
+  { additionalProperties: false },
+);
 
 export type CleanJsonConfig = Static<typeof configSchema>;
 
@@ -69,7 +72,8 @@ export default defineUtility({
   id,
   name: "Clean JSON",
   category: "cleanup",
-  description: "Removes null values, empty strings and empty arrays (and optionally empty objects) at every depth, optionally trimming strings first.",
+  description:
+    "Removes null values, empty strings and empty arrays (and optionally empty objects) at every depth, optionally trimming strings first.",
   configSchema,
   run: (inputs, config) => cleanJson(inputs.primary, config),
 });

@@ -19,7 +19,9 @@ export const id = "schema.truncate";
 
 export const configSchema = t.Object(
   {
-    maxStringLength: t.Optional(Type.Integer({ minimum: 1, default: 100, description: "characters (code points) of a string, ellipsis included" })),
+    maxStringLength: t.Optional(
+      Type.Integer({ minimum: 1, default: 100, description: "characters (code points) of a string, ellipsis included" }),
+    ),
     ellipsis: t.Optional(t.String({ default: "…", description: "appended to a cut string" })),
     maxArrayLength: t.Optional(Type.Integer({ minimum: 0, description: "longer arrays keep their first items (default: no limit)" })),
     paths: t.Optional(t.Array(t.String(), { description: "limit to these paths (default: everywhere)" })),

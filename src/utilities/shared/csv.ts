@@ -1,19 +1,11 @@
 /**
  * RFC 4180 reading and writing, hand-written.
  *
- * Chosen over papaparse 5.7.1 and csv-parse 7.0.3 / csv-stringify 6.9.0 by measurement
- * (`bun bench/csv-candidates.ts`: 10.2 MB, 221k rows with quoted cells, doubled quotes, embedded
- * newlines and CRLF; best of 5–7 runs on a loaded 2-core machine):
- *
- *                    parse          stringify
- *   hand-written     56–123 ms      141–218 ms
- *   papaparse        76–233 ms      380–525 ms
- *   csv-parse        1.1–5.3 s      0.6–1.4 s
- *
- * It is the fastest at both and does what the contract needs in one pass: papaparse adds an empty row
- * after a final line break, cannot trim only unquoted cells, and takes the rest of the file as one cell
- * after an unterminated quote (here a 400 naming the line); csv-parse agrees on every tricky input the
- * bench checks but is an order of magnitude slower.
+ * Chosen over papaparse and csv-parse/csv-stringify by measurement (`bun bench/csv-candidates.ts`;
+ * figures in bench/README.md): the fastest at both parsing and writing, and it does what the contract
+ * needs in one pass: papaparse adds an empty row after a final line break, cannot trim only unquoted
+ * cells, and takes the rest of the file as one cell after an unterminated quote (here a 400 naming the
+ * line); csv-parse agrees on every tricky input the bench checks but is an order of magnitude slower.
  *
  * The parser scans with indexOf (the next delimiter and the next line feed are cached and looked up
  * again only once passed), so its cost is linear in the input.

@@ -49,12 +49,26 @@ const FORBIDDEN_NAMES = new Set(["__proto__", "prototype", "constructor"]);
  * anyway; they are refused so that an attempt fails loudly instead of quietly giving null.
  */
 const HOST_NAMES = new Set([
-  "this", "globalThis", "global", "window", "self", "process", "Bun", "Deno", "require", "module",
-  "exports", "Function", "eval", "import", "Reflect", "Proxy", "Object", "Symbol",
+  "this",
+  "globalThis",
+  "global",
+  "window",
+  "self",
+  "process",
+  "Bun",
+  "Deno",
+  "require",
+  "module",
+  "exports",
+  "Function",
+  "eval",
+  "import",
+  "Reflect",
+  "Proxy",
+  "Object",
+  "Symbol",
 ]);
-const BINARY_OPERATORS = new Set([
-  "+", "-", "*", "/", "%", "==", "!=", "===", "!==", "<", "<=", ">", ">=", "&&", "||", "??",
-]);
+const BINARY_OPERATORS = new Set(["+", "-", "*", "/", "%", "==", "!=", "===", "!==", "<", "<=", ">", ">=", "&&", "||", "??"]);
 const UNARY_OPERATORS = new Set(["!", "-", "+"]);
 
 // ---------------------------------------------------------------------------------------------
@@ -193,10 +207,14 @@ export function compareValues(operator: Comparison, a: unknown, b: unknown): boo
   if (!comparable) return false;
   const [x, y] = [a as number | string, b as number | string];
   switch (operator) {
-    case "<": return x < y;
-    case "<=": return x <= y;
-    case ">": return x > y;
-    default: return x >= y;
+    case "<":
+      return x < y;
+    case "<=":
+      return x <= y;
+    case ">":
+      return x > y;
+    default:
+      return x >= y;
   }
 }
 
@@ -211,10 +229,14 @@ function arithmetic(operator: string, a: unknown, b: unknown): unknown {
   }
   if (typeof a !== "number" || typeof b !== "number") return null;
   switch (operator) {
-    case "-": return a - b;
-    case "*": return a * b;
-    case "/": return a / b;
-    default: return a % b;
+    case "-":
+      return a - b;
+    case "*":
+      return a * b;
+    case "/":
+      return a / b;
+    default:
+      return a % b;
   }
 }
 
@@ -224,19 +246,24 @@ function arithmetic(operator: string, a: unknown, b: unknown): unknown {
 const str = (value: unknown): string | null =>
   typeof value === "string" ? value : typeof value === "number" || typeof value === "boolean" ? String(value) : null;
 const num = (value: unknown): number | null => (typeof value === "number" && Number.isFinite(value) ? value : null);
-const stringOp = (operation: (text: string, ...args: unknown[]) => unknown) =>
+const stringOp =
+  (operation: (text: string, ...args: unknown[]) => unknown) =>
   (value: unknown, ...args: unknown[]) => {
     const text = str(value);
     return text === null ? null : operation(text, ...args);
   };
-const mathOp = (operation: (...values: number[]) => number) => (...args: unknown[]) => {
-  const values = args.map(num);
-  return values.some((value) => value === null) ? null : operation(...(values as number[]));
-};
-const extremum = (operation: (...values: number[]) => number) => (...args: unknown[]) => {
-  const values = args.length === 1 && Array.isArray(args[0]) ? args[0] : args;
-  return values.length === 0 ? null : mathOp(operation)(...values);
-};
+const mathOp =
+  (operation: (...values: number[]) => number) =>
+  (...args: unknown[]) => {
+    const values = args.map(num);
+    return values.some((value) => value === null) ? null : operation(...(values as number[]));
+  };
+const extremum =
+  (operation: (...values: number[]) => number) =>
+  (...args: unknown[]) => {
+    const values = args.length === 1 && Array.isArray(args[0]) ? args[0] : args;
+    return values.length === 0 ? null : mathOp(operation)(...values);
+  };
 
 /** Literal (never regex) replacement of every occurrence; the result size is checked before it is built. */
 function replaceAll(text: string, search: unknown, replacement: unknown): string {
@@ -271,67 +298,93 @@ export function formatDate(value: unknown, format: unknown): string | null {
   if (typeof format !== "string") return null;
   const pad = (n: number, width = 2) => String(n).padStart(width, "0");
   const tokens: Record<string, string> = {
-    YYYY: pad(date.getUTCFullYear(), 4), MM: pad(date.getUTCMonth() + 1), DD: pad(date.getUTCDate()),
-    HH: pad(date.getUTCHours()), mm: pad(date.getUTCMinutes()), ss: pad(date.getUTCSeconds()),
+    YYYY: pad(date.getUTCFullYear(), 4),
+    MM: pad(date.getUTCMonth() + 1),
+    DD: pad(date.getUTCDate()),
+    HH: pad(date.getUTCHours()),
+    mm: pad(date.getUTCMinutes()),
+    ss: pad(date.getUTCSeconds()),
   };
   return format.replace(/YYYY|MM|DD|HH|mm|ss/g, (token) => tokens[token]);
 }
 
 type Fn = (...args: unknown[]) => unknown;
 
-const FUNCTIONS: Readonly<Record<string, Fn>> = Object.freeze(Object.assign(Object.create(null), {
-  lower: stringOp((text) => derived(text.toLowerCase())),
-  upper: stringOp((text) => derived(text.toUpperCase())),
-  trim: stringOp((text) => text.trim()),
-  length: (value: unknown) => (typeof value === "string" || Array.isArray(value) ? value.length : isPlainObject(value) ? Object.keys(value).length : null),
-  concat: (...args: unknown[]) => {
-    if (args.length > 0 && args.every(Array.isArray)) {
-      build((args as unknown[][]).reduce((sum, items) => sum + items.length, 0));
-      return ([] as unknown[]).concat(...args);
-    }
-    return joined(args.map(textOf), "");
-  },
-  substring: stringOp((text, start, end) => text.substring(num(start) ?? 0, num(end) ?? undefined)),
-  replace: stringOp((text, search, replacement) => replaceAll(text, search, replacement)),
-  contains: (haystack: unknown, needle: unknown) =>
-    Array.isArray(haystack) ? haystack.some((item) => deepEqual(item, needle)) : str(haystack)?.includes(toText(needle)) ?? false,
-  startsWith: (value: unknown, prefix: unknown) => str(value)?.startsWith(toText(prefix)) ?? false,
-  endsWith: (value: unknown, suffix: unknown) => str(value)?.endsWith(toText(suffix)) ?? false,
-  split: stringOp((text, separator) => splitCounted(text, separator === undefined ? "," : toText(separator))),
-  join: (items: unknown, separator: unknown) => (Array.isArray(items) ? joined(items.map(textOf), separator === undefined ? "," : toText(separator)) : null),
-  number: toNumber,
-  string: toText,
-  boolean: toBoolean,
-  stringify: (value: unknown) => derived(value !== null && typeof value === "object" ? textOf(value) : JSON.stringify(value ?? null)),
-  round: roundTo,
-  coalesce: (...args: unknown[]) => args.find((value) => value !== null && value !== undefined) ?? null,
-}));
+const FUNCTIONS: Readonly<Record<string, Fn>> = Object.freeze(
+  Object.assign(Object.create(null), {
+    lower: stringOp((text) => derived(text.toLowerCase())),
+    upper: stringOp((text) => derived(text.toUpperCase())),
+    trim: stringOp((text) => text.trim()),
+    length: (value: unknown) =>
+      typeof value === "string" || Array.isArray(value) ? value.length : isPlainObject(value) ? Object.keys(value).length : null,
+    concat: (...args: unknown[]) => {
+      if (args.length > 0 && args.every(Array.isArray)) {
+        build((args as unknown[][]).reduce((sum, items) => sum + items.length, 0));
+        return ([] as unknown[]).concat(...args);
+      }
+      return joined(args.map(textOf), "");
+    },
+    substring: stringOp((text, start, end) => text.substring(num(start) ?? 0, num(end) ?? undefined)),
+    replace: stringOp((text, search, replacement) => replaceAll(text, search, replacement)),
+    contains: (haystack: unknown, needle: unknown) =>
+      Array.isArray(haystack) ? haystack.some((item) => deepEqual(item, needle)) : (str(haystack)?.includes(toText(needle)) ?? false),
+    startsWith: (value: unknown, prefix: unknown) => str(value)?.startsWith(toText(prefix)) ?? false,
+    endsWith: (value: unknown, suffix: unknown) => str(value)?.endsWith(toText(suffix)) ?? false,
+    split: stringOp((text, separator) => splitCounted(text, separator === undefined ? "," : toText(separator))),
+    join: (items: unknown, separator: unknown) =>
+      Array.isArray(items) ? joined(items.map(textOf), separator === undefined ? "," : toText(separator)) : null,
+    number: toNumber,
+    string: toText,
+    boolean: toBoolean,
+    stringify: (value: unknown) => derived(value !== null && typeof value === "object" ? textOf(value) : JSON.stringify(value ?? null)),
+    round: roundTo,
+    coalesce: (...args: unknown[]) => args.find((value) => value !== null && value !== undefined) ?? null,
+  }),
+);
 
-const NAMESPACES: Readonly<Record<string, Readonly<Record<string, Fn>>>> = Object.freeze(Object.assign(Object.create(null), {
-  Math: Object.freeze(Object.assign(Object.create(null), {
-    abs: mathOp(Math.abs), ceil: mathOp(Math.ceil), floor: mathOp(Math.floor), round: mathOp(Math.round),
-    sqrt: mathOp(Math.sqrt), pow: mathOp(Math.pow), trunc: mathOp(Math.trunc),
-    max: extremum(Math.max), min: extremum(Math.min),
-  })),
-  Date: Object.freeze(Object.assign(Object.create(null), {
-    parse: toTime,
-    format: formatDate,
-  })),
-}));
+const NAMESPACES: Readonly<Record<string, Readonly<Record<string, Fn>>>> = Object.freeze(
+  Object.assign(Object.create(null), {
+    Math: Object.freeze(
+      Object.assign(Object.create(null), {
+        abs: mathOp(Math.abs),
+        ceil: mathOp(Math.ceil),
+        floor: mathOp(Math.floor),
+        round: mathOp(Math.round),
+        sqrt: mathOp(Math.sqrt),
+        pow: mathOp(Math.pow),
+        trunc: mathOp(Math.trunc),
+        max: extremum(Math.max),
+        min: extremum(Math.min),
+      }),
+    ),
+    Date: Object.freeze(
+      Object.assign(Object.create(null), {
+        parse: toTime,
+        format: formatDate,
+      }),
+    ),
+  }),
+);
 
 /** Methods callable on a string receiver (`includes` and `slice` also on arrays). */
-const METHODS: Readonly<Record<string, (receiver: unknown, args: unknown[]) => unknown>> = Object.freeze(Object.assign(Object.create(null), {
-  toUpperCase: (receiver: unknown) => FUNCTIONS.upper(receiver),
-  toLowerCase: (receiver: unknown) => FUNCTIONS.lower(receiver),
-  trim: (receiver: unknown) => str(receiver)?.trim() ?? null,
-  slice: (receiver: unknown, [start, end]: unknown[]) =>
-    typeof receiver === "string" || Array.isArray(receiver) ? receiver.slice(num(start) ?? 0, num(end) ?? undefined) : null,
-  includes: (receiver: unknown, [needle]: unknown[]) =>
-    Array.isArray(receiver) ? receiver.some((item) => deepEqual(item, needle)) : typeof receiver === "string" ? receiver.includes(toText(needle)) : null,
-  startsWith: (receiver: unknown, [prefix]: unknown[]) => (typeof receiver === "string" ? receiver.startsWith(toText(prefix)) : null),
-  endsWith: (receiver: unknown, [suffix]: unknown[]) => (typeof receiver === "string" ? receiver.endsWith(toText(suffix)) : null),
-  split: (receiver: unknown, [separator]: unknown[]) => (typeof receiver === "string" ? FUNCTIONS.split(receiver, separator) : null),
-}));
+const METHODS: Readonly<Record<string, (receiver: unknown, args: unknown[]) => unknown>> = Object.freeze(
+  Object.assign(Object.create(null), {
+    toUpperCase: (receiver: unknown) => FUNCTIONS.upper(receiver),
+    toLowerCase: (receiver: unknown) => FUNCTIONS.lower(receiver),
+    trim: (receiver: unknown) => str(receiver)?.trim() ?? null,
+    slice: (receiver: unknown, [start, end]: unknown[]) =>
+      typeof receiver === "string" || Array.isArray(receiver) ? receiver.slice(num(start) ?? 0, num(end) ?? undefined) : null,
+    includes: (receiver: unknown, [needle]: unknown[]) =>
+      Array.isArray(receiver)
+        ? receiver.some((item) => deepEqual(item, needle))
+        : typeof receiver === "string"
+          ? receiver.includes(toText(needle))
+          : null,
+    startsWith: (receiver: unknown, [prefix]: unknown[]) => (typeof receiver === "string" ? receiver.startsWith(toText(prefix)) : null),
+    endsWith: (receiver: unknown, [suffix]: unknown[]) => (typeof receiver === "string" ? receiver.endsWith(toText(suffix)) : null),
+    split: (receiver: unknown, [separator]: unknown[]) => (typeof receiver === "string" ? FUNCTIONS.split(receiver, separator) : null),
+  }),
+);
 
 // ---------------------------------------------------------------------------------------------
 // Source checks done before parsing
@@ -345,7 +398,7 @@ function prepareSource(source: string, fail: (message: string) => never): string
   let out = "";
   let depth = 0;
   let previous: "name" | "close" | "other" = "other";
-  for (let i = 0; i < source.length;) {
+  for (let i = 0; i < source.length; ) {
     const char = source[i];
     if (char === '"' || char === "'") {
       let end = i + 1;
@@ -384,7 +437,10 @@ function prepareSource(source: string, fail: (message: string) => never): string
 // Tree → closures
 
 class Compiler {
-  constructor(private readonly fail: (message: string) => never, private readonly now: number) {}
+  constructor(
+    private readonly fail: (message: string) => never,
+    private readonly now: number,
+  ) {}
 
   /**
    * `depth` counts nesting. Chains stay at their parent's level (the left operand of a binary operator,
@@ -393,12 +449,18 @@ class Compiler {
   compile(node: Node, depth: number): Evaluator {
     if (depth > MAX_EXPRESSION_DEPTH) this.fail(`the expression is nested deeper than ${MAX_EXPRESSION_DEPTH} levels`);
     switch (node.type) {
-      case "Literal": return this.literal(node as jsep.Literal);
-      case "Identifier": return this.identifier((node as jsep.Identifier).name);
-      case "MemberExpression": return this.member(node as jsep.MemberExpression, depth);
-      case "CallExpression": return this.call(node as jsep.CallExpression, depth);
-      case "UnaryExpression": return this.unary(node as jsep.UnaryExpression, depth);
-      case "BinaryExpression": return this.binary(node as jsep.BinaryExpression, depth);
+      case "Literal":
+        return this.literal(node as jsep.Literal);
+      case "Identifier":
+        return this.identifier((node as jsep.Identifier).name);
+      case "MemberExpression":
+        return this.member(node as jsep.MemberExpression, depth);
+      case "CallExpression":
+        return this.call(node as jsep.CallExpression, depth);
+      case "UnaryExpression":
+        return this.unary(node as jsep.UnaryExpression, depth);
+      case "BinaryExpression":
+        return this.binary(node as jsep.BinaryExpression, depth);
       case "ConditionalExpression": {
         const { test, consequent, alternate } = node as jsep.ConditionalExpression;
         const [ifTest, ifTrue, ifFalse] = [test, consequent, alternate].map((part) => this.compile(part, depth + 1));
@@ -411,9 +473,12 @@ class Compiler {
         });
         return (scope) => elements.map((element) => element(scope));
       }
-      case "ThisExpression": return this.fail("'this' is not available in expressions");
-      case "Compound": return this.fail("expected one expression (found several, or none)");
-      default: return this.fail(`${node.type} is not supported in expressions`);
+      case "ThisExpression":
+        return this.fail("'this' is not available in expressions");
+      case "Compound":
+        return this.fail("expected one expression (found several, or none)");
+      default:
+        return this.fail(`${node.type} is not supported in expressions`);
     }
   }
 
@@ -490,12 +555,15 @@ class Compiler {
     if (!UNARY_OPERATORS.has(node.operator)) this.fail(`operator '${node.operator}' is not supported`);
     const argument = this.compile(node.argument, depth + 1);
     switch (node.operator) {
-      case "!": return (scope) => !truthy(argument(scope));
-      case "-": return (scope) => {
-        const value = argument(scope);
-        return typeof value === "number" ? jsonValue(-value) : null;
-      };
-      default: return (scope) => toNumber(argument(scope));
+      case "!":
+        return (scope) => !truthy(argument(scope));
+      case "-":
+        return (scope) => {
+          const value = argument(scope);
+          return typeof value === "number" ? jsonValue(-value) : null;
+        };
+      default:
+        return (scope) => toNumber(argument(scope));
     }
   }
 
@@ -505,21 +573,33 @@ class Compiler {
     const left = this.compile(node.left, depth);
     const right = this.compile(node.right, depth + 1);
     switch (operator) {
-      case "&&": return (scope) => {
-        const value = left(scope);
-        return truthy(value) ? right(scope) : value;
-      };
-      case "||": return (scope) => {
-        const value = left(scope);
-        return truthy(value) ? value : right(scope);
-      };
-      case "??": return (scope) => left(scope) ?? right(scope);
-      case "===": return (scope) => deepEqual(left(scope), right(scope));
-      case "!==": return (scope) => !deepEqual(left(scope), right(scope));
-      case "==": return (scope) => looseEqual(left(scope), right(scope));
-      case "!=": return (scope) => !looseEqual(left(scope), right(scope));
-      case "<": case "<=": case ">": case ">=": return (scope) => compareValues(operator, left(scope), right(scope));
-      default: return (scope) => jsonValue(arithmetic(operator, left(scope), right(scope)));
+      case "&&":
+        return (scope) => {
+          const value = left(scope);
+          return truthy(value) ? right(scope) : value;
+        };
+      case "||":
+        return (scope) => {
+          const value = left(scope);
+          return truthy(value) ? value : right(scope);
+        };
+      case "??":
+        return (scope) => left(scope) ?? right(scope);
+      case "===":
+        return (scope) => deepEqual(left(scope), right(scope));
+      case "!==":
+        return (scope) => !deepEqual(left(scope), right(scope));
+      case "==":
+        return (scope) => looseEqual(left(scope), right(scope));
+      case "!=":
+        return (scope) => !looseEqual(left(scope), right(scope));
+      case "<":
+      case "<=":
+      case ">":
+      case ">=":
+        return (scope) => compareValues(operator, left(scope), right(scope));
+      default:
+        return (scope) => jsonValue(arithmetic(operator, left(scope), right(scope)));
     }
   }
 }
@@ -603,7 +683,13 @@ export function compileTemplate(source: string, fieldPath: string): CompiledTemp
   return {
     source,
     dynamic,
-    evaluate: (scope) => counted(() => joined(parts.map((part) => (typeof part === "string" ? part : textOf(part.evaluate(scope)))), "")),
+    evaluate: (scope) =>
+      counted(() =>
+        joined(
+          parts.map((part) => (typeof part === "string" ? part : textOf(part.evaluate(scope)))),
+          "",
+        ),
+      ),
   };
 }
 

@@ -21,9 +21,15 @@ export function mapLeaves(
       for (const key of Object.keys(current)) setOwn(out, key, walk(current[key], step(cursors, key)));
       return out;
     }
-    return visit(current, cursors.map((cursor) => cursor === true));
+    return visit(
+      current,
+      cursors.map((cursor) => cursor === true),
+    );
   };
-  return walk(value, pathSets.map((set) => (PathSet.selected(set.start) ? true : set.start)));
+  return walk(
+    value,
+    pathSets.map((set) => (PathSet.selected(set.start) ? true : set.start)),
+  );
 }
 
 function step(cursors: readonly Cursor[], key: PathKey): Cursor[] {

@@ -48,7 +48,10 @@ export type Path = readonly Segment[];
 export type PathLike = string | Path;
 /** A concrete step: an object key or an array index. */
 export type PathKey = string | number;
-export interface PathMatch { path: PathKey[]; value: unknown }
+export interface PathMatch {
+  path: PathKey[];
+  value: unknown;
+}
 
 export class PathSyntaxError extends Error {
   override name = "PathSyntaxError";
@@ -56,8 +59,7 @@ export class PathSyntaxError extends Error {
 
 export type JsonObject = Record<string, unknown>;
 
-export const isObject = (value: unknown): value is JsonObject =>
-  value !== null && typeof value === "object" && !Array.isArray(value);
+export const isObject = (value: unknown): value is JsonObject => value !== null && typeof value === "object" && !Array.isArray(value);
 export const isContainer = (value: unknown): value is JsonObject | unknown[] => value !== null && typeof value === "object";
 export const hasOwn = (object: object, key: string): boolean => Object.hasOwn(object, key);
 export const getOwn = (object: JsonObject, key: string): unknown => (hasOwn(object, key) ? object[key] : undefined);
@@ -138,7 +140,10 @@ function parseUncached(path: string): Segment[] {
       const inside = close < 0 ? "" : text.slice(i + 1, close);
       if (inside === "*") segments.push(ANY);
       else if (canonicalIndex(inside) >= 0) segments.push(inside);
-      else throw new PathSyntaxError(`'[${close < 0 ? text.slice(i + 1) : inside}' in path '${path}' is not an index ([0]) or a wildcard ([*])`);
+      else
+        throw new PathSyntaxError(
+          `'[${close < 0 ? text.slice(i + 1) : inside}' in path '${path}' is not an index ([0]) or a wildcard ([*])`,
+        );
       i = close + 1;
       const next = text[i];
       if (next !== undefined && next !== "." && next !== "[") {
@@ -175,9 +180,7 @@ export function parsePaths(paths: readonly string[], field: string): Path[] {
 
 /** Keys (or parsed segments) back to path text; keys holding `.`, `*`, `[` or `\` are escaped. */
 export function formatPath(keys: readonly (PathKey | Segment)[]): string {
-  return keys
-    .map((key) => (key === ANY ? "*" : typeof key === "number" ? String(key) : key.replace(/[.*[\\]/g, "\\$&")))
-    .join(".");
+  return keys.map((key) => (key === ANY ? "*" : typeof key === "number" ? String(key) : key.replace(/[.*[\\]/g, "\\$&"))).join(".");
 }
 
 /** Every value the path reaches, with its concrete keys, in document order. */
@@ -195,8 +198,7 @@ export function getAll(root: unknown, path: PathLike): PathMatch[] {
         value.forEach((element, index) => {
           walk(element, depth + 1, [...keys, index]);
         });
-      }
-      else {
+      } else {
         const index = canonicalIndex(segment);
         if (index >= 0 && index < value.length) walk(value[index], depth + 1, [...keys, index]);
       }

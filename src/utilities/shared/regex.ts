@@ -22,7 +22,11 @@ import { UtilityConfigError } from "../types";
 export interface UserRegex {
   test(text: string): boolean;
   matchesWhole(text: string): boolean;
-  replaceAll(text: string, replacement: string | ((match: string, groups: (string | null)[]) => string), grow?: (added: number) => void): string;
+  replaceAll(
+    text: string,
+    replacement: string | ((match: string, groups: (string | null)[]) => string),
+    grow?: (added: number) => void,
+  ): string;
 }
 
 export function compileUserRegex(pattern: string, options: { field: string; caseInsensitive?: boolean }): UserRegex {
@@ -57,8 +61,9 @@ function wrap(pattern: RE2JS): UserRegex {
         });
       }
       // re2js calls the replacer like String.prototype.replace: (match, ...groups, offset, input)
-      return pattern.matcher(text).replaceAll((match: string, ...rest: unknown[]) =>
-        replacement(match, rest.slice(0, groupCount) as (string | null)[]));
+      return pattern
+        .matcher(text)
+        .replaceAll((match: string, ...rest: unknown[]) => replacement(match, rest.slice(0, groupCount) as (string | null)[]));
     },
   };
 }
@@ -75,8 +80,14 @@ type Piece = string | { length(at: MatchAt): number; text(at: MatchAt): string }
 
 const reference = (text: (at: MatchAt) => string, length = (at: MatchAt) => text(at).length): Piece => ({ text, length });
 const MATCH = reference((at) => at.match);
-const BEFORE = reference((at) => at.text.slice(0, at.offset), (at) => at.offset);
-const AFTER = reference((at) => at.text.slice(at.offset + at.match.length), (at) => at.text.length - at.offset - at.match.length);
+const BEFORE = reference(
+  (at) => at.text.slice(0, at.offset),
+  (at) => at.offset,
+);
+const AFTER = reference(
+  (at) => at.text.slice(at.offset + at.match.length),
+  (at) => at.text.length - at.offset - at.match.length,
+);
 
 /**
  * A replacement string parsed once into literal text and references, by the rules re2js applies

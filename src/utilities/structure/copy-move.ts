@@ -11,7 +11,19 @@
  * charged to the budget before it is made, and so are the nulls that pad an array written past its end.
  */
 import { Type as t, type Static } from "@sinclair/typebox";
-import { ANY, exists, getAll, parsePathField, PathSet, remove, removeAll, set, type Path, type PathKey, type Segment } from "../shared/paths";
+import {
+  ANY,
+  exists,
+  getAll,
+  parsePathField,
+  PathSet,
+  remove,
+  removeAll,
+  set,
+  type Path,
+  type PathKey,
+  type Segment,
+} from "../shared/paths";
 import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 import { unlimitedBudget, type OutputBudget } from "../budget";
@@ -39,7 +51,13 @@ export const configSchema = t.Object(
 export type CopyMoveConfig = Defaulted<Static<typeof configSchema>, "overwrite">;
 type Operation = CopyMoveConfig["operations"][number];
 
-interface CompiledOperation { from: Path; fromSet: PathSet; to: Path; move: boolean; wildcardPositions: number[] }
+interface CompiledOperation {
+  from: Path;
+  fromSet: PathSet;
+  to: Path;
+  move: boolean;
+  wildcardPositions: number[];
+}
 
 function compile(operations: Operation[]): CompiledOperation[] {
   return operations.map((operation, index) => {
@@ -47,7 +65,8 @@ function compile(operations: Operation[]): CompiledOperation[] {
     const to = parsePathField(operation.to, `operations/${index}/to`);
     const wildcardPositions = from.flatMap((segment, position) => (segment === ANY ? [position] : []));
     if (to.length === 0) throw new UtilityConfigError(`operations/${index}/to`, "cannot write to the record itself");
-    if (operation.action === "move" && from.length === 0) throw new UtilityConfigError(`operations/${index}/from`, "the record itself cannot be moved");
+    if (operation.action === "move" && from.length === 0)
+      throw new UtilityConfigError(`operations/${index}/from`, "the record itself cannot be moved");
     if (to.filter((segment) => segment === ANY).length > wildcardPositions.length) {
       throw new UtilityConfigError(`operations/${index}/to`, "`to` has more wildcards than `from`");
     }
@@ -58,16 +77,18 @@ function compile(operations: Operation[]): CompiledOperation[] {
 /** `to` with its n-th wildcard replaced by the key that `from`'s n-th wildcard matched. */
 function destination(operation: CompiledOperation, matched: PathKey[]): Segment[] {
   let wildcard = 0;
-  return operation.to.map((segment) =>
-    segment === ANY ? String(matched[operation.wildcardPositions[wildcard++]!]) : segment,
-  );
+  return operation.to.map((segment) => (segment === ANY ? String(matched[operation.wildcardPositions[wildcard++]!]) : segment));
 }
 
 function apply(record: unknown, operation: CompiledOperation, overwrite: boolean, budget: OutputBudget): void {
   const matches = getAll(record, operation.from);
   // a copy of the record's root doubles it: charged before it is made (a move only relocates)
   const writes = matches
-    .map((match) => ({ source: match.path, to: destination(operation, match.path), value: cloneJson(match.value, operation.move ? undefined : budget) }))
+    .map((match) => ({
+      source: match.path,
+      to: destination(operation, match.path),
+      value: cloneJson(match.value, operation.move ? undefined : budget),
+    }))
     .filter((write) => overwrite || !exists(record, write.to));
   // sources go before the writes, so that a move into its own subtree works
   if (operation.move) {

@@ -26,16 +26,15 @@ export const configSchema = t.Object(
     mode: t.Optional(t.Union([t.Literal("value"), t.Literal("key"), t.Literal("both")], { default: "value" })),
     caseSensitive: t.Optional(t.Boolean({ default: true })),
     wholeValue: t.Optional(t.Boolean({ default: false, description: "only strings (or keys) equal to `search` as a whole" })),
-    regex: t.Optional(t.Boolean({ default: false, description: "`search` is a regular expression (RE2 syntax); `$1` works in `replacement`" })),
+    regex: t.Optional(
+      t.Boolean({ default: false, description: "`search` is a regular expression (RE2 syntax); `$1` works in `replacement`" }),
+    ),
     paths: t.Optional(t.Array(t.String(), { description: "limit replacements to these paths (default: everywhere)" })),
   },
   { additionalProperties: false },
 );
 
-export type FindReplaceConfig = Defaulted<
-  Static<typeof configSchema>,
-  "replacement" | "mode" | "caseSensitive" | "wholeValue" | "regex"
->;
+export type FindReplaceConfig = Defaulted<Static<typeof configSchema>, "replacement" | "mode" | "caseSensitive" | "wholeValue" | "regex">;
 
 type Replace = (text: string, record: unknown, root: unknown) => string;
 
@@ -70,13 +69,15 @@ function compileReplace(config: FindReplaceConfig, budget: OutputBudget): Replac
   if (template.dynamic) return (text, record, root) => pattern.replaceAll(text, evaluateWith(template, record, root, grow));
   // a literal search inserts the replacement as it is; only regex replacements interpret `$1`
   if (config.regex) return (text) => pattern.replaceAll(text, config.replacement, grow);
-  return (text) => pattern.replaceAll(text, (match) => {
-    grow(config.replacement.length - match.length);
-    return config.replacement;
-  });
+  return (text) =>
+    pattern.replaceAll(text, (match) => {
+      grow(config.replacement.length - match.length);
+      return config.replacement;
+    });
 }
 
-const evaluateWith = (template: CompiledTemplate, record: unknown, root: unknown, grow: (added: number) => void) =>
+const evaluateWith =
+  (template: CompiledTemplate, record: unknown, root: unknown, grow: (added: number) => void) =>
   (old: string, groups: (string | null)[]) => {
     const text = toText(template.evaluate({ record, root, old, groups }));
     grow(text.length - old.length);
@@ -137,5 +138,8 @@ export default defineUtility({
   amplifies: true,
   run: (inputs: UtilityInputs, config, budget) => findReplace(inputs.primary, config as FindReplaceConfig, budget),
   // a template may read `root`, the whole input: such a run needs it all at once
-  recordWise: (config, budget) => (compileTemplate(config.replacement ?? "", "replacement").dynamic ? undefined : replacerOf(config as FindReplaceConfig, undefined, budget ?? unlimitedBudget())),
+  recordWise: (config, budget) =>
+    compileTemplate(config.replacement ?? "", "replacement").dynamic
+      ? undefined
+      : replacerOf(config as FindReplaceConfig, undefined, budget ?? unlimitedBudget()),
 });

@@ -20,7 +20,9 @@ export const id = "structure.flatten-nest";
 export const configSchema = t.Object(
   {
     mode: t.Optional(t.Union([t.Literal("flatten"), t.Literal("nest")], { default: "flatten" })),
-    delimiter: t.Optional(t.String({ minLength: 1, maxLength: 5, default: ".", description: "joins (flatten) or splits (nest) key segments" })),
+    delimiter: t.Optional(
+      t.String({ minLength: 1, maxLength: 5, default: ".", description: "joins (flatten) or splits (nest) key segments" }),
+    ),
     flattenArrays: t.Optional(t.Boolean({ default: true, description: "array elements get index segments; false keeps arrays as values" })),
     maxDepth: t.Optional(Type.Integer({ minimum: 1, description: "flatten no deeper: keys have at most this many segments" })),
   },

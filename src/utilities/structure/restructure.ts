@@ -41,7 +41,10 @@ type Builder = (record: unknown, root: unknown) => unknown;
 const pointer = (at: string, key: string | number) => `${at}/${String(key).replaceAll("~", "~0").replaceAll("/", "~1")}`;
 
 class ShapeCompiler {
-  constructor(private readonly missingValue: null | typeof OMITTED, private readonly budget: OutputBudget) {}
+  constructor(
+    private readonly missingValue: null | typeof OMITTED,
+    private readonly budget: OutputBudget,
+  ) {}
 
   compile(shape: unknown, at: string): Builder {
     const budget = this.budget;

@@ -13,10 +13,13 @@ function split(text: string): unknown[] | undefined {
 
 describe("elementSpans", () => {
   test("any array, compact or indented, splits into exactly its elements", () => {
-    fc.assert(fc.property(fc.array(fc.jsonValue()), fc.constantFrom(undefined, 2, "\t"), (array, indent) => {
-      const text = JSON.stringify(array, null, indent);
-      expect(split(` ${text}\n`)).toEqual(JSON.parse(text));
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.array(fc.jsonValue()), fc.constantFrom(undefined, 2, "\t"), (array, indent) => {
+        const text = JSON.stringify(array, null, indent);
+        expect(split(` ${text}\n`)).toEqual(JSON.parse(text));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   test("strings holding brackets, commas, quotes and escapes do not end an element", () => {

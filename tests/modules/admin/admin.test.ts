@@ -3,8 +3,12 @@ import { createTestApp, type TestApp } from "../../support/app";
 import { PLANS } from "../../../src/core/plans";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 describe("accounts", () => {
   test("plan defaults, every plan", async () => {
@@ -18,8 +22,16 @@ describe("accounts", () => {
     }
   });
   test("no plan means unlimited; explicit limits override, null = unlimited", async () => {
-    const res = await t.json("POST", "/api/v1/admin/accounts", { body: { name: "x", plan: "starter", storageLimitBytes: 1234, monthlyCredits: null } });
-    expect(res.body.account).toMatchObject({ plan: "starter", storageLimitBytes: 1234, monthlyCredits: null, maxDocumentBytes: 5_000_000, rateLimitPerMinute: 60 });
+    const res = await t.json("POST", "/api/v1/admin/accounts", {
+      body: { name: "x", plan: "starter", storageLimitBytes: 1234, monthlyCredits: null },
+    });
+    expect(res.body.account).toMatchObject({
+      plan: "starter",
+      storageLimitBytes: 1234,
+      monthlyCredits: null,
+      maxDocumentBytes: 5_000_000,
+      rateLimitPerMinute: 60,
+    });
     const plain = await t.json("POST", "/api/v1/admin/accounts", { body: { name: "y" } });
     expect(plain.body.account).toMatchObject({ plan: "unlimited", storageLimitBytes: null, maxDocumentBytes: 50_000_000 });
   });
@@ -57,10 +69,19 @@ describe("accounts", () => {
 describe("keys", () => {
   test("create, list without secrets, revoke", async () => {
     const { body: acc } = await t.json("POST", "/api/v1/admin/accounts", { body: { name: "k" } });
-    const created = await t.json("POST", "/api/v1/admin/keys", { body: { accountId: acc.account.id, permissions: ["documents", "utilities"], name: "ci" } });
+    const created = await t.json("POST", "/api/v1/admin/keys", {
+      body: { accountId: acc.account.id, permissions: ["documents", "utilities"], name: "ci" },
+    });
     expect(created.status).toBe(201);
     expect(created.body.key).toMatch(/^kiln_[0-9A-Za-z]{32,}$/);
-    expect(created.body.apiKey).toEqual({ id: expect.stringMatching(/^key_/), accountId: acc.account.id, name: "ci", permissions: ["documents", "utilities"], createdAt: expect.any(Number), expiresAt: null });
+    expect(created.body.apiKey).toEqual({
+      id: expect.stringMatching(/^key_/),
+      accountId: acc.account.id,
+      name: "ci",
+      permissions: ["documents", "utilities"],
+      createdAt: expect.any(Number),
+      expiresAt: null,
+    });
     const listed = await t.json("GET", `/api/v1/admin/keys?accountId=${acc.account.id}`);
     expect(listed.body.keys).toHaveLength(1);
     expect(JSON.stringify(listed.body)).not.toContain(created.body.key);
@@ -71,13 +92,18 @@ describe("keys", () => {
   });
   test("keys are unique and random", async () => {
     const keys = new Set<string>();
-    for (let i = 0; i < 5; i++) keys.add((await t.json("POST", "/api/v1/admin/keys", { body: { accountId: "acc_default", permissions: ["documents"] } })).body.key);
+    for (let i = 0; i < 5; i++)
+      keys.add((await t.json("POST", "/api/v1/admin/keys", { body: { accountId: "acc_default", permissions: ["documents"] } })).body.key);
     expect(keys.size).toBe(5);
   });
   test("400 for bad permissions, past expiry; 404 for unknown account", async () => {
-    expect((await t.json("POST", "/api/v1/admin/keys", { body: { accountId: "acc_default", permissions: ["root"] } })).body.errors[0].path).toStartWith("/permissions");
+    expect(
+      (await t.json("POST", "/api/v1/admin/keys", { body: { accountId: "acc_default", permissions: ["root"] } })).body.errors[0].path,
+    ).toStartWith("/permissions");
     expect((await t.json("POST", "/api/v1/admin/keys", { body: { accountId: "acc_default", permissions: [] } })).status).toBe(400);
-    const past = await t.json("POST", "/api/v1/admin/keys", { body: { accountId: "acc_default", permissions: ["documents"], expiresAt: 1 } });
+    const past = await t.json("POST", "/api/v1/admin/keys", {
+      body: { accountId: "acc_default", permissions: ["documents"], expiresAt: 1 },
+    });
     expect(past.status).toBe(400);
     expect(past.body.errors[0].path).toBe("/expiresAt");
     expect((await t.json("POST", "/api/v1/admin/keys", { body: { accountId: "acc_nope", permissions: ["documents"] } })).status).toBe(404);

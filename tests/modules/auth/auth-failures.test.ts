@@ -6,20 +6,38 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createTestApp, ADMIN_KEY, type TestApp } from "../../support/app";
-import { AUTH_CACHE_MAX, AUTH_FAILURE_WINDOW_MS, AUTH_FAILURES_MAX, AUTH_NODE_FAILURES_MAX, Authenticator, clientOf, KEY_CACHE_MS } from "../../../src/modules/auth";
+import {
+  AUTH_CACHE_MAX,
+  AUTH_FAILURE_WINDOW_MS,
+  AUTH_FAILURES_MAX,
+  AUTH_NODE_FAILURES_MAX,
+  Authenticator,
+  clientOf,
+  KEY_CACHE_MS,
+} from "../../../src/modules/auth";
 import { setClientAddress } from "../../../src/server/transport";
 import { keysRepository } from "../../../src/modules/auth/repository";
 import { hashApiKey, newId } from "../../../src/core/keys";
 
 let t: TestApp;
 let clock = 1_800_000_000_000;
-beforeAll(async () => { t = await createTestApp({}, { now: () => clock }); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp({}, { now: () => clock });
+});
+afterAll(async () => {
+  await t.close();
+});
 
 let unknownKeys = 0;
 const unknownKey = () => `kiln_unknown${String(unknownKeys++).padStart(32, "0")}`;
 type Refusal = { status: number; code: string; extra: { headers?: Record<string, string> } };
-const rejection = (promise: Promise<unknown>) => promise.then(() => { throw new Error("authenticated"); }, (error: unknown) => error as Refusal);
+const rejection = (promise: Promise<unknown>) =>
+  promise.then(
+    () => {
+      throw new Error("authenticated");
+    },
+    (error: unknown) => error as Refusal,
+  );
 const newAuthenticator = () => new Authenticator(t.testDb.database.db, () => clock);
 
 /** Throttles `address` on `auth` with AUTH_FAILURES_MAX unknown keys; the window then runs from `clock`. */
@@ -75,7 +93,9 @@ test("lookups in vain from many addresses together throttle every client at AUTH
   expect((await rejection(auth.principalFor(unknownKey(), "203.0.113.1"))).status).toBe(401);
   expect(auth.lookups).toBe(2);
   const addresses = 2 * AUTH_NODE_FAILURES_MAX;
-  const answers = await Promise.all(Array.from({ length: addresses }, (_, i) => rejection(auth.principalFor(unknownKey(), `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`))));
+  const answers = await Promise.all(
+    Array.from({ length: addresses }, (_, i) => rejection(auth.principalFor(unknownKey(), `10.${i >> 16}.${(i >> 8) & 255}.${i & 255}`))),
+  );
   expect(auth.lookups).toBe(AUTH_NODE_FAILURES_MAX); // the two before the flood count too
   expect(answers.filter((answer) => answer.status === 429)).toHaveLength(addresses - (AUTH_NODE_FAILURES_MAX - 2));
   expect((await rejection(auth.principalFor(unknownKey(), "203.0.113.1"))).status).toBe(429);
@@ -87,7 +107,13 @@ test("a secret refused once works once a key with it exists, within the cache pe
   const secret = unknownKey();
   expect((await rejection(auth.principalFor(secret, "192.0.2.20"))).status).toBe(401);
   const { accountId } = await t.newAccount();
-  await keysRepository(t.testDb.database.db).insert({ id: newId("key"), accountId, keyHash: hashApiKey(secret), permissions: ["documents"], createdAt: clock });
+  await keysRepository(t.testDb.database.db).insert({
+    id: newId("key"),
+    accountId,
+    keyHash: hashApiKey(secret),
+    permissions: ["documents"],
+    createdAt: clock,
+  });
   clock += KEY_CACHE_MS;
   expect((await auth.principalFor(secret, "192.0.2.20")).accountId).toBe(accountId);
 });

@@ -5,8 +5,12 @@ import { hashApiKey } from "../../../src/core/keys";
 
 let clock = Date.now();
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp({}, { now: () => clock }); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp({}, { now: () => clock });
+});
+afterAll(async () => {
+  await t.close();
+});
 
 function expectUnauthorized(res: { status: number; headers: Headers; body: any }) {
   expect(res.status).toBe(401);
@@ -50,7 +54,9 @@ describe("401", () => {
   });
   test("expired key", async () => {
     const { accountId } = await t.newAccount();
-    const created = await t.json("POST", "/api/v1/admin/keys", { body: { accountId, permissions: ["documents"], expiresAt: Date.now() + 60_000 } });
+    const created = await t.json("POST", "/api/v1/admin/keys", {
+      body: { accountId, permissions: ["documents"], expiresAt: Date.now() + 60_000 },
+    });
     expect(created.status).toBe(201);
     expect((await t.json("GET", "/api/v1/usage", { key: created.body.key })).status).toBe(200);
     clock = Date.now() + 120_000;

@@ -52,7 +52,8 @@ test(`${NODES} nodes sweeping at once purge each due document exactly once; stor
     for (let i = 0; i < 40; i++) {
       const content = JSON.stringify({ account: index, i, pad: "x".repeat(i) });
       const id = (await t.json("POST", DOCS, { key, body: { name: "d", contentText: content } })).body.document.id;
-      if (i % 4 === 0) kept += content.length; // stays active
+      if (i % 4 === 0)
+        kept += content.length; // stays active
       else await t.json("DELETE", `${DOCS}/${id}`, { key });
     }
     expectedUsed.push(kept);
@@ -79,10 +80,14 @@ test("the orphan sweep runs on one node at a time: the others skip while it hold
   const store = contentStoreIn(t.config.dataDir);
   const orphans = await Promise.all([1, 2, 3].map((i) => store.put(new TextEncoder().encode(`[${i}]`))));
   let release!: () => void;
-  const held = new Promise<void>((resolve) => { release = resolve; });
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   const holder = withTryAdvisoryLock(nodes[0].sql, LOCKS.orphanSweep, () => held.then(() => "held"));
   await Bun.sleep(100);
-  expect(await Promise.all(nodes.slice(1).map((node) => sweepOrphansOnce(nodeDeps(node, Date.now), -1000)))).toEqual(Array(NODES - 1).fill(undefined));
+  expect(await Promise.all(nodes.slice(1).map((node) => sweepOrphansOnce(nodeDeps(node, Date.now), -1000)))).toEqual(
+    Array(NODES - 1).fill(undefined),
+  );
   release();
   expect(await holder).toBe("held");
 

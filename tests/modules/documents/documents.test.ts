@@ -11,7 +11,9 @@ beforeAll(async () => {
   ({ key } = await t.newAccount({ permissions: ["documents"] }));
   ({ key: otherKey } = await t.newAccount({ permissions: ["documents"] }));
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const DOCS = "/api/v1/documents";
 
@@ -30,11 +32,33 @@ const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
 describe("create and read", () => {
   test("create answers 201 with exactly the metadata fields, Location and an ETag", async () => {
-    const res = await t.json("POST", DOCS, { key, body: { name: "  Report  ", content: { a: 1 }, description: "numbers", tags: ["b", "a", "b"], folder: "/x//y/" } });
+    const res = await t.json("POST", DOCS, {
+      key,
+      body: { name: "  Report  ", content: { a: 1 }, description: "numbers", tags: ["b", "a", "b"], folder: "/x//y/" },
+    });
     expect(res.status).toBe(201);
     const document = res.body.document;
-    expect(Object.keys(document).sort()).toEqual(["createdAt", "description", "fileSize", "folder", "id", "name", "tags", "title", "updatedAt", "version"]);
-    expect(document).toMatchObject({ name: "Report", title: "Report", description: "numbers", tags: ["b", "a"], folder: "x/y", fileSize: 7, version: 1 });
+    expect(Object.keys(document).sort()).toEqual([
+      "createdAt",
+      "description",
+      "fileSize",
+      "folder",
+      "id",
+      "name",
+      "tags",
+      "title",
+      "updatedAt",
+      "version",
+    ]);
+    expect(document).toMatchObject({
+      name: "Report",
+      title: "Report",
+      description: "numbers",
+      tags: ["b", "a"],
+      folder: "x/y",
+      fileSize: 7,
+      version: 1,
+    });
     expect(document.id).toMatch(/^doc_[0-9a-f-]{36}$/);
     expect(document.createdAt).toBe(document.updatedAt);
     expect(res.body.success).toBe(true);
@@ -92,7 +116,7 @@ describe("create and read", () => {
   });
 
   test.each([
-    ['a"b\\c.json', 'attachment; filename="a_b_c.json"; filename*=UTF-8\'\'a%22b%5Cc.json'],
+    ['a"b\\c.json', "attachment; filename=\"a_b_c.json\"; filename*=UTF-8''a%22b%5Cc.json"],
     ["Café ☕ (1).json", "attachment; filename=\"Cafe _ (1).json\"; filename*=UTF-8''Caf%C3%A9%20%E2%98%95%20%281%29.json"],
     ["100% done", "attachment; filename=\"100_ done\"; filename*=UTF-8''100%25%20done"],
   ])("name %p gives a header that cannot be broken", async (name, expected) => {
@@ -133,13 +157,18 @@ describe("validation", () => {
   });
 
   test("limits are inclusive: 100-character name, 2000-character description, 32 tags of 64", async () => {
-    const document = await create({ name: "é".repeat(100), content: 1, description: "d".repeat(2000), tags: Array.from({ length: 32 }, (_, i) => `${i}`.padEnd(64, "t")) });
+    const document = await create({
+      name: "é".repeat(100),
+      content: 1,
+      description: "d".repeat(2000),
+      tags: Array.from({ length: 32 }, (_, i) => `${i}`.padEnd(64, "t")),
+    });
     expect(document.name).toBe("é".repeat(100));
   });
 
   test('"" and "///" mean no folder', async () => {
-    expect((await create({ name: "x", content: 1, folder: "" }) as { folder?: unknown }).folder).toBeNull();
-    expect((await create({ name: "x", content: 1, folder: "///" }) as { folder?: unknown }).folder).toBeNull();
+    expect(((await create({ name: "x", content: 1, folder: "" })) as { folder?: unknown }).folder).toBeNull();
+    expect(((await create({ name: "x", content: 1, folder: "///" })) as { folder?: unknown }).folder).toBeNull();
   });
 
   test("malformed JSON, an empty body and a non-object body are 400", async () => {
@@ -156,7 +185,10 @@ describe("validation", () => {
 describe("update metadata", () => {
   test("200 with the updated document; tags replaced; folder null removes it; description null clears it", async () => {
     const document = await create({ name: "before", content: 1, tags: ["a", "b"], folder: "f", description: "d" });
-    const res = await t.json("PUT", `${DOCS}/${document.id}`, { key, body: { name: "after", tags: ["c"], folder: null, description: null } });
+    const res = await t.json("PUT", `${DOCS}/${document.id}`, {
+      key,
+      body: { name: "after", tags: ["c"], folder: null, description: null },
+    });
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
     expect(res.body.document).toMatchObject({ id: document.id, name: "after", title: "after", tags: ["c"], folder: null });
@@ -167,7 +199,13 @@ describe("update metadata", () => {
 
   test("no field, an unknown field, a bad name or malformed JSON: 400", async () => {
     const document = await create({ name: "x", content: 1 });
-    for (const [body, path] of [[{}, ""], [{ title: "y" }, "/title"], [{ name: "" }, "/name"], [{ id: "doc_x" }, "/id"], [{ fileSize: 1 }, "/fileSize"]] as const) {
+    for (const [body, path] of [
+      [{}, ""],
+      [{ title: "y" }, "/title"],
+      [{ name: "" }, "/name"],
+      [{ id: "doc_x" }, "/id"],
+      [{ fileSize: 1 }, "/fileSize"],
+    ] as const) {
       const res = await t.json("PUT", `${DOCS}/${document.id}`, { key, body });
       expect(res.status).toBe(400);
       expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(path);
@@ -200,7 +238,9 @@ describe("update content", () => {
   test("whitespace, scalars and other content types are kept; an empty or malformed body is 400", async () => {
     const document = await create({ name: "c", content: 1 });
     const spaced = ' \n "just a string" \n';
-    expect((await t.json("PUT", `${DOCS}/${document.id}/content`, { key, rawBody: spaced, headers: { "content-type": "text/plain" } })).status).toBe(200);
+    expect(
+      (await t.json("PUT", `${DOCS}/${document.id}/content`, { key, rawBody: spaced, headers: { "content-type": "text/plain" } })).status,
+    ).toBe(200);
     expect(text((await download(document.id)).bytes)).toBe(spaced);
     const empty = await t.json("PUT", `${DOCS}/${document.id}/content`, { key, rawBody: "" });
     expect(empty.status).toBe(400);
@@ -255,14 +295,19 @@ describe("ETags", () => {
     expect(after.headers.get("etag")).toBe(fresh.headers.get("etag"));
     expect(after.headers.get("etag")).not.toBe(etag);
     // the same ETag was only good once
-    expect((await t.json("PUT", `${DOCS}/${document.id}/content`, { key, rawBody: "[3]", headers: { "if-match": etag } })).status).toBe(412);
+    expect((await t.json("PUT", `${DOCS}/${document.id}/content`, { key, rawBody: "[3]", headers: { "if-match": etag } })).status).toBe(
+      412,
+    );
   });
 
   test("concurrent updates carrying the same If-Match: exactly one wins", async () => {
     const created = await t.json("POST", DOCS, { key, body: { name: "race", content: 0 } });
     const etag = created.headers.get("etag")!;
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) =>
-      t.json("PUT", `${DOCS}/${created.body.document.id}`, { key, body: { name: `n${i}` }, headers: { "if-match": etag } })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        t.json("PUT", `${DOCS}/${created.body.document.id}`, { key, body: { name: `n${i}` }, headers: { "if-match": etag } }),
+      ),
+    );
     expect(results.filter((r) => r.status === 200).length).toBe(1);
     expect(results.filter((r) => r.status === 412).length).toBe(5);
   });
@@ -348,7 +393,9 @@ describe("quotas", () => {
     const id = first.body.document.id;
     expect((await t.json("PUT", `${DOCS}/${id}/content`, { key: account.key, rawBody: "1".repeat(20) })).status).toBe(200);
     expect(await usage()).toBe(20);
-    expect((await t.json("PUT", `${DOCS}/${id}/content`, { key: account.key, rawBody: "1".repeat(21) })).body.code).toBe("storage_limit_exceeded");
+    expect((await t.json("PUT", `${DOCS}/${id}/content`, { key: account.key, rawBody: "1".repeat(21) })).body.code).toBe(
+      "storage_limit_exceeded",
+    );
     expect((await t.json("PUT", `${DOCS}/${id}/content`, { key: account.key, rawBody: "12345" })).status).toBe(200);
     expect(await usage()).toBe(5);
     await t.json("DELETE", `${DOCS}/${id}`, { key: account.key });
@@ -362,8 +409,11 @@ describe("quotas", () => {
 
   test("12 concurrent creates against a limit that fits 5: exactly 5 succeed", async () => {
     const account = await t.newAccount({ permissions: ["documents"], storageLimitBytes: 50 });
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) =>
-      t.json("POST", DOCS, { key: account.key, body: { name: `doc ${i}`, contentText: "1".repeat(10) } })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        t.json("POST", DOCS, { key: account.key, body: { name: `doc ${i}`, contentText: "1".repeat(10) } }),
+      ),
+    );
     expect(results.filter((r) => r.status === 201).length).toBe(5);
     expect(results.filter((r) => r.status === 413 && r.body.code === "storage_limit_exceeded").length).toBe(7);
     expect((await t.json("GET", "/api/v1/usage", { key: account.key })).body.storage.usedBytes).toBe(50);
@@ -373,8 +423,11 @@ describe("quotas", () => {
   test("concurrent content updates cannot pass the limit either", async () => {
     const account = await t.newAccount({ permissions: ["documents"], storageLimitBytes: 40, maxVersions: 1 });
     const ids: string[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await t.json("POST", DOCS, { key: account.key, body: { name: `d${i}`, contentText: "1" } })).body.document.id);
-    const results = await Promise.all(ids.map((id) => t.json("PUT", `${DOCS}/${id}/content`, { key: account.key, rawBody: "1".repeat(15) })));
+    for (let i = 0; i < 4; i++)
+      ids.push((await t.json("POST", DOCS, { key: account.key, body: { name: `d${i}`, contentText: "1" } })).body.document.id);
+    const results = await Promise.all(
+      ids.map((id) => t.json("PUT", `${DOCS}/${id}/content`, { key: account.key, rawBody: "1".repeat(15) })),
+    );
     expect(results.filter((r) => r.status === 200).length).toBe(2);
     expect((await t.json("GET", "/api/v1/usage", { key: account.key })).body.storage.usedBytes).toBe(32);
   });
@@ -419,7 +472,12 @@ describe("auth and permission", () => {
     const noKey = await t.json("POST", DOCS, { key: null, body: {} });
     expect(noKey.status).toBe(401);
     const { key: utilitiesOnly } = await t.newAccount({ permissions: ["utilities"] });
-    for (const [method, path] of [["GET", DOCS], ["POST", DOCS], ["GET", `${DOCS}/doc_x/content`], ["GET", "/api/v1/folders"]] as const) {
+    for (const [method, path] of [
+      ["GET", DOCS],
+      ["POST", DOCS],
+      ["GET", `${DOCS}/doc_x/content`],
+      ["GET", "/api/v1/folders"],
+    ] as const) {
       const res = await t.json(method, path, { key: utilitiesOnly, body: method === "POST" ? { bad: 1 } : undefined });
       expect(res.status).toBe(403);
     }
@@ -463,7 +521,7 @@ describe("remaining rows of the error table, and the edges of the body", () => {
     expect(text((await download(res.body.document.id)).bytes)).toBe('{"content":  2.50}');
   });
 
-  test('If-Match: * matches any existing document', async () => {
+  test("If-Match: * matches any existing document", async () => {
     const document = await create({ name: "star", content: 1 });
     expect((await t.json("PUT", `${DOCS}/${document.id}/content`, { key, rawBody: "2", headers: { "if-match": "*" } })).status).toBe(200);
     expect((await t.json("DELETE", `${DOCS}/${document.id}`, { key, headers: { "if-match": "*" } })).status).toBe(200);
@@ -471,7 +529,8 @@ describe("remaining rows of the error table, and the edges of the body", () => {
 
   test("If-Match on a content replace: any listed strong tag matches (a compressed form too); a weak one never does", async () => {
     const document = await create({ name: "listed", content: 1 });
-    const put = (body: string, ifMatch: string) => t.json("PUT", `${DOCS}/${document.id}/content`, { key, rawBody: body, headers: { "if-match": ifMatch } });
+    const put = (body: string, ifMatch: string) =>
+      t.json("PUT", `${DOCS}/${document.id}/content`, { key, rawBody: body, headers: { "if-match": ifMatch } });
     const etagOf = async () => (await t.request("GET", `${DOCS}/${document.id}/content`, { key })).headers.get("etag")!;
     const first = await etagOf();
     const weak = await put("2", `W/${first}`);

@@ -9,8 +9,12 @@ import { createTestApp, type TestApp } from "../../support/app";
 import { pageStatement, PURGE_DUE } from "../../../src/modules/documents/statements";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const DOCS = "/api/v1/documents";
 
@@ -23,7 +27,9 @@ async function create(key: string, folder: string | null): Promise<string> {
 async function counts(key: string): Promise<Record<string, number>> {
   const listed = await t.json("GET", "/api/v1/folders", { key });
   expect(listed.status).toBe(200);
-  return Object.fromEntries(listed.body.folders.map((folder: { path: string; documentCount: number }) => [folder.path, folder.documentCount]));
+  return Object.fromEntries(
+    listed.body.folders.map((folder: { path: string; documentCount: number }) => [folder.path, folder.documentCount]),
+  );
 }
 
 /** The counts recounted from the documents themselves. */
@@ -54,7 +60,11 @@ describe("folder counts", () => {
     expect((await t.request("DELETE", `${DOCS}/${b}`, { key })).status).toBe(200);
     expect((await t.request("POST", `${DOCS}/${b}/purge`, { key })).status).toBe(200);
     expect((await counts(key)).reports).toBe(0);
-    const imported = await t.request("POST", "/api/v1/import", { key, rawBody: '{"document":{"name":"i","folder":"archive"},"content":1}\n{"document":{"name":"j","folder":"new/one"},"content":2}\n', headers: { "content-type": "application/x-ndjson" } });
+    const imported = await t.request("POST", "/api/v1/import", {
+      key,
+      rawBody: '{"document":{"name":"i","folder":"archive"},"content":1}\n{"document":{"name":"j","folder":"new/one"},"content":2}\n',
+      headers: { "content-type": "application/x-ndjson" },
+    });
     expect(imported.status).toBe(200);
     await imported.text();
     expect(await counts(key)).toEqual({ archive: 2, new: 0, "new/one": 1, reports: 0, "reports/2024": 1 });
@@ -85,7 +95,8 @@ describe("plans that do not grow with the account", () => {
       from generate_series(1, 20000) g`);
     await db.execute(sql`analyze documents`);
     await db.execute(sql`analyze folders`);
-    const plan = async (text: string, params: unknown[]) => JSON.stringify(await db.$client.unsafe(`explain (format json) ${text}`, params as never[]));
+    const plan = async (text: string, params: unknown[]) =>
+      JSON.stringify(await db.$client.unsafe(`explain (format json) ${text}`, params as never[]));
     const page = (shape: Partial<Parameters<typeof pageStatement>[0]>) =>
       pageStatement({ deleted: false, folder: false, after: false, oldestFirst: false, ...shape });
     const seqScanOfDocuments = /"Node Type":"Seq Scan"[^{}]*"Relation Name":"documents"/;

@@ -12,7 +12,9 @@ beforeAll(async () => {
   t = await createTestApp({}, { now: () => clock });
   ({ key } = await t.newAccount({ permissions: ["documents"] }));
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const DOCS = "/api/v1/documents";
 const CONTENT = '{"big":12345678901234567890,"f":1.0,"name":"Zoë"}';
@@ -22,14 +24,21 @@ async function newDocument(content = CONTENT): Promise<string> {
 }
 
 /** The link's path and query, to send to the in-process app (its origin is that of the request). */
-const pathOf = (url: string) => { const parsed = new URL(url); return parsed.pathname + parsed.search; };
+const pathOf = (url: string) => {
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
+};
 
 test("a link serves the content without a key, with the download's headers, until it expires", async () => {
   const id = await newDocument();
   const made = await t.json("POST", `${DOCS}/${id}/links`, { key, body: { expiresIn: 120 } });
   expect(made.status).toBe(201);
   // without PUBLIC_URL the base is the configured address, never the request's Host
-  expect(made.body).toEqual({ success: true, url: expect.stringMatching(/^http:\/\/localhost:3000\/links\/doc_/), expiresAt: clock + 120_000 });
+  expect(made.body).toEqual({
+    success: true,
+    url: expect.stringMatching(/^http:\/\/localhost:3000\/links\/doc_/),
+    expiresAt: clock + 120_000,
+  });
 
   const viaLink = await t.request("GET", pathOf(made.body.url), { key: null });
   const viaKey = await t.request("GET", `${DOCS}/${id}/content`, { key });
@@ -63,7 +72,15 @@ test("default expiry is one hour; an empty body or {} is accepted", async () => 
 
 test("bad bodies are 400: unknown fields, expiresIn out of range or not an integer", async () => {
   const id = await newDocument();
-  for (const body of [{ expiresIn: 59 }, { expiresIn: 86_401 }, { expiresIn: 90.5 }, { expiresIn: "600" }, { expiresIn: 600, extra: 1 }, [], "x"]) {
+  for (const body of [
+    { expiresIn: 59 },
+    { expiresIn: 86_401 },
+    { expiresIn: 90.5 },
+    { expiresIn: "600" },
+    { expiresIn: 600, extra: 1 },
+    [],
+    "x",
+  ]) {
     const answer = await t.json("POST", `${DOCS}/${id}/links`, { key, body });
     expect(answer.status).toBe(400);
     expect(answer.body.code).toBe("validation_failed");
@@ -87,16 +104,29 @@ test("tampered or incomplete links are 403 link_invalid", async () => {
   const id = await newDocument();
   const url = new URL((await t.json("POST", `${DOCS}/${id}/links`, { key })).body.url);
   const variants: URL[] = [];
-  const edit = (change: (candidate: URL) => void) => { const copy = new URL(url); change(copy); variants.push(copy); };
+  const edit = (change: (candidate: URL) => void) => {
+    const copy = new URL(url);
+    change(copy);
+    variants.push(copy);
+  };
   edit((u) => u.searchParams.set("expires", String(Number(u.searchParams.get("expires")) + 1000)));
-  edit((u) => u.searchParams.set("sig", u.searchParams.get("sig")!.replace(/^./, (c) => (c === "A" ? "B" : "A"))));
+  edit((u) =>
+    u.searchParams.set(
+      "sig",
+      u.searchParams.get("sig")!.replace(/^./, (c) => (c === "A" ? "B" : "A")),
+    ),
+  );
   edit((u) => u.searchParams.set("v", "0123456789abcdef"));
   edit((u) => u.searchParams.delete("sig"));
   edit((u) => u.searchParams.delete("expires"));
   edit((u) => u.searchParams.set("expires", "soon"));
-  edit((u) => { u.search = ""; });
+  edit((u) => {
+    u.search = "";
+  });
   const otherId = await newDocument();
-  edit((u) => { u.pathname = `/links/${otherId}`; });
+  edit((u) => {
+    u.pathname = `/links/${otherId}`;
+  });
   for (const variant of variants) {
     const answer = await t.json("GET", variant.pathname + variant.search, { key: null });
     expect(answer.status).toBe(403);
@@ -129,7 +159,13 @@ test("the request's Host never becomes a link's base, nor any forwarding header"
   const id = await newDocument();
   const request = new Request(`http://evil.example/api/v1/documents/${id}/links`, {
     method: "POST",
-    headers: { authorization: `Bearer ${key}`, host: "evil.example", "x-forwarded-host": "evil.example", "x-forwarded-proto": "https", forwarded: "host=evil.example;proto=https" },
+    headers: {
+      authorization: `Bearer ${key}`,
+      host: "evil.example",
+      "x-forwarded-host": "evil.example",
+      "x-forwarded-proto": "https",
+      forwarded: "host=evil.example;proto=https",
+    },
   });
   const made = await t.app.handle(request);
   expect(made.status).toBe(201);
@@ -141,7 +177,10 @@ test("the request's Host never becomes a link's base, nor any forwarding header"
 /** A link for `id` signed with the deployment's own secret (as one who stole it could), expiring at `expires`. */
 async function forgedLink(id: string, expires: number): Promise<string> {
   const made = new URL((await t.json("POST", `${DOCS}/${id}/links`, { key })).body.url);
-  const [{ secret }] = await t.testDb.database.db.select({ secret: clusterSecrets.secret }).from(clusterSecrets).where(eq(clusterSecrets.name, "download_links"));
+  const [{ secret }] = await t.testDb.database.db
+    .select({ secret: clusterSecrets.secret })
+    .from(clusterSecrets)
+    .where(eq(clusterSecrets.name, "download_links"));
   const tag = made.searchParams.get("v")!;
   const sig = new Bun.CryptoHasher("sha256", Buffer.from(secret, "base64")).update(`${id}\n${tag}\n${expires}`).digest("base64url");
   return `/links/${id}?v=${tag}&expires=${expires}&sig=${sig}`;
@@ -173,7 +212,9 @@ test("PUBLIC_URL sets the links' base; the route is in /openapi.json with its st
     await withBase.close();
   }
   const spec = (await t.json("GET", "/openapi.json", { key: null })).body;
-  expect(Object.keys(spec.paths["/api/v1/documents/{id}/links"].post.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "403", "404", "429"]));
+  expect(Object.keys(spec.paths["/api/v1/documents/{id}/links"].post.responses)).toEqual(
+    expect.arrayContaining(["201", "400", "401", "403", "404", "429"]),
+  );
   expect(Object.keys(spec.paths["/links/{id}"].get.responses)).toEqual(expect.arrayContaining(["200", "304", "403", "410"]));
   expect(Object.keys(spec.paths["/links/{id}"].get.responses)).not.toContain("401");
   expect(spec.paths["/links/{id}"].get.security).toEqual([]);

@@ -3,8 +3,12 @@ import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
 let clock = 1_700_000_000_000;
-beforeAll(async () => { t = await createTestApp({}, { now: () => clock }); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp({}, { now: () => clock });
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const DOCS = "/api/v1/documents";
 
@@ -115,7 +119,9 @@ test("folders are created with their ancestors and list active documents directl
   const res = await t.json("GET", "/api/v1/folders", { key });
   expect(res.status).toBe(200);
   expect(res.body.folders.map((f: { path: string; documentCount: number }) => [f.path, f.documentCount])).toEqual([
-    ["archive", 1], ["reports", 1], ["reports/2024", 2],
+    ["archive", 1],
+    ["reports", 1],
+    ["reports/2024", 2],
   ]);
   expect(res.body.folders[0].createdAt).toBe(clock);
 });

@@ -7,26 +7,38 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
 import { contentStoreIn } from "../../../src/storage/disk";
 import type { ContentStore } from "../../../src/storage/content-store";
-import { INLINE_WORK, JSON_PATCH as JSON_PATCH_FORMAT, PatchNeedsWorker, WORK_FACTOR, applyPatch, readPatch } from "../../../src/core/json/patch";
+import {
+  INLINE_WORK,
+  JSON_PATCH as JSON_PATCH_FORMAT,
+  PatchNeedsWorker,
+  WORK_FACTOR,
+  applyPatch,
+  readPatch,
+} from "../../../src/core/json/patch";
 
 let t: TestApp;
 /** bytes handed to the content store's put, request by request */
 const puts: number[] = [];
 
 beforeAll(async () => {
-  t = await createTestApp({}, {
-    contentStore: (dataDir): ContentStore => {
-      const store = contentStoreIn(dataDir);
-      return Object.assign(Object.create(Object.getPrototypeOf(store)), store, {
-        put: (bytes: Uint8Array) => {
-          puts.push(bytes.byteLength);
-          return store.put(bytes);
-        },
-      });
+  t = await createTestApp(
+    {},
+    {
+      contentStore: (dataDir): ContentStore => {
+        const store = contentStoreIn(dataDir);
+        return Object.assign(Object.create(Object.getPrototypeOf(store)), store, {
+          put: (bytes: Uint8Array) => {
+            puts.push(bytes.byteLength);
+            return store.put(bytes);
+          },
+        });
+      },
     },
-  });
+  );
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const DOCS = "/api/v1/documents";
 const JSON_PATCH = "application/json-patch+json";
@@ -90,7 +102,9 @@ describe("a patch whose result would outgrow the limit", () => {
     const { key } = await t.newAccount({ permissions: ["documents"], maxDocumentBytes });
     const id = await createWith(JSON.stringify({ big: "y".repeat(60 * 1024) }), key);
     // each move costs the value's size in work; the size never changes, so only the work limit stops it
-    const moves = Array.from({ length: 2 * WORK_FACTOR }, (_, i) => (i % 2 === 0 ? { op: "move", from: "/big", path: "/moved" } : { op: "move", from: "/moved", path: "/big" }));
+    const moves = Array.from({ length: 2 * WORK_FACTOR }, (_, i) =>
+      i % 2 === 0 ? { op: "move", from: "/big", path: "/moved" } : { op: "move", from: "/moved", path: "/big" },
+    );
     const before = puts.length;
     const res = await patch(id, JSON.stringify(moves), key);
     expect([res.status, res.body.code]).toEqual([413, "patch_too_expensive"]);
@@ -112,7 +126,12 @@ describe("a patch whose result would outgrow the limit", () => {
 /** The patch needs more than the main thread's share of work on this document, so the server hands it to a worker. */
 function expectBeyondInlineShare(document: string, patchText: string): void {
   const encoder = new TextEncoder();
-  expect(() => applyPatch(readPatch(JSON_PATCH_FORMAT, encoder.encode(patchText)), encoder.encode(document), { maxResultBytes: 2 ** 40, inlineWork: INLINE_WORK })).toThrow(PatchNeedsWorker);
+  expect(() =>
+    applyPatch(readPatch(JSON_PATCH_FORMAT, encoder.encode(patchText)), encoder.encode(document), {
+      maxResultBytes: 2 ** 40,
+      inlineWork: INLINE_WORK,
+    }),
+  ).toThrow(PatchNeedsWorker);
 }
 
 describe("patches beyond the main thread's share run in a worker, with the same answers", () => {
@@ -120,7 +139,8 @@ describe("patches beyond the main thread's share run in a worker, with the same 
     const { key } = await t.newAccount({ permissions: ["documents"] });
     const original = `{ "keep": 1.0, "list": [${Array.from({ length: 1_200_000 }, (_, i) => i).join(",")}] }`;
     const id = await createWith(original, key);
-    const edit = '[{"op":"add","path":"/list/0","value":-1},{"op":"copy","from":"/keep","path":"/kept"},{"op":"test","path":"/keep","value":1}]';
+    const edit =
+      '[{"op":"add","path":"/list/0","value":-1},{"op":"copy","from":"/keep","path":"/kept"},{"op":"test","path":"/keep","value":1}]';
     expectBeyondInlineShare(original, edit);
     const res = await patch(id, edit, key);
     expect(res.status).toBe(200);
@@ -142,7 +162,11 @@ describe("patches beyond the main thread's share run in a worker, with the same 
     const missing = await patch(id, '[{"op":"remove","path":"/big"},{"op":"remove","path":"/nothing"}]', key);
     expect([missing.status, missing.body.code, missing.body.errors[0].path]).toEqual([400, "patch_invalid", "/1"]);
     expect((await t.json("GET", `${DOCS}/${id}`, { key })).body.document.version).toBe(1);
-    const merged = await t.json("PATCH", `${DOCS}/${id}/content`, { key, rawBody: '{"added":[1.0]}', headers: { "content-type": "application/merge-patch+json" } });
+    const merged = await t.json("PATCH", `${DOCS}/${id}/content`, {
+      key,
+      rawBody: '{"added":[1.0]}',
+      headers: { "content-type": "application/merge-patch+json" },
+    });
     expect([merged.status, merged.body.document.fileSize]).toEqual([200, document.length + ',"added":[1.0]'.length]);
   });
 
@@ -151,7 +175,11 @@ describe("patches beyond the main thread's share run in a worker, with the same 
     const id = await createWith("{}", key);
     const values = Array.from({ length: 5000 }, (_, i) => ({ op: "add", path: `/k${i}`, value: "v".repeat(10) }));
     const malformed = JSON.stringify(values).slice(0, -1);
-    const bad = await t.json("PATCH", `${DOCS}/${id}/content`, { key, rawBody: malformed, headers: { "content-type": JSON_PATCH, "if-match": '"not-the-etag"' } });
+    const bad = await t.json("PATCH", `${DOCS}/${id}/content`, {
+      key,
+      rawBody: malformed,
+      headers: { "content-type": JSON_PATCH, "if-match": '"not-the-etag"' },
+    });
     expect([bad.status, bad.body.code]).toEqual([400, "malformed_json"]);
     const good = await patch(id, JSON.stringify(values), key);
     expect(good.status).toBe(200);

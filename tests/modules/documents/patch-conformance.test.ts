@@ -17,12 +17,23 @@ beforeAll(async () => {
   t = await createTestApp();
   ({ key } = await t.newAccount({ permissions: ["documents"] }));
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const DOCS = "/api/v1/documents";
 const decoder = new TextDecoder();
 
-interface SuiteCase { comment?: string; doc: unknown; patch: unknown[]; expected?: unknown; error?: string; disabled?: boolean; docText: string; patchText: string }
+interface SuiteCase {
+  comment?: string;
+  doc: unknown;
+  patch: unknown[];
+  expected?: unknown;
+  error?: string;
+  disabled?: boolean;
+  docText: string;
+  patchText: string;
+}
 
 /** The cases of one suite file, each with its doc and patch as the exact text of the file. */
 function suite(file: string): SuiteCase[] {
@@ -59,7 +70,8 @@ for (const file of ["tests.json", "spec_tests.json"]) {
         const res = await patch(id, testCase.patchText, "application/json-patch+json");
         if (testCase.error !== undefined) {
           const failing = res.body.errors?.[0]?.path;
-          const failingOp = failing === undefined ? undefined : (testCase.patch[Number(failing.slice(1))] as { op?: string } | undefined)?.op;
+          const failingOp =
+            failing === undefined ? undefined : (testCase.patch[Number(failing.slice(1))] as { op?: string } | undefined)?.op;
           // a failing test is 409, any other error 400 naming the operation
           if (res.status === 409) expect([res.body.code, failingOp]).toEqual(["patch_test_failed", "test"]);
           else expect([res.status, res.body.code]).toEqual([400, "patch_invalid"]);
@@ -94,8 +106,8 @@ describe("RFC 7396 Appendix A: every example through the HTTP endpoint", () => {
     ['{"a":"foo"}', "null", null],
     ['{"a":"foo"}', '"bar"', "bar"],
     ['{"e":null}', '{"a":1}', { e: null, a: 1 }],
-    ['[1,2]', '{"a":"b","c":null}', { a: "b" }],
-    ['{}', '{"a":{"bb":{"ccc":null}}}', { a: { bb: {} } }],
+    ["[1,2]", '{"a":"b","c":null}', { a: "b" }],
+    ["{}", '{"a":{"bb":{"ccc":null}}}', { a: { bb: {} } }],
   ];
   examples.forEach(([original, mergePatch, result], index) => {
     test(`A.${index + 1}: ${original} + ${mergePatch}`, async () => {
@@ -107,9 +119,21 @@ describe("RFC 7396 Appendix A: every example through the HTTP endpoint", () => {
   });
 
   test("RFC 7396 §3: the example document and patch", async () => {
-    const id = await createWith('{"title":"Goodbye!","author":{"givenName":"John","familyName":"Doe"},"tags":["example","sample"],"content":"This will be unchanged"}');
-    const res = await patch(id, '{"title":"Hello!","phoneNumber":"+01-123-456-7890","author":{"familyName":null},"tags":["example"]}', "application/merge-patch+json");
+    const id = await createWith(
+      '{"title":"Goodbye!","author":{"givenName":"John","familyName":"Doe"},"tags":["example","sample"],"content":"This will be unchanged"}',
+    );
+    const res = await patch(
+      id,
+      '{"title":"Hello!","phoneNumber":"+01-123-456-7890","author":{"familyName":null},"tags":["example"]}',
+      "application/merge-patch+json",
+    );
     expect(res.status).toBe(200);
-    expect(JSON.parse(await content(id))).toEqual({ title: "Hello!", author: { givenName: "John" }, tags: ["example"], content: "This will be unchanged", phoneNumber: "+01-123-456-7890" });
+    expect(JSON.parse(await content(id))).toEqual({
+      title: "Hello!",
+      author: { givenName: "John" },
+      tags: ["example"],
+      content: "This will be unchanged",
+      phoneNumber: "+01-123-456-7890",
+    });
   });
 });

@@ -27,8 +27,11 @@ function expandAll(node: JsonNode): JsonNode {
 
 /** Every path of a value, as token lists. */
 function paths(value: unknown, prefix: string[] = []): string[][] {
-  const children = Array.isArray(value) ? value.map((item, i) => [String(i), item] as const)
-    : value !== null && typeof value === "object" ? Object.entries(value) : [];
+  const children = Array.isArray(value)
+    ? value.map((item, i) => [String(i), item] as const)
+    : value !== null && typeof value === "object"
+      ? Object.entries(value)
+      : [];
   return [prefix, ...children.flatMap(([key, child]) => paths(child, [...prefix, key]))];
 }
 
@@ -55,7 +58,8 @@ function removeAt(value: unknown, tokens: string[]): unknown {
 /** RFC 7396 §2, as the RFC writes it. */
 function mergeReference(target: unknown, patch: unknown): unknown {
   if (patch === null || typeof patch !== "object" || Array.isArray(patch)) return patch;
-  const result: Record<string, unknown> = target !== null && typeof target === "object" && !Array.isArray(target) ? { ...(target as object) } : {};
+  const result: Record<string, unknown> =
+    target !== null && typeof target === "object" && !Array.isArray(target) ? { ...(target as object) } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
     else result[key] = mergeReference(result[key], value);
@@ -77,43 +81,71 @@ function apply(format: typeof JSON_PATCH | typeof MERGE_PATCH, patch: string, do
 
 describe("the lossless tree", () => {
   test("read and written back, expanded or not, a text is the same bytes", () => {
-    fc.assert(fc.property(json, spacing, (value, space) => {
-      const bytes = encoder.encode(` ${textOf(value, space)}\n`);
-      expect(writeText(readText(bytes))).toEqual(bytes);
-      const text = readText(bytes);
-      text.root = expandAll(text.root);
-      expect(decoder.decode(writeText(text))).toBe(decoder.decode(bytes));
-    }), { numRuns: RUNS });
+    fc.assert(
+      fc.property(json, spacing, (value, space) => {
+        const bytes = encoder.encode(` ${textOf(value, space)}\n`);
+        expect(writeText(readText(bytes))).toEqual(bytes);
+        const text = readText(bytes);
+        text.root = expandAll(text.root);
+        expect(decoder.decode(writeText(text))).toBe(decoder.decode(bytes));
+      }),
+      { numRuns: RUNS },
+    );
   });
 });
 
 describe("patches agree with the same edit on plain values", () => {
   test("replace at any existing path", () => {
-    fc.assert(fc.property(json, spacing, json, fc.nat(), (value, space, replacement, pick) => {
-      const all = paths(value);
-      const tokens = all[pick % all.length];
-      const result = apply(JSON_PATCH, JSON.stringify([{ op: "replace", path: pointer(tokens), value: replacement }]), textOf(value, space));
-      expect(result).toEqual(asJson(setAt(value, tokens, replacement)));
-    }), { numRuns: RUNS });
+    fc.assert(
+      fc.property(json, spacing, json, fc.nat(), (value, space, replacement, pick) => {
+        const all = paths(value);
+        const tokens = all[pick % all.length];
+        const result = apply(
+          JSON_PATCH,
+          JSON.stringify([{ op: "replace", path: pointer(tokens), value: replacement }]),
+          textOf(value, space),
+        );
+        expect(result).toEqual(asJson(setAt(value, tokens, replacement)));
+      }),
+      { numRuns: RUNS },
+    );
   });
 
   test("remove, then test that the rest is intact", () => {
-    fc.assert(fc.property(json, spacing, fc.nat(), (value, space, pick) => {
-      const all = paths(value).filter((tokens) => tokens.length > 0);
-      fc.pre(all.length > 0);
-      const tokens = all[pick % all.length];
-      const expected = removeAt(value, tokens);
-      const patch = JSON.stringify([{ op: "remove", path: pointer(tokens) }, { op: "test", path: "", value: expected }]);
-      expect(apply(JSON_PATCH, patch, textOf(value, space))).toEqual(asJson(expected));
-    }), { numRuns: RUNS });
+    fc.assert(
+      fc.property(json, spacing, fc.nat(), (value, space, pick) => {
+        const all = paths(value).filter((tokens) => tokens.length > 0);
+        fc.pre(all.length > 0);
+        const tokens = all[pick % all.length];
+        const expected = removeAt(value, tokens);
+        const patch = JSON.stringify([
+          { op: "remove", path: pointer(tokens) },
+          { op: "test", path: "", value: expected },
+        ]);
+        expect(apply(JSON_PATCH, patch, textOf(value, space))).toEqual(asJson(expected));
+      }),
+      { numRuns: RUNS },
+    );
   });
 
   test("copy then move: the value shows up twice, then moves", () => {
-    fc.assert(fc.property(fc.dictionary(fc.string({ maxLength: 4 }), json, { minKeys: 1, maxKeys: 5 }).filter((value) => !Object.hasOwn(value, "__proto__") && !Object.hasOwn(value, "copied") && !Object.hasOwn(value, "moved")), spacing, (value, space) => {
-      const first = Object.keys(value)[0];
-      const patch = JSON.stringify([{ op: "copy", from: pointer([first]), path: "/copied" }, { op: "move", from: "/copied", path: "/moved" }]);
-      expect(apply(JSON_PATCH, patch, textOf(value, space))).toEqual(asJson({ ...value, moved: value[first] }));
-    }), { numRuns: RUNS });
+    fc.assert(
+      fc.property(
+        fc
+          .dictionary(fc.string({ maxLength: 4 }), json, { minKeys: 1, maxKeys: 5 })
+          .filter((value) => !Object.hasOwn(value, "__proto__") && !Object.hasOwn(value, "copied") && !Object.hasOwn(value, "moved")),
+        spacing,
+        (value, space) => {
+          const first = Object.keys(value)[0];
+          const patch = JSON.stringify([
+            { op: "copy", from: pointer([first]), path: "/copied" },
+            { op: "move", from: "/copied", path: "/moved" },
+          ]);
+          expect(apply(JSON_PATCH, patch, textOf(value, space))).toEqual(asJson({ ...value, moved: value[first] }));
+        },
+      ),
+      { numRuns: RUNS },
+    );
   });
 
   test("any sequence of operations keeps the tracked size equal to the result's length", () => {
@@ -123,26 +155,32 @@ describe("patches agree with the same edit on plain values", () => {
       from: fc.constantFrom("", "/a", "/a/0", "/b", "/b/c"),
       value: json,
     });
-    fc.assert(fc.property(json, spacing, fc.array(op, { minLength: 1, maxLength: 8 }), (value, space, operations) => {
-      const document = textOf({ a: [value, 1], b: { c: value } }, space);
-      for (const operation of operations) {
+    fc.assert(
+      fc.property(json, spacing, fc.array(op, { minLength: 1, maxLength: 8 }), (value, space, operations) => {
+        const document = textOf({ a: [value, 1], b: { c: value } }, space);
+        for (const operation of operations) {
+          try {
+            apply(JSON_PATCH, JSON.stringify([operation]), document);
+          } catch (error) {
+            if (!(error instanceof PatchError)) throw error;
+          }
+        }
         try {
-          apply(JSON_PATCH, JSON.stringify([operation]), document);
+          apply(JSON_PATCH, JSON.stringify(operations), document);
         } catch (error) {
           if (!(error instanceof PatchError)) throw error;
         }
-      }
-      try {
-        apply(JSON_PATCH, JSON.stringify(operations), document);
-      } catch (error) {
-        if (!(error instanceof PatchError)) throw error;
-      }
-    }), { numRuns: RUNS });
+      }),
+      { numRuns: RUNS },
+    );
   });
 
   test("a merge patch gives what RFC 7396's algorithm gives", () => {
-    fc.assert(fc.property(json, json, spacing, (target, patch, space) => {
-      expect(apply(MERGE_PATCH, JSON.stringify(patch), textOf(target, space))).toEqual(asJson(mergeReference(target, patch)));
-    }), { numRuns: RUNS });
+    fc.assert(
+      fc.property(json, json, spacing, (target, patch, space) => {
+        expect(apply(MERGE_PATCH, JSON.stringify(patch), textOf(target, space))).toEqual(asJson(mergeReference(target, patch)));
+      }),
+      { numRuns: RUNS },
+    );
   });
 });

@@ -7,7 +7,9 @@ beforeAll(async () => {
   t = await createTestApp();
   ({ key } = await t.newAccount({ permissions: ["documents"] }));
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const DOCS = "/api/v1/documents";
 const JSON_PATCH = "application/json-patch+json";
@@ -19,25 +21,42 @@ async function createWith(contentText: string, as = key): Promise<string> {
   return res.body.document.id;
 }
 
-const patch = (id: string, body: string, contentType: string | null = JSON_PATCH, options: { key?: string | null; headers?: Record<string, string> } = {}) =>
-  t.json("PATCH", `${DOCS}/${id}/content`, { key: options.key === undefined ? key : options.key, rawBody: body, headers: { ...(contentType ? { "content-type": contentType } : {}), ...options.headers } });
+const patch = (
+  id: string,
+  body: string,
+  contentType: string | null = JSON_PATCH,
+  options: { key?: string | null; headers?: Record<string, string> } = {},
+) =>
+  t.json("PATCH", `${DOCS}/${id}/content`, {
+    key: options.key === undefined ? key : options.key,
+    rawBody: body,
+    headers: { ...(contentType ? { "content-type": contentType } : {}), ...options.headers },
+  });
 
 const content = async (id: string) => (await t.request("GET", `${DOCS}/${id}/content`, { key })).text();
 
 describe("lossless", () => {
-  const original = '{ "big": 12345678901234567890, "one": 1.0, "neg": -0, "huge": 1e400,\n  "dup": 1, "dup": 2, "2": "two", "1": "one", "esc": "\\u00e9",\n  "list": [ 1.10 , 2e5 ] }';
+  const original =
+    '{ "big": 12345678901234567890, "one": 1.0, "neg": -0, "huge": 1e400,\n  "dup": 1, "dup": 2, "2": "two", "1": "one", "esc": "\\u00e9",\n  "list": [ 1.10 , 2e5 ] }';
 
   test("a JSON Patch keeps every byte it does not touch, and stores its values as written", async () => {
     const id = await createWith(original);
-    const res = await patch(id, '[{"op":"replace","path":"/one","value": 2.50},{"op":"add","path":"/list/-","value":   12345678901234567891 },{"op":"add","path":"/new","value":{ "x" : 1.0, "y":[-0] }}]');
+    const res = await patch(
+      id,
+      '[{"op":"replace","path":"/one","value": 2.50},{"op":"add","path":"/list/-","value":   12345678901234567891 },{"op":"add","path":"/new","value":{ "x" : 1.0, "y":[-0] }}]',
+    );
     expect(res.status).toBe(200);
-    expect(await content(id)).toBe('{ "big": 12345678901234567890, "one": 2.50, "neg": -0, "huge": 1e400,\n  "dup": 1, "dup": 2, "2": "two", "1": "one", "esc": "\\u00e9",\n  "list": [ 1.10 , 2e5, 12345678901234567891 ],\n  "new": { "x" : 1.0, "y":[-0] } }');
+    expect(await content(id)).toBe(
+      '{ "big": 12345678901234567890, "one": 2.50, "neg": -0, "huge": 1e400,\n  "dup": 1, "dup": 2, "2": "two", "1": "one", "esc": "\\u00e9",\n  "list": [ 1.10 , 2e5, 12345678901234567891 ],\n  "new": { "x" : 1.0, "y":[-0] } }',
+    );
   });
 
   test("a merge patch too; duplicate names read as JSON.parse reads them (the last one)", async () => {
     const id = await createWith(original);
     expect((await patch(id, '{"dup": 3, "neg": null, "esc": "\\u00E9!"}', MERGE_PATCH)).status).toBe(200);
-    expect(await content(id)).toBe('{ "big": 12345678901234567890, "one": 1.0, "huge": 1e400,\n  "dup": 1, "dup": 3, "2": "two", "1": "one", "esc": "\\u00E9!",\n  "list": [ 1.10 , 2e5 ] }');
+    expect(await content(id)).toBe(
+      '{ "big": 12345678901234567890, "one": 1.0, "huge": 1e400,\n  "dup": 1, "dup": 3, "2": "two", "1": "one", "esc": "\\u00E9!",\n  "list": [ 1.10 , 2e5 ] }',
+    );
     // removing a duplicated name removes every copy, so the earlier one does not show through
     expect((await patch(id, '[{"op":"remove","path":"/dup"}]')).status).toBe(200);
     expect(JSON.parse(await content(id))).not.toHaveProperty("dup");
@@ -45,7 +64,14 @@ describe("lossless", () => {
 
   test("test compares numbers exactly by value: 1.0 equals 1 and 10e-1; big integers are told apart", async () => {
     const id = await createWith('{"a": 1.0, "big": 12345678901234567890, "s": "\\u0041"}');
-    expect((await patch(id, '[{"op":"test","path":"/a","value":1},{"op":"test","path":"/a","value":10e-1},{"op":"test","path":"/s","value":"A"}]')).status).toBe(200);
+    expect(
+      (
+        await patch(
+          id,
+          '[{"op":"test","path":"/a","value":1},{"op":"test","path":"/a","value":10e-1},{"op":"test","path":"/s","value":"A"}]',
+        )
+      ).status,
+    ).toBe(200);
     const differs = await patch(id, '[{"op":"test","path":"/big","value":12345678901234567891}]');
     expect([differs.status, differs.body.code]).toEqual([409, "patch_test_failed"]);
   });
@@ -61,7 +87,10 @@ describe("lossless", () => {
 describe("JSON Pointer and operations", () => {
   test("~0 and ~1 escapes; '-' appends; an empty key is a key", async () => {
     const id = await createWith('{"a/b": 1, "m~n": 2, "": 3, "arr": []}');
-    const res = await patch(id, '[{"op":"replace","path":"/a~1b","value":10},{"op":"remove","path":"/m~0n"},{"op":"replace","path":"/","value":30},{"op":"add","path":"/arr/-","value":1},{"op":"add","path":"/arr/-","value":2}]');
+    const res = await patch(
+      id,
+      '[{"op":"replace","path":"/a~1b","value":10},{"op":"remove","path":"/m~0n"},{"op":"replace","path":"/","value":30},{"op":"add","path":"/arr/-","value":1},{"op":"add","path":"/arr/-","value":2}]',
+    );
     expect(res.status).toBe(200);
     expect(JSON.parse(await content(id))).toEqual({ "a/b": 10, "": 30, arr: [1, 2] });
   });
@@ -78,7 +107,12 @@ describe("JSON Pointer and operations", () => {
       ['[{"op":"add","path":"/0/x","value":0}]', 0],
     ] as const) {
       const res = await patch(id, body);
-      expect([body, res.status, res.body.code, res.body.errors]).toEqual([body, 400, "patch_invalid", [{ path: `/${index}`, message: expect.stringContaining(`Operation ${index}`) }]]);
+      expect([body, res.status, res.body.code, res.body.errors]).toEqual([
+        body,
+        400,
+        "patch_invalid",
+        [{ path: `/${index}`, message: expect.stringContaining(`Operation ${index}`) }],
+      ]);
       expect(res.body.detail).toContain(JSON.parse(body)[index].path);
     }
     expect((await patch(id, '[{"op":"add","path":"/3","value":4},{"op":"add","path":"/0","value":0}]')).status).toBe(200);
@@ -97,7 +131,10 @@ describe("JSON Pointer and operations", () => {
   test("copy of a large subtree: both copies stored in full and independent afterwards", async () => {
     const big = { rows: Array.from({ length: 20_000 }, (_, i) => ({ i, name: `row ${i}`, v: i / 7 })) };
     const id = await createWith(JSON.stringify({ source: big }));
-    const res = await patch(id, '[{"op":"copy","from":"/source","path":"/copy"},{"op":"replace","path":"/copy/rows/5/name","value":"changed"},{"op":"remove","path":"/source/rows/0"}]');
+    const res = await patch(
+      id,
+      '[{"op":"copy","from":"/source","path":"/copy"},{"op":"replace","path":"/copy/rows/5/name","value":"changed"},{"op":"remove","path":"/source/rows/0"}]',
+    );
     expect(res.status).toBe(200);
     const stored = JSON.parse(await content(id));
     expect(stored.copy.rows.length).toBe(20_000);

@@ -17,24 +17,26 @@ beforeAll(async () => {
   accountId = (await createAccount(db, { name: "rows" })).id;
   otherAccountId = (await createAccount(db, { name: "other" })).id;
   const base = 1_732_400_000_000;
-  await db.insert(documents).values(Array.from({ length: 12 }, (_, i) => ({
-    id: `doc_row_${String(i).padStart(2, "0")}`,
-    accountId,
-    name: `document ${i}`,
-    description: i % 3 === 0 ? null : `described ${i}`,
-    tags: awkwardTags[i % awkwardTags.length],
-    folder: i % 2 === 0 ? null : "reports/2026",
-    fileSize: i === 5 ? 2 ** 50 + 3 : 100 + i,
-    contentHash: `hash${i}`,
-    contentKey: `key${i}`,
-    revision: i + 1,
-    contentVersion: 1 + (i % 4),
-    // two documents share a creation time: the cursor must break the tie by id
-    createdAt: base + (i === 7 ? 6 : i),
-    updatedAt: base + 100 + i,
-    deletedAt: i >= 9 ? base + 200 + i : null,
-    purgeAt: i >= 9 ? base + 300 + i : null,
-  })));
+  await db.insert(documents).values(
+    Array.from({ length: 12 }, (_, i) => ({
+      id: `doc_row_${String(i).padStart(2, "0")}`,
+      accountId,
+      name: `document ${i}`,
+      description: i % 3 === 0 ? null : `described ${i}`,
+      tags: awkwardTags[i % awkwardTags.length],
+      folder: i % 2 === 0 ? null : "reports/2026",
+      fileSize: i === 5 ? 2 ** 50 + 3 : 100 + i,
+      contentHash: `hash${i}`,
+      contentKey: `key${i}`,
+      revision: i + 1,
+      contentVersion: 1 + (i % 4),
+      // two documents share a creation time: the cursor must break the tie by id
+      createdAt: base + (i === 7 ? 6 : i),
+      updatedAt: base + 100 + i,
+      deletedAt: i >= 9 ? base + 200 + i : null,
+      purgeAt: i >= 9 ? base + 300 + i : null,
+    })),
+  );
 });
 
 afterAll(() => testDb.drop());
@@ -42,10 +44,14 @@ afterAll(() => testDb.drop());
 /** The rows as Drizzle's own query builder reads them: what the repository's direct reads must equal. */
 function drizzlePage(deleted: boolean, limit: number, after?: { createdAt: number; id: string }) {
   const { db } = testDb.database;
-  const cursor = after && or(lt(documents.createdAt, after.createdAt), and(eq(documents.createdAt, after.createdAt), lt(documents.id, after.id)));
-  return db.select().from(documents)
+  const cursor =
+    after && or(lt(documents.createdAt, after.createdAt), and(eq(documents.createdAt, after.createdAt), lt(documents.id, after.id)));
+  return db
+    .select()
+    .from(documents)
     .where(and(eq(documents.accountId, accountId), deleted ? isNotNull(documents.deletedAt) : isNull(documents.deletedAt), cursor))
-    .orderBy(desc(documents.createdAt), desc(documents.id)).limit(limit);
+    .orderBy(desc(documents.createdAt), desc(documents.id))
+    .limit(limit);
 }
 
 describe("documents read straight from postgres.js", () => {

@@ -72,7 +72,11 @@ describe("ContentRetirer", () => {
     const retirer = new ContentRetirer(store, { delayMs: 0, concurrency: 2, maxWaiting: 100 });
     for (const key of keys(10)) retirer.retire(key);
     await until(() => retirer.pending === 0);
-    expect(seen.removed.sort()).toEqual(keys(10).filter((key) => key !== "key-3").sort());
+    expect(seen.removed.sort()).toEqual(
+      keys(10)
+        .filter((key) => key !== "key-3")
+        .sort(),
+    );
   });
 
   test("past maxWaiting keys are not queued: memory stays bounded while the store lags", async () => {

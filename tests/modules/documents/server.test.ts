@@ -38,12 +38,19 @@ async function launch(env: Record<string, string>) {
 
 /** identity: the checks compare the stored bytes with their length and hash, not a compressed representation */
 function call(server: RunningServer, method: string, path: string, body?: string, headers: Record<string, string> = {}) {
-  return fetch(server.url + path, { method, body, headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", "accept-encoding": "identity", ...headers } });
+  return fetch(server.url + path, {
+    method,
+    body,
+    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json", "accept-encoding": "identity", ...headers },
+  });
 }
 
 const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
 
-interface Snapshot { metadata: unknown; content: string }
+interface Snapshot {
+  metadata: unknown;
+  content: string;
+}
 
 async function snapshot(server: RunningServer, id: string): Promise<Snapshot> {
   const metadata = await (await call(server, "GET", `/api/v1/documents/${id}`)).json();
@@ -81,7 +88,8 @@ test("a restart keeps every document, its metadata, its exact content and the st
 test("SIGKILL during a stream of content updates: after restart every document is complete and matches its fileSize and ETag", async () => {
   const env = await environment();
   const first = await launch(env);
-  const versions = (doc: number, version: number) => JSON.stringify({ doc, version, padding: "x".repeat(((doc * 7919 + version * 104_729) % 200_000) + 1) });
+  const versions = (doc: number, version: number) =>
+    JSON.stringify({ doc, version, padding: "x".repeat(((doc * 7919 + version * 104_729) % 200_000) + 1) });
   const ids: string[] = [];
   for (let doc = 0; doc < 4; doc++) {
     const res = await call(first, "POST", "/api/v1/documents", JSON.stringify({ name: `doc ${doc}`, contentText: versions(doc, 0) }));
@@ -123,10 +131,14 @@ test("SIGKILL during a stream of content updates: after restart every document i
     expect([acknowledged[doc], acknowledged[doc] + 1]).toContain(stored.version);
     expect(new TextDecoder().decode(bytes)).toBe(versions(doc, stored.version));
     // every kept version counts towards storage, and each one's content is there and matches its ETag
-    const kept = (await (await call(second, "GET", `/api/v1/documents/${id}/versions?limit=200`)).json()) as { versions: { version: number; fileSize: number; etag: string }[] };
+    const kept = (await (await call(second, "GET", `/api/v1/documents/${id}/versions?limit=200`)).json()) as {
+      versions: { version: number; fileSize: number; etag: string }[];
+    };
     expect(kept.versions[0].etag).toBe(`"${sha256(bytes)}"`);
     for (const version of kept.versions) {
-      const old = new Uint8Array(await (await call(second, "GET", `/api/v1/documents/${id}/versions/${version.version}/content`)).arrayBuffer());
+      const old = new Uint8Array(
+        await (await call(second, "GET", `/api/v1/documents/${id}/versions/${version.version}/content`)).arrayBuffer(),
+      );
       expect([old.byteLength, `"${sha256(old)}"`]).toEqual([version.fileSize, version.etag]);
       sum += version.fileSize;
     }

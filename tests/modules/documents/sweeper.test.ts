@@ -14,7 +14,9 @@ beforeAll(async () => {
   t = await createTestApp({ PURGE_AFTER_MS: String(HOUR) }, { now: () => clock });
   deps = { repository: documentsRepository(t.testDb.database.db), store: contentStoreIn(t.config.dataDir), now: () => clock };
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const DOCS = "/api/v1/documents";
 
@@ -27,7 +29,8 @@ async function storedKeys(): Promise<string[]> {
 test("the sweeper purges soft-deleted documents once purgeAt has passed, releasing their bytes", async () => {
   const { key } = await t.newAccount({ permissions: ["documents"] });
   const ids: string[] = [];
-  for (const content of ["[1]", "[22]", "[333]"]) ids.push((await t.json("POST", DOCS, { key, body: { name: "d", contentText: content } })).body.document.id);
+  for (const content of ["[1]", "[22]", "[333]"])
+    ids.push((await t.json("POST", DOCS, { key, body: { name: "d", contentText: content } })).body.document.id);
   const deleted = await t.json("DELETE", `${DOCS}/${ids[0]}`, { key });
   expect(deleted.body.purgeAt).toBe(clock + HOUR);
   clock += HOUR / 2;

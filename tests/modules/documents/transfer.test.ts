@@ -21,11 +21,13 @@ async function exportText(key: string, query = ""): Promise<{ status: number; ty
 const linesOf = (text: string) => text.split("\n").filter((line) => line !== "");
 
 async function importText(key: string, body: string | Uint8Array | ReadableStream<Uint8Array>): Promise<Response> {
-  return t.app.handle(new Request("http://localhost/api/v1/import", {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/x-ndjson" },
-    body,
-  }));
+  return t.app.handle(
+    new Request("http://localhost/api/v1/import", {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/x-ndjson" },
+      body,
+    }),
+  );
 }
 
 async function importResults(key: string, body: string): Promise<any[]> {
@@ -41,7 +43,8 @@ async function createRaw(key: string, json: string): Promise<string> {
   return ((await response.json()) as any).document.id;
 }
 
-const rawContent = async (key: string, id: string) => new Uint8Array(await (await t.request("GET", `/api/v1/documents/${id}/content`, { key })).arrayBuffer());
+const rawContent = async (key: string, id: string) =>
+  new Uint8Array(await (await t.request("GET", `/api/v1/documents/${id}/content`, { key })).arrayBuffer());
 
 describe("export and import round trip", () => {
   test("export from A and import into B: same metadata, byte-identical content", async () => {
@@ -70,7 +73,8 @@ describe("export and import round trip", () => {
 
     const listA = (await t.json("GET", "/api/v1/documents", { key: a.key })).body.documents;
     const listB = (await t.json("GET", "/api/v1/documents", { key: b.key })).body.documents;
-    const metadata = (docs: any[]) => docs.map(({ name, folder, tags, description, fileSize }) => ({ name, folder, tags, description, fileSize }));
+    const metadata = (docs: any[]) =>
+      docs.map(({ name, folder, tags, description, fileSize }) => ({ name, folder, tags, description, fileSize }));
     expect(metadata(listB)).toEqual(metadata(listA));
     for (let i = 0; i < ids.length; i++) {
       expect(await rawContent(b.key, results[i].id)).toEqual(await rawContent(a.key, ids[i]));
@@ -79,7 +83,11 @@ describe("export and import round trip", () => {
     expect(new TextDecoder().decode(await rawContent(b.key, results[1].id))).toBe(`{\n  "a": [1, 2],\r\n  "b": "line\\nbreak"\n}`);
 
     const again = await exportText(b.key);
-    const strip = (text: string) => linesOf(text).map((line) => { const { document, ...rest } = JSON.parse(line); return rest; });
+    const strip = (text: string) =>
+      linesOf(text).map((line) => {
+        const { document, ...rest } = JSON.parse(line);
+        return rest;
+      });
     expect(strip(again.text)).toEqual(strip(exported.text));
   });
 
@@ -98,7 +106,9 @@ describe("export and import round trip", () => {
     const pretty = JSON.stringify(JSON.parse(big), null, 1);
     await createRaw(key, `{"name":"big pretty","contentText":${JSON.stringify(pretty)}}`);
     const lines = linesOf((await exportText(key)).text);
-    expect(lines[0]).toBe(`{"document":${JSON.stringify((await t.json("GET", `/api/v1/documents/${id}`, { key })).body.document)},"content":${big}}`);
+    expect(lines[0]).toBe(
+      `{"document":${JSON.stringify((await t.json("GET", `/api/v1/documents/${id}`, { key })).body.document)},"content":${big}}`,
+    );
     expect(JSON.parse(lines[1]).contentText).toBe(pretty);
   });
 
@@ -126,22 +136,33 @@ describe("export and import round trip", () => {
 describe("import line by line", () => {
   test("each bad line gets its own error and the others go on", async () => {
     const { key } = await t.newAccount({ maxDocumentBytes: 100 });
-    const body = [
-      `{"document":{"name":"first","id":"doc_ignored","fileSize":1},"content":{"ok":true}}`,
-      `this is not json`,
-      `{"document":{"folder":"x"},"content":1}`,
-      `{"document":{"name":"too big"},"content":"${"y".repeat(200)}"}`,
-      `{"document":{"name":"bad text"},"contentText":"{not json"}`,
-      ``,
-      `{"document":{"name":"no content"}}`,
-      `{"document":{"name":"bad tags","tags":"a"},"content":1}`,
-      `[1,2]`,
-      `{"document":{"name":"last","tags":["t"]},"content":[1.0]}`,
-    ].join("\n") + "\n";
+    const body =
+      [
+        `{"document":{"name":"first","id":"doc_ignored","fileSize":1},"content":{"ok":true}}`,
+        `this is not json`,
+        `{"document":{"folder":"x"},"content":1}`,
+        `{"document":{"name":"too big"},"content":"${"y".repeat(200)}"}`,
+        `{"document":{"name":"bad text"},"contentText":"{not json"}`,
+        ``,
+        `{"document":{"name":"no content"}}`,
+        `{"document":{"name":"bad tags","tags":"a"},"content":1}`,
+        `[1,2]`,
+        `{"document":{"name":"last","tags":["t"]},"content":[1.0]}`,
+      ].join("\n") + "\n";
     const results = await importResults(key, body);
     expect(results.map((result) => result.line)).toEqual([1, 2, 3, 4, 5, 7, 8, 9, 10]);
     const codes = results.map((result) => result.error?.code ?? "ok");
-    expect(codes).toEqual(["ok", "malformed_json", "validation_failed", "document_too_large", "validation_failed", "validation_failed", "validation_failed", "validation_failed", "ok"]);
+    expect(codes).toEqual([
+      "ok",
+      "malformed_json",
+      "validation_failed",
+      "document_too_large",
+      "validation_failed",
+      "validation_failed",
+      "validation_failed",
+      "validation_failed",
+      "ok",
+    ]);
     expect(results[2].error.detail).toContain("/document/name");
     expect(results[4].error.detail).toContain("/contentText");
     expect(results[6].error.detail).toContain("/document/tags");
@@ -155,13 +176,17 @@ describe("import line by line", () => {
     const { key } = await t.newAccount({ storageLimitBytes: 25 });
     const line = (name: string) => `{"document":{"name":"${name}"},"content":"0123456789"}`;
     const results = await importResults(key, [line("a"), line("b"), line("c")].join("\n"));
-    expect(results.map((result) => result.id ? "ok" : result.error.code)).toEqual(["ok", "ok", "storage_limit_exceeded"]);
+    expect(results.map((result) => (result.id ? "ok" : result.error.code))).toEqual(["ok", "ok", "storage_limit_exceeded"]);
   });
 
   test("the body is read as it arrives: the first result comes back before the rest is sent", async () => {
     const { key } = await t.newAccount();
     let feed!: ReadableStreamDefaultController<Uint8Array>;
-    const body = new ReadableStream<Uint8Array>({ start(controller) { feed = controller; } });
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        feed = controller;
+      },
+    });
     feed.enqueue(encoder.encode(`{"document":{"name":"one"},"content":1}\n{"document":{"na`));
     const response = await importText(key, body);
     const reader = response.body!.getReader();
@@ -176,12 +201,17 @@ describe("import line by line", () => {
 
   test("the results of an import are never held back by compression", async () => {
     const { key } = await t.newAccount();
-    const lines = Array.from({ length: 30 }, (_, i) => `{"document":{"name":"n${i}","description":"${"d".repeat(100)}"},"content":${i}}`).join("\n");
-    const response = await t.app.handle(new Request("http://localhost/api/v1/import", {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/x-ndjson", "accept-encoding": "gzip, br" },
-      body: lines,
-    }));
+    const lines = Array.from(
+      { length: 30 },
+      (_, i) => `{"document":{"name":"n${i}","description":"${"d".repeat(100)}"},"content":${i}}`,
+    ).join("\n");
+    const response = await t.app.handle(
+      new Request("http://localhost/api/v1/import", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/x-ndjson", "accept-encoding": "gzip, br" },
+        body: lines,
+      }),
+    );
     expect(response.headers.get("content-encoding")).toBeNull();
     expect(linesOf(await response.text()).length).toBe(30);
   });
@@ -209,15 +239,24 @@ describe("ndjsonLines", () => {
   }
   const collect = async (source: AsyncIterable<Uint8Array>, max = 100) => {
     const lines = [];
-    for await (const line of ndjsonLines(source, max)) lines.push("tooLong" in line ? [line.number, "too long"] : [line.number, new TextDecoder().decode(line.bytes)]);
+    for await (const line of ndjsonLines(source, max))
+      lines.push("tooLong" in line ? [line.number, "too long"] : [line.number, new TextDecoder().decode(line.bytes)]);
     return lines;
   };
 
   test("lines split across chunks, CRLF, blank lines and a last line without a break", async () => {
-    expect(await collect(chunks("ab", "c\r\n\n  \nde", "f\ng"))).toEqual([[1, "abc\r"], [4, "def"], [5, "g"]]);
+    expect(await collect(chunks("ab", "c\r\n\n  \nde", "f\ng"))).toEqual([
+      [1, "abc\r"],
+      [4, "def"],
+      [5, "g"],
+    ]);
   });
 
   test("a line over the limit is reported, skipped to its end, and the next line is read", async () => {
-    expect(await collect(chunks("x".repeat(60), "x".repeat(60), "\nok\n", "y".repeat(101)), 100)).toEqual([[1, "too long"], [2, "ok"], [3, "too long"]]);
+    expect(await collect(chunks("x".repeat(60), "x".repeat(60), "\nok\n", "y".repeat(101)), 100)).toEqual([
+      [1, "too long"],
+      [2, "ok"],
+      [3, "too long"],
+    ]);
   });
 });

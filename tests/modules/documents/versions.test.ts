@@ -13,7 +13,9 @@ beforeAll(async () => {
   ({ key } = await t.newAccount({ permissions: ["documents"] }));
   sweep = { repository: documentsRepository(t.testDb.database.db), store: contentStoreIn(t.config.dataDir), now: () => clock };
 });
-afterAll(async () => { await t.close(); });
+afterAll(async () => {
+  await t.close();
+});
 
 const DOCS = "/api/v1/documents";
 const sha256 = (text: string) => new Bun.CryptoHasher("sha256").update(text).digest("hex");
@@ -24,13 +26,29 @@ async function createWith(contentText: string, as = key): Promise<string> {
   return res.body.document.id;
 }
 
-const replace = (id: string, body: string, as = key, headers: Record<string, string> = {}) => t.json("PUT", `${DOCS}/${id}/content`, { key: as, rawBody: body, headers });
+const replace = (id: string, body: string, as = key, headers: Record<string, string> = {}) =>
+  t.json("PUT", `${DOCS}/${id}/content`, { key: as, rawBody: body, headers });
 const mergePatch = (id: string, body: string, as = key, headers: Record<string, string> = {}) =>
-  t.json("PATCH", `${DOCS}/${id}/content`, { key: as, rawBody: body, headers: { "content-type": "application/merge-patch+json", ...headers } });
+  t.json("PATCH", `${DOCS}/${id}/content`, {
+    key: as,
+    rawBody: body,
+    headers: { "content-type": "application/merge-patch+json", ...headers },
+  });
 const jsonPatch = (id: string, body: string, as = key, headers: Record<string, string> = {}) =>
-  t.json("PATCH", `${DOCS}/${id}/content`, { key: as, rawBody: body, headers: { "content-type": "application/json-patch+json", ...headers } });
-const versionsOf = async (id: string, as = key) => (await t.json("GET", `${DOCS}/${id}/versions?limit=200`, { key: as })).body.versions as { version: number; fileSize: number; etag: string; createdAt: number }[];
-const versionText = async (id: string, version: number, as = key) => (await t.request("GET", `${DOCS}/${id}/versions/${version}/content`, { key: as })).text();
+  t.json("PATCH", `${DOCS}/${id}/content`, {
+    key: as,
+    rawBody: body,
+    headers: { "content-type": "application/json-patch+json", ...headers },
+  });
+const versionsOf = async (id: string, as = key) =>
+  (await t.json("GET", `${DOCS}/${id}/versions?limit=200`, { key: as })).body.versions as {
+    version: number;
+    fileSize: number;
+    etag: string;
+    createdAt: number;
+  }[];
+const versionText = async (id: string, version: number, as = key) =>
+  (await t.request("GET", `${DOCS}/${id}/versions/${version}/content`, { key: as })).text();
 const usage = async (as = key) => (await t.json("GET", "/api/v1/usage", { key: as })).body.storage.usedBytes as number;
 
 async function storedKeys(): Promise<string[]> {
@@ -53,14 +71,22 @@ describe("every content change makes a version", () => {
     clock += 1000;
     const restored = await t.json("POST", `${DOCS}/${id}/versions/1/restore`, { key });
     expect(restored.status).toBe(200);
-    expect(restored.body).toEqual({ success: true, document: expect.objectContaining({ id, name: "renamed.json", version: 4, fileSize: 8 }) });
+    expect(restored.body).toEqual({
+      success: true,
+      document: expect.objectContaining({ id, name: "renamed.json", version: 4, fileSize: 8 }),
+    });
     expect(restored.headers.get("etag")).toBe(`"${sha256('{"v": 1}')}"`);
     expect(await (await t.request("GET", `${DOCS}/${id}/content`, { key })).text()).toBe('{"v": 1}');
     const listed = await t.json("GET", `${DOCS}/${id}/versions`, { key });
     expect(listed.body).toEqual({
       success: true,
       nextCursor: null,
-      versions: [4, 3, 2, 1].map((version) => ({ version, fileSize: 8, etag: `"${sha256(`{"v": ${version === 4 ? 1 : version}}`)}"`, createdAt: expect.any(Number) })),
+      versions: [4, 3, 2, 1].map((version) => ({
+        version,
+        fileSize: 8,
+        etag: `"${sha256(`{"v": ${version === 4 ? 1 : version}}`)}"`,
+        createdAt: expect.any(Number),
+      })),
     });
     expect(listed.body.versions.map((v: { createdAt: number }) => v.createdAt)).toEqual([clock, clock - 1000, clock - 2000, clock - 3000]);
     expect((await t.json("GET", `${DOCS}/${id}`, { key })).body.document.version).toBe(4);
@@ -83,7 +109,10 @@ describe("a saved utility output is a new version", () => {
   test("output.saveTo adds a version holding the output; the previous content stays readable", async () => {
     const { key: both } = await t.newAccount({ permissions: ["documents", "utilities"] });
     const id = await createWith('{"a": null, "b": 1.0}', both);
-    const run = await t.json("POST", "/api/v1/utilities/schema.clean-json", { key: both, body: { inputs: { primaryDocumentId: id }, output: { saveTo: id } } });
+    const run = await t.json("POST", "/api/v1/utilities/schema.clean-json", {
+      key: both,
+      body: { inputs: { primaryDocumentId: id }, output: { saveTo: id } },
+    });
     expect(run.status).toBe(200);
     expect(run.body.document.version).toBe(2);
     expect((await versionsOf(id, both)).map((v) => v.version)).toEqual([2, 1]);
@@ -99,7 +128,11 @@ describe("GET …/versions", () => {
     const seen: number[] = [];
     let cursor: string | null = null;
     do {
-      const page: { status: number; body: { versions: { version: number }[]; nextCursor: string | null } } = await t.json("GET", `${DOCS}/${id}/versions?limit=3${cursor ? `&cursor=${cursor}` : ""}`, { key });
+      const page: { status: number; body: { versions: { version: number }[]; nextCursor: string | null } } = await t.json(
+        "GET",
+        `${DOCS}/${id}/versions?limit=3${cursor ? `&cursor=${cursor}` : ""}`,
+        { key },
+      );
       expect(page.status).toBe(200);
       expect(page.body.versions.length).toBeLessThanOrEqual(3);
       seen.push(...page.body.versions.map((v) => v.version));
@@ -120,8 +153,14 @@ describe("GET …/versions", () => {
     const other = await createWith("0");
     await replace(id, "1");
     const cursor = (await t.json("GET", `${DOCS}/${id}/versions?limit=1`, { key })).body.nextCursor;
-    expect((await t.json("GET", `${DOCS}/${id}/versions?cursor=${cursor}`, { key })).body.versions.map((v: { version: number }) => v.version)).toEqual([1]);
-    for (const [doc, bad] of [[other, cursor], [id, "nope"], [id, (await t.json("GET", `${DOCS}?limit=1`, { key })).body.nextCursor]]) {
+    expect(
+      (await t.json("GET", `${DOCS}/${id}/versions?cursor=${cursor}`, { key })).body.versions.map((v: { version: number }) => v.version),
+    ).toEqual([1]);
+    for (const [doc, bad] of [
+      [other, cursor],
+      [id, "nope"],
+      [id, (await t.json("GET", `${DOCS}?limit=1`, { key })).body.nextCursor],
+    ]) {
       const res = await t.json("GET", `${DOCS}/${doc}/versions?cursor=${bad}`, { key });
       expect([res.status, res.body.code]).toEqual([400, "invalid_cursor"]);
     }
@@ -148,8 +187,17 @@ describe("GET …/versions/{version}/content", () => {
     const res = await t.request("GET", `${DOCS}/${id}/versions/1/content`, { key });
     expect(res.status).toBe(200);
     const etag = `"${sha256('{"n": 12345678901234567890, "f": 1.0}')}"`;
-    expect([res.headers.get("etag"), res.headers.get("content-type"), res.headers.get("content-length"), res.headers.get("content-disposition")])
-      .toEqual([etag, "application/json", "37", (await t.request("GET", `${DOCS}/${id}/content`, { key })).headers.get("content-disposition")]);
+    expect([
+      res.headers.get("etag"),
+      res.headers.get("content-type"),
+      res.headers.get("content-length"),
+      res.headers.get("content-disposition"),
+    ]).toEqual([
+      etag,
+      "application/json",
+      "37",
+      (await t.request("GET", `${DOCS}/${id}/content`, { key })).headers.get("content-disposition"),
+    ]);
     expect(await res.text()).toBe('{"n": 12345678901234567890, "f": 1.0}');
     const cached = await t.request("GET", `${DOCS}/${id}/versions/1/content`, { key, headers: { "if-none-match": `W/${etag}` } });
     expect([cached.status, cached.headers.get("etag"), await cached.text()]).toEqual([304, etag, ""]);
@@ -199,7 +247,9 @@ describe("maxVersions", () => {
     expect(custom.body.account).toMatchObject({ plan: "pro", maxVersions: null, maxDocumentBytes: 10_000_000 });
     const patched = await t.json("PATCH", `/api/v1/admin/accounts/${custom.body.account.id}`, { body: { maxVersions: 3 } });
     expect(patched.body.account.maxVersions).toBe(3);
-    expect((await t.json("PATCH", `/api/v1/admin/accounts/${custom.body.account.id}`, { body: { plan: "team" } })).body.account.maxVersions).toBe(100);
+    expect(
+      (await t.json("PATCH", `/api/v1/admin/accounts/${custom.body.account.id}`, { body: { plan: "team" } })).body.account.maxVersions,
+    ).toBe(100);
     for (const bad of [0, -1, 1.5, "3"]) {
       const res = await t.json("PATCH", `/api/v1/admin/accounts/${custom.body.account.id}`, { body: { maxVersions: bad } });
       expect([bad, res.status]).toEqual([bad, 400]);
@@ -210,7 +260,11 @@ describe("maxVersions", () => {
     const account = await t.newAccount({ permissions: ["documents"], maxVersions: 3 });
     const id = await createWith("1", account.key);
     for (const content of ["22", "333", "4444", "55555"]) await replace(id, content, account.key);
-    expect((await versionsOf(id, account.key)).map((v) => [v.version, v.fileSize])).toEqual([[5, 5], [4, 4], [3, 3]]);
+    expect((await versionsOf(id, account.key)).map((v) => [v.version, v.fileSize])).toEqual([
+      [5, 5],
+      [4, 4],
+      [3, 3],
+    ]);
     expect(await usage(account.key)).toBe(5 + 4 + 3);
     expect((await t.json("GET", `${DOCS}/${id}/versions/2/content`, { key: account.key })).body.code).toBe("version_not_found");
     expect(await versionText(id, 3, account.key)).toBe("333");
@@ -295,7 +349,9 @@ describe("concurrent writers", () => {
   test("N patches with the same If-Match: exactly one wins, the others are 412", async () => {
     const id = await createWith('{"n":0}');
     const etag = (await t.request("GET", `${DOCS}/${id}/content`, { key })).headers.get("etag")!;
-    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => jsonPatch(id, `[{"op":"replace","path":"/n","value":${i + 1}}]`, key, { "if-match": etag })));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => jsonPatch(id, `[{"op":"replace","path":"/n","value":${i + 1}}]`, key, { "if-match": etag })),
+    );
     expect(results.filter((r) => r.status === 200).length).toBe(1);
     expect(results.filter((r) => r.status === 412 && r.body.code === "precondition_failed").length).toBe(11);
     const winner = results.findIndex((r) => r.status === 200);
@@ -306,8 +362,11 @@ describe("concurrent writers", () => {
   test("N patches without If-Match all apply, in some serial order, none lost", async () => {
     const id = await createWith("{}");
     const n = 20;
-    const results = await Promise.all(Array.from({ length: n }, (_, i) =>
-      i % 2 === 0 ? jsonPatch(id, `[{"op":"add","path":"/k${i}","value":${i}}]`) : mergePatch(id, `{"k${i}":${i}}`)));
+    const results = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        i % 2 === 0 ? jsonPatch(id, `[{"op":"add","path":"/k${i}","value":${i}}]`) : mergePatch(id, `{"k${i}":${i}}`),
+      ),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(n).fill(200));
     const stored = JSON.parse(await (await t.request("GET", `${DOCS}/${id}/content`, { key })).text());
     expect(Object.keys(stored).sort()).toEqual(Array.from({ length: n }, (_, i) => `k${i}`).sort());
@@ -315,14 +374,20 @@ describe("concurrent writers", () => {
     const versions = await versionsOf(id);
     expect(versions.map((v) => v.version)).toEqual(Array.from({ length: n + 1 }, (_, i) => n + 1 - i));
     expect(new Set(results.map((r) => r.body.document.version)).size).toBe(n);
-    for (const version of versions) expect(Object.keys(JSON.parse(await versionText(id, version.version))).length).toBe(version.version - 1);
+    for (const version of versions)
+      expect(Object.keys(JSON.parse(await versionText(id, version.version))).length).toBe(version.version - 1);
   });
 
   test("quota exactness: concurrent versions against a storage limit never pass it, and usage is the sum of kept versions", async () => {
     const account = await t.newAccount({ permissions: ["documents"], storageLimitBytes: 100, maxVersions: 50 });
     const id = await createWith('"12345678"', account.key);
-    const results = await Promise.all(Array.from({ length: 16 }, (_, i) =>
-      i % 2 === 0 ? replace(id, `"${String(i % 10).repeat(8)}"`, account.key) : mergePatch(id, `"${String(i % 10).repeat(8)}"`, account.key)));
+    const results = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        i % 2 === 0
+          ? replace(id, `"${String(i % 10).repeat(8)}"`, account.key)
+          : mergePatch(id, `"${String(i % 10).repeat(8)}"`, account.key),
+      ),
+    );
     expect(results.filter((r) => r.status === 200).length).toBe(9);
     expect(results.filter((r) => r.status === 413 && r.body.code === "storage_limit_exceeded").length).toBe(7);
     expect(await usage(account.key)).toBe(100);
@@ -358,10 +423,19 @@ describe("OpenAPI", () => {
     expect(statuses(patch)).toEqual(["200", "400", "401", "403", "404", "408", "409", "412", "413", "415", "429", "500", "503"]);
     expect(parameters(patch)).toEqual(["If-Match", "id"]);
     const list = paths["/api/v1/documents/{id}/versions"].get;
-    expect([statuses(list), parameters(list)]).toEqual([["200", "400", "401", "403", "404", "429", "500"], ["cursor", "id", "limit"]]);
+    expect([statuses(list), parameters(list)]).toEqual([
+      ["200", "400", "401", "403", "404", "429", "500"],
+      ["cursor", "id", "limit"],
+    ]);
     const download = paths["/api/v1/documents/{id}/versions/{version}/content"].get;
-    expect([statuses(download), parameters(download)]).toEqual([["200", "304", "401", "403", "404", "429", "500"], ["If-None-Match", "id", "version"]]);
+    expect([statuses(download), parameters(download)]).toEqual([
+      ["200", "304", "401", "403", "404", "429", "500"],
+      ["If-None-Match", "id", "version"],
+    ]);
     const restore = paths["/api/v1/documents/{id}/versions/{version}/restore"].post;
-    expect([statuses(restore), parameters(restore)]).toEqual([["200", "401", "403", "404", "412", "413", "429", "500"], ["If-Match", "id", "version"]]);
+    expect([statuses(restore), parameters(restore)]).toEqual([
+      ["200", "401", "403", "404", "412", "413", "429", "500"],
+      ["If-Match", "id", "version"],
+    ]);
   });
 });

@@ -4,8 +4,12 @@ import { join } from "node:path";
 import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 test("health, openapi and docs need no key", async () => {
   expect((await t.json("GET", "/health", { key: null })).body).toEqual({ success: true, status: "ok" });

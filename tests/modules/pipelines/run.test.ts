@@ -4,8 +4,12 @@ import { createTestApp, type TestApp } from "../../support/app";
 import { registry as testRegistry } from "../../engine/fixtures/registry";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp({}, { utilityRegistry: testRegistry }); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp({}, { utilityRegistry: testRegistry });
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const CSV = "id,name,city,total\n1,Ada,Lyon,120\n2,Alan,Porto,80\n3,Grace,Lyon,45\n4,Edsger,Oslo,300\n";
 const EXAMPLE_STEPS = [
@@ -24,7 +28,10 @@ describe("POST /api/v1/pipelines/run", () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       success: true,
-      output: [{ id: 1, city: "Lyon" }, { id: 4, city: "Oslo" }],
+      output: [
+        { id: 1, city: "Lyon" },
+        { id: 4, city: "Oslo" },
+      ],
       steps: EXAMPLE_STEPS.map((step) => ({ utility: step.utility, durationMs: expect.any(Number) })),
       durationMs: expect.any(Number),
       creditsUsed: 3,
@@ -34,7 +41,13 @@ describe("POST /api/v1/pipelines/run", () => {
 
   test("a step that fails is named (400 utility_failed) and every credit is given back", async () => {
     const { key } = await t.newAccount();
-    const res = await run({ steps: [{ utility: "schema.clean-json" }, { utility: "test.type-error" }, { utility: "schema.clean-json" }], inputs: { primary: { a: 1 } } }, key);
+    const res = await run(
+      {
+        steps: [{ utility: "schema.clean-json" }, { utility: "test.type-error" }, { utility: "schema.clean-json" }],
+        inputs: { primary: { a: 1 } },
+      },
+      key,
+    );
     expect(res.status).toBe(400);
     expect(res.body.code).toBe("utility_failed");
     expect(res.body.detail).toStartWith("/steps/1 (test.type-error) failed:");
@@ -62,10 +75,17 @@ describe("POST /api/v1/pipelines/run", () => {
 
   test("every step's config is checked before anything runs; all problems are named by step index", async () => {
     const { key } = await t.newAccount();
-    const res = await run({
-      steps: [{ utility: "generate.filter", config: { condition: "a > 1" } }, { utility: "structure.pick-fields", config: { paths: "id" } }, { utility: "schema.clean-json", config: { removeNull: true } }],
-      inputs: { primary: [] },
-    }, key);
+    const res = await run(
+      {
+        steps: [
+          { utility: "generate.filter", config: { condition: "a > 1" } },
+          { utility: "structure.pick-fields", config: { paths: "id" } },
+          { utility: "schema.clean-json", config: { removeNull: true } },
+        ],
+        inputs: { primary: [] },
+      },
+      key,
+    );
     expect(res.status).toBe(400);
     expect(res.body.errors.map((error: { path: string }) => error.path)).toEqual(["/steps/1/config/paths", "/steps/2/config/removeNull"]);
     expect(await creditsUsed(key)).toBe(0);
@@ -79,12 +99,18 @@ describe("POST /api/v1/pipelines/run", () => {
       [{ steps: [{ utility: "schema.clean-json" }], inputs: {} }, ["/inputs/primary"]],
       [{ steps: [{ utility: "schema.clean-json" }], inputs: { primary: 1, primaryDocumentId: "doc_x" } }, ["/inputs/primaryDocumentId"]],
       [{ steps: [{ utility: "schema.clean-json" }], inputs: { primary: 1, secondary: 2 } }, ["/inputs/secondary"]],
-      [{ steps: [{ utility: "merge.deep-merge", secondary: {}, secondaryDocumentId: "doc_x" }], inputs: { primary: 1 } }, ["/steps/0/secondaryDocumentId"]],
+      [
+        { steps: [{ utility: "merge.deep-merge", secondary: {}, secondaryDocumentId: "doc_x" }], inputs: { primary: 1 } },
+        ["/steps/0/secondaryDocumentId"],
+      ],
       [{ steps: [{ utility: "schema.clean-json", extra: 1 }], inputs: { primary: 1 } }, ["/steps/0/extra"]],
       [{ steps: ["schema.clean-json"], inputs: { primary: 1 } }, ["/steps/0"]],
       [{ steps: [{ utility: "schema.clean-json" }], inputs: { primary: 1 }, output: { saveAs: { name: "" } } }, ["/output/saveAs/name"]],
-      [{ steps: [{ utility: "schema.clean-json" }], inputs: { primary: 1 }, output: { saveAs: { name: "a" }, saveTo: "doc_x" } }, ["/output/saveTo"]],
-      [{ steps: [{ utility: "schema.clean-json" }], inputs: { primary: 1 }, output: { ifMatch: "\"x\"" } }, ["/output/ifMatch"]],
+      [
+        { steps: [{ utility: "schema.clean-json" }], inputs: { primary: 1 }, output: { saveAs: { name: "a" }, saveTo: "doc_x" } },
+        ["/output/saveTo"],
+      ],
+      [{ steps: [{ utility: "schema.clean-json" }], inputs: { primary: 1 }, output: { ifMatch: '"x"' } }, ["/output/ifMatch"]],
       [[1], [""]],
     ];
     const { key } = await t.newAccount();
@@ -93,7 +119,7 @@ describe("POST /api/v1/pipelines/run", () => {
       expect(res.status, JSON.stringify(body).slice(0, 120)).toBe(400);
       expect(res.body.errors.map((error: { path: string }) => error.path)).toEqual(paths);
     }
-    expect((await t.json("POST", "/api/v1/pipelines/run", { rawBody: "{\"steps\": [", key })).body.code).toBe("malformed_json");
+    expect((await t.json("POST", "/api/v1/pipelines/run", { rawBody: '{"steps": [', key })).body.code).toBe("malformed_json");
     expect((await t.json("POST", "/api/v1/pipelines/run", { rawBody: "", key })).body.code).toBe("body_required");
     expect(await creditsUsed(key)).toBe(0);
   });
@@ -120,7 +146,13 @@ describe("POST /api/v1/pipelines/run", () => {
   test("a pipeline over a stored 10 MB document, saved as a new document without returning it", async () => {
     const records = [];
     for (let id = 0, size = 0; size < 10 * 1024 * 1024; id++) {
-      const record = { id, name: `user ${id}`, email: `user${id}@example.com`, score: id % 100, note: "lorem ipsum dolor sit amet ".repeat(3) };
+      const record = {
+        id,
+        name: `user ${id}`,
+        email: `user${id}@example.com`,
+        score: id % 100,
+        note: "lorem ipsum dolor sit amet ".repeat(3),
+      };
       size += JSON.stringify(record).length + 1;
       records.push(record);
     }
@@ -148,17 +180,30 @@ describe("POST /api/v1/pipelines/run", () => {
 
 describe("one time limit for the whole pipeline (one worker, 64-byte inline limit)", () => {
   let limited: TestApp;
-  beforeAll(async () => { limited = await createTestApp({ UTILITY_TIMEOUT_MS: "1500", UTILITY_INLINE_MAX_BYTES: "64", UTILITY_WORKERS: "1" }, { utilityRegistry: testRegistry }); });
-  afterAll(async () => { await limited.close(); });
+  beforeAll(async () => {
+    limited = await createTestApp(
+      { UTILITY_TIMEOUT_MS: "1500", UTILITY_INLINE_MAX_BYTES: "64", UTILITY_WORKERS: "1" },
+      { utilityRegistry: testRegistry },
+    );
+  });
+  afterAll(async () => {
+    await limited.close();
+  });
 
   test("a step that never ends: 408 for the pipeline, every credit given back, the next run served", async () => {
     const { key } = await limited.newAccount();
     const steps = [{ utility: "schema.clean-json" }, { utility: "test.spin" }, { utility: "schema.clean-json" }];
-    const res = await limited.json("POST", "/api/v1/pipelines/run", { key, body: { steps, inputs: { primary: { padding: "x".repeat(100) } } } });
+    const res = await limited.json("POST", "/api/v1/pipelines/run", {
+      key,
+      body: { steps, inputs: { primary: { padding: "x".repeat(100) } } },
+    });
     expect(res.status).toBe(408);
     expect(res.body.code).toBe("utility_timeout");
     expect((await limited.json("GET", "/api/v1/usage", { key })).body.credits.used).toBe(0);
-    const next = await limited.json("POST", "/api/v1/pipelines/run", { key, body: { steps: [steps[0], steps[2]], inputs: { primary: { a: null, padding: "x".repeat(100) } } } });
+    const next = await limited.json("POST", "/api/v1/pipelines/run", {
+      key,
+      body: { steps: [steps[0], steps[2]], inputs: { primary: { a: null, padding: "x".repeat(100) } } },
+    });
     expect(next.status).toBe(200);
     expect(next.body.creditsUsed).toBe(2);
   });

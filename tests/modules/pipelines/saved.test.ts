@@ -19,8 +19,12 @@ class GatedStore extends DiskContentStore {
 
 let store: GatedStore;
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp({}, { contentStore: (dataDir) => (store = new GatedStore(join(dataDir, "content"))) }); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp({}, { contentStore: (dataDir) => (store = new GatedStore(join(dataDir, "content"))) });
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const STEPS = [{ utility: "structure.pick-fields", config: { paths: ["id"] } }, { utility: "schema.clean-json" }];
 const create = (body: unknown, key?: string) => t.json("POST", "/api/v1/pipelines", { body, key });
@@ -31,7 +35,14 @@ describe("saved pipelines", () => {
     const created = await create({ name: " ids ", description: "keep ids", steps: STEPS }, key);
     expect(created.status).toBe(201);
     const pipeline = created.body.pipeline;
-    expect(pipeline).toEqual({ id: expect.stringMatching(/^pip_[0-9a-f-]{36}$/), name: "ids", description: "keep ids", steps: STEPS, createdAt: expect.any(Number), updatedAt: expect.any(Number) });
+    expect(pipeline).toEqual({
+      id: expect.stringMatching(/^pip_[0-9a-f-]{36}$/),
+      name: "ids",
+      description: "keep ids",
+      steps: STEPS,
+      createdAt: expect.any(Number),
+      updatedAt: expect.any(Number),
+    });
     expect(created.headers.get("location")).toBe(`/api/v1/pipelines/${pipeline.id}`);
     expect((await t.json("GET", `/api/v1/pipelines/${pipeline.id}`, { key })).body).toEqual({ success: true, pipeline });
 
@@ -43,8 +54,15 @@ describe("saved pipelines", () => {
     expect((await t.json("PUT", `/api/v1/pipelines/${pipeline.id}`, { key, body: {} })).status).toBe(400);
 
     expect((await t.json("DELETE", `/api/v1/pipelines/${pipeline.id}`, { key })).body).toEqual({ success: true, deleted: true });
-    for (const [method, path] of [["GET", ""], ["DELETE", ""], ["POST", "/run"]] as const) {
-      const res = await t.json(method, `/api/v1/pipelines/${pipeline.id}${path}`, { key, body: method === "POST" ? { inputs: { primary: 1 } } : undefined });
+    for (const [method, path] of [
+      ["GET", ""],
+      ["DELETE", ""],
+      ["POST", "/run"],
+    ] as const) {
+      const res = await t.json(method, `/api/v1/pipelines/${pipeline.id}${path}`, {
+        key,
+        body: method === "POST" ? { inputs: { primary: 1 } } : undefined,
+      });
       expect(res.status).toBe(404);
       expect(res.body.code).toBe("pipeline_not_found");
     }
@@ -79,7 +97,11 @@ describe("saved pipelines", () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { body: { pipelines: { id: string }[]; nextCursor: string | null } } = await t.json("GET", `/api/v1/pipelines?limit=2${cursor ? `&cursor=${cursor}` : ""}`, { key });
+      const page: { body: { pipelines: { id: string }[]; nextCursor: string | null } } = await t.json(
+        "GET",
+        `/api/v1/pipelines?limit=2${cursor ? `&cursor=${cursor}` : ""}`,
+        { key },
+      );
       expect(page.body.pipelines.length).toBeLessThanOrEqual(2);
       seen.push(...page.body.pipelines.map((pipeline) => pipeline.id));
       cursor = page.body.nextCursor;
@@ -96,7 +118,12 @@ describe("saved pipelines", () => {
   test("another account's pipeline is 404 on every route", async () => {
     const mine = (await create({ name: "mine", steps: STEPS })).body.pipeline.id;
     const { key } = await t.newAccount();
-    for (const [method, path, body] of [["GET", "", undefined], ["PUT", "", { name: "x" }], ["DELETE", "", undefined], ["POST", "/run", { inputs: { primary: 1 } }]] as const) {
+    for (const [method, path, body] of [
+      ["GET", "", undefined],
+      ["PUT", "", { name: "x" }],
+      ["DELETE", "", undefined],
+      ["POST", "/run", { inputs: { primary: 1 } }],
+    ] as const) {
       const res = await t.json(method, `/api/v1/pipelines/${mine}${path}`, { key, body });
       expect(res.status).toBe(404);
       expect(res.body.code).toBe("pipeline_not_found");
@@ -106,7 +133,12 @@ describe("saved pipelines", () => {
 
   test("permissions: utilities for every route; documents too when a run reads or saves documents", async () => {
     const documentsOnly = (await t.newAccount({ permissions: ["documents"] })).key;
-    for (const [method, path] of [["GET", "/api/v1/pipelines"], ["POST", "/api/v1/pipelines"], ["POST", "/api/v1/pipelines/run"], ["GET", "/api/v1/pipelines/pip_x"]] as const) {
+    for (const [method, path] of [
+      ["GET", "/api/v1/pipelines"],
+      ["POST", "/api/v1/pipelines"],
+      ["POST", "/api/v1/pipelines/run"],
+      ["GET", "/api/v1/pipelines/pip_x"],
+    ] as const) {
       expect((await t.json(method, path, { key: documentsOnly, body: {} })).status).toBe(403);
     }
     expect((await t.json("GET", "/api/v1/pipelines", { key: null })).status).toBe(401);
@@ -122,29 +154,53 @@ describe("saved pipelines", () => {
       expect(res.status).toBe(403);
       expect(res.body.detail).toContain("documents");
     }
-    expect((await t.json("POST", "/api/v1/pipelines/run", { key: utilitiesOnly, body: { steps: STEPS, inputs: { primary: [{ id: 1, x: 2 }] }, output: { return: false } } })).status).toBe(200);
+    expect(
+      (
+        await t.json("POST", "/api/v1/pipelines/run", {
+          key: utilitiesOnly,
+          body: { steps: STEPS, inputs: { primary: [{ id: 1, x: 2 }] }, output: { return: false } },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   test("a saved pipeline runs with { inputs, output? }; its steps are not accepted in the body", async () => {
     const { key } = await t.newAccount();
     const id = (await create({ name: "ids", steps: STEPS }, key)).body.pipeline.id;
-    const res = await t.json("POST", `/api/v1/pipelines/${id}/run`, { key, body: { inputs: { primary: [{ id: 1, name: null }, { id: 2 }] } } });
+    const res = await t.json("POST", `/api/v1/pipelines/${id}/run`, {
+      key,
+      body: { inputs: { primary: [{ id: 1, name: null }, { id: 2 }] } },
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ success: true, output: [{ id: 1 }, { id: 2 }], creditsUsed: 2, steps: [{ utility: "structure.pick-fields" }, { utility: "schema.clean-json" }] });
+    expect(res.body).toMatchObject({
+      success: true,
+      output: [{ id: 1 }, { id: 2 }],
+      creditsUsed: 2,
+      steps: [{ utility: "structure.pick-fields" }, { utility: "schema.clean-json" }],
+    });
     const withSteps = await t.json("POST", `/api/v1/pipelines/${id}/run`, { key, body: { steps: STEPS, inputs: { primary: 1 } } });
     expect(withSteps.body.errors).toEqual([{ path: "/steps", message: "unknown field" }]);
   });
 
   test("an edit while a run is under way: the run keeps the steps it started with, later runs get the new ones", async () => {
     const { key } = await t.newAccount();
-    const doc = (await t.json("POST", "/api/v1/documents", { key, body: { name: "in", content: [{ id: 1, name: "Ada" }] } })).body.document.id;
-    const id = (await create({ name: "p", steps: [{ utility: "structure.pick-fields", config: { paths: ["id"] } }] }, key)).body.pipeline.id;
+    const doc = (await t.json("POST", "/api/v1/documents", { key, body: { name: "in", content: [{ id: 1, name: "Ada" }] } })).body.document
+      .id;
+    const id = (await create({ name: "p", steps: [{ utility: "structure.pick-fields", config: { paths: ["id"] } }] }, key)).body.pipeline
+      .id;
     let release!: () => void;
-    const reached = new Promise<void>((resolve) => { store.reached = resolve; });
-    store.gate = new Promise<void>((resolve) => { release = resolve; });
+    const reached = new Promise<void>((resolve) => {
+      store.reached = resolve;
+    });
+    store.gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const running = t.json("POST", `/api/v1/pipelines/${id}/run`, { key, body: { inputs: { primaryDocumentId: doc } } });
     await reached; // the run has read its pipeline and is reading its input
-    const edited = await t.json("PUT", `/api/v1/pipelines/${id}`, { key, body: { steps: [{ utility: "structure.pick-fields", config: { paths: ["name"] } }, { utility: "schema.clean-json" }] } });
+    const edited = await t.json("PUT", `/api/v1/pipelines/${id}`, {
+      key,
+      body: { steps: [{ utility: "structure.pick-fields", config: { paths: ["name"] } }, { utility: "schema.clean-json" }] },
+    });
     expect(edited.status).toBe(200);
     store.gate = undefined;
     release();

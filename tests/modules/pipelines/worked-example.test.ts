@@ -16,8 +16,12 @@ function exampleBlock(name: string): string {
 }
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 test("CSV document → csv-to-json → filter → pick-fields → saved as a new document", async () => {
   const { key } = await t.newAccount();
@@ -26,9 +30,17 @@ test("CSV document → csv-to-json → filter → pick-fields → saved as a new
   const runBody = exampleBlock("run").replace("$ORDERS_ID", created.body.document.id);
   const res = await t.json("POST", "/api/v1/pipelines/run", { key, rawBody: runBody });
   expect(res.status).toBe(200);
-  expect(res.body).toMatchObject({ success: true, creditsUsed: 3, document: { name: "big-orders.json", folder: "reports", tags: ["orders"] } });
+  expect(res.body).toMatchObject({
+    success: true,
+    creditsUsed: 3,
+    document: { name: "big-orders.json", folder: "reports", tags: ["orders"] },
+  });
   expect(res.body.output).toBeUndefined();
-  expect(res.body.steps.map((step: { utility: string }) => step.utility)).toEqual(["convert.csv-to-json", "generate.filter", "structure.pick-fields"]);
+  expect(res.body.steps.map((step: { utility: string }) => step.utility)).toEqual([
+    "convert.csv-to-json",
+    "generate.filter",
+    "structure.pick-fields",
+  ]);
   const content = await (await t.request("GET", `/api/v1/documents/${res.body.document.id}/content`, { key })).text();
   expect(content).toBe(exampleBlock("output").trim());
   expect(res.body.document.fileSize).toBe(content.length);

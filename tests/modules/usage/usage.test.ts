@@ -3,8 +3,12 @@ import { createTestApp, type TestApp } from "../../support/app";
 import { creditPeriodStart } from "../../../src/modules/usage/service";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 test("usage reports plan, storage and credits of the caller's account", async () => {
   const { key } = await t.newAccount({ plan: "starter" });

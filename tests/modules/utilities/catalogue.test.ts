@@ -2,14 +2,36 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const SPEC_IDS = [
-  "convert.csv-to-json", "convert.json-to-csv", "convert.add-localization", "structure.find-replace", "merge.deep-merge",
-  "structure.flatten-nest", "structure.restructure", "structure.pick-fields", "structure.remove-fields", "structure.copy-move",
-  "schema.normalize", "schema.clean-json", "schema.truncate", "schema.compute", "analysis.aggregate", "analysis.summarize",
-  "analysis.diff", "cleanup.format-values", "cleanup.redact", "cleanup.map-values", "generate.generate-mock-data", "generate.filter",
+  "convert.csv-to-json",
+  "convert.json-to-csv",
+  "convert.add-localization",
+  "structure.find-replace",
+  "merge.deep-merge",
+  "structure.flatten-nest",
+  "structure.restructure",
+  "structure.pick-fields",
+  "structure.remove-fields",
+  "structure.copy-move",
+  "schema.normalize",
+  "schema.clean-json",
+  "schema.truncate",
+  "schema.compute",
+  "analysis.aggregate",
+  "analysis.summarize",
+  "analysis.diff",
+  "cleanup.format-values",
+  "cleanup.redact",
+  "cleanup.map-values",
+  "generate.generate-mock-data",
+  "generate.filter",
 ];
 
 describe("GET /api/v1/utilities", () => {
@@ -58,7 +80,12 @@ describe("GET /api/v1/utilities", () => {
     expect(single.get).toBeDefined();
     expect(single.post.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UtilityRun" });
     expect(body.components.schemas.UtilityRun.required).toEqual(["inputs"]);
-    expect(Object.keys(body.components.schemas.UtilityRun.properties.inputs.properties)).toEqual(["primary", "primaryDocumentId", "secondary", "secondaryDocumentId"]);
+    expect(Object.keys(body.components.schemas.UtilityRun.properties.inputs.properties)).toEqual([
+      "primary",
+      "primaryDocumentId",
+      "secondary",
+      "secondaryDocumentId",
+    ]);
     expect(Object.keys(body.components.schemas.UtilityRun.properties)).toEqual(["inputs", "config", "output"]);
     expect(single.post.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/UtilityOutput" });
     expect(body.components.schemas.UtilityOutput.required).toEqual(["success", "durationMs", "creditsUsed"]);

@@ -3,12 +3,17 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const run = (utilityId: string, body: unknown, key?: string) => t.json("POST", `/api/v1/utilities/${utilityId}`, { body, key });
 const creditsUsed = async (key: string) => (await t.json("GET", "/api/v1/usage", { key })).body.credits.used as number;
-const store = async (key: string, content: unknown, name = "doc.json") => (await t.json("POST", "/api/v1/documents", { key, body: { name, content } })).body.document;
+const store = async (key: string, content: unknown, name = "doc.json") =>
+  (await t.json("POST", "/api/v1/documents", { key, body: { name, content } })).body.document;
 const contentOf = async (key: string, id: string) => (await t.request("GET", `/api/v1/documents/${id}/content`, { key })).text();
 
 describe("stored documents as inputs", () => {
@@ -18,7 +23,12 @@ describe("stored documents as inputs", () => {
     const b = await store(key, { b: 2, nested: { y: 2 } });
     const res = await run("merge.deep-merge", { inputs: { primaryDocumentId: a.id, secondaryDocumentId: b.id } }, key);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, output: { a: 1, nested: { x: 1, y: 2 }, b: 2 }, durationMs: expect.any(Number), creditsUsed: 1 });
+    expect(res.body).toEqual({
+      success: true,
+      output: { a: 1, nested: { x: 1, y: 2 }, b: 2 },
+      durationMs: expect.any(Number),
+      creditsUsed: 1,
+    });
     const mixed = await run("merge.deep-merge", { inputs: { primary: { c: 3 }, secondaryDocumentId: b.id } }, key);
     expect(mixed.body.output).toEqual({ c: 3, b: 2, nested: { y: 2 } });
   });
@@ -40,7 +50,9 @@ describe("stored documents as inputs", () => {
     expect(both.body.errors).toEqual([{ path: "/inputs/primaryDocumentId", message: expect.any(String) }]);
     const secondaries = await run("merge.deep-merge", { inputs: { primary: {}, secondary: {}, secondaryDocumentId: doc.id } }, key);
     expect(secondaries.body.errors).toEqual([{ path: "/inputs/secondaryDocumentId", message: expect.any(String) }]);
-    expect((await run("schema.clean-json", { inputs: { primaryDocumentId: 12 } }, key)).body.errors[0].path).toBe("/inputs/primaryDocumentId");
+    expect((await run("schema.clean-json", { inputs: { primaryDocumentId: 12 } }, key)).body.errors[0].path).toBe(
+      "/inputs/primaryDocumentId",
+    );
   });
 
   test("another account's, a deleted and an unknown document: 404 document_not_found, no credit", async () => {
@@ -73,11 +85,22 @@ describe("stored documents as inputs", () => {
 describe("saved outputs", () => {
   test("saveAs creates a document holding the output; return: false leaves it out", async () => {
     const { key } = await t.newAccount();
-    // biome-ignore lint/correctness/noPrecisionLoss: a number past 2^53, sent as JSON text on purpose
-    const res = await run("schema.clean-json", { inputs: { primary: { a: null, b: 12345678901234567890 } }, output: { saveAs: { name: "clean.json", folder: "/out/", tags: ["x"], description: "cleaned" }, return: false } }, key);
+    const res = await run(
+      "schema.clean-json",
+      {
+        // biome-ignore lint/correctness/noPrecisionLoss: a number past 2^53, sent as JSON text on purpose
+        inputs: { primary: { a: null, b: 12345678901234567890 } },
+        output: { saveAs: { name: "clean.json", folder: "/out/", tags: ["x"], description: "cleaned" }, return: false },
+      },
+      key,
+    );
     expect(res.status).toBe(200);
     expect(res.body.output).toBeUndefined();
-    expect(res.body).toMatchObject({ success: true, creditsUsed: 1, document: { name: "clean.json", folder: "out", tags: ["x"], description: "cleaned" } });
+    expect(res.body).toMatchObject({
+      success: true,
+      creditsUsed: 1,
+      document: { name: "clean.json", folder: "out", tags: ["x"], description: "cleaned" },
+    });
     expect(JSON.parse(await contentOf(key, res.body.document.id))).toEqual({ b: 12345678901234567000 });
     const returned = await run("schema.clean-json", { inputs: { primary: { a: null } }, output: { saveAs: { name: "two.json" } } }, key);
     expect(returned.body).toMatchObject({ output: {}, document: { name: "two.json", fileSize: 2 } });
@@ -87,7 +110,11 @@ describe("saved outputs", () => {
     const { key } = await t.newAccount();
     const doc = await store(key, { a: null, b: 1 });
     const etag = (await t.request("GET", `/api/v1/documents/${doc.id}/content`, { key })).headers.get("etag")!;
-    const stale = await run("schema.clean-json", { inputs: { primaryDocumentId: doc.id }, output: { saveTo: doc.id, ifMatch: '"stale"' } }, key);
+    const stale = await run(
+      "schema.clean-json",
+      { inputs: { primaryDocumentId: doc.id }, output: { saveTo: doc.id, ifMatch: '"stale"' } },
+      key,
+    );
     expect(stale.status).toBe(412);
     const res = await run("schema.clean-json", { inputs: { primaryDocumentId: doc.id }, output: { saveTo: doc.id, ifMatch: etag } }, key);
     expect(res.status).toBe(200);
@@ -102,8 +129,19 @@ describe("saved outputs", () => {
     const { key } = await t.newAccount();
     const doc = await store(key, { n: 0 });
     const etag = (await t.request("GET", `/api/v1/documents/${doc.id}/content`, { key })).headers.get("etag")!;
-    const results = await Promise.all(Array.from({ length: 6 }, (_, n) =>
-      run("structure.find-replace", { inputs: { primary: { n: `run ${n}` } }, config: { search: "run", replacement: "won" }, output: { saveTo: doc.id, ifMatch: etag } }, key)));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, n) =>
+        run(
+          "structure.find-replace",
+          {
+            inputs: { primary: { n: `run ${n}` } },
+            config: { search: "run", replacement: "won" },
+            output: { saveTo: doc.id, ifMatch: etag },
+          },
+          key,
+        ),
+      ),
+    );
     const statuses = results.map((res) => res.status).sort();
     expect(statuses).toEqual([200, 412, 412, 412, 412, 412]);
     const winner = results.find((res) => res.status === 200)!;
@@ -141,7 +179,10 @@ describe("saved outputs", () => {
 test("a large body whose member names are escaped (\\u) is read the same way", async () => {
   const { key } = await t.newAccount();
   const primary = Array.from({ length: 3000 }, (_, id) => ({ id, v: null }));
-  const text = JSON.stringify({ inputs: { primary }, output: { saveAs: { name: "escaped.json" }, return: false } }).replace('"output"', '"outp\\u0075t"');
+  const text = JSON.stringify({ inputs: { primary }, output: { saveAs: { name: "escaped.json" }, return: false } }).replace(
+    '"output"',
+    '"outp\\u0075t"',
+  );
   const res = await t.json("POST", "/api/v1/utilities/schema.clean-json", { key, rawBody: text });
   expect(res.status).toBe(200);
   expect(res.body.document.name).toBe("escaped.json");
@@ -150,8 +191,12 @@ test("a large body whose member names are escaped (\\u) is read the same way", a
 
 describe("the payload limit counts stored inputs", () => {
   let small: TestApp;
-  beforeAll(async () => { small = await createTestApp({ UTILITY_MAX_PAYLOAD_BYTES: "4096" }); });
-  afterAll(async () => { await small.close(); });
+  beforeAll(async () => {
+    small = await createTestApp({ UTILITY_MAX_PAYLOAD_BYTES: "4096" });
+  });
+  afterAll(async () => {
+    await small.close();
+  });
 
   test("a stored document larger than the limit: 413 before it is read, no credit", async () => {
     const { key } = await small.newAccount();

@@ -6,8 +6,12 @@ import { registry as testRegistry } from "../../engine/fixtures/registry";
 setDefaultTimeout(30_000);
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp({}, { utilityRegistry: testRegistry }); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp({}, { utilityRegistry: testRegistry });
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const run = (utilityId: string, options: Parameters<TestApp["json"]>[2]) => t.json("POST", `/api/v1/utilities/${utilityId}`, options);
 const paths = (body: { errors?: { path: string }[] }) => body.errors?.map((error) => error.path);
@@ -70,8 +74,18 @@ describe("POST /api/v1/utilities/{utilityId}", () => {
       ["an unknown field in inputs", '{"inputs":{"primary":1,"tertiary":2}}', "validation_failed", ["/inputs/tertiary"]],
       ["config not an object", '{"inputs":{"primary":1},"config":"x"}', "validation_failed", ["/config"]],
       ["an unknown config field", '{"inputs":{"primary":1},"config":{"removeNull":true}}', "validation_failed", ["/config/removeNull"]],
-      ["a config field of the wrong type", '{"inputs":{"primary":1},"config":{"trimStrings":1}}', "validation_failed", ["/config/trimStrings"]],
-      ["a __proto__ config field", '{"inputs":{"primary":1},"config":{"__proto__":{"trimStrings":true}}}', "validation_failed", ["/config/__proto__"]],
+      [
+        "a config field of the wrong type",
+        '{"inputs":{"primary":1},"config":{"trimStrings":1}}',
+        "validation_failed",
+        ["/config/trimStrings"],
+      ],
+      [
+        "a __proto__ config field",
+        '{"inputs":{"primary":1},"config":{"__proto__":{"trimStrings":true}}}',
+        "validation_failed",
+        ["/config/__proto__"],
+      ],
       ["JSON that is not UTF-8", new Uint8Array([0x7b, 0xff, 0x7d]), "malformed_json", undefined],
     ];
     for (const [name, rawBody, code, fields] of cases) {
@@ -86,7 +100,9 @@ describe("POST /api/v1/utilities/{utilityId}", () => {
   });
 
   test("several problems are all named at once", async () => {
-    const res = await run("merge.deep-merge", { body: { inputs: { primary: 1 }, config: { conflictStrategy: "mine", arrayStrategy: 3, depth: 2 } } });
+    const res = await run("merge.deep-merge", {
+      body: { inputs: { primary: 1 }, config: { conflictStrategy: "mine", arrayStrategy: 3, depth: 2 } },
+    });
     expect(res.status).toBe(400);
     expect(paths(res.body)?.sort()).toEqual(["/config/arrayStrategy", "/config/conflictStrategy", "/config/depth"]);
   });
@@ -178,7 +194,9 @@ describe("credits", () => {
 
   test("concurrent runs never spend more than the limit", async () => {
     const { key } = await t.newAccount({ monthlyCredits: 3 });
-    const statuses = await Promise.all(Array.from({ length: 12 }, (_, i) => run("test.echo", { key, body: { inputs: { primary: i } } }).then((res) => res.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => run("test.echo", { key, body: { inputs: { primary: i } } }).then((res) => res.status)),
+    );
     expect(statuses.filter((status) => status === 200)).toHaveLength(3);
     expect(statuses.filter((status) => status === 402)).toHaveLength(9);
     expect(await usedBy(key)).toMatchObject({ used: 3 });
@@ -188,17 +206,29 @@ describe("credits", () => {
 describe("a 10 MB run in a worker", () => {
   const encoder = new TextEncoder();
   // records with multi-byte text, so the output's UTF-8 bytes differ from its UTF-16 length
-  const records = Array.from({ length: 40_000 }, (_, id) => ({ id, name: `Ådå ${id} 東京 🚀`, note: "alpha ".repeat(30), address: { city: "Gent", zip: String(9000 + (id % 50)) } }));
+  const records = Array.from({ length: 40_000 }, (_, id) => ({
+    id,
+    name: `Ådå ${id} 東京 🚀`,
+    note: "alpha ".repeat(30),
+    address: { city: "Gent", zip: String(9000 + (id % 50)) },
+  }));
   const config = { search: "alpha", replacement: "ωmega" };
   const body = JSON.stringify({ inputs: { primary: records }, config });
 
   test("answers exactly the bytes of JSON.stringify of the output, with a Content-Length that counts them", async () => {
     expect(body.length).toBeGreaterThan(10 * 1024 * 1024);
     const utility = testRegistry.find("structure.find-replace")!;
-    const expected = encoder.encode(`{"success":true,"output":${JSON.stringify(await utility.run({ primary: records }, { ...config }))},"durationMs":`);
+    const expected = encoder.encode(
+      `{"success":true,"output":${JSON.stringify(await utility.run({ primary: records }, { ...config }))},"durationMs":`,
+    );
     const spy = spyOn(t.workerPool, "run");
     // a real listener, so that the Content-Length is the one Bun sends
-    const server = Bun.serve({ port: 0, hostname: "127.0.0.1", maxRequestBodySize: 64 * 1024 * 1024, fetch: (request) => t.app.handle(request) });
+    const server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      maxRequestBodySize: 64 * 1024 * 1024,
+      fetch: (request) => t.app.handle(request),
+    });
     try {
       const res = await fetch(`http://127.0.0.1:${server.port}/api/v1/utilities/structure.find-replace`, {
         method: "POST",
@@ -221,7 +251,10 @@ describe("a 10 MB run in a worker", () => {
   test("a malformed or too deeply nested large body is still 400 malformed_json, as a small one is", async () => {
     for (const [small, large] of [
       ['{"inputs":{"primary":[1]},"config":{"search":"a",}}', `${body.slice(0, -2)},}}`],
-      [`{"inputs":{"primary":${"[".repeat(10_001)}${"]".repeat(10_001)}}}`, `${body.slice(0, -2)},"deep":${"[".repeat(10_001)}${"]".repeat(10_001)}}}`],
+      [
+        `{"inputs":{"primary":${"[".repeat(10_001)}${"]".repeat(10_001)}}}`,
+        `${body.slice(0, -2)},"deep":${"[".repeat(10_001)}${"]".repeat(10_001)}}}`,
+      ],
     ]) {
       const answers = [];
       for (const rawBody of [small, large]) {

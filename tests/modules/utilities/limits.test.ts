@@ -7,8 +7,12 @@ setDefaultTimeout(30_000);
 
 describe("payload limit and nesting depth (default configuration)", () => {
   let t: TestApp;
-  beforeAll(async () => { t = await createTestApp(); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   const alive = async () => {
     const res = await t.json("POST", "/api/v1/utilities/schema.clean-json", { body: { inputs: { primary: { a: null, b: 1 } } } });
@@ -18,7 +22,10 @@ describe("payload limit and nesting depth (default configuration)", () => {
 
   test("a 51 MB body is refused with 413 problem+json", async () => {
     const body = new Uint8Array(51 * 1024 * 1024).fill(0x20);
-    const res = await t.json("POST", "/api/v1/utilities/schema.clean-json", { rawBody: body, headers: { "content-length": String(body.byteLength) } });
+    const res = await t.json("POST", "/api/v1/utilities/schema.clean-json", {
+      rawBody: body,
+      headers: { "content-length": String(body.byteLength) },
+    });
     expect(res.status).toBe(413);
     expect(res.headers.get("content-type")).toBe("application/problem+json");
     expect(res.body).toMatchObject({ success: false, code: "payload_too_large", status: 413 });
@@ -34,24 +41,33 @@ describe("payload limit and nesting depth (default configuration)", () => {
         else controller.close();
       },
     });
-    const res = await t.app.handle(new Request("http://localhost/api/v1/utilities/schema.clean-json", {
-      method: "POST",
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
-      body: stream,
-    }));
+    const res = await t.app.handle(
+      new Request("http://localhost/api/v1/utilities/schema.clean-json", {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+        body: stream,
+      }),
+    );
     expect(res.status).toBe(413);
     expect(((await res.json()) as { code: string }).code).toBe("payload_too_large");
     expect(sent).toBeLessThan(60);
   });
 
   test("an unknown utility is 404 even with an oversized body", async () => {
-    const res = await t.json("POST", "/api/v1/utilities/nope.nothing", { rawBody: "x", headers: { "content-length": String(60 * 1024 * 1024) } });
+    const res = await t.json("POST", "/api/v1/utilities/nope.nothing", {
+      rawBody: "x",
+      headers: { "content-length": String(60 * 1024 * 1024) },
+    });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe("utility_not_found");
   });
 
   test("401 still comes before 413", async () => {
-    const res = await t.json("POST", "/api/v1/utilities/schema.clean-json", { key: null, rawBody: "x", headers: { "content-length": String(60 * 1024 * 1024) } });
+    const res = await t.json("POST", "/api/v1/utilities/schema.clean-json", {
+      key: null,
+      rawBody: "x",
+      headers: { "content-length": String(60 * 1024 * 1024) },
+    });
     expect(res.status).toBe(401);
   });
 
@@ -68,7 +84,9 @@ describe("payload limit and nesting depth (default configuration)", () => {
   test("nesting just under the limit is processed in a worker", async () => {
     const depth = 9_990;
     const nested = `${'{"a":'.repeat(depth)}null${"}".repeat(depth)}`;
-    const res = await t.request("POST", "/api/v1/utilities/merge.deep-merge", { rawBody: `{"inputs":{"primary":${nested},"secondary":{"b":2}}}` });
+    const res = await t.request("POST", "/api/v1/utilities/merge.deep-merge", {
+      rawBody: `{"inputs":{"primary":${nested},"secondary":{"b":2}}}`,
+    });
     expect(res.status).toBe(200);
     expect(await res.text()).toStartWith(`{"success":true,"output":${nested.slice(0, -1)},"b":2},`);
     await alive();
@@ -78,9 +96,14 @@ describe("payload limit and nesting depth (default configuration)", () => {
 describe("time limit, busy pool and disconnects (one worker, 64-byte inline limit)", () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp({ UTILITY_TIMEOUT_MS: "1500", UTILITY_INLINE_MAX_BYTES: "64", UTILITY_WORKERS: "1", UTILITY_QUEUE_LIMIT: "0" }, { utilityRegistry: testRegistry });
+    t = await createTestApp(
+      { UTILITY_TIMEOUT_MS: "1500", UTILITY_INLINE_MAX_BYTES: "64", UTILITY_WORKERS: "1", UTILITY_QUEUE_LIMIT: "0" },
+      { utilityRegistry: testRegistry },
+    );
   });
-  afterAll(async () => { await t.close(); });
+  afterAll(async () => {
+    await t.close();
+  });
 
   /** a body over the inline limit, so that the run goes to the worker */
   const inWorker = (primary: unknown) => JSON.stringify({ inputs: { primary } }).padEnd(200, " ");
@@ -116,12 +139,14 @@ describe("time limit, busy pool and disconnects (one worker, 64-byte inline limi
     const before = await credits();
     const replacements = t.workerPool.replacements;
     const controller = new AbortController();
-    const pending = t.app.handle(new Request("http://localhost/api/v1/utilities/test.spin", {
-      method: "POST",
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
-      body: inWorker(1),
-      signal: controller.signal,
-    }));
+    const pending = t.app.handle(
+      new Request("http://localhost/api/v1/utilities/test.spin", {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" },
+        body: inWorker(1),
+        signal: controller.signal,
+      }),
+    );
     while (t.workerPool.busy === 0) await Bun.sleep(5);
     controller.abort();
     await pending.catch(() => undefined);

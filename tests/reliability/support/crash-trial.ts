@@ -59,9 +59,25 @@ export interface CrashTrialResult {
 
 type State = "active" | "deleted" | "purged";
 /** A document's state: its current bytes, content version number and kept versions' bytes (oldest first). */
-interface Version { state: State; bytes: string; number: number; kept: string[] }
-interface Tracked { id: string; name: string; account: number; acked: Version; pending?: Version; pendingPatch?: boolean }
-interface PendingCreate { name: string; account: number; bytes: string }
+interface Version {
+  state: State;
+  bytes: string;
+  number: number;
+  kept: string[];
+}
+interface Tracked {
+  id: string;
+  name: string;
+  account: number;
+  acked: Version;
+  pending?: Version;
+  pendingPatch?: boolean;
+}
+interface PendingCreate {
+  name: string;
+  account: number;
+  bytes: string;
+}
 
 const SWEEP_INTERVAL_MS = "150";
 /** the accounts' maxVersions: small, so that every few writes drop a version */
@@ -71,9 +87,21 @@ const sha256 = (bytes: string | Uint8Array) => new Bun.CryptoHasher("sha256").up
 
 function randomContent(): string {
   const roll = Math.random();
-  const size = roll < 0.7 ? Math.floor(Math.random() * 400) : roll < 0.95 ? Math.floor(Math.random() * 40_000) : 200_000 + Math.floor(Math.random() * 300_000);
-  const items = Array.from({ length: Math.max(1, Math.floor(size / 40)) }, (_, i) => ({ i, v: Math.random(), s: "x".repeat(Math.floor(Math.random() * 20)) }));
-  return JSON.stringify({ size, items, big: 2 ** 53 + 1, nested: { deep: [1, { two: 2 }] } }).replace(`"big":9007199254740992`, `"big":9007199254740993`);
+  const size =
+    roll < 0.7
+      ? Math.floor(Math.random() * 400)
+      : roll < 0.95
+        ? Math.floor(Math.random() * 40_000)
+        : 200_000 + Math.floor(Math.random() * 300_000);
+  const items = Array.from({ length: Math.max(1, Math.floor(size / 40)) }, (_, i) => ({
+    i,
+    v: Math.random(),
+    s: "x".repeat(Math.floor(Math.random() * 20)),
+  }));
+  return JSON.stringify({ size, items, big: 2 ** 53 + 1, nested: { deep: [1, { two: 2 }] } }).replace(
+    `"big":9007199254740992`,
+    `"big":9007199254740993`,
+  );
 }
 
 export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTrialResult> {
@@ -83,7 +111,9 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
   const accountCount = options.accounts ?? 2;
   const maxRunMs = options.maxRunMs ?? 700;
   const violations: string[] = [];
-  const fail = (message: string) => { if (violations.length < 50) violations.push(message); };
+  const fail = (message: string) => {
+    if (violations.length < 50) violations.push(message);
+  };
   const dataDir = tempDataDir();
   const store = options.store ?? "disk";
   let bucket: TestBucket | undefined;
@@ -110,22 +140,52 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       if (!bucket.directory) throw new Error("the S3 crash trial needs the local s3rver (it ages the objects' files)");
     }
     content = bucket ? bucketView(bucket) : folderView(join(dataDir, "content"));
-    const env = { DATA_DIR: dataDir, BOOTSTRAP_API_KEY: bootstrapKey, SWEEP_INTERVAL_MS, LOG_LEVEL: "warn", ...(database ? { DATABASE_URL: database.url } : {}), ...bucket?.env };
+    const env = {
+      DATA_DIR: dataDir,
+      BOOTSTRAP_API_KEY: bootstrapKey,
+      SWEEP_INTERVAL_MS,
+      LOG_LEVEL: "warn",
+      ...(database ? { DATABASE_URL: database.url } : {}),
+      ...bucket?.env,
+    };
     server = await startServer(env);
     const call = (method: string, path: string, key: string, body?: string, contentType = "application/json") =>
       // identity: the checks compare the stored bytes with their length and hash, not a compressed representation
-      fetch(server!.url + path, { method, headers: { authorization: `Bearer ${key}`, "accept-encoding": "identity", ...(body !== undefined ? { "content-type": contentType } : {}) }, body });
+      fetch(server!.url + path, {
+        method,
+        headers: {
+          authorization: `Bearer ${key}`,
+          "accept-encoding": "identity",
+          ...(body !== undefined ? { "content-type": contentType } : {}),
+        },
+        body,
+      });
     const keys: string[] = [];
     for (let i = 0; i < accountCount; i++) {
-      const account = await (await call("POST", "/api/v1/admin/accounts", bootstrapKey, JSON.stringify({ name: `crash-${i}`, rateLimitPerMinute: null, maxVersions: MAX_VERSIONS }))).json() as any;
-      const key = await (await call("POST", "/api/v1/admin/keys", bootstrapKey, JSON.stringify({ accountId: account.account.id, permissions: ["documents"] }))).json() as any;
+      const account = (await (
+        await call(
+          "POST",
+          "/api/v1/admin/accounts",
+          bootstrapKey,
+          JSON.stringify({ name: `crash-${i}`, rateLimitPerMinute: null, maxVersions: MAX_VERSIONS }),
+        )
+      ).json()) as any;
+      const key = (await (
+        await call(
+          "POST",
+          "/api/v1/admin/keys",
+          bootstrapKey,
+          JSON.stringify({ accountId: account.account.id, permissions: ["documents"] }),
+        )
+      ).json()) as any;
       keys.push(key.key);
     }
 
     /** One client: one operation at a time on its own documents, until `stop` is set or the server dies. */
     const client = async (account: number, clientId: number, stop: { now: boolean }) => {
       const key = keys[account];
-      const mine = () => [...tracked.values()].filter((doc) => doc.account === account && doc.name.startsWith(`c${account}.${clientId}-`) && !doc.pending);
+      const mine = () =>
+        [...tracked.values()].filter((doc) => doc.account === account && doc.name.startsWith(`c${account}.${clientId}-`) && !doc.pending);
       while (!stop.now) {
         const docs = mine();
         const active = docs.filter((doc) => doc.acked.state === "active");
@@ -140,11 +200,26 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
             const useText = Math.random() < 0.5;
             // three folders, so that the kept folder counts are checked against the documents
             const folder = `box-${Math.floor(Math.random() * 3)}`;
-            const response = await call("POST", "/api/v1/documents", key, useText ? JSON.stringify({ name, folder, contentText: bytes }) : `{"name":${JSON.stringify(name)},"folder":"${folder}","content":${bytes}}`);
-            const body = await response.json() as any;
-            if (response.status !== 201) { fail(`create answered ${response.status}: ${JSON.stringify(body).slice(0, 200)}`); break; }
+            const response = await call(
+              "POST",
+              "/api/v1/documents",
+              key,
+              useText
+                ? JSON.stringify({ name, folder, contentText: bytes })
+                : `{"name":${JSON.stringify(name)},"folder":"${folder}","content":${bytes}}`,
+            );
+            const body = (await response.json()) as any;
+            if (response.status !== 201) {
+              fail(`create answered ${response.status}: ${JSON.stringify(body).slice(0, 200)}`);
+              break;
+            }
             pendingCreates.splice(pendingCreates.indexOf(pending), 1);
-            tracked.set(body.document.id, { id: body.document.id, name, account, acked: { state: "active", bytes, number: 1, kept: [bytes] } });
+            tracked.set(body.document.id, {
+              id: body.document.id,
+              name,
+              account,
+              acked: { state: "active", bytes, number: 1, kept: [bytes] },
+            });
             acknowledgedWrites++;
             continue;
           }
@@ -152,8 +227,12 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           let next: Version;
           let isPatch = false;
           let request: () => Promise<Response>;
-          const newVersion = (current: Version, bytes: string): Version =>
-            ({ state: "active", bytes, number: current.number + 1, kept: [...current.kept, bytes].slice(-MAX_VERSIONS) });
+          const newVersion = (current: Version, bytes: string): Version => ({
+            state: "active",
+            bytes,
+            number: current.number + 1,
+            kept: [...current.kept, bytes].slice(-MAX_VERSIONS),
+          });
           if (deleted.length > 0 && roll < 0.5) {
             doc = deleted[Math.floor(Math.random() * deleted.length)];
             next = { ...doc.acked, state: "purged" };
@@ -168,9 +247,17 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
             const size = Math.floor(Math.random() * 1e9);
             isPatch = true;
             next = newVersion(doc.acked, doc.acked.bytes.replace(/^\{"size":\d+/, `{"size":${size}`));
-            request = Math.random() < 0.5
-              ? () => call("PATCH", `/api/v1/documents/${doc.id}/content`, key, `[{"op":"test","path":"/nested/deep/0","value":1},{"op":"replace","path":"/size","value":${size}}]`, "application/json-patch+json")
-              : () => call("PATCH", `/api/v1/documents/${doc.id}/content`, key, `{"size":${size}}`, "application/merge-patch+json");
+            request =
+              Math.random() < 0.5
+                ? () =>
+                    call(
+                      "PATCH",
+                      `/api/v1/documents/${doc.id}/content`,
+                      key,
+                      `[{"op":"test","path":"/nested/deep/0","value":1},{"op":"replace","path":"/size","value":${size}}]`,
+                      "application/json-patch+json",
+                    )
+                : () => call("PATCH", `/api/v1/documents/${doc.id}/content`, key, `{"size":${size}}`, "application/merge-patch+json");
           } else if (roll < 0.78) {
             // a restore of the oldest kept version
             doc = active[Math.floor(Math.random() * active.length)];
@@ -187,7 +274,10 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           doc.pendingPatch = isPatch;
           const response = await request();
           const text = await response.text();
-          if (response.status !== 200) { fail(`${next.state} of ${doc.id} answered ${response.status}: ${text.slice(0, 200)}`); break; }
+          if (response.status !== 200) {
+            fail(`${next.state} of ${doc.id} answered ${response.status}: ${text.slice(0, 200)}`);
+            break;
+          }
           doc.acked = next;
           doc.pending = undefined;
           acknowledgedWrites++;
@@ -201,7 +291,8 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
     /** Resolves the in-flight operations against what the restarted server shows, then checks everything. */
     const verify = async (round: number) => {
       const ready = await fetch(server!.url + "/ready");
-      if (ready.status !== 200) fail(`round ${round}: /ready is not 200 after restart: ${ready.status} ${(await ready.text()).slice(0, 300)}`);
+      if (ready.status !== 200)
+        fail(`round ${round}: /ready is not 200 after restart: ${ready.status} ${(await ready.text()).slice(0, 300)}`);
       const unpurgedHashes: string[] = [];
       for (let account = 0; account < keys.length; account++) {
         const key = keys[account];
@@ -210,8 +301,15 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           let cursor: string | null = null;
           do {
             const query: string = `?limit=200${deletedList ? "&deleted=true" : ""}${cursor ? `&cursor=${cursor}` : ""}`;
-            const page = await (await call("GET", `/api/v1/documents${query}`, key)).json() as any;
-            for (const doc of page.documents) listed.set(doc.id, { state: deletedList ? "deleted" : "active", fileSize: doc.fileSize, name: doc.name, version: doc.version, folder: doc.folder });
+            const page = (await (await call("GET", `/api/v1/documents${query}`, key)).json()) as any;
+            for (const doc of page.documents)
+              listed.set(doc.id, {
+                state: deletedList ? "deleted" : "active",
+                fileSize: doc.fileSize,
+                name: doc.name,
+                version: doc.version,
+                folder: doc.folder,
+              });
             cursor = page.nextCursor;
           } while (cursor);
         }
@@ -221,8 +319,16 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           if (known && known.acked.state === "purged" && !known.pending) fail(`round ${round}: purged ${id} is listed again`);
           if (known) continue;
           const create = pendingCreates.find((pending) => pending.account === account && pending.name === doc.name);
-          if (!create) { fail(`round ${round}: document ${id} (${doc.name}) was never written by a client`); continue; }
-          tracked.set(id, { id, name: doc.name, account, acked: { state: "active", bytes: create.bytes, number: 1, kept: [create.bytes] } });
+          if (!create) {
+            fail(`round ${round}: document ${id} (${doc.name}) was never written by a client`);
+            continue;
+          }
+          tracked.set(id, {
+            id,
+            name: doc.name,
+            account,
+            acked: { state: "active", bytes: create.bytes, number: 1, kept: [create.bytes] },
+          });
         }
         let storageSum = 0;
         // a purge confirmed in an earlier round is final: such documents are only watched for in the lists above
@@ -230,9 +336,13 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           documentsChecked++;
           const seen = listed.get(doc.id);
           const observed: State = seen?.state ?? "purged";
-          const candidates = [doc.acked, ...(doc.pending ? [doc.pending] : [])].filter((version) => version.state === observed && (observed === "purged" || version.number === seen!.version));
+          const candidates = [doc.acked, ...(doc.pending ? [doc.pending] : [])].filter(
+            (version) => version.state === observed && (observed === "purged" || version.number === seen!.version),
+          );
           if (candidates.length === 0) {
-            fail(`round ${round}: ${doc.id} is ${observed} at version ${seen?.version}; acknowledged ${doc.acked.state} ${doc.acked.number}${doc.pending ? `, in flight ${doc.pending.state} ${doc.pending.number}` : ""}`);
+            fail(
+              `round ${round}: ${doc.id} is ${observed} at version ${seen?.version}; acknowledged ${doc.acked.state} ${doc.acked.number}${doc.pending ? `, in flight ${doc.pending.state} ${doc.pending.number}` : ""}`,
+            );
             continue;
           }
           if (observed === "purged") {
@@ -245,17 +355,25 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           }
           // the version number tells the acknowledged state from the one in flight: one candidate is left
           const version = candidates[0];
-          if (Buffer.byteLength(version.bytes) !== seen!.fileSize) fail(`round ${round}: ${doc.id} fileSize ${seen!.fileSize} is not its content's ${Buffer.byteLength(version.bytes)}`);
+          if (Buffer.byteLength(version.bytes) !== seen!.fileSize)
+            fail(`round ${round}: ${doc.id} fileSize ${seen!.fileSize} is not its content's ${Buffer.byteLength(version.bytes)}`);
           if (observed === "active") {
             const response = await call("GET", `/api/v1/documents/${doc.id}/content`, key);
             const body = new Uint8Array(await response.arrayBuffer());
             const text = new TextDecoder().decode(body);
             const hash = sha256(body);
             if (response.status !== 200) fail(`round ${round}: content of ${doc.id} answered ${response.status}`);
-            if (body.byteLength !== seen!.fileSize) fail(`round ${round}: ${doc.id} holds ${body.byteLength} bytes, fileSize says ${seen!.fileSize}`);
-            if (response.headers.get("content-length") !== String(body.byteLength)) fail(`round ${round}: ${doc.id} Content-Length ${response.headers.get("content-length")} for ${body.byteLength} bytes`);
-            if (response.headers.get("etag") !== `"${hash}"`) fail(`round ${round}: ${doc.id} ETag ${response.headers.get("etag")} is not the hash of its bytes`);
-            try { JSON.parse(text); } catch { fail(`round ${round}: ${doc.id} content is not complete JSON (${body.byteLength} bytes)`); }
+            if (body.byteLength !== seen!.fileSize)
+              fail(`round ${round}: ${doc.id} holds ${body.byteLength} bytes, fileSize says ${seen!.fileSize}`);
+            if (response.headers.get("content-length") !== String(body.byteLength))
+              fail(`round ${round}: ${doc.id} Content-Length ${response.headers.get("content-length")} for ${body.byteLength} bytes`);
+            if (response.headers.get("etag") !== `"${hash}"`)
+              fail(`round ${round}: ${doc.id} ETag ${response.headers.get("etag")} is not the hash of its bytes`);
+            try {
+              JSON.parse(text);
+            } catch {
+              fail(`round ${round}: ${doc.id} content is not complete JSON (${body.byteLength} bytes)`);
+            }
             if (text !== version.bytes) fail(`round ${round}: ${doc.id} content is not the bytes of its version ${version.number}`);
             await checkVersions(round, key, doc.id, version);
           }
@@ -264,14 +382,21 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           doc.pending = undefined;
           unpurgedHashes.push(...version.kept.map(sha256));
         }
-        const usage = await (await call("GET", "/api/v1/usage", key)).json() as any;
-        if (usage.storage?.usedBytes !== storageSum) fail(`round ${round}: account ${account} usage says ${usage.storage?.usedBytes} bytes, its unpurged documents hold ${storageSum}`);
+        const usage = (await (await call("GET", "/api/v1/usage", key)).json()) as any;
+        if (usage.storage?.usedBytes !== storageSum)
+          fail(
+            `round ${round}: account ${account} usage says ${usage.storage?.usedBytes} bytes, its unpurged documents hold ${storageSum}`,
+          );
         // each folder's kept count against a full recount of the active documents listed in it
         const recounted = new Map<string, number>();
-        for (const doc of listed.values()) if (doc.state === "active" && doc.folder) recounted.set(doc.folder, (recounted.get(doc.folder) ?? 0) + 1);
-        const folderList = await (await call("GET", "/api/v1/folders", key)).json() as any;
+        for (const doc of listed.values())
+          if (doc.state === "active" && doc.folder) recounted.set(doc.folder, (recounted.get(doc.folder) ?? 0) + 1);
+        const folderList = (await (await call("GET", "/api/v1/folders", key)).json()) as any;
         for (const folder of folderList.folders ?? []) {
-          if (folder.documentCount !== (recounted.get(folder.path) ?? 0)) fail(`round ${round}: account ${account} folder ${folder.path} counts ${folder.documentCount}, it holds ${recounted.get(folder.path) ?? 0} active documents`);
+          if (folder.documentCount !== (recounted.get(folder.path) ?? 0))
+            fail(
+              `round ${round}: account ${account} folder ${folder.path} counts ${folder.documentCount}, it holds ${recounted.get(folder.path) ?? 0} active documents`,
+            );
         }
       }
       pendingCreates.length = 0;
@@ -280,17 +405,28 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
 
     /** The document lists exactly its kept versions, newest first, and each one's bytes are there. */
     const checkVersions = async (round: number, key: string, id: string, version: Version) => {
-      const listing = await (await call("GET", `/api/v1/documents/${id}/versions?limit=200`, key)).json() as any;
-      const expected = version.kept.map((bytes, i) => ({ version: version.number - version.kept.length + 1 + i, fileSize: Buffer.byteLength(bytes), etag: `"${sha256(bytes)}"` })).reverse();
+      const listing = (await (await call("GET", `/api/v1/documents/${id}/versions?limit=200`, key)).json()) as any;
+      const expected = version.kept
+        .map((bytes, i) => ({
+          version: version.number - version.kept.length + 1 + i,
+          fileSize: Buffer.byteLength(bytes),
+          etag: `"${sha256(bytes)}"`,
+        }))
+        .reverse();
       const listed = (listing.versions ?? []).map((v: any) => ({ version: v.version, fileSize: v.fileSize, etag: v.etag }));
       if (JSON.stringify(listed) !== JSON.stringify(expected)) {
-        fail(`round ${round}: ${id} lists versions ${JSON.stringify(listed.map((v: any) => v.version))}, expected ${JSON.stringify(expected.map((v) => v.version))} (or their sizes or ETags differ)`);
+        fail(
+          `round ${round}: ${id} lists versions ${JSON.stringify(listed.map((v: any) => v.version))}, expected ${JSON.stringify(expected.map((v) => v.version))} (or their sizes or ETags differ)`,
+        );
         return;
       }
       for (const [i, bytes] of [...version.kept].reverse().entries()) {
         const response = await call("GET", `/api/v1/documents/${id}/versions/${expected[i].version}/content`, key);
         const text = await response.text();
-        if (response.status !== 200 || text !== bytes) fail(`round ${round}: version ${expected[i].version} of ${id} answered ${response.status} with ${text === bytes ? "its" : "other"} bytes`);
+        if (response.status !== 200 || text !== bytes)
+          fail(
+            `round ${round}: version ${expected[i].version} of ${id} answered ${response.status} with ${text === bytes ? "its" : "other"} bytes`,
+          );
       }
     };
 
@@ -305,12 +441,16 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       }
       const extra = files.hashes.filter((hash) => !expected.includes(hash)).length;
       const missing = expected.filter((hash) => !files.hashes.includes(hash)).length;
-      fail(`round ${round}: content ${store} holds ${files.hashes.length} files (${extra} orphaned, ${missing} missing, ${files.incomplete} incomplete) for ${expected.length} kept versions of unpurged documents`);
+      fail(
+        `round ${round}: content ${store} holds ${files.hashes.length} files (${extra} orphaned, ${missing} missing, ${files.incomplete} incomplete) for ${expected.length} kept versions of unpurged documents`,
+      );
     };
 
     for (let round = 1; round <= options.kills; round++) {
       const stop = { now: false };
-      const clients = Array.from({ length: accountCount * clientsPerAccount }, (_, i) => client(i % accountCount, Math.floor(i / accountCount), stop));
+      const clients = Array.from({ length: accountCount * clientsPerAccount }, (_, i) =>
+        client(i % accountCount, Math.floor(i / accountCount), stop),
+      );
       // kill at a random moment once this round has made progress, so that every kill interrupts writes
       const before = acknowledgedWrites;
       for (let waited = 0; acknowledgedWrites === before && waited < 10_000; waited += 10) await Bun.sleep(10);
@@ -326,11 +466,24 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       server = await startServer(env);
       const verifyAt = performance.now();
       await verify(round);
-      log(`${options.mode}/${store}: kill ${round}/${options.kills}, ${acknowledgedWrites} acknowledged writes, ${tracked.size} documents tracked, ${violations.length} violations (restart ${Math.round(verifyAt - restartAt)} ms, checks ${Math.round(performance.now() - verifyAt)} ms)`);
+      log(
+        `${options.mode}/${store}: kill ${round}/${options.kills}, ${acknowledgedWrites} acknowledged writes, ${tracked.size} documents tracked, ${violations.length} violations (restart ${Math.round(verifyAt - restartAt)} ms, checks ${Math.round(performance.now() - verifyAt)} ms)`,
+      );
       if (violations.length > 0) break;
     }
     await server.stop("SIGTERM");
-    return { mode: options.mode, store, kills: options.kills, acknowledgedWrites, acknowledgedPatches, interruptedPatches, documentsChecked, violations, elapsedMs: performance.now() - started, sabotaged };
+    return {
+      mode: options.mode,
+      store,
+      kills: options.kills,
+      acknowledgedWrites,
+      acknowledgedPatches,
+      interruptedPatches,
+      documentsChecked,
+      violations,
+      elapsedMs: performance.now() - started,
+      sabotaged,
+    };
   } finally {
     await server?.stop("SIGKILL");
     await database?.drop();
@@ -348,7 +501,10 @@ function* walk(folder: string): Generator<string> {
   }
 }
 
-interface StoredContents { hashes: string[]; incomplete: number }
+interface StoredContents {
+  hashes: string[];
+  incomplete: number;
+}
 
 /** What the trial needs to see of a content store: its contents by hash, and a way to tamper with them. */
 interface ContentView {
@@ -364,7 +520,9 @@ function folderView(folder: string): ContentView {
       let incomplete = 0;
       for (const path of walk(folder)) {
         if (path.endsWith(".json")) {
-          try { hashes.push(sha256(readFileSync(path))); } catch {} // removed by the sweeper meanwhile
+          try {
+            hashes.push(sha256(readFileSync(path)));
+          } catch {} // removed by the sweeper meanwhile
         } else incomplete++;
       }
       return { hashes, incomplete };
@@ -393,8 +551,13 @@ function bucketView(bucket: TestBucket): ContentView {
       const hashes: string[] = [];
       let incomplete = 0;
       for (const name of await bucket.objects()) {
-        if (!/^[0-9a-f-]{36}\.json$/.test(name.slice(prefix.length))) { incomplete++; continue; }
-        try { hashes.push(sha256(await bucket.client.file(name).bytes())); } catch {} // removed by the sweeper meanwhile
+        if (!/^[0-9a-f-]{36}\.json$/.test(name.slice(prefix.length))) {
+          incomplete++;
+          continue;
+        }
+        try {
+          hashes.push(sha256(await bucket.client.file(name).bytes()));
+        } catch {} // removed by the sweeper meanwhile
       }
       return { hashes, incomplete };
     },
@@ -415,7 +578,9 @@ function bucketView(bucket: TestBucket): ContentView {
 function ageFiles(folder: string, at: number) {
   const when = new Date(at);
   for (const path of walk(folder)) {
-    try { if (statSync(path).isFile()) utimesSync(path, when, when); } catch {}
+    try {
+      if (statSync(path).isFile()) utimesSync(path, when, when);
+    } catch {}
   }
 }
 

@@ -41,7 +41,12 @@ export interface DbKillResult {
   violations: string[];
 }
 
-interface Tracked { id: string; owner: number; acked: string; pending?: string }
+interface Tracked {
+  id: string;
+  owner: number;
+  acked: string;
+  pending?: string;
+}
 
 function content(seq: number): string {
   const size = Math.floor(Math.random() * 3000);
@@ -71,7 +76,9 @@ function afterKill(killedPid: number, dir: string): string {
 export async function runDbKillTrial(options: DbKillOptions): Promise<DbKillResult> {
   const log = options.log ?? (() => {});
   const violations: string[] = [];
-  const fail = (message: string) => { if (violations.length < 50) violations.push(message); };
+  const fail = (message: string) => {
+    if (violations.length < 50) violations.push(message);
+  };
   const dataDir = tempDataDir();
   const pgDir = tempDataDir();
   const bootstrapKey = `kiln_DbKill${Bun.randomUUIDv7().replaceAll("-", "")}`;
@@ -106,15 +113,39 @@ export async function runDbKillTrial(options: DbKillOptions): Promise<DbKillResu
   try {
     if (options.mode === "external") external = await startExternal();
     server = await startServer({
-      DATA_DIR: dataDir, BOOTSTRAP_API_KEY: bootstrapKey, LOG_LEVEL: "error", DATABASE_POOL_MAX: "8",
+      DATA_DIR: dataDir,
+      BOOTSTRAP_API_KEY: bootstrapKey,
+      LOG_LEVEL: "error",
+      DATABASE_POOL_MAX: "8",
       ...(external ? { DATABASE_URL: external.url } : {}),
     });
     const call = async (method: string, path: string, key: string, body?: string) => {
       requests++;
-      return fetch(server!.url + path, { method, headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) }, body, signal: AbortSignal.timeout(30_000) });
+      return fetch(server!.url + path, {
+        method,
+        headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+        body,
+        signal: AbortSignal.timeout(30_000),
+      });
     };
-    const account = await (await call("POST", "/api/v1/admin/accounts", bootstrapKey, JSON.stringify({ name: "db-kill", rateLimitPerMinute: null, maxVersions: 1 }))).json() as any;
-    const key = (await (await call("POST", "/api/v1/admin/keys", bootstrapKey, JSON.stringify({ accountId: account.account.id, permissions: ["documents"] }))).json() as any).key as string;
+    const account = (await (
+      await call(
+        "POST",
+        "/api/v1/admin/accounts",
+        bootstrapKey,
+        JSON.stringify({ name: "db-kill", rateLimitPerMinute: null, maxVersions: 1 }),
+      )
+    ).json()) as any;
+    const key = (
+      (await (
+        await call(
+          "POST",
+          "/api/v1/admin/keys",
+          bootstrapKey,
+          JSON.stringify({ accountId: account.account.id, permissions: ["documents"] }),
+        )
+      ).json()) as any
+    ).key as string;
     let databaseDown = false;
 
     /** One client: one write at a time. 2xx acknowledges it; 503 leaves it in flight; anything else is a violation. */
@@ -128,7 +159,7 @@ export async function runDbKillTrial(options: DbKillOptions): Promise<DbKillResu
           pendingCreates.set(name, bytes);
           response = await call("POST", "/api/v1/documents", key, `{"name":"${name}","content":${bytes}}`).catch(() => Response.error());
           if (response.status === 201) {
-            const body = await response.json() as any;
+            const body = (await response.json()) as any;
             pendingCreates.delete(name);
             tracked.set(body.document.id, { id: body.document.id, owner: clientId, acked: bytes });
             acknowledgedWrites++;
@@ -146,7 +177,12 @@ export async function runDbKillTrial(options: DbKillOptions): Promise<DbKillResu
             continue;
           }
         }
-        if (response.type === "error") { fail(`a write got no answer at all (database ${databaseDown ? "down" : "up"}; Kiln ${server!.proc.exitCode ?? server!.proc.signalCode ?? "running"})`); return; }
+        if (response.type === "error") {
+          fail(
+            `a write got no answer at all (database ${databaseDown ? "down" : "up"}; Kiln ${server!.proc.exitCode ?? server!.proc.signalCode ?? "running"})`,
+          );
+          return;
+        }
         const text = await response.text();
         if (response.status === 503 && text.includes('"database_unavailable"')) unavailableAnswers++;
         else fail(`a write answered ${response.status} ${text.slice(0, 160)} (database ${databaseDown ? "down" : "up"})`);
@@ -158,30 +194,39 @@ export async function runDbKillTrial(options: DbKillOptions): Promise<DbKillResu
       const listed = new Map<string, { name: string; fileSize: number }>();
       let cursor: string | null = null;
       do {
-        const page = await (await call("GET", `/api/v1/documents?limit=200${cursor ? `&cursor=${cursor}` : ""}`, key)).json() as any;
+        const page = (await (await call("GET", `/api/v1/documents?limit=200${cursor ? `&cursor=${cursor}` : ""}`, key)).json()) as any;
         for (const doc of page.documents) listed.set(doc.id, { name: doc.name, fileSize: doc.fileSize });
         cursor = page.nextCursor;
       } while (cursor);
       for (const [id, doc] of listed) {
         if (tracked.has(id)) continue;
         const bytes = pendingCreates.get(doc.name);
-        if (bytes === undefined) { fail(`round ${round}: ${id} (${doc.name}) was never written by a client`); continue; }
+        if (bytes === undefined) {
+          fail(`round ${round}: ${id} (${doc.name}) was never written by a client`);
+          continue;
+        }
         tracked.set(id, { id, owner: Number(doc.name.slice(1, doc.name.indexOf("-"))), acked: bytes });
       }
       pendingCreates.clear();
       let sum = 0;
       for (const doc of tracked.values()) {
         documentsChecked++;
-        if (!listed.has(doc.id)) { fail(`round ${round}: acknowledged document ${doc.id} is gone`); continue; }
+        if (!listed.has(doc.id)) {
+          fail(`round ${round}: acknowledged document ${doc.id} is gone`);
+          continue;
+        }
         const response = await call("GET", `/api/v1/documents/${doc.id}/content`, key);
         const text = await response.text();
         if (text === doc.acked || (doc.pending !== undefined && text === doc.pending)) {
           doc.acked = text;
           doc.pending = undefined;
           sum += Buffer.byteLength(text);
-        } else fail(`round ${round}: ${doc.id} holds neither its acknowledged nor its in-flight content (${response.status}, ${text.length} bytes)`);
+        } else
+          fail(
+            `round ${round}: ${doc.id} holds neither its acknowledged nor its in-flight content (${response.status}, ${text.length} bytes)`,
+          );
       }
-      const usage = await (await call("GET", "/api/v1/usage", key)).json() as any;
+      const usage = (await (await call("GET", "/api/v1/usage", key)).json()) as any;
       if (usage.storage?.usedBytes !== sum) fail(`round ${round}: usage says ${usage.storage?.usedBytes} bytes, the documents hold ${sum}`);
     };
 
@@ -203,37 +248,67 @@ export async function runDbKillTrial(options: DbKillOptions): Promise<DbKillResu
       let backFirst = false;
       for (let waited = 0; waited < 10_000 && !sawUnready && !backFirst; waited += 10) {
         const ready = await fetch(server.url + "/ready").catch(() => undefined);
-        if (ready?.status === 503) { sawUnready = true; unavailableAnswers++; }
-        else if (ready?.status === 200 && !external && postmasterPid() !== killedPid) backFirst = true;
+        if (ready?.status === 503) {
+          sawUnready = true;
+          unavailableAnswers++;
+        } else if (ready?.status === 200 && !external && postmasterPid() !== killedPid) backFirst = true;
         else if (ready && ready.status !== 200) fail(`round ${round}: /ready answered ${ready.status} while the database was down`);
         await ready?.body?.cancel();
         if (!sawUnready && !backFirst) await Bun.sleep(10);
       }
       if (backFirst) restartsBeforeUnready++;
-      else if (!sawUnready) fail(`round ${round}: /ready never answered 503 after the postmaster was killed; ${afterKill(killedPid, external ? pgDir : dataDir)}`);
+      else if (!sawUnready)
+        fail(
+          `round ${round}: /ready never answered 503 after the postmaster was killed; ${afterKill(killedPid, external ? pgDir : dataDir)}`,
+        );
       if (external) {
         await Bun.sleep(options.outageMs ?? 1500);
         external = await startExternal();
       }
       let back = false;
       for (let waited = 0; waited < 90_000 && !back; waited += 50) {
-        back = (await fetch(server.url + "/ready").then((r) => r.status, () => 0)) === 200;
+        back =
+          (await fetch(server.url + "/ready").then(
+            (r) => r.status,
+            () => 0,
+          )) === 200;
         if (!back) await Bun.sleep(50);
       }
       const outage = performance.now() - killedAt;
       longestOutageMs = Math.max(longestOutageMs, outage);
       databaseDown = false;
-      if (!back) { fail(`round ${round}: /ready did not answer 200 within 90 s of the kill; Kiln ${server.proc.exitCode ?? server.proc.signalCode ?? "running"}: ${server.errors().slice(-1500)} ${server.output().slice(-1500)}`); break; }
+      if (!back) {
+        fail(
+          `round ${round}: /ready did not answer 200 within 90 s of the kill; Kiln ${server.proc.exitCode ?? server.proc.signalCode ?? "running"}: ${server.errors().slice(-1500)} ${server.output().slice(-1500)}`,
+        );
+        break;
+      }
       await Bun.sleep(300); // writes go on against the recovered database
       stop.now = true;
       await Promise.all(clients);
-      if (server.proc.exitCode !== null) { fail(`round ${round}: the Kiln process exited (${server.proc.exitCode})`); break; }
+      if (server.proc.exitCode !== null) {
+        fail(`round ${round}: the Kiln process exited (${server.proc.exitCode})`);
+        break;
+      }
       await verify(round);
-      log(`${options.mode}: kill ${round}/${options.kills}: back after ${Math.round(outage)} ms; ${acknowledgedWrites} acknowledged writes, ${unavailableAnswers} 503 answers, ${violations.length} violations`);
+      log(
+        `${options.mode}: kill ${round}/${options.kills}: back after ${Math.round(outage)} ms; ${acknowledgedWrites} acknowledged writes, ${unavailableAnswers} 503 answers, ${violations.length} violations`,
+      );
       if (violations.length > 0) break;
     }
-    if (violations.length > 0 && server.proc.exitCode !== null) fail(`the Kiln process exited (${server.proc.exitCode}): ${server.errors().slice(-2000)} ${server.output().slice(-2000)}`);
-    return { mode: options.mode, kills: options.kills, requests, acknowledgedWrites, unavailableAnswers, restartsBeforeUnready, documentsChecked, longestOutageMs: Math.round(longestOutageMs), violations };
+    if (violations.length > 0 && server.proc.exitCode !== null)
+      fail(`the Kiln process exited (${server.proc.exitCode}): ${server.errors().slice(-2000)} ${server.output().slice(-2000)}`);
+    return {
+      mode: options.mode,
+      kills: options.kills,
+      requests,
+      acknowledgedWrites,
+      unavailableAnswers,
+      restartsBeforeUnready,
+      documentsChecked,
+      longestOutageMs: Math.round(longestOutageMs),
+      violations,
+    };
   } finally {
     await server?.stop("SIGKILL");
     await external?.stop();

@@ -17,7 +17,10 @@ export interface Endpoint {
   rawContent?: boolean;
 }
 
-const pipelineSteps = () => [{ utility: "schema.clean-json", config: { removeNulls: true } }, { utility: "merge.deep-merge", secondary: { c: [1] } }];
+const pipelineSteps = () => [
+  { utility: "schema.clean-json", config: { removeNulls: true } },
+  { utility: "merge.deep-merge", secondary: { c: [1] } },
+];
 const documentBody = () => ({ name: "report.json", content: { a: 1, list: [1, 2, 3] }, description: "d", tags: ["x"], folder: "fuzz/a" });
 
 export const ENDPOINTS: readonly Endpoint[] = [
@@ -25,9 +28,26 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "POST", path: "/api/v1/documents", permission: "documents", validBody: documentBody },
   { method: "GET", path: "/api/v1/documents/:id", permission: "documents" },
   { method: "GET", path: "/api/v1/documents/:id/content", permission: "documents" },
-  { method: "PUT", path: "/api/v1/documents/:id", permission: "documents", validBody: () => ({ name: "renamed", tags: ["y"], folder: null }) },
-  { method: "PUT", path: "/api/v1/documents/:id/content", permission: "documents", validBody: () => ({ replaced: true }), rawContent: true },
-  { method: "PATCH", path: "/api/v1/documents/:id/content", permission: "documents", validBody: () => ({ a: null, b: { c: 1.0 } }), rawContent: true },
+  {
+    method: "PUT",
+    path: "/api/v1/documents/:id",
+    permission: "documents",
+    validBody: () => ({ name: "renamed", tags: ["y"], folder: null }),
+  },
+  {
+    method: "PUT",
+    path: "/api/v1/documents/:id/content",
+    permission: "documents",
+    validBody: () => ({ replaced: true }),
+    rawContent: true,
+  },
+  {
+    method: "PATCH",
+    path: "/api/v1/documents/:id/content",
+    permission: "documents",
+    validBody: () => ({ a: null, b: { c: 1.0 } }),
+    rawContent: true,
+  },
   { method: "GET", path: "/api/v1/documents/:id/versions", permission: "documents" },
   { method: "GET", path: "/api/v1/documents/:id/versions/1/content", permission: "documents" },
   { method: "POST", path: "/api/v1/documents/:id/versions/1/restore", permission: "documents" },
@@ -37,19 +57,44 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "GET", path: "/api/v1/folders", permission: "documents" },
   { method: "GET", path: "/api/v1/utilities", permission: "utilities" },
   { method: "GET", path: "/api/v1/utilities/:utilityId", permission: "utilities" },
-  { method: "POST", path: "/api/v1/utilities/:utilityId", permission: "utilities", validBody: () => ({ inputs: { primary: { a: 1, b: null, c: "x" } }, config: {} }) },
-  { method: "POST", path: "/api/v1/pipelines/run", permission: "utilities", validBody: () => ({ steps: pipelineSteps(), inputs: { primary: { a: 1, b: null } }, output: { return: false } }) },
-  { method: "POST", path: "/api/v1/pipelines", permission: "utilities", validBody: () => ({ name: "fuzz", description: "d", steps: pipelineSteps() }) },
+  {
+    method: "POST",
+    path: "/api/v1/utilities/:utilityId",
+    permission: "utilities",
+    validBody: () => ({ inputs: { primary: { a: 1, b: null, c: "x" } }, config: {} }),
+  },
+  {
+    method: "POST",
+    path: "/api/v1/pipelines/run",
+    permission: "utilities",
+    validBody: () => ({ steps: pipelineSteps(), inputs: { primary: { a: 1, b: null } }, output: { return: false } }),
+  },
+  {
+    method: "POST",
+    path: "/api/v1/pipelines",
+    permission: "utilities",
+    validBody: () => ({ name: "fuzz", description: "d", steps: pipelineSteps() }),
+  },
   { method: "GET", path: "/api/v1/pipelines", permission: "utilities" },
   { method: "GET", path: "/api/v1/pipelines/:id", permission: "utilities" },
   { method: "PUT", path: "/api/v1/pipelines/:id", permission: "utilities", validBody: () => ({ name: "renamed", steps: pipelineSteps() }) },
   { method: "DELETE", path: "/api/v1/pipelines/:id", permission: "utilities" },
   { method: "POST", path: "/api/v1/pipelines/:id/run", permission: "utilities", validBody: () => ({ inputs: { primary: [1, 2] } }) },
   { method: "GET", path: "/api/v1/usage", permission: null },
-  { method: "POST", path: "/api/v1/admin/accounts", permission: "admin", validBody: () => ({ name: "fuzz", plan: "starter", storageLimitBytes: 1000 }) },
+  {
+    method: "POST",
+    path: "/api/v1/admin/accounts",
+    permission: "admin",
+    validBody: () => ({ name: "fuzz", plan: "starter", storageLimitBytes: 1000 }),
+  },
   { method: "GET", path: "/api/v1/admin/accounts/:id", permission: "admin" },
   { method: "PATCH", path: "/api/v1/admin/accounts/:id", permission: "admin", validBody: () => ({ monthlyCredits: 10 }) },
-  { method: "POST", path: "/api/v1/admin/keys", permission: "admin", validBody: () => ({ accountId: "acc_none", permissions: ["documents"] }) },
+  {
+    method: "POST",
+    path: "/api/v1/admin/keys",
+    permission: "admin",
+    validBody: () => ({ accountId: "acc_none", permissions: ["documents"] }),
+  },
   { method: "GET", path: "/api/v1/admin/keys", permission: "admin" },
   { method: "DELETE", path: "/api/v1/admin/keys/:id", permission: "admin" },
   { method: "GET", path: "/health", permission: undefined },

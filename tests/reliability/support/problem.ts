@@ -24,7 +24,9 @@ export function answerViolations(status: number, headers: Headers, text: string)
   if (body.success !== false) violations.push("problem with success !== false");
   if (body.status !== status) violations.push(`problem status ${String(body.status)} on HTTP ${status}`);
   if (body.requestId !== headers.get("x-request-id")) violations.push("problem requestId differs from X-Request-Id");
-  if (typeof body.code !== "string" || !/^[a-z][a-z0-9_]*$/.test(body.code)) violations.push(`code '${String(body.code)}' is not snake_case`);
-  if (/\bat .+:\d+:\d+|node_modules|\/src\/|\bSELECT |\bINSERT INTO |\bUPDATE "/.test(text)) violations.push("stack trace, path or SQL in the error body");
+  if (typeof body.code !== "string" || !/^[a-z][a-z0-9_]*$/.test(body.code))
+    violations.push(`code '${String(body.code)}' is not snake_case`);
+  if (/\bat .+:\d+:\d+|node_modules|\/src\/|\bSELECT |\bINSERT INTO |\bUPDATE "/.test(text))
+    violations.push("stack trace, path or SQL in the error body");
   return violations;
 }

@@ -20,9 +20,18 @@ export async function startRunServer(env: Record<string, string> = {}): Promise<
   const external = process.env.TEST_DATABASE_URL ? await createTestDatabase() : undefined;
   await external?.database.close();
   const bootstrapKey = `kiln_RunServer${Bun.randomUUIDv7().replaceAll("-", "")}`;
-  const server = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_API_KEY: bootstrapKey, ...(external ? { DATABASE_URL: external.url } : {}), ...env });
+  const server = await startServer({
+    DATA_DIR: dataDir,
+    BOOTSTRAP_API_KEY: bootstrapKey,
+    ...(external ? { DATABASE_URL: external.url } : {}),
+    ...env,
+  });
   const admin = async (path: string, body: unknown) => {
-    const response = await fetch(server.url + path, { method: "POST", headers: { authorization: `Bearer ${bootstrapKey}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const response = await fetch(server.url + path, {
+      method: "POST",
+      headers: { authorization: `Bearer ${bootstrapKey}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     return response.json() as Promise<any>;
   };
   return {

@@ -15,7 +15,9 @@ export interface WatchReport {
 /** Resident memory of a process, from /proc (0 where there is none). */
 export function rssOf(pid: number): number {
   try {
-    const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((entry) => entry.startsWith("VmRSS:"));
+    const line = readFileSync(`/proc/${pid}/status`, "utf8")
+      .split("\n")
+      .find((entry) => entry.startsWith("VmRSS:"));
     return line ? Number(line.split(/\s+/)[1]) * 1024 : 0;
   } catch {
     return 0;
@@ -51,7 +53,13 @@ export function watchServer(url: string, pid: number, pauseMs = 20): { stop(): P
     async stop() {
       running = false;
       await loop;
-      return { healthChecks: latencies.length, healthFailures: failures, healthMaxMs: Math.max(0, ...latencies), healthP99Ms: percentile(latencies, 99), peakRssBytes };
+      return {
+        healthChecks: latencies.length,
+        healthFailures: failures,
+        healthMaxMs: Math.max(0, ...latencies),
+        healthP99Ms: percentile(latencies, 99),
+        peakRssBytes,
+      };
     },
   };
 }

@@ -45,7 +45,12 @@ describe("analysis.aggregate: groups and ops", () => {
   test("groups in first-seen order: group keys by their path, then the aggregates with default names", () => {
     const output = run(sales, {
       groupBy: ["region"],
-      aggregations: [{ op: "count" }, { op: "sum", field: "amount" }, { op: "avg", field: "amount" }, { op: "distinct", field: "shop.city" }],
+      aggregations: [
+        { op: "count" },
+        { op: "sum", field: "amount" },
+        { op: "avg", field: "amount" },
+        { op: "distinct", field: "shop.city" },
+      ],
     });
     expect(output).toEqual([
       { region: "EU", count: 3, sum_amount: 40, avg_amount: 20, distinct_shop_city: ["Paris", "Rome"] },
@@ -68,28 +73,66 @@ describe("analysis.aggregate: groups and ops", () => {
     const rows = [{ v: 3 }, { v: "x" }, { v: 1 }, { v: null }, { v: 10 }, {}, { v: 1 }];
     const ops = ["count", "sum", "avg", "min", "max", "median", "first", "last", "distinct", "countDistinct"];
     const output = run(rows, { aggregations: ops.map((op) => ({ op, field: "v" })) });
-    expect(output).toEqual([{
-      count_v: 5, sum_v: 15, avg_v: 3.75, min_v: 1, max_v: 10, median_v: 2, first_v: 3, last_v: 1,
-      distinct_v: [3, "x", 1, 10], countDistinct_v: 4,
-    }]);
+    expect(output).toEqual([
+      {
+        count_v: 5,
+        sum_v: 15,
+        avg_v: 3.75,
+        min_v: 1,
+        max_v: 10,
+        median_v: 2,
+        first_v: 3,
+        last_v: 1,
+        distinct_v: [3, "x", 1, 10],
+        countDistinct_v: 4,
+      },
+    ]);
   });
 
   test("min/max compare strings when there are no numbers; median of an odd count is the middle value", () => {
-    const rows = [{ s: "pear", n: 5 }, { s: "apple", n: 1 }, { s: "fig", n: 3 }];
-    expect(run(rows, { aggregations: [{ op: "min", field: "s" }, { op: "max", field: "s" }, { op: "median", field: "n" }] }))
-      .toEqual([{ min_s: "apple", max_s: "pear", median_n: 3 }]);
+    const rows = [
+      { s: "pear", n: 5 },
+      { s: "apple", n: 1 },
+      { s: "fig", n: 3 },
+    ];
+    expect(
+      run(rows, {
+        aggregations: [
+          { op: "min", field: "s" },
+          { op: "max", field: "s" },
+          { op: "median", field: "n" },
+        ],
+      }),
+    ).toEqual([{ min_s: "apple", max_s: "pear", median_n: 3 }]);
   });
 
   test("ops on a group without values: sum 0, avg/median/min/max/first/last null, distinct []", () => {
     const ops = ["sum", "avg", "median", "min", "max", "first", "last", "distinct", "countDistinct", "count"];
-    expect(run([{}], { aggregations: ops.map((op) => ({ op, field: "v" })) })).toEqual([{
-      sum_v: 0, avg_v: null, median_v: null, min_v: null, max_v: null, first_v: null, last_v: null, distinct_v: [], countDistinct_v: 0, count_v: 0,
-    }]);
+    expect(run([{}], { aggregations: ops.map((op) => ({ op, field: "v" })) })).toEqual([
+      {
+        sum_v: 0,
+        avg_v: null,
+        median_v: null,
+        min_v: null,
+        max_v: null,
+        first_v: null,
+        last_v: null,
+        distinct_v: [],
+        countDistinct_v: 0,
+        count_v: 0,
+      },
+    ]);
   });
 
   test("`as` names the output key; wildcard fields contribute every value", () => {
-    expect(run(sales, { aggregations: [{ op: "countDistinct", field: "tags.*", as: "tagCount" }, { op: "count", field: "tags.*", as: "tagUses" }] }))
-      .toEqual([{ tagCount: 3, tagUses: 3 }]);
+    expect(
+      run(sales, {
+        aggregations: [
+          { op: "countDistinct", field: "tags.*", as: "tagCount" },
+          { op: "count", field: "tags.*", as: "tagUses" },
+        ],
+      }),
+    ).toEqual([{ tagCount: 3, tagUses: 3 }]);
   });
 
   test("an empty array: one whole-array group without groupBy, no groups with it", () => {
@@ -97,9 +140,12 @@ describe("analysis.aggregate: groups and ops", () => {
     expect(run([], { groupBy: ["region"] })).toEqual([]);
   });
 
-  test("group values are compared as JSON: 1 and \"1\" are different groups, objects group by content", () => {
-    expect(run([{ k: 1 }, { k: "1" }, { k: { a: 1 } }, { k: { a: 1 } }], { groupBy: ["k"] }))
-      .toEqual([{ k: 1, count: 1 }, { k: "1", count: 1 }, { k: { a: 1 }, count: 2 }]);
+  test('group values are compared as JSON: 1 and "1" are different groups, objects group by content', () => {
+    expect(run([{ k: 1 }, { k: "1" }, { k: { a: 1 } }, { k: { a: 1 } }], { groupBy: ["k"] })).toEqual([
+      { k: 1, count: 1 },
+      { k: "1", count: 1 },
+      { k: { a: 1 }, count: 2 },
+    ]);
   });
 
   test("wrong input types are a UtilityError: primary not an array, an element not an object", () => {

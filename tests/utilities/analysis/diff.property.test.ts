@@ -11,7 +11,10 @@ function applyPatch(document: unknown, operations: PatchOperation[]): unknown {
       root = structuredClone(operation.value);
       continue;
     }
-    const tokens = operation.path.slice(1).split("/").map((token) => token.replaceAll("~1", "/").replaceAll("~0", "~"));
+    const tokens = operation.path
+      .slice(1)
+      .split("/")
+      .map((token) => token.replaceAll("~1", "/").replaceAll("~0", "~"));
     const last = tokens.pop()!;
     let parent: any = root;
     for (const token of tokens) {
@@ -30,7 +33,13 @@ function applyPatch(document: unknown, operations: PatchOperation[]): unknown {
       const exists = Object.hasOwn(parent, last);
       if (operation.op !== "add" && !exists) throw new Error(`no member ${last} to ${operation.op}`);
       if (operation.op === "remove") delete parent[last];
-      else Object.defineProperty(parent, last, { value: structuredClone(operation.value), enumerable: true, writable: true, configurable: true });
+      else
+        Object.defineProperty(parent, last, {
+          value: structuredClone(operation.value),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
     }
   }
   return root;
@@ -49,7 +58,14 @@ const json = fc.letrec((tie) => ({
 
 // pairs that share structure, so that the diff is usually small and nested, not a root replacement
 const related = json.chain((previous) =>
-  fc.tuple(fc.constant(previous), fc.oneof(json, fc.constant(previous).map((value) => mutate(value)), fc.constant(structuredClone(previous)))),
+  fc.tuple(
+    fc.constant(previous),
+    fc.oneof(
+      json,
+      fc.constant(previous).map((value) => mutate(value)),
+      fc.constant(structuredClone(previous)),
+    ),
+  ),
 );
 function mutate(value: unknown): unknown {
   if (Array.isArray(value)) return [...value.slice(1), value.length];

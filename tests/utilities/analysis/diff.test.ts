@@ -99,7 +99,12 @@ describe("report", () => {
 
 describe("projections", () => {
   test("changed-only: changed and added members of the new document, nesting kept", () => {
-    expect(run(NEW, OLD, { mode: "changed-only" })).toEqual({ age: 37, tags: ["poetry"], address: { city: "Paris" }, email: "ada@example.com" });
+    expect(run(NEW, OLD, { mode: "changed-only" })).toEqual({
+      age: 37,
+      tags: ["poetry"],
+      address: { city: "Paris" },
+      email: "ada@example.com",
+    });
   });
   test("added-only: members only in the new document", () => {
     expect(run(NEW, OLD, { mode: "added-only" })).toEqual({ tags: ["poetry"], email: "ada@example.com" });
@@ -134,8 +139,20 @@ describe("full-annotated", () => {
     });
   });
   test("key order: the new document's; a removed member sits before the next member it preceded in the old one, or at the end", () => {
-    expect(Object.keys(run(NEW, OLD, { mode: "full-annotated" }) as object)).toEqual(["name", "age", "tags", "address", "email", "retired"]);
-    expect(Object.keys(run({ b: 1, c: 1 }, { a: 1, b: 1, x: 1, c: 1 }, { mode: "full-annotated" }) as object)).toEqual(["a", "b", "x", "c"]);
+    expect(Object.keys(run(NEW, OLD, { mode: "full-annotated" }) as object)).toEqual([
+      "name",
+      "age",
+      "tags",
+      "address",
+      "email",
+      "retired",
+    ]);
+    expect(Object.keys(run({ b: 1, c: 1 }, { a: 1, b: 1, x: 1, c: 1 }, { mode: "full-annotated" }) as object)).toEqual([
+      "a",
+      "b",
+      "x",
+      "c",
+    ]);
   });
   test("empty containers are unchanged leaves; whole arrays are leaves", () => {
     expect(run({ a: {}, b: [1] }, { a: {}, b: [1] }, { mode: "full-annotated", arrays: "whole" })).toEqual({

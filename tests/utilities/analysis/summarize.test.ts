@@ -32,21 +32,54 @@ describe("analysis.summarize: an array of objects", () => {
     expect(summary.count).toBe(3);
     expect(Object.keys(summary.fields)).toEqual(["name", "age", "address", "address.city", "tags", "tags.*"]);
     expect(summary.fields.name).toEqual({
-      types: { string: 3 }, present: 3, nulls: 0, distinct: 2, min: null, max: null, mean: null, minLength: 2, maxLength: 3,
-      top: [{ value: "Ada", count: 2 }, { value: "Bo", count: 1 }],
+      types: { string: 3 },
+      present: 3,
+      nulls: 0,
+      distinct: 2,
+      min: null,
+      max: null,
+      mean: null,
+      minLength: 2,
+      maxLength: 3,
+      top: [
+        { value: "Ada", count: 2 },
+        { value: "Bo", count: 1 },
+      ],
     });
     expect(summary.fields.age).toEqual({
-      types: { number: 2, null: 1 }, present: 3, nulls: 1, distinct: 2, min: 20, max: 36, mean: 28, minLength: null, maxLength: null,
-      top: [{ value: 36, count: 1 }, { value: 20, count: 1 }],
+      types: { number: 2, null: 1 },
+      present: 3,
+      nulls: 1,
+      distinct: 2,
+      min: 20,
+      max: 36,
+      mean: 28,
+      minLength: null,
+      maxLength: null,
+      top: [
+        { value: 36, count: 1 },
+        { value: 20, count: 1 },
+      ],
     });
     expect(summary.fields.address).toEqual({ types: { object: 3 }, present: 3, nulls: 0, distinct: 0, ...EMPTY_STATS, top: [] });
     expect(summary.fields.tags).toMatchObject({ types: { array: 2 }, present: 2 });
-    expect(summary.fields["tags.*"]).toMatchObject({ types: { string: 3 }, present: 3, distinct: 2, top: [{ value: "x", count: 2 }, { value: "y", count: 1 }] });
+    expect(summary.fields["tags.*"]).toMatchObject({
+      types: { string: 3 },
+      present: 3,
+      distinct: 2,
+      top: [
+        { value: "x", count: 2 },
+        { value: "y", count: 1 },
+      ],
+    });
   });
 
-  test("topValues limits the list (0: none); equal counts keep first-seen order; 1 and \"1\" are distinct", () => {
+  test('topValues limits the list (0: none); equal counts keep first-seen order; 1 and "1" are distinct', () => {
     const rows = [{ v: 1 }, { v: "1" }, { v: true }, { v: "1" }];
-    expect(run(rows, { topValues: 2 }).fields.v.top).toEqual([{ value: "1", count: 2 }, { value: 1, count: 1 }]);
+    expect(run(rows, { topValues: 2 }).fields.v.top).toEqual([
+      { value: "1", count: 2 },
+      { value: 1, count: 1 },
+    ]);
     expect(run(rows, { topValues: 0 }).fields.v.top).toEqual([]);
     expect(run(rows).fields.v.distinct).toBe(3);
   });
@@ -76,7 +109,12 @@ describe("analysis.summarize: any other value", () => {
   });
 
   test("an array that is not all objects, and primitives, are described too (no input is of a wrong type)", () => {
-    expect(run([1, "a", null])).toMatchObject({ type: "array", depth: 1, keys: 3, fields: { "*": { types: { number: 1, string: 1, null: 1 }, nulls: 1 } } });
+    expect(run([1, "a", null])).toMatchObject({
+      type: "array",
+      depth: 1,
+      keys: 3,
+      fields: { "*": { types: { number: 1, string: 1, null: 1 }, nulls: 1 } },
+    });
     expect(run("text")).toEqual({ type: "string", depth: 0, keys: 0, fields: {} });
     expect(run(null)).toEqual({ type: "null", depth: 0, keys: 0, fields: {} });
     expect(run({})).toEqual({ type: "object", depth: 1, keys: 0, fields: {} });

@@ -9,7 +9,13 @@ const KEEP_STRINGS = { strings: { trim: false } };
 describe("config", () => {
   test("defaults: strings are trimmed, the other groups are off", () => {
     expect(configOf()).toEqual({ strings: { trim: true, collapseWhitespace: false } });
-    expect(run({ a: "  x  ", n: 1.23456, d: "2024-01-15", b: "yes", t: true })).toEqual({ a: "x", n: 1.23456, d: "2024-01-15", b: "yes", t: true });
+    expect(run({ a: "  x  ", n: 1.23456, d: "2024-01-15", b: "yes", t: true })).toEqual({
+      a: "x",
+      n: 1.23456,
+      d: "2024-01-15",
+      b: "yes",
+      t: true,
+    });
   });
   test("group defaults: numbers plain en-US USD, dates iso en-US UTC, booleans as boolean", () => {
     expect(configOf({ numbers: {}, dates: {}, booleans: {} })).toEqual({
@@ -70,13 +76,20 @@ describe("numbers", () => {
   });
   test("with paths, numeric strings are read as numbers; without, only numbers are formatted", () => {
     const primary = { price: "19.999", code: "007x", n: 2.555, other: "1.5" };
-    expect(run(primary, { ...KEEP_STRINGS, numbers: { paths: ["price", "code"], decimals: 2 } })).toEqual({ price: 20, code: "007x", n: 2.555, other: "1.5" });
+    expect(run(primary, { ...KEEP_STRINGS, numbers: { paths: ["price", "code"], decimals: 2 } })).toEqual({
+      price: 20,
+      code: "007x",
+      n: 2.555,
+      other: "1.5",
+    });
     expect(run(primary, { ...KEEP_STRINGS, numbers: { decimals: 2 } })).toEqual({ price: "19.999", code: "007x", n: 2.56, other: "1.5" });
   });
   test("an invalid locale or currency is a config error naming the field", () => {
     expect(configErrorOf(() => run([1], { numbers: { locale: "not a locale" } }))).toMatchObject({ path: "numbers/locale" });
     expect(configErrorOf(() => run([1], { numbers: { locale: "xx" } }))).toMatchObject({ path: "numbers/locale" });
-    expect(configErrorOf(() => run([1], { numbers: { style: "currency", currency: "DOLLARS" } }))).toMatchObject({ path: "numbers/currency" });
+    expect(configErrorOf(() => run([1], { numbers: { style: "currency", currency: "DOLLARS" } }))).toMatchObject({
+      path: "numbers/currency",
+    });
     expect(configErrorOf(() => run([1], { numbers: { paths: ["a["] } }))).toMatchObject({ path: "numbers/paths/0" });
   });
 });
@@ -92,8 +105,18 @@ describe("dates", () => {
     });
   });
   test("date: the calendar day in timeZone; a date-only value never shifts", () => {
-    expect(run(primary, { dates: { format: "date" } })).toEqual({ at: "2024-01-15", day: "2024-01-15", local: "2024-01-15", offset: "2024-01-15" });
-    expect(run(primary, { dates: { format: "date", timeZone: "Asia/Tokyo" } })).toEqual({ at: "2024-01-16", day: "2024-01-15", local: "2024-01-15", offset: "2024-01-15" });
+    expect(run(primary, { dates: { format: "date" } })).toEqual({
+      at: "2024-01-15",
+      day: "2024-01-15",
+      local: "2024-01-15",
+      offset: "2024-01-15",
+    });
+    expect(run(primary, { dates: { format: "date", timeZone: "Asia/Tokyo" } })).toEqual({
+      at: "2024-01-16",
+      day: "2024-01-15",
+      local: "2024-01-15",
+      offset: "2024-01-15",
+    });
   });
   test("epoch-ms and epoch-s", () => {
     expect(run([primary.at], { dates: { format: "epoch-ms" } })).toEqual([Date.UTC(2024, 0, 15, 23, 30)]);
@@ -105,7 +128,11 @@ describe("dates", () => {
   });
   test("with paths, epoch numbers are dates too (below 10^11 seconds, else milliseconds)", () => {
     const ms = Date.UTC(2024, 0, 15);
-    expect(run({ s: ms / 1000, ms, other: 5 }, { dates: { paths: ["s", "ms"], format: "date" } })).toEqual({ s: "2024-01-15", ms: "2024-01-15", other: 5 });
+    expect(run({ s: ms / 1000, ms, other: 5 }, { dates: { paths: ["s", "ms"], format: "date" } })).toEqual({
+      s: "2024-01-15",
+      ms: "2024-01-15",
+      other: 5,
+    });
     expect(run({ s: ms / 1000 }, { dates: { format: "date" } })).toEqual({ s: ms / 1000 });
   });
   test("strings that are not real ISO 8601 dates are left to the strings group", () => {
@@ -127,7 +154,16 @@ describe("booleans", () => {
   test("with paths, true/yes/1/y and their opposites are read as booleans first, any case", () => {
     const primary = { a: "Yes", b: "n", c: "1", d: 0, e: "TRUE", f: "maybe", g: 2, h: "yes" };
     const paths = ["a", "b", "c", "d", "e", "f", "g"];
-    expect(run(primary, { booleans: { paths, as: "yes-no" } })).toEqual({ a: "yes", b: "no", c: "yes", d: "no", e: "yes", f: "maybe", g: 2, h: "yes" });
+    expect(run(primary, { booleans: { paths, as: "yes-no" } })).toEqual({
+      a: "yes",
+      b: "no",
+      c: "yes",
+      d: "no",
+      e: "yes",
+      f: "maybe",
+      g: 2,
+      h: "yes",
+    });
   });
   test("without paths, text and numbers are not booleans (a count of 1 stays 1)", () => {
     expect(run({ count: 1, flag: "yes", ok: true }, { booleans: { as: "number" } })).toEqual({ count: 1, flag: "yes", ok: 1 });
@@ -143,7 +179,15 @@ describe("groups together", () => {
       booleans: { paths: ["active"], as: "yes-no" },
     };
     const primary = { name: " ada ", created: "2024-01-15T10:00:00Z", active: "Y", n: "3.14159", price: 9.99, flag: false, other: 2.555 };
-    expect(run(primary, config)).toEqual({ name: "ADA", created: "2024-01-15", active: "yes", n: 3.1, price: 10, flag: false, other: 2.555 });
+    expect(run(primary, config)).toEqual({
+      name: "ADA",
+      created: "2024-01-15",
+      active: "yes",
+      n: 3.1,
+      price: 10,
+      flag: false,
+      other: 2.555,
+    });
   });
   test("a path in two groups: dates before numbers before booleans before strings, the first that reads the value", () => {
     const config = { strings: { paths: ["v"], case: "upper" }, dates: { paths: ["v"], format: "date" } };
@@ -165,7 +209,9 @@ describe("record-wise", () => {
 
 describe("prototype keys are plain data", () => {
   test("members named __proto__ and constructor are formatted and stay own members", () => {
-    const output = run(JSON.parse('{"__proto__":{"x":" a "},"constructor":" b "}'), { strings: { trim: true, case: "upper", paths: ["__proto__", "constructor"] } }) as object;
+    const output = run(JSON.parse('{"__proto__":{"x":" a "},"constructor":" b "}'), {
+      strings: { trim: true, case: "upper", paths: ["__proto__", "constructor"] },
+    }) as object;
     expect(JSON.stringify(output)).toBe('{"__proto__":{"x":"A"},"constructor":"B"}');
     expect(Object.getPrototypeOf(output)).toBe(Object.prototype);
   });

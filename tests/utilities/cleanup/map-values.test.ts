@@ -24,9 +24,9 @@ describe("mappings", () => {
     expect(run({ active: "Y", admin: "N", note: "Yes" }, { mappings: YN })).toEqual({ active: true, admin: false, note: "Yes" });
   });
   test("numbers, booleans and null match their JSON text", () => {
-    expect(run([1, "1", 2.5, true, null, false], { mappings: { "1": "one", "2.5": "two and a half", true: "yes", null: "none" } })).toEqual([
-      "one", "one", "two and a half", "yes", "none", false,
-    ]);
+    expect(run([1, "1", 2.5, true, null, false], { mappings: { "1": "one", "2.5": "two and a half", true: "yes", null: "none" } })).toEqual(
+      ["one", "one", "two and a half", "yes", "none", false],
+    );
   });
   test("replacements may be any JSON value, and apply at every depth by default", () => {
     expect(run({ a: { b: ["x", { c: "x" }] } }, { mappings: { x: { id: 1 } } })).toEqual({ a: { b: [{ id: 1 }, { c: { id: 1 } }] } });
@@ -41,7 +41,13 @@ describe("caseSensitive", () => {
     expect(run(["y", "Y"], { mappings: YN })).toEqual(["y", true]);
   });
   test("false: any case matches; of two keys equal but for case, the first wins", () => {
-    expect(run(["y", "Y", "n", "TRUE", true], { mappings: { Y: 1, y: 2, N: 0, True: "t" }, caseSensitive: false })).toEqual([1, 1, 0, "t", "t"]);
+    expect(run(["y", "Y", "n", "TRUE", true], { mappings: { Y: 1, y: 2, N: 0, True: "t" }, caseSensitive: false })).toEqual([
+      1,
+      1,
+      0,
+      "t",
+      "t",
+    ]);
   });
 });
 
@@ -60,12 +66,26 @@ describe("unmatched", () => {
 
 describe("paths", () => {
   test("only the values at the paths are mapped; others are kept whatever unmatched says", () => {
-    expect(run({ status: "Y", other: "Y", n: "q" }, { mappings: YN, paths: ["status", "n"], unmatched: "null" })).toEqual({ status: true, other: "Y", n: null });
+    expect(run({ status: "Y", other: "Y", n: "q" }, { mappings: YN, paths: ["status", "n"], unmatched: "null" })).toEqual({
+      status: true,
+      other: "Y",
+      n: null,
+    });
   });
   test("wildcards, indexes, and containers: every primitive inside a selected object or array", () => {
-    const primary = { rows: [{ f: "Y", g: "Y" }, { f: "N", g: "N" }], tags: ["Y", ["N"]], first: ["Y", "Y"] };
+    const primary = {
+      rows: [
+        { f: "Y", g: "Y" },
+        { f: "N", g: "N" },
+      ],
+      tags: ["Y", ["N"]],
+      first: ["Y", "Y"],
+    };
     expect(run(primary, { mappings: YN, paths: ["rows.*.f", "tags", "first[0]"] })).toEqual({
-      rows: [{ f: true, g: "Y" }, { f: false, g: "N" }],
+      rows: [
+        { f: true, g: "Y" },
+        { f: false, g: "N" },
+      ],
       tags: [true, [false]],
       first: [true, "Y"],
     });
@@ -91,7 +111,10 @@ describe("prototype keys are plain data", () => {
     const mappings = JSON.parse('{"__proto__":"proto-mapped","constructor":"ctor-mapped"}');
     const config = { ...configOf({ mappings: {}, unmatched: "null" }), mappings };
     expect(mapValues(["__proto__", "constructor", "toString", "hasOwnProperty"], config)).toEqual([
-      "proto-mapped", "ctor-mapped", null, null,
+      "proto-mapped",
+      "ctor-mapped",
+      null,
+      null,
     ]);
   });
   test("records with prototype keys keep them as own members", () => {

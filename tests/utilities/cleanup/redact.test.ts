@@ -10,7 +10,14 @@ const sha12 = (text: string) => `sha256:${createHash("sha256").update(text).dige
 
 describe("config", () => {
   test("defaults: e-mail and phone detectors, full masks with [REDACTED], nothing masked whole", () => {
-    expect(configOf()).toEqual({ patterns: ["email", "phone"], customPatterns: [], paths: [], keys: [], maskStyle: "full", mask: "[REDACTED]" });
+    expect(configOf()).toEqual({
+      patterns: ["email", "phone"],
+      customPatterns: [],
+      paths: [],
+      keys: [],
+      maskStyle: "full",
+      mask: "[REDACTED]",
+    });
   });
   test("unknown patterns, styles and fields are refused by the schema", () => {
     expect(configErrors(configSchema, { patterns: ["passport"] })).toContain("/patterns/0");

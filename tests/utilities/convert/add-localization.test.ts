@@ -53,7 +53,9 @@ describe("sourceLocale", () => {
     expect(run({ title: "Sauver" }, { locales: ["en", "fr"], sourceLocale: "FR" })).toEqual({ title: { en: "", fr: "Sauver" } });
   });
   test("a source not among locales joins them, first", () => {
-    expect(run({ title: "Speichern" }, { locales: ["en", "fr"], sourceLocale: "de" })).toEqual({ title: { de: "Speichern", en: "", fr: "" } });
+    expect(run({ title: "Speichern" }, { locales: ["en", "fr"], sourceLocale: "de" })).toEqual({
+      title: { de: "Speichern", en: "", fr: "" },
+    });
   });
 });
 
@@ -82,7 +84,15 @@ describe("mode and fill", () => {
 });
 
 describe("paths", () => {
-  const doc = { title: "Save", id: "btn-1", items: [{ label: "A", sku: "x1" }, { label: "B", sku: "x2" }], help: { short: "h", long: "hh" } };
+  const doc = {
+    title: "Save",
+    id: "btn-1",
+    items: [
+      { label: "A", sku: "x1" },
+      { label: "B", sku: "x2" },
+    ],
+    help: { short: "h", long: "hh" },
+  };
   test("default: every string value", () => {
     expect(run({ a: "x", b: { c: "y" } }, { locales: ["en", "fr"] })).toEqual({ a: { en: "x", fr: "" }, b: { c: { en: "y", fr: "" } } });
   });
@@ -140,11 +150,22 @@ describe("already localized values", () => {
   });
   test("suffix: a second run with one more locale adds only that locale", () => {
     const once = run({ title: "Save" }, { locales: ["en", "fr"], mode: "suffix", fill: "source" });
-    expect(run(once, { locales: ["en", "fr", "de"], mode: "suffix", fill: "source" })).toEqual({ title_en: "Save", title_fr: "Save", title_de: "Save" });
-    expect(run(once, { locales: ["en", "fr", "de"], mode: "suffix", paths: ["title"] })).toEqual({ title_en: "Save", title_fr: "Save", title_de: "" });
+    expect(run(once, { locales: ["en", "fr", "de"], mode: "suffix", fill: "source" })).toEqual({
+      title_en: "Save",
+      title_fr: "Save",
+      title_de: "Save",
+    });
+    expect(run(once, { locales: ["en", "fr", "de"], mode: "suffix", paths: ["title"] })).toEqual({
+      title_en: "Save",
+      title_fr: "Save",
+      title_de: "",
+    });
   });
   test("suffix: an existing translation is kept", () => {
-    expect(run({ title: "Save", title_fr: "Enregistrer" }, { locales: ["en", "fr"], mode: "suffix" })).toEqual({ title_en: "Save", title_fr: "Enregistrer" });
+    expect(run({ title: "Save", title_fr: "Enregistrer" }, { locales: ["en", "fr"], mode: "suffix" })).toEqual({
+      title_en: "Save",
+      title_fr: "Enregistrer",
+    });
   });
 });
 

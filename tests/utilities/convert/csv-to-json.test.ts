@@ -91,10 +91,27 @@ describe("header", () => {
 
 describe("inferTypes", () => {
   const cells = "30,-1.5,1e3,true,false,007,9007199254740993,-9007199254740993,9007199254740991,0,0.5,+5,.5,TRUE,1e999";
-  const header = cells.split(",").map((_, index) => `c${index}`).join(",");
+  const header = cells
+    .split(",")
+    .map((_, index) => `c${index}`)
+    .join(",");
   test("true (default): numbers and booleans; leading zeros, beyond 2^53 and non-JSON forms stay strings", () => {
     expect(Object.values(run(`${header}\n${cells}`)[0])).toEqual([
-      30, -1.5, 1000, true, false, "007", "9007199254740993", "-9007199254740993", 9007199254740991, 0, 0.5, "+5", ".5", "TRUE", "1e999",
+      30,
+      -1.5,
+      1000,
+      true,
+      false,
+      "007",
+      "9007199254740993",
+      "-9007199254740993",
+      9007199254740991,
+      0,
+      0.5,
+      "+5",
+      ".5",
+      "TRUE",
+      "1e999",
     ]);
   });
   test("false: every cell is a string", () => {

@@ -17,11 +17,13 @@ const tricky = fc.constantFrom(",", ";", "\t", "|", '"', "\r", "\n", "\r\n", " "
 const text = fc.oneof(fc.string({ unit: tricky, maxLength: 8 }), fc.string({ unit: "binary", maxLength: 8 }));
 const key = text.filter((candidate) => candidate !== "");
 
-const table = fc.uniqueArray(key, { minLength: 1, maxLength: 5 }).chain((keys) =>
-  fc.array(fc.tuple(...keys.map(() => text)), { maxLength: 6 }).map((rows) =>
-    rows.map((values) => Object.fromEntries(keys.map((name, index) => [name, values[index]]))),
-  ),
-);
+const table = fc
+  .uniqueArray(key, { minLength: 1, maxLength: 5 })
+  .chain((keys) =>
+    fc
+      .array(fc.tuple(...keys.map(() => text)), { maxLength: 6 })
+      .map((rows) => rows.map((values) => Object.fromEntries(keys.map((name, index) => [name, values[index]])))),
+  );
 
 test("csv-to-json(json-to-csv(rows)) equals rows for flat string records", () => {
   fc.assert(

@@ -36,7 +36,7 @@ describe("rows and columns", () => {
     expect(run([{}])).toBe("");
     expect(run([], { columns: ["a", "b"] })).toBe("a,b");
   });
-  test("a row of one empty cell is written as \"\"", () => {
+  test('a row of one empty cell is written as ""', () => {
     expect(run([{ a: "" }, { a: "x" }])).toBe('a\n""\nx');
   });
 });
@@ -65,7 +65,9 @@ describe("columns", () => {
     expect(run(people, { columns: ["address.city", "name"] })).toBe("address.city,name\nLondon,Ada");
   });
   test("columns are paths: [0] indexes, escaped dots; a missing path is an empty cell", () => {
-    expect(run(people, { columns: ["tags[0]", "tags.1", "e\\.mail", "nope.deeper"] })).toBe("tags[0],tags.1,e\\.mail,nope.deeper\na,b,ada@x,");
+    expect(run(people, { columns: ["tags[0]", "tags.1", "e\\.mail", "nope.deeper"] })).toBe(
+      "tags[0],tags.1,e\\.mail,nope.deeper\na,b,ada@x,",
+    );
   });
   test("with flatten, a column may name a flat key holding a dot as written", () => {
     expect(run(people, { columns: ["e.mail"] })).toBe("e.mail\nada@x");
@@ -126,7 +128,7 @@ describe("escapeFormulas", () => {
     expect(run([{ "=cmd": 1 }])).toBe("'=cmd\n1");
   });
   test("false: written as they are", () => {
-    expect(run(risky, { escapeFormulas: false })).toBe("f,p,m,at,tab,cr,n,ok\n=SUM(A1),+1,-2,@x,\tx,\"\rx\",-3,a=b");
+    expect(run(risky, { escapeFormulas: false })).toBe('f,p,m,at,tab,cr,n,ok\n=SUM(A1),+1,-2,@x,\tx,"\rx",-3,a=b');
   });
 });
 

@@ -64,19 +64,38 @@ describe("generate.filter: condition", () => {
 });
 
 describe("generate.filter: where", () => {
-  const where = (field: string, op: string, value?: unknown) => names(run(people, { where: [{ field, op, ...(value === undefined ? {} : { value }) }] }));
+  const where = (field: string, op: string, value?: unknown) =>
+    names(run(people, { where: [{ field, op, ...(value === undefined ? {} : { value }) }] }));
   test.each([
-    ["status", "eq", "inactive", ["Cy"]], ["age", "eq", 40, ["Di"]], ["status", "ne", "active", ["Cy"]], ["age", "gt", 36, ["Cy", "Di"]],
-    ["age", "gte", 36, ["Ada", "Cy", "Di"]], ["age", "lt", 36, ["Bo"]], ["age", "lte", 36, ["Ada", "Bo"]], ["name", "contains", "y", ["Cy"]],
-    ["tags", "contains", "art", ["Cy"]], ["name", "startsWith", "D", ["Di"]], ["email", "endsWith", ".com", ["Ada"]],
-    ["name", "in", ["Bo", "Di"], ["Bo", "Di"]], ["email", "exists", undefined, ["Ada", "Bo"]], ["email", "exists", false, ["Cy", "Di"]],
-    ["name", "regex", "^[AB]", ["Ada", "Bo"]], ["email", "eq", null, ["Bo", "Cy", "Di"]], ["email", "ne", null, ["Ada"]],
-    ["nickname", "lt", 5, []], ["nickname", "ne", "x", ["Ada", "Bo", "Cy", "Di"]], ["tags.*", "eq", "math", ["Ada", "Cy"]], ["tags.1", "exists", true, ["Cy"]],
+    ["status", "eq", "inactive", ["Cy"]],
+    ["age", "eq", 40, ["Di"]],
+    ["status", "ne", "active", ["Cy"]],
+    ["age", "gt", 36, ["Cy", "Di"]],
+    ["age", "gte", 36, ["Ada", "Cy", "Di"]],
+    ["age", "lt", 36, ["Bo"]],
+    ["age", "lte", 36, ["Ada", "Bo"]],
+    ["name", "contains", "y", ["Cy"]],
+    ["tags", "contains", "art", ["Cy"]],
+    ["name", "startsWith", "D", ["Di"]],
+    ["email", "endsWith", ".com", ["Ada"]],
+    ["name", "in", ["Bo", "Di"], ["Bo", "Di"]],
+    ["email", "exists", undefined, ["Ada", "Bo"]],
+    ["email", "exists", false, ["Cy", "Di"]],
+    ["name", "regex", "^[AB]", ["Ada", "Bo"]],
+    ["email", "eq", null, ["Bo", "Cy", "Di"]],
+    ["email", "ne", null, ["Ada"]],
+    ["nickname", "lt", 5, []],
+    ["nickname", "ne", "x", ["Ada", "Bo", "Cy", "Di"]],
+    ["tags.*", "eq", "math", ["Ada", "Cy"]],
+    ["tags.1", "exists", true, ["Cy"]],
   ])("%s %s %p", (field, op, value, expected) => {
     expect(where(field as string, op as string, value)).toEqual(expected as string[]);
   });
   test("match all (default) and any", () => {
-    const rules = [{ field: "status", op: "eq", value: "active" }, { field: "age", op: "gt", value: 30 }];
+    const rules = [
+      { field: "status", op: "eq", value: "active" },
+      { field: "age", op: "gt", value: 30 },
+    ];
     expect(names(run(people, { where: rules }))).toEqual(["Ada", "Di"]);
     expect(names(run(people, { where: rules, match: "any" }))).toEqual(["Ada", "Bo", "Cy", "Di"]);
   });

@@ -57,25 +57,50 @@ describe("locale", () => {
     const names = run({ first: "{{firstName}}" }, { locale: "de", seed: 1, count: 20 }).map((record) => record.first);
     const german = new Set(Object.values(allLocales.de.person!.first_name as Record<string, string[]>).flat());
     expect(names.every((name) => german.has(name))).toBe(true);
-    expect(run({ first: "{{firstName}}" }, { locale: "en", seed: 1, count: 20 })).not.toEqual(run({ first: "{{firstName}}" }, { locale: "de", seed: 1, count: 20 }));
+    expect(run({ first: "{{firstName}}" }, { locale: "en", seed: 1, count: 20 })).not.toEqual(
+      run({ first: "{{firstName}}" }, { locale: "de", seed: 1, count: 20 }),
+    );
   });
   test("regional tags map to faker's locales, falling back to the language", () => {
     expect(run({ a: "{{city}}" }, { locale: "de-AT", count: 1 })).toHaveLength(1);
-    expect(run({ a: "{{city}}" }, { locale: "fr-XX", seed: 1, count: 3 })).toEqual(run({ a: "{{city}}" }, { locale: "fr", seed: 1, count: 3 }));
-    expect(run({ a: "{{city}}" }, { locale: "pt-br", seed: 1, count: 3 })).toEqual(run({ a: "{{city}}" }, { locale: "pt-BR", seed: 1, count: 3 }));
+    expect(run({ a: "{{city}}" }, { locale: "fr-XX", seed: 1, count: 3 })).toEqual(
+      run({ a: "{{city}}" }, { locale: "fr", seed: 1, count: 3 }),
+    );
+    expect(run({ a: "{{city}}" }, { locale: "pt-br", seed: 1, count: 3 })).toEqual(
+      run({ a: "{{city}}" }, { locale: "pt-BR", seed: 1, count: 3 }),
+    );
   });
   test("an unknown or malformed locale is a config error naming locale", () => {
-    for (const locale of ["xx", "en_US", "not a tag"]) expect(configErrorOf(() => run({ a: 1 }, { locale }))).toMatchObject({ path: "locale" });
+    for (const locale of ["xx", "en_US", "not a tag"])
+      expect(configErrorOf(() => run({ a: 1 }, { locale }))).toMatchObject({ path: "locale" });
   });
 });
 
 describe("generator tokens", () => {
   test("identity, person, internet and place generators", () => {
     const record = one({
-      id: "{{uuid}}", first: "{{firstName}}", last: "{{lastName}}", full: "{{fullName}}", email: "{{email}}", phone: "{{phone}}",
-      user: "{{username}}", company: "{{company}}", job: "{{jobTitle}}", street: "{{street}}", city: "{{city}}",
-      country: "{{country}}", zip: "{{zip}}", lat: "{{latitude}}", lng: "{{longitude}}", url: "{{url}}", ip: "{{ipv4}}",
-      color: "{{color}}", word: "{{word}}", sentence: "{{sentence}}", paragraph: "{{paragraph}}", flag: "{{boolean}}",
+      id: "{{uuid}}",
+      first: "{{firstName}}",
+      last: "{{lastName}}",
+      full: "{{fullName}}",
+      email: "{{email}}",
+      phone: "{{phone}}",
+      user: "{{username}}",
+      company: "{{company}}",
+      job: "{{jobTitle}}",
+      street: "{{street}}",
+      city: "{{city}}",
+      country: "{{country}}",
+      zip: "{{zip}}",
+      lat: "{{latitude}}",
+      lng: "{{longitude}}",
+      url: "{{url}}",
+      ip: "{{ipv4}}",
+      color: "{{color}}",
+      word: "{{word}}",
+      sentence: "{{sentence}}",
+      paragraph: "{{paragraph}}",
+      flag: "{{boolean}}",
     });
     expect(record.id).toMatch(UUID);
     expect(record.email).toMatch(/^[^@\s]+@[^@\s]+\.[a-z]+$/i);
@@ -96,7 +121,10 @@ describe("generator tokens", () => {
   });
 
   test("integer(min,max) and float(min,max,decimals) stay in range and keep their type", () => {
-    for (const record of run({ i: "{{integer(18, 65)}}", f: "{{float(1, 2, 3)}}", d: "{{integer}}", g: "{{float}}" }, { count: 200, seed: 5 })) {
+    for (const record of run(
+      { i: "{{integer(18, 65)}}", f: "{{float(1, 2, 3)}}", d: "{{integer}}", g: "{{float}}" },
+      { count: 200, seed: 5 },
+    )) {
       expect(Number.isInteger(record.i)).toBe(true);
       expect(record.i).toBeGreaterThanOrEqual(18);
       expect(record.i).toBeLessThanOrEqual(65);
@@ -110,7 +138,10 @@ describe("generator tokens", () => {
   });
 
   test("date(from,to) gives YYYY-MM-DD and datetime(from,to) ISO 8601, inside the bounds", () => {
-    for (const record of run({ d: "{{date(2024-01-01, 2024-01-31)}}", t: "{{datetime(2024-03-01T00:00:00Z, 2024-03-02T00:00:00Z)}}", n: "{{datetime}}" }, { count: 100, seed: 9 })) {
+    for (const record of run(
+      { d: "{{date(2024-01-01, 2024-01-31)}}", t: "{{datetime(2024-03-01T00:00:00Z, 2024-03-02T00:00:00Z)}}", n: "{{datetime}}" },
+      { count: 100, seed: 9 },
+    )) {
       expect(record.d).toMatch(/^2024-01-(0[1-9]|[12]\d|3[01])$/);
       expect(record.t).toMatch(/^2024-03-0[12]T/);
       expect(record.n).toMatch(ISO_DATETIME);
@@ -119,7 +150,11 @@ describe("generator tokens", () => {
   });
 
   test("pick(a,b,…) chooses among its arguments: bare words, quoted text, numbers, booleans, null", () => {
-    const seen = new Set(run({ p: `{{pick(active, "on hold, maybe", 'x', 3, true, null)}}` }, { count: 300, seed: 2 }).map((record) => JSON.stringify(record.p)));
+    const seen = new Set(
+      run({ p: `{{pick(active, "on hold, maybe", 'x', 3, true, null)}}` }, { count: 300, seed: 2 }).map((record) =>
+        JSON.stringify(record.p),
+      ),
+    );
     expect([...seen].sort()).toEqual(['"active"', '"on hold, maybe"', '"x"', "3", "null", "true"]);
   });
 
@@ -133,7 +168,11 @@ describe("generator tokens", () => {
   });
 
   test("an unknown generator or bad arguments fail before anything is generated, naming the place", () => {
-    expect(() => run({ user: { name: "{{nope}}" } })).toThrow(new UtilityError("unknown generator 'nope' at 'user.name'; known generators: uuid, firstName, lastName, fullName, email, phone, username, company, jobTitle, street, city, country, zip, latitude, longitude, url, ipv4, color, word, sentence, paragraph, boolean, integer, float, date, datetime, pick"));
+    expect(() => run({ user: { name: "{{nope}}" } })).toThrow(
+      new UtilityError(
+        "unknown generator 'nope' at 'user.name'; known generators: uuid, firstName, lastName, fullName, email, phone, username, company, jobTitle, street, city, country, zip, latitude, longitude, url, ipv4, color, word, sentence, paragraph, boolean, integer, float, date, datetime, pick",
+      ),
+    );
     expect(() => run({ a: "{{integer(5, 1)}}" })).toThrow("{{integer(5, 1)}} at 'a': integer: min (5) is greater than max (1)");
     expect(() => run({ a: "{{integer(1, x)}}" })).toThrow(/integer: max must be a number/);
     expect(() => run({ a: "{{float(0, 1, 99)}}" })).toThrow(/decimals must be an integer from 0 to 15/);
@@ -160,8 +199,12 @@ describe("inference from examples", () => {
 
   test("else the value's shape: uuids, addresses, URLs, ISO dates and date-times, digit strings", () => {
     const record = one({
-      a: "3f2b8c1e-1d2a-4c3b-9a8e-0f1e2d3c4b5a", b: "someone@example.org", c: "https://example.com/x",
-      d: "2024-05-01", e: "2024-05-01T10:00:00Z", f: "00123",
+      a: "3f2b8c1e-1d2a-4c3b-9a8e-0f1e2d3c4b5a",
+      b: "someone@example.org",
+      c: "https://example.com/x",
+      d: "2024-05-01",
+      e: "2024-05-01T10:00:00Z",
+      f: "00123",
     });
     expect(record.a).toMatch(UUID);
     expect(record.b).toContain("@");
@@ -179,7 +222,20 @@ describe("inference from examples", () => {
   });
 
   test("else the type, length and magnitude", () => {
-    for (const record of run({ word: "Alpha", words: "two words here", text: "A short sentence.", int: 42, neg: -7, price: 19.99, ratio: 0.25, on: true, none: null }, { count: 100, seed: 4 })) {
+    for (const record of run(
+      {
+        word: "Alpha",
+        words: "two words here",
+        text: "A short sentence.",
+        int: 42,
+        neg: -7,
+        price: 19.99,
+        ratio: 0.25,
+        on: true,
+        none: null,
+      },
+      { count: 100, seed: 4 },
+    )) {
       expect(record.word).toMatch(/^[A-Z][a-z]{1,7}$/);
       expect(record.words.split(" ")).toHaveLength(3);
       expect(record.text).toMatch(/^[A-Z].*\.$/);
@@ -194,7 +250,10 @@ describe("inference from examples", () => {
   });
 
   test("arrays get 1 to 5 elements shaped like their first; an empty array stays empty; objects keep key order", () => {
-    const records = run({ items: [{ sku: "{{integer(1, 9)}}", qty: 3 }, "ignored"], none: [], nested: { z: 1, a: { b: true } } }, { count: 100, seed: 6 });
+    const records = run(
+      { items: [{ sku: "{{integer(1, 9)}}", qty: 3 }, "ignored"], none: [], nested: { z: 1, a: { b: true } } },
+      { count: 100, seed: 6 },
+    );
     const lengths = new Set(records.map((record) => record.items.length));
     expect([...lengths].sort()).toEqual([1, 2, 3, 4, 5]);
     for (const record of records) {
@@ -209,7 +268,9 @@ describe("inference from examples", () => {
 describe("inputs", () => {
   test("a primary that describes no record is a utility failure", () => {
     for (const primary of [null, 42, true]) expect(() => run(primary)).toThrow(UtilityError);
-    expect(() => run(null)).toThrow("generate.generate-mock-data takes a description of one record (an object, an array or a {{generator}} string); primary is null");
+    expect(() => run(null)).toThrow(
+      "generate.generate-mock-data takes a description of one record (an object, an array or a {{generator}} string); primary is null",
+    );
   });
   test("prototype keys are plain data in the description and in the records", () => {
     const record = one(JSON.parse('{"__proto__":{"n":"{{integer(1, 1)}}"},"constructor":"{{integer(2, 2)}}"}'));

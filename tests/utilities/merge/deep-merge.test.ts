@@ -38,7 +38,9 @@ describe("merge.deep-merge", () => {
     const primary = { list: [1, { x: 1, y: 2 }, 2] };
     const secondary = { list: [2, { y: 2, x: 1 }, 3, 3] };
     expect(deepMerge(primary, secondary, defaults)).toEqual({ list: [2, { y: 2, x: 1 }, 3, 3] });
-    expect(deepMerge(primary, secondary, withConfig({ arrayStrategy: "concat" }))).toEqual({ list: [1, { x: 1, y: 2 }, 2, 2, { y: 2, x: 1 }, 3, 3] });
+    expect(deepMerge(primary, secondary, withConfig({ arrayStrategy: "concat" }))).toEqual({
+      list: [1, { x: 1, y: 2 }, 2, 2, { y: 2, x: 1 }, 3, 3],
+    });
     expect(deepMerge(primary, secondary, withConfig({ arrayStrategy: "unique" }))).toEqual({ list: [1, { x: 1, y: 2 }, 2, 3] });
     expect(deepMerge([[1], "1", 1], [[1], 1, "1", null, null], withConfig({ arrayStrategy: "unique" }))).toEqual([[1], "1", 1, null]);
   });
@@ -46,8 +48,16 @@ describe("merge.deep-merge", () => {
   test("preferPrimary and preferSecondary take a shared key's value whole, without recursion", () => {
     const primary = { a: { x: 1, y: [1] }, only: "p" };
     const secondary = { a: { z: 2, y: [2] }, extra: "s" };
-    expect(deepMerge(primary, secondary, withConfig({ conflictStrategy: "preferPrimary" }))).toEqual({ a: { x: 1, y: [1] }, only: "p", extra: "s" });
-    expect(deepMerge(primary, secondary, withConfig({ conflictStrategy: "preferSecondary" }))).toEqual({ a: { z: 2, y: [2] }, only: "p", extra: "s" });
+    expect(deepMerge(primary, secondary, withConfig({ conflictStrategy: "preferPrimary" }))).toEqual({
+      a: { x: 1, y: [1] },
+      only: "p",
+      extra: "s",
+    });
+    expect(deepMerge(primary, secondary, withConfig({ conflictStrategy: "preferSecondary" }))).toEqual({
+      a: { z: 2, y: [2] },
+      only: "p",
+      extra: "s",
+    });
     expect(deepMerge([1], [2], withConfig({ conflictStrategy: "preferPrimary" }))).toEqual([1]);
     expect(deepMerge([1], [2], withConfig({ conflictStrategy: "preferSecondary" }))).toEqual([2]);
   });
@@ -60,7 +70,9 @@ describe("merge.deep-merge", () => {
       expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
       expect(Object.keys(merged)).toEqual(["__proto__", "constructor"]);
     }
-    expect(JSON.stringify(deepMerge(primary, secondary, defaults))).toBe('{"__proto__":{"a":1,"polluted":true},"constructor":{"name":"p","prototype":{"x":1}}}');
+    expect(JSON.stringify(deepMerge(primary, secondary, defaults))).toBe(
+      '{"__proto__":{"a":1,"polluted":true},"constructor":{"name":"p","prototype":{"x":1}}}',
+    );
     expect(JSON.stringify(deepMerge({}, secondary, defaults))).toBe('{"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
@@ -78,29 +90,41 @@ describe("merge.deep-merge", () => {
       conflictStrategy: fc.constantFrom("deepMerge", "preferPrimary", "preferSecondary"),
       arrayStrategy: fc.constantFrom("replace", "concat", "unique"),
     });
-    fc.assert(fc.property(fc.dictionary(fc.string(), fc.jsonValue()), strategies, (primary, config) => {
-      const merged = deepMerge(primary, {}, config as DeepMergeConfig);
-      expect(JSON.stringify(merged)).toBe(JSON.stringify(primary));
-    }));
+    fc.assert(
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), strategies, (primary, config) => {
+        const merged = deepMerge(primary, {}, config as DeepMergeConfig);
+        expect(JSON.stringify(merged)).toBe(JSON.stringify(primary));
+      }),
+    );
   });
 
   test("property: merging a value with itself under deepMerge/replace gives it back", () => {
-    fc.assert(fc.property(fc.jsonValue(), (value) => {
-      expect(JSON.stringify(deepMerge(value, value, defaults))).toBe(JSON.stringify(value));
-    }));
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(JSON.stringify(deepMerge(value, value, defaults))).toBe(JSON.stringify(value));
+      }),
+    );
   });
 });
 
 describe("merge.deep-merge over HTTP", () => {
   let t: TestApp;
-  beforeAll(async () => { t = await createTestApp(); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   test("merges secondary into primary; an unknown strategy is a 400 naming it", async () => {
-    const ok = await t.json("POST", `/api/v1/utilities/${deepMergeUtility.id}`, { body: { inputs: { primary: { a: [1] }, secondary: { a: [2] } }, config: { arrayStrategy: "concat" } } });
+    const ok = await t.json("POST", `/api/v1/utilities/${deepMergeUtility.id}`, {
+      body: { inputs: { primary: { a: [1] }, secondary: { a: [2] } }, config: { arrayStrategy: "concat" } },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.output).toEqual({ a: [1, 2] });
-    const bad = await t.json("POST", `/api/v1/utilities/${deepMergeUtility.id}`, { body: { inputs: { primary: {} }, config: { arrayStrategy: "zip" } } });
+    const bad = await t.json("POST", `/api/v1/utilities/${deepMergeUtility.id}`, {
+      body: { inputs: { primary: {} }, config: { arrayStrategy: "zip" } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.errors).toEqual([{ path: "/config/arrayStrategy", message: 'must be one of "replace", "concat", "unique"' }]);
   });

@@ -8,7 +8,13 @@ const withConfig = (config: Partial<CleanJsonConfig>): CleanJsonConfig => ({ ...
 
 describe("schema.clean-json", () => {
   test("defaults: drop nulls, empty strings and empty arrays; keep empty objects; no trimming", () => {
-    expect(defaults).toEqual({ removeNulls: true, removeEmptyStrings: true, removeEmptyArrays: true, removeEmptyObjects: false, trimStrings: false });
+    expect(defaults).toEqual({
+      removeNulls: true,
+      removeEmptyStrings: true,
+      removeEmptyArrays: true,
+      removeEmptyObjects: false,
+      trimStrings: false,
+    });
   });
 
   test("spec example: nulls, empty strings and empty arrays go", () => {
@@ -75,14 +81,22 @@ describe("schema.clean-json", () => {
 
 describe("schema.clean-json over HTTP", () => {
   let t: TestApp;
-  beforeAll(async () => { t = await createTestApp(); });
-  afterAll(async () => { await t.close(); });
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
 
   test("runs with defaults filled and refuses a wrong config type naming the field", async () => {
-    const ok = await t.json("POST", `/api/v1/utilities/${cleanJsonUtility.id}`, { body: { inputs: { primary: { name: "Alice", email: null, tags: [], bio: "" } } } });
+    const ok = await t.json("POST", `/api/v1/utilities/${cleanJsonUtility.id}`, {
+      body: { inputs: { primary: { name: "Alice", email: null, tags: [], bio: "" } } },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.output).toEqual({ name: "Alice" });
-    const bad = await t.json("POST", `/api/v1/utilities/${cleanJsonUtility.id}`, { body: { inputs: { primary: {} }, config: { trimStrings: "yes" } } });
+    const bad = await t.json("POST", `/api/v1/utilities/${cleanJsonUtility.id}`, {
+      body: { inputs: { primary: {} }, config: { trimStrings: "yes" } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.errors.map((error: { path: string }) => error.path)).toEqual(["/config/trimStrings"]);
   });

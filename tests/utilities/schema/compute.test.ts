@@ -9,9 +9,15 @@ const field = (target: string, expression: string) => ({ target, expression });
 describe("schema.compute", () => {
   test("spec examples: interpolated string and a typed whole expression", () => {
     expect(run({ firstName: "Jane", lastName: "Doe" }, { fields: [field("fullName", "{{firstName}} {{lastName}}")] })).toEqual({
-      firstName: "Jane", lastName: "Doe", fullName: "Jane Doe",
+      firstName: "Jane",
+      lastName: "Doe",
+      fullName: "Jane Doe",
     });
-    expect(run({ price: 10, quantity: 5 }, { fields: [field("total", "{{price * quantity}}")] })).toEqual({ price: 10, quantity: 5, total: 50 });
+    expect(run({ price: 10, quantity: 5 }, { fields: [field("total", "{{price * quantity}}")] })).toEqual({
+      price: 10,
+      quantity: 5,
+      total: 50,
+    });
   });
 
   test("config: fields required with at least one entry; target non-empty; unknown members refused", () => {
@@ -23,7 +29,10 @@ describe("schema.compute", () => {
   });
 
   test("fields run in order: a later field sees earlier results", () => {
-    const output = run({ price: 4 }, { fields: [field("net", "{{ price * 2 }}"), field("gross", "{{ net + 1 }}"), field("price", "{{ gross }}")] });
+    const output = run(
+      { price: 4 },
+      { fields: [field("net", "{{ price * 2 }}"), field("gross", "{{ net + 1 }}"), field("price", "{{ gross }}")] },
+    );
     expect(output).toEqual({ price: 9, net: 8, gross: 9 });
   });
 
@@ -37,7 +46,10 @@ describe("schema.compute", () => {
 
   test("record-wise: each element is computed on its own; $root is the whole primary; the input is not changed", () => {
     const primary = [{ n: 1 }, { n: 2 }];
-    expect(run(primary, { fields: [field("share", "{{ n / length($root) }}")] })).toEqual([{ n: 1, share: 0.5 }, { n: 2, share: 1 }]);
+    expect(run(primary, { fields: [field("share", "{{ n / length($root) }}")] })).toEqual([
+      { n: 1, share: 0.5 },
+      { n: 2, share: 1 },
+    ]);
     expect(primary).toEqual([{ n: 1 }, { n: 2 }]);
   });
 

@@ -74,7 +74,9 @@ describe("sortKeys", () => {
     expect(shape(run({ b: 1, a: { d: 1, c: 2 } }))).toBe('{"b":1,"a":{"d":1,"c":2}}');
   });
   test("true: keys sorted at every depth, after renaming", () => {
-    expect(shape(run({ b: 1, a: { d: 1, c: [{ z: 1, y: 2 }] }, C: 0 }, { sortKeys: true }))).toBe('{"C":0,"a":{"c":[{"y":2,"z":1}],"d":1},"b":1}');
+    expect(shape(run({ b: 1, a: { d: 1, c: [{ z: 1, y: 2 }] }, C: 0 }, { sortKeys: true }))).toBe(
+      '{"C":0,"a":{"c":[{"y":2,"z":1}],"d":1},"b":1}',
+    );
     expect(shape(run({ Zeta: 1, alpha: 2 }, { sortKeys: true, keyCase: "lower" }))).toBe('{"alpha":2,"zeta":1}');
   });
 });

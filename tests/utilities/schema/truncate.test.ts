@@ -48,13 +48,20 @@ describe("schema.truncate", () => {
   test("paths limit both rules to values at or below them; wildcards and escapes", () => {
     const input = { title: "abcdef", body: { text: "abcdef", tags: [1, 2, 3] }, "a.b": "abcdef", items: [{ n: "abcdef", m: "abcdef" }] };
     expect(run(input, { maxStringLength: 3, maxArrayLength: 1, paths: ["body", "a\\.b", "items.*.n"] })).toEqual({
-      title: "abcdef", body: { text: "ab…", tags: [1] }, "a.b": "ab…", items: [{ n: "ab…", m: "abcdef" }],
+      title: "abcdef",
+      body: { text: "ab…", tags: [1] },
+      "a.b": "ab…",
+      items: [{ n: "ab…", m: "abcdef" }],
     });
     expect(() => run({}, { paths: ["[x]"] })).toThrow(UtilityConfigError);
   });
 
   test("record-wise: a top-level array is a list of records and is not shortened itself", () => {
-    expect(run([{ a: "abcdef" }, { a: [1, 2, 3] }, "abcdef"], { maxStringLength: 3, maxArrayLength: 1 })).toEqual([{ a: "ab…" }, { a: [1] }, "ab…"]);
+    expect(run([{ a: "abcdef" }, { a: [1, 2, 3] }, "abcdef"], { maxStringLength: 3, maxArrayLength: 1 })).toEqual([
+      { a: "ab…" },
+      { a: [1] },
+      "ab…",
+    ]);
     expect(run([{ a: "abc" }, { b: "abcd" }], { maxStringLength: 3, paths: ["b"] })).toEqual([{ a: "abc" }, { b: "ab…" }]);
   });
 

@@ -7,16 +7,21 @@ const parse = (text: string, options: { delimiter?: string; trim?: boolean; skip
 
 describe("parseCsv (RFC 4180)", () => {
   test("quoted cells hold delimiters, doubled quotes and line breaks", () => {
-    expect(parse('a,"b,c","say ""hi""","two\nlines","crlf\r\ninside"')).toEqual([
-      ["a", "b,c", 'say "hi"', "two\nlines", "crlf\r\ninside"],
-    ]);
+    expect(parse('a,"b,c","say ""hi""","two\nlines","crlf\r\ninside"')).toEqual([["a", "b,c", 'say "hi"', "two\nlines", "crlf\r\ninside"]]);
   });
   test("CRLF and LF both end rows, even mixed; a final line break adds no row", () => {
-    expect(parse("a,b\r\n1,2\n3,4\r\n")).toEqual([["a", "b"], ["1", "2"], ["3", "4"]]);
+    expect(parse("a,b\r\n1,2\n3,4\r\n")).toEqual([
+      ["a", "b"],
+      ["1", "2"],
+      ["3", "4"],
+    ]);
     expect(parse("a\n")).toEqual([["a"]]);
   });
   test("a leading BOM is ignored, one elsewhere is data", () => {
-    expect(parse("\uFEFFa,b\n1,\uFEFF")).toEqual([["a", "b"], ["1", "\uFEFF"]]);
+    expect(parse("\uFEFFa,b\n1,\uFEFF")).toEqual([
+      ["a", "b"],
+      ["1", "\uFEFF"],
+    ]);
     expect(parse("\uFEFF")).toEqual([]);
   });
   test("empty input has no rows; empty cells are kept", () => {
@@ -68,19 +73,18 @@ describe("detectDelimiter", () => {
 });
 
 describe("stringifyCsv", () => {
-  const write = (rows: string[][], delimiter = ",", lineEnding: "\n" | "\r\n" = "\n") =>
-    stringifyCsv(rows, { delimiter, lineEnding });
+  const write = (rows: string[][], delimiter = ",", lineEnding: "\n" | "\r\n" = "\n") => stringifyCsv(rows, { delimiter, lineEnding });
   test("cells with the delimiter, a quote, CR or LF are quoted, quotes doubled; others are not", () => {
     expect(write([["plain", "a,b", 'q"q', "cr\r", "lf\n", " spaced "]])).toBe('plain,"a,b","q""q","cr\r","lf\n", spaced ');
   });
   test("only the configured delimiter forces quotes", () => {
-    expect(write([["a,b", "c;d"]], ";")).toBe("a,b;\"c;d\"");
+    expect(write([["a,b", "c;d"]], ";")).toBe('a,b;"c;d"');
   });
   test("rows are joined by the line ending, with no final line break", () => {
     expect(write([["a"], ["b"]], ",", "\r\n")).toBe("a\r\nb");
     expect(write([])).toBe("");
   });
-  test("a row of one empty cell is written as \"\" so that it reads back as a row", () => {
+  test('a row of one empty cell is written as "" so that it reads back as a row', () => {
     expect(write([["a"], [""], ["b"]])).toBe('a\n""\nb');
     expect(parse(write([["a"], [""], ["b"]]), { skipEmptyLines: true })).toEqual([["a"], [""], ["b"]]);
   });

@@ -1,6 +1,16 @@
 import { describe, expect, test } from "bun:test";
 import {
-  ANY, PathSet, PathSyntaxError, exists, formatPath, get, getAll, parsePath, parsePaths, remove, set,
+  ANY,
+  PathSet,
+  PathSyntaxError,
+  exists,
+  formatPath,
+  get,
+  getAll,
+  parsePath,
+  parsePaths,
+  remove,
+  set,
 } from "../../../src/utilities/shared/paths";
 import { UtilityError } from "../../../src/utilities/types";
 import { configErrorOf } from "./configure";
@@ -39,7 +49,10 @@ describe("parsePath", () => {
   });
 
   test("parsePaths names the config field of a bad path", () => {
-    expect(configErrorOf(() => parsePaths(["ok", "bad..path"], "paths"))).toEqual({ path: "paths/1", message: "empty segment in path 'bad..path'" });
+    expect(configErrorOf(() => parsePaths(["ok", "bad..path"], "paths"))).toEqual({
+      path: "paths/1",
+      message: "empty segment in path 'bad..path'",
+    });
   });
 
   test("formatPath escapes what parsePath unescapes", () => {
@@ -66,8 +79,14 @@ describe("get / getAll / exists", () => {
   });
 
   test("wildcards give every match with its concrete path, in document order", () => {
-    expect(getAll(doc, "a.b.*.c")).toEqual([{ path: ["a", "b", 0, "c"], value: 1 }, { path: ["a", "b", 1, "c"], value: 2 }]);
-    expect(getAll({ o: { p: 1, q: 2 } }, "o.*").map((m) => m.path)).toEqual([["o", "p"], ["o", "q"]]);
+    expect(getAll(doc, "a.b.*.c")).toEqual([
+      { path: ["a", "b", 0, "c"], value: 1 },
+      { path: ["a", "b", 1, "c"], value: 2 },
+    ]);
+    expect(getAll({ o: { p: 1, q: 2 } }, "o.*").map((m) => m.path)).toEqual([
+      ["o", "p"],
+      ["o", "q"],
+    ]);
     expect(getAll(doc, "*").length).toBe(3);
   });
 

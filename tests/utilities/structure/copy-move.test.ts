@@ -30,11 +30,31 @@ describe("structure.copy-move", () => {
   });
 
   test("operations apply in order: a later one sees the earlier result", () => {
-    expect(run({ a: 1 }, { operations: [{ from: "a", to: "b", action: "move" }, { from: "b", to: "c" }] })).toEqual({ b: 1, c: 1 });
+    expect(
+      run(
+        { a: 1 },
+        {
+          operations: [
+            { from: "a", to: "b", action: "move" },
+            { from: "b", to: "c" },
+          ],
+        },
+      ),
+    ).toEqual({ b: 1, c: 1 });
   });
 
   test("a missing `from` is skipped", () => {
-    expect(run({ a: 1 }, { operations: [{ from: "nope", to: "b" }, { from: "x.y", to: "c", action: "move" }] })).toEqual({ a: 1 });
+    expect(
+      run(
+        { a: 1 },
+        {
+          operations: [
+            { from: "nope", to: "b" },
+            { from: "x.y", to: "c", action: "move" },
+          ],
+        },
+      ),
+    ).toEqual({ a: 1 });
   });
 
   test("overwrite false keeps an existing `to` (and a move then leaves its source)", () => {
@@ -61,7 +81,10 @@ describe("structure.copy-move", () => {
       m: { a: { v: 1 }, b: { v: 2 } },
       byKey: { a: 1, b: 2 },
     });
-    expect(run({ l: [1, 2, 3] }, { operations: [{ from: "l[*]", to: "k.*", action: "move" }] })).toEqual({ l: [], k: { "0": 1, "1": 2, "2": 3 } });
+    expect(run({ l: [1, 2, 3] }, { operations: [{ from: "l[*]", to: "k.*", action: "move" }] })).toEqual({
+      l: [],
+      k: { "0": 1, "1": 2, "2": 3 },
+    });
     expect(run({ l: [{ v: 1 }, { v: 2 }] }, { operations: [{ from: "l.*.v", to: "last" }] })).toEqual({ l: [{ v: 1 }, { v: 2 }], last: 2 });
   });
 
@@ -75,7 +98,14 @@ describe("structure.copy-move", () => {
       const error = configErrorOf(() => run({ a: 1 }, config));
       return typeof error === "string" ? error : error.path;
     };
-    expect(errorOf({ operations: [{ from: "a", to: "b" }, { from: "a..b", to: "c" }] })).toBe("operations/1/from");
+    expect(
+      errorOf({
+        operations: [
+          { from: "a", to: "b" },
+          { from: "a..b", to: "c" },
+        ],
+      }),
+    ).toBe("operations/1/from");
     expect(errorOf({ operations: [{ from: "a", to: "" }] })).toBe("operations/0/to");
     expect(errorOf({ operations: [{ from: "a", to: "b.*" }] })).toBe("operations/0/to");
     expect(errorOf({ operations: [{ from: "$", to: "b", action: "move" }] })).toBe("operations/0/from");
@@ -91,7 +121,12 @@ describe("structure.copy-move", () => {
 
   test("prototype-named keys are data; the input is not mutated", () => {
     const input = { a: { x: 1 } };
-    const output = run(input, { operations: [{ from: "a", to: "__proto__.polluted" }, { from: "a", to: "constructor.prototype" }] });
+    const output = run(input, {
+      operations: [
+        { from: "a", to: "__proto__.polluted" },
+        { from: "a", to: "constructor.prototype" },
+      ],
+    });
     expect(JSON.stringify(output)).toBe('{"a":{"x":1},"__proto__":{"polluted":{"x":1}},"constructor":{"prototype":{"x":1}}}');
     expect(({} as any).polluted).toBeUndefined();
     expect(input).toEqual({ a: { x: 1 } });

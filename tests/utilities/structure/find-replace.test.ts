@@ -10,7 +10,12 @@ describe("structure.find-replace", () => {
     expect(configErrors(configSchema, {})).toEqual(["/search"]);
     expect(configErrors(configSchema, { search: "" })).toEqual(["/search"]);
     expect(configure(configSchema, { search: "a" })).toEqual({
-      search: "a", replacement: "", mode: "value", caseSensitive: true, wholeValue: false, regex: false,
+      search: "a",
+      replacement: "",
+      mode: "value",
+      caseSensitive: true,
+      wholeValue: false,
+      regex: false,
     });
     expect(configErrors(configSchema, { search: "a", mode: "keys" })).toEqual(["/mode"]);
     expect(configErrors(configSchema, { search: "a", regex: "true" })).toEqual(["/regex"]);
@@ -53,7 +58,12 @@ describe("structure.find-replace", () => {
   test("wholeValue only replaces strings (or keys) equal to search", () => {
     const input = { a: "yes", b: "yes please", c: "YES", yes: 1 };
     expect(run(input, { search: "yes", replacement: "Y", wholeValue: true })).toEqual({ a: "Y", b: "yes please", c: "YES", yes: 1 });
-    expect(run(input, { search: "yes", replacement: "Y", wholeValue: true, caseSensitive: false, mode: "both" })).toEqual({ a: "Y", b: "yes please", c: "Y", Y: 1 });
+    expect(run(input, { search: "yes", replacement: "Y", wholeValue: true, caseSensitive: false, mode: "both" })).toEqual({
+      a: "Y",
+      b: "yes please",
+      c: "Y",
+      Y: 1,
+    });
   });
 
   test("literal search treats regex characters and $1 as text", () => {
@@ -62,12 +72,20 @@ describe("structure.find-replace", () => {
   });
 
   test("regex with groups, case-insensitive, whole value", () => {
-    expect(run({ d: "2024-01-31 and 2023-12-01" }, { search: "(\\d{4})-(\\d{2})-(\\d{2})", replacement: "$3/$2/$1", regex: true })).toEqual({
-      d: "31/01/2024 and 01/12/2023",
-    });
+    expect(run({ d: "2024-01-31 and 2023-12-01" }, { search: "(\\d{4})-(\\d{2})-(\\d{2})", replacement: "$3/$2/$1", regex: true })).toEqual(
+      {
+        d: "31/01/2024 and 01/12/2023",
+      },
+    );
     expect(run({ a: "Cat cat" }, { search: "c(a)t", replacement: "d$1g", regex: true, caseSensitive: false })).toEqual({ a: "dag dag" });
-    expect(run({ a: "abc", b: "xabc" }, { search: "a|abc", replacement: "!", regex: true, wholeValue: true })).toEqual({ a: "!", b: "xabc" });
-    expect(run({ user_id: 1, user_name: 2 }, { search: "^user_(.*)$", replacement: "$1", regex: true, mode: "key" })).toEqual({ id: 1, name: 2 });
+    expect(run({ a: "abc", b: "xabc" }, { search: "a|abc", replacement: "!", regex: true, wholeValue: true })).toEqual({
+      a: "!",
+      b: "xabc",
+    });
+    expect(run({ user_id: 1, user_name: 2 }, { search: "^user_(.*)$", replacement: "$1", regex: true, mode: "key" })).toEqual({
+      id: 1,
+      name: 2,
+    });
   });
 
   test("an invalid regex is a config error on `search`", () => {
@@ -92,17 +110,29 @@ describe("structure.find-replace", () => {
   test("paths limit the replacement to values at or below them; wildcards and escapes", () => {
     const input = { a: "x", b: { c: "x", d: ["x", "x"] }, "e.f": "x", list: [{ v: "x", w: "x" }, { v: "x" }] };
     expect(run(input, { search: "x", replacement: "y", paths: ["b.d[1]", "e\\.f", "list.*.v"] })).toEqual({
-      a: "x", b: { c: "x", d: ["x", "y"] }, "e.f": "y", list: [{ v: "y", w: "x" }, { v: "y" }],
+      a: "x",
+      b: { c: "x", d: ["x", "y"] },
+      "e.f": "y",
+      list: [{ v: "y", w: "x" }, { v: "y" }],
     });
     expect(run(input, { search: "x", replacement: "y", paths: ["b"] })).toEqual({ ...input, b: { c: "y", d: ["y", "y"] } });
-    expect(run({ user: { name: 1, inner: { name: 2 } }, name: 3 }, { search: "name", replacement: "n", mode: "key", paths: ["user.name", "user.inner"] })).toEqual({
-      user: { n: 1, inner: { n: 2 } }, name: 3,
+    expect(
+      run(
+        { user: { name: 1, inner: { name: 2 } }, name: 3 },
+        { search: "name", replacement: "n", mode: "key", paths: ["user.name", "user.inner"] },
+      ),
+    ).toEqual({
+      user: { n: 1, inner: { n: 2 } },
+      name: 3,
     });
     expect(() => run({}, { search: "x", paths: ["a..b"] })).toThrow(UtilityConfigError);
   });
 
   test("record-wise: paths relative to each element; scalars and strings as primary", () => {
-    expect(run([{ a: "x", b: "x" }, { a: "xx" }], { search: "x", replacement: "y", paths: ["a"] })).toEqual([{ a: "y", b: "x" }, { a: "yy" }]);
+    expect(run([{ a: "x", b: "x" }, { a: "xx" }], { search: "x", replacement: "y", paths: ["a"] })).toEqual([
+      { a: "y", b: "x" },
+      { a: "yy" },
+    ]);
     expect(run("a banana", { search: "a", replacement: "A" })).toBe("A bAnAnA");
     expect(run(["a", 1, null], { search: "a", replacement: "b" })).toEqual(["b", 1, null]);
     expect(run(42, { search: "4", replacement: "5" })).toBe(42);

@@ -64,7 +64,9 @@ describe("structure.flatten-nest", () => {
   });
 
   test("conflicting keys are a 400 naming both", () => {
-    expect(() => run({ a: 1, "a.b": 2 }, { mode: "nest" })).toThrow(new UtilityError("keys 'a' and 'a.b' conflict: 'a' cannot hold a value and nested keys at once"));
+    expect(() => run({ a: 1, "a.b": 2 }, { mode: "nest" })).toThrow(
+      new UtilityError("keys 'a' and 'a.b' conflict: 'a' cannot hold a value and nested keys at once"),
+    );
     expect(() => run({ "a.b": 2, a: 1 }, { mode: "nest" })).toThrow("keys 'a' and 'a.b' conflict");
     expect(() => run({ "a.b.c": 2, "a.b": {} }, { mode: "nest" })).toThrow("keys 'a.b' and 'a.b.c' conflict");
     expect(() => run({ "a.b": 1, a: { b: 2 } })).toThrow("two members flatten onto the same key 'a.b'");
@@ -101,7 +103,11 @@ describe("structure.flatten-nest", () => {
   const { value } = fc.letrec((tie) => ({
     value: fc.oneof(
       { depthSize: "small" },
-      fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string(),
+      fc.constant(null),
+      fc.boolean(),
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.string(),
       fc.array(tie("value"), { maxLength: 4 }),
       fc.dictionary(key, tie("value"), { maxKeys: 4 }),
     ),

@@ -2,8 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
-beforeAll(async () => { t = await createTestApp(); });
-afterAll(async () => { await t.close(); });
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
 
 const call = (id: string, body: unknown) => t.json("POST", `/api/v1/utilities/${id}`, { body });
 
@@ -23,7 +27,10 @@ describe("structure utilities and schema.truncate over HTTP", () => {
   });
 
   test("structure.remove-fields: removes with wildcards; a bad path names its index", async () => {
-    const ok = await call("structure.remove-fields", { inputs: { primary: [{ a: { b: 1 }, c: 2 }] }, config: { paths: ["*.b"], removeEmptyParents: true } });
+    const ok = await call("structure.remove-fields", {
+      inputs: { primary: [{ a: { b: 1 }, c: 2 }] },
+      config: { paths: ["*.b"], removeEmptyParents: true },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.output).toEqual([{ c: 2 }]);
     const bad = await call("structure.remove-fields", { inputs: { primary: {} }, config: { paths: ["a", "b..c"] } });
@@ -32,10 +39,16 @@ describe("structure utilities and schema.truncate over HTTP", () => {
   });
 
   test("structure.copy-move: moves; writing through a number is utility_failed", async () => {
-    const ok = await call("structure.copy-move", { inputs: { primary: { a: 1 } }, config: { operations: [{ from: "a", to: "x.y", action: "move" }] } });
+    const ok = await call("structure.copy-move", {
+      inputs: { primary: { a: 1 } },
+      config: { operations: [{ from: "a", to: "x.y", action: "move" }] },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.output).toEqual({ x: { y: 1 } });
-    const bad = await call("structure.copy-move", { inputs: { primary: { a: 1, n: 5 } }, config: { operations: [{ from: "a", to: "n.m" }] } });
+    const bad = await call("structure.copy-move", {
+      inputs: { primary: { a: 1, n: 5 } },
+      config: { operations: [{ from: "a", to: "n.m" }] },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.code).toBe("utility_failed");
     expect(bad.body.detail).toContain("'n' is a number");
@@ -53,7 +66,10 @@ describe("structure utilities and schema.truncate over HTTP", () => {
 
   test("structure.find-replace: a catastrophic regex on a large input (worker) answers at once; a bad regex names /config/search", async () => {
     const long = "a".repeat(200_000) + "!";
-    const ok = await call("structure.find-replace", { inputs: { primary: { s: long, t: "aaa" } }, config: { search: "(a+)+$", replacement: "X", regex: true } });
+    const ok = await call("structure.find-replace", {
+      inputs: { primary: { s: long, t: "aaa" } },
+      config: { search: "(a+)+$", replacement: "X", regex: true },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.output).toEqual({ s: long, t: "X" });
     const bad = await call("structure.find-replace", { inputs: { primary: {} }, config: { search: "(a", regex: true } });

@@ -46,7 +46,13 @@ describe("structure.pick-fields", () => {
   });
 
   test("array indexes, bracket or dot, keep array order compacted", () => {
-    const input = { list: ["a", "b", "c"], m: [[1, 2], [3, 4]] };
+    const input = {
+      list: ["a", "b", "c"],
+      m: [
+        [1, 2],
+        [3, 4],
+      ],
+    };
     expect(pick(input, { paths: ["list[2]", "list.0"] })).toEqual({ list: ["a", "c"] });
     expect(pick(input, { paths: ["m.*.1"] })).toEqual({ m: [[2], [4]] });
   });

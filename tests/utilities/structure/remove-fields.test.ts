@@ -19,7 +19,13 @@ describe("structure.remove-fields", () => {
   });
 
   test("wildcards over array elements and object members", () => {
-    const input = { items: [{ sku: "A", secret: 1 }, { sku: "B", secret: 2 }], users: { u1: { pw: "x", n: 1 }, u2: { pw: "y" } } };
+    const input = {
+      items: [
+        { sku: "A", secret: 1 },
+        { sku: "B", secret: 2 },
+      ],
+      users: { u1: { pw: "x", n: 1 }, u2: { pw: "y" } },
+    };
     expect(removeWith(input, { paths: ["items.*.secret", "users[*].pw"] })).toEqual({
       items: [{ sku: "A" }, { sku: "B" }],
       users: { u1: { n: 1 }, u2: {} },

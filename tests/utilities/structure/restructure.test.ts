@@ -30,8 +30,16 @@ describe("structure.restructure", () => {
   });
 
   test("templates keep types when whole and interpolate otherwise; $root is the whole primary", () => {
-    const primary = [{ first: "Ada", last: "L", n: 2 }, { first: "Bo", last: "M", n: 3 }];
-    const template = { full: "{{first}} {{last}}", double: "{{ n * 2 }}", total: "{{ length($root) }}", upper: "{{ first.toUpperCase() }}" };
+    const primary = [
+      { first: "Ada", last: "L", n: 2 },
+      { first: "Bo", last: "M", n: 3 },
+    ];
+    const template = {
+      full: "{{first}} {{last}}",
+      double: "{{ n * 2 }}",
+      total: "{{ length($root) }}",
+      upper: "{{ first.toUpperCase() }}",
+    };
     expect(run(primary, { template })).toEqual([
       { full: "Ada L", double: 4, total: 2, upper: "ADA" },
       { full: "Bo M", double: 6, total: 2, upper: "BO" },
@@ -40,11 +48,20 @@ describe("structure.restructure", () => {
 
   test("wildcard paths give every value they reach; index paths work", () => {
     const primary = { items: [{ sku: "A" }, { sku: "B" }] };
-    expect(run(primary, { template: { skus: "items.*.sku", first: "items.0.sku", alt: "items[1].sku" } })).toEqual({ skus: ["A", "B"], first: "A", alt: "B" });
+    expect(run(primary, { template: { skus: "items.*.sku", first: "items.0.sku", alt: "items[1].sku" } })).toEqual({
+      skus: ["A", "B"],
+      first: "A",
+      alt: "B",
+    });
   });
 
   test("literals: numbers, booleans and null leaves are kept, $value is not walked", () => {
-    expect(run({ a: 1 }, { template: { n: 5, b: true, z: null, raw: { $value: { path: "a" } } } })).toEqual({ n: 5, b: true, z: null, raw: { path: "a" } });
+    expect(run({ a: 1 }, { template: { n: 5, b: true, z: null, raw: { $value: { path: "a" } } } })).toEqual({
+      n: 5,
+      b: true,
+      z: null,
+      raw: { path: "a" },
+    });
   });
 
   test("a string template as the whole shape gives one value per record; an unresolved one gives null", () => {
