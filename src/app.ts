@@ -14,8 +14,7 @@ import type { RateCounter } from "./http/rate-limit";
 import { idempotency as idempotencyHooks } from "./http/idempotency";
 import { openapiDocs } from "./http/openapi";
 import { metricsFor, metricsPlugin, type Metrics } from "./http/metrics";
-import { compressResponse } from "./server/compression";
-import { corsPolicy } from "./server/cors";
+import { withCorsAndCompression } from "./server/final-response";
 import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
@@ -134,10 +133,8 @@ export function createApp(deps: AppDeps) {
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), linkBase: linkBaseOf(config), auth }));
   docs.describe(app);
 
-  // CORS and compression act on the final Response, whichever part of the app built it (a route, onError, a replay).
-  const cors = corsPolicy(config.corsOrigins);
-  const handle = app.handle;
-  app.handle = async (request) => cors.preflight(request) ?? cors.apply(request, await compressResponse(request, await handle(request)));
+  // in-process callers (tests, the listener) all go through app.handle, so the wrapper replaces it
+  app.handle = withCorsAndCompression(app.handle, config.corsOrigins);
   return app;
 }
 
