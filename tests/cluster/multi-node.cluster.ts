@@ -205,6 +205,50 @@ test("each due purge is done once by the cluster's sweepers; storage counters st
   for (const id of ids) expect((await call(cluster.node(0), "POST", `${DOCS}/${id}/restore`, key)).status).toBe(404);
 });
 
+test("folder counts stay exact under concurrent creates, moves, deletes, restores and imports spread over the nodes", async () => {
+  const { key } = await cluster.newAccount();
+  const FOLDERS = ["a", "a/b", "c"];
+  const ids: string[] = [];
+  for (let i = 0; i < 30; i++) {
+    const created = await call(cluster.node(i), "POST", DOCS, key, { name: `f${i}`, folder: FOLDERS[i % 3], content: { i } });
+    ids.push(((await created.json()) as any).document.id);
+  }
+  const writes: Promise<Response>[] = [];
+  for (let i = 0; i < 30; i++)
+    writes.push(call(cluster.node(i + 1), "POST", DOCS, key, { name: `n${i}`, folder: FOLDERS[(i + 1) % 3], content: { i } }));
+  for (const [i, id] of ids.slice(0, 10).entries())
+    writes.push(call(cluster.node(i), "PUT", `${DOCS}/${id}`, key, { folder: FOLDERS[(i + 2) % 3] }));
+  for (const [i, id] of ids.slice(10, 20).entries()) writes.push(call(cluster.node(i + 2), "DELETE", `${DOCS}/${id}`, key));
+  const lines = Array.from({ length: 10 }, (_, i) => JSON.stringify({ document: { name: `imp${i}`, folder: "c" }, content: { i } })).join(
+    "\n",
+  );
+  writes.push(call(cluster.node(0), "POST", "/api/v1/import", key, `${lines}\n`, { "content-type": "application/x-ndjson" }));
+  const answered = await Promise.all(writes);
+  for (const response of answered) {
+    if (!response.ok) violation(`a folder write answered ${response.status}: ${(await response.text()).slice(0, 200)}`);
+    else await response.arrayBuffer();
+  }
+  // half of the deleted ones come back, on other nodes, before the sweepers purge the rest
+  const restored = await Promise.all(ids.slice(10, 15).map((id, i) => call(cluster.node(i), "POST", `${DOCS}/${id}/restore`, key)));
+  for (const response of restored) expect(response.status).toBe(200);
+
+  const recount: Record<string, number> = {};
+  let cursor = "";
+  do {
+    const page = (await (await call(cluster.node(1), "GET", `${DOCS}?limit=200${cursor ? `&cursor=${cursor}` : ""}`, key)).json()) as any;
+    for (const document of page.documents) if (document.folder) recount[document.folder] = (recount[document.folder] ?? 0) + 1;
+    cursor = page.nextCursor ?? "";
+  } while (cursor);
+  expect(Object.values(recount).reduce((sum, n) => sum + n, 0)).toBe(30 + 30 - 10 + 5 + 10);
+  for (const node of cluster.nodes) {
+    const { folders } = (await (await call(node, "GET", "/api/v1/folders", key)).json()) as any;
+    const counts = Object.fromEntries(
+      folders.map((folder: { path: string; documentCount: number }) => [folder.path, folder.documentCount]),
+    );
+    expect(counts).toEqual({ a: recount.a ?? 0, "a/b": recount["a/b"] ?? 0, c: recount.c ?? 0 });
+  }
+});
+
 /** Documents the nodes' sweepers report having purged, over all nodes (each logs what its statement deleted). */
 function purgedInLogs(): number {
   let purged = 0;

@@ -84,6 +84,21 @@ describe("folder counts", () => {
   });
 });
 
+describe("folder counts under opposite moves", () => {
+  test("documents moving a -> c and c -> a at once all succeed (no deadlock between the two folder rows) and the counts stay exact", async () => {
+    const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
+    const inA = await Promise.all(Array.from({ length: 15 }, () => create(key, "a")));
+    const inC = await Promise.all(Array.from({ length: 15 }, () => create(key, "c")));
+    const moves = await Promise.all([
+      ...inA.map((id) => t.request("PUT", `${DOCS}/${id}`, { key, body: { folder: "c" } })),
+      ...inC.map((id) => t.request("PUT", `${DOCS}/${id}`, { key, body: { folder: "a" } })),
+    ]);
+    expect(moves.map((response) => response.status)).toEqual(moves.map(() => 200));
+    expect(await counts(key)).toEqual({ a: 15, c: 15 });
+    expect(await counts(key)).toEqual(await recount(accountId));
+  });
+});
+
 describe("plans that do not grow with the account", () => {
   test("with 20,000 documents in the account: the trash, first, folder and export pages and the purge claim each read through an index, and the folder counts are kept", async () => {
     const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
