@@ -16,21 +16,43 @@ import {
 import { requestState, type Logger } from "./context";
 import { ContentStoreFull, ContentStoreUnavailable } from "../storage/content-store";
 
-const TITLES: Record<number, string> = {
+/**
+ * The `title` of a problem: the status's reason phrase (RFC 9110 §15; 429 and 431 from RFC 6585, 507
+ * from RFC 4918, 499 as nginx names it). Every status Kiln sends is here: tests/http/errors.test.ts
+ * greps the source for the statuses thrown and fails on one without its phrase.
+ */
+export const STATUS_TITLES: Readonly<Record<number, string>> = {
   400: "Bad Request",
   401: "Unauthorized",
   402: "Payment Required",
   403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
+  406: "Not Acceptable",
+  407: "Proxy Authentication Required",
   408: "Request Timeout",
   409: "Conflict",
+  410: "Gone",
+  411: "Length Required",
   412: "Precondition Failed",
   413: "Content Too Large",
+  414: "URI Too Long",
   415: "Unsupported Media Type",
+  416: "Range Not Satisfiable",
+  417: "Expectation Failed",
+  421: "Misdirected Request",
+  422: "Unprocessable Content",
+  426: "Upgrade Required",
+  428: "Precondition Required",
   429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
+  499: "Client Closed Request",
   500: "Internal Server Error",
+  501: "Not Implemented",
+  502: "Bad Gateway",
   503: "Service Unavailable",
+  504: "Gateway Timeout",
+  505: "HTTP Version Not Supported",
   507: "Insufficient Storage",
 };
 
@@ -52,7 +74,7 @@ export function problemResponse(error: HttpError, requestId: string, headers: Re
     error: error.message,
     code: error.code,
     type: "about:blank",
-    title: TITLES[error.status] ?? "Error",
+    title: STATUS_TITLES[error.status] ?? "Error",
     status: error.status,
     detail: error.message,
     requestId,

@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { HttpError } from "../../src/core/errors";
+import { problemResponse, STATUS_TITLES } from "../../src/http/errors";
 import { createTestApp, type TestApp } from "../support/app";
 
 let t: TestApp;
@@ -115,4 +119,57 @@ test("one JSON log line per request with method, path, status, duration, request
   expect(lines).toHaveLength(1);
   expect(lines[0]).toMatchObject({ msg: "request", method: "GET", path: "/api/v1/usage", status: 200, accountId: "acc_default" });
   expect(lines[0].durationMs).toBeNumber();
+});
+
+/** Every status a problem can be made with in src/: `new HttpError(<status>, …` (over line breaks too) and a worker's `status: <4xx|5xx>`. */
+function statusesThrownInSource(): number[] {
+  const src = resolve(import.meta.dir, "../../src");
+  const found = new Set<number>();
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith(".ts")) {
+        const text = readFileSync(path, "utf8");
+        for (const [, status] of text.matchAll(/HttpError\(\s*(\d{3})\b/g)) found.add(Number(status));
+        for (const [, status] of text.matchAll(/\bstatus: ([45]\d\d)\b/g)) found.add(Number(status));
+      }
+    }
+  };
+  walk(src);
+  return [...found].sort();
+}
+
+test("every problem status has its reason phrase as title, never 'Error': each in the map and each the code throws", async () => {
+  const thrown = statusesThrownInSource();
+  // the scan finds what it should: the statuses whose title was once missing among them
+  expect(thrown).toEqual(
+    expect.arrayContaining([400, 401, 402, 403, 404, 405, 408, 409, 410, 412, 413, 415, 422, 429, 499, 500, 503, 507]),
+  );
+  const statuses = [...new Set([...thrown, ...Object.keys(STATUS_TITLES).map(Number)])];
+  const titles = await Promise.all(
+    statuses.map(async (status) => [
+      status,
+      ((await problemResponse(new HttpError(status, "x", "x"), "id").json()) as { title: string }).title,
+    ]),
+  );
+  expect(titles.filter(([, title]) => title === "Error" || !title)).toEqual([]);
+  expect(Object.fromEntries(titles.filter(([status]) => [410, 416, 422].includes(status as number)))).toEqual({
+    410: "Gone",
+    416: "Range Not Satisfiable",
+    422: "Unprocessable Content",
+  });
+});
+
+test("a 422 and a 410 on the wire carry their titles", async () => {
+  const { key } = await t.newAccount();
+  const headers = { "Idempotency-Key": `titles-${Bun.randomUUIDv7()}` };
+  expect((await t.json("POST", "/api/v1/documents", { key, headers, body: { name: "a", content: 1 } })).status).toBe(201);
+  const reused = await t.json("POST", "/api/v1/documents", { key, headers, body: { name: "b", content: 2 } });
+  expect(reused.body).toMatchObject({ status: 422, code: "idempotency_key_reused", title: "Unprocessable Content" });
+  const created = await t.json("POST", "/api/v1/documents", { key, body: { name: "linked", content: 1 } });
+  const link = await t.json("POST", `/api/v1/documents/${created.body.document.id}/links`, { key, body: { expiresIn: 60 } });
+  expect((await t.json("DELETE", `/api/v1/documents/${created.body.document.id}`, { key })).status).toBe(200);
+  const gone = await t.json("GET", new URL(link.body.url).pathname + new URL(link.body.url).search, { key: null });
+  expect(gone.body).toMatchObject({ status: 410, code: "link_outdated", title: "Gone" });
 });
