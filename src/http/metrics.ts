@@ -13,6 +13,7 @@ import type { WorkerPool } from "../engine/pool";
 import { requestState, statusSent } from "./context";
 import { HttpError, notFound } from "../core/errors";
 import { operation } from "./openapi";
+import { bearerToken, tokenInQuery } from "./bearer";
 
 export type SweepKind = "purge" | "orphans";
 
@@ -197,9 +198,11 @@ export function createMetrics(sources: MetricsSources): Metrics {
 /** Route templates only: a request that matched no route is counted under one label. */
 const UNMATCHED_ROUTE = "unmatched";
 
+/** Whether the Authorization header carries `token` with the Bearer scheme in any case (RFC 9110 §11.1), as /api reads keys. */
 function tokenMatches(header: string | null, token: string): boolean {
-  if (!header?.startsWith("Bearer ")) return false;
-  const given = Buffer.from(header.slice("Bearer ".length));
+  const presented = bearerToken(header);
+  if (presented === undefined) return false;
+  const given = Buffer.from(presented);
   const expected = Buffer.from(token);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
@@ -210,6 +213,8 @@ export const metricsPlugin = (metrics: Metrics | undefined, token: string | unde
     "/metrics",
     async ({ request, path, set }) => {
       if (!metrics || !token) throw notFound("route_not_found", `No route for GET ${path}`);
+      const inQuery = tokenInQuery(request);
+      if (inQuery) throw inQuery;
       if (!tokenMatches(request.headers.get("authorization"), token)) {
         throw new HttpError(401, "unauthorized", "GET /metrics needs 'Authorization: Bearer <METRICS_TOKEN>'", {
           headers: { "WWW-Authenticate": "Bearer" },

@@ -24,14 +24,36 @@ describe("Authorization scheme", () => {
     }
   });
 
-  test("another scheme, an empty token and the query string stay 401", async () => {
+  test("another scheme and an empty token stay 401", async () => {
     for (const authorization of [`Basic ${ADMIN_KEY}`, "Bearer ", `Bearer${ADMIN_KEY}`]) {
       const response = await t.json("GET", "/api/v1/usage", { key: null, headers: { authorization } });
       expect(response.status).toBe(401);
       expect(response.headers.get("www-authenticate")).toBe("Bearer");
     }
-    const query = await t.json("GET", `/api/v1/usage?access_token=${ADMIN_KEY}`, { key: null });
-    expect(query.status).toBe(401);
+  });
+
+  test("a key in the query string (access_token) is 400 token_in_query naming the header: never read as a key, never logged", async () => {
+    t.logLines.length = 0;
+    const cases = [
+      { path: `/api/v1/usage?access_token=${ADMIN_KEY}`, key: null },
+      { path: `/api/v1/documents?limit=5&access_token=${ADMIN_KEY}`, key: undefined }, // with a valid header too
+      { path: `/api/v1/nowhere?access_token=${ADMIN_KEY}`, key: null }, // an unknown route checks it first as well
+      { path: "/api/v1/usage?access_token=", key: undefined },
+    ];
+    for (const { path, key } of cases) {
+      const response = await t.json("GET", path, { key, headers: { "x-request-id": "query-token" } });
+      expect([path, response.status, response.body.code]).toEqual([path, 400, "token_in_query"]);
+      expect(response.body.detail).toContain("Authorization: Bearer");
+      expect(JSON.stringify(response.body)).not.toContain(ADMIN_KEY);
+    }
+    // a parameter that merely contains the name is not a credential
+    for (const path of ["/api/v1/usage?x=access_token", "/api/v1/usage?not_access_token=1"]) {
+      expect((await t.json("GET", path, {})).body.code).not.toBe("token_in_query");
+    }
+    await Bun.sleep(5);
+    const logged = t.logLines.filter((line) => line.includes("query-token"));
+    expect(logged.length).toBe(cases.length);
+    expect(t.logLines.join("\n")).not.toContain(ADMIN_KEY);
   });
 });
 

@@ -60,6 +60,23 @@ describe("with METRICS_TOKEN", () => {
     }
   });
 
+  test("the Bearer scheme in any case, as /api accepts it (RFC 9110 §11.1); the token in the query string is 400, never read", async () => {
+    for (const scheme of ["bearer", "BEARER", "Bearer", "bEaReR"]) {
+      const response = await t.request("GET", "/metrics", { key: null, headers: { authorization: `${scheme} ${TOKEN}` } });
+      expect([scheme, response.status]).toEqual([scheme, 200]);
+    }
+    for (const authorization of [`Basic ${TOKEN}`, `Bearer${TOKEN}`, "Bearer "]) {
+      expect((await t.request("GET", "/metrics", { key: null, headers: { authorization } })).status).toBe(401);
+    }
+    for (const key of [null, TOKEN]) {
+      const query = await t.json("GET", `/metrics?access_token=${TOKEN}`, { key });
+      expect(query.status).toBe(400);
+      expect(query.body.code).toBe("token_in_query");
+      expect(query.body.detail).toContain("Authorization");
+      expect(JSON.stringify(query.body)).not.toContain(TOKEN);
+    }
+  });
+
   test("answers the Prometheus text format", async () => {
     const response = await t.request("GET", "/metrics", { key: TOKEN });
     expect(response.headers.get("content-type")).toStartWith("text/plain; version=0.0.4");

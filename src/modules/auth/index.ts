@@ -1,9 +1,10 @@
 /**
- * Authentication and authorisation, decided before the body is looked at (401 → 403 → 404 → 400).
+ * Authentication and authorisation, decided before the body is looked at (401 → 429 → 403 → 404 → 400).
  *
- * The key comes from the Authorization header only (never the query string), with the Bearer scheme
- * matched case-insensitively (RFC 9110 §11.1). Permissions go by API area (path prefix), so an unknown
- * route inside an area still answers 401/403 before 404.
+ * The key comes from the Authorization header only, with the Bearer scheme matched case-insensitively
+ * (RFC 9110 §11.1); a key in the query string is refused (400 token_in_query) before anything else
+ * (http/bearer.ts). Permissions go by API area (path prefix), so an unknown route inside an area still
+ * answers 401/429/403 before 404.
  */
 import { Elysia } from "elysia";
 import type { Db } from "../../db/client";
@@ -17,19 +18,13 @@ import { hashApiKey } from "../../core/keys";
 import { KeyIndex } from "./key-index";
 import type { Permission } from "../../core/plans";
 import { requiredPermission } from "../../http/permissions";
+import { bearerToken, tokenInQuery } from "../../http/bearer";
 
 export interface Principal {
   keyId: string;
   accountId: string;
   permissions: ReadonlySet<Permission>;
   rateLimitPerMinute: number | null;
-}
-
-const BEARER = /^bearer +(.*)$/i;
-
-/** The token of an `Authorization: Bearer <token>` header value (any case of the scheme), else undefined. */
-function bearerToken(header: string): string | undefined {
-  return BEARER.exec(header)?.[1]?.trim() || undefined;
 }
 
 /** How long a key lookup may be reused: a revoked key answers 401 within this (well under one second). */
@@ -243,6 +238,8 @@ export class Authenticator {
   private async decide(request: Request, path: string): Promise<Principal | undefined> {
     const permission = requiredPermission(path);
     if (permission === undefined) return undefined;
+    const inQuery = tokenInQuery(request);
+    if (inQuery) throw inQuery;
     const header = request.headers.get("authorization");
     if (header === null) throw unauthorized("An Authorization header with a Bearer API key is required");
     const token = bearerToken(header);
