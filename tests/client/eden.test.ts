@@ -55,8 +55,13 @@ describe("Eden Treaty client", () => {
     const renamed = await document.put({ name: "orders-2024", description: "first quarter" });
     expect(renamed.data?.document.name).toBe("orders-2024");
 
-    const listed = await kiln.api.v1.documents.get({ query: { folder: "shop" } });
+    const listed = await kiln.api.v1.documents.get({ query: { folder: "shop", limit: 10 } });
     expect(listed.data?.documents.map((entry) => entry.id)).toEqual([id]);
+    // limit is an integer to the client, as the OpenAPI document says (the server checks the text it receives)
+    // @ts-expect-error a string is not a limit
+    expect((await kiln.api.v1.documents.get({ query: { limit: "1.5" } })).status).toBe(400);
+    expect((await kiln.api.v1.pipelines.get({ query: { limit: 1 } })).status).toBe(200);
+    expect((await document.versions.get({ query: { limit: 1 } })).data?.versions).toHaveLength(1);
     const folders = await kiln.api.v1.folders.get();
     expect(folders.data?.folders.map((folder) => folder.path)).toContain("shop");
 

@@ -15,6 +15,7 @@ import {
   FoldersResponse,
   IdParams,
   JsonPatchDocument,
+  LIMIT_PARAMETER,
   ListQuery,
   ListResponse,
   UpdateDocumentBody,
@@ -28,7 +29,6 @@ import {
   createDocument,
   documentView,
   getDocument,
-  LIST_LIMIT_MAX,
   listDocuments,
   listLimit,
   listFolders,
@@ -127,16 +127,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
               "Newest first. Pass nextCursor as cursor for the next page; null means no more. `deleted=true` lists the caller's soft-deleted documents instead.",
             errors: { 400: "validation_failed (limit, deleted, unknown query parameter) or invalid_cursor" },
           }),
-          // limit is checked as text by listLimit() (Elysia's numeric coercion loses the field's path); clients send an integer.
-          parameters: [
-            {
-              name: "limit",
-              in: "query",
-              required: false,
-              description: `page size`,
-              schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: 50 },
-            },
-          ],
+          parameters: [LIMIT_PARAMETER],
         },
       },
     )
@@ -350,15 +341,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
               "Newest first (the current content is the newest); limit and cursor as in the document list. The account's maxVersions bounds how many are kept; older ones are dropped.",
             errors: { 400: "validation_failed (limit, unknown query parameter) or invalid_cursor", 404: "document_not_found" },
           }),
-          parameters: [
-            {
-              name: "limit",
-              in: "query",
-              required: false,
-              description: "page size",
-              schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: 50 },
-            },
-          ],
+          parameters: [LIMIT_PARAMETER],
         },
       },
     )

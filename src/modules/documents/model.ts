@@ -54,12 +54,29 @@ export const DocumentView = t.Object(
 
 export const DocumentResponse = t.Object({ success: t.Literal(true), document: DocumentView }, { title: "DocumentResult" });
 
+/**
+ * The page size: an integer to clients (Eden's type is a number, and LIMIT_PARAMETER documents it), checked
+ * as the text it arrives as: 1 to 3 digits here (else 400 naming /limit), then 1 to 200 by listLimit().
+ * Elysia's own t.Integer would coerce first: it takes "1e2", "+5" or "0x10", and its range errors lose
+ * the field's path.
+ */
+const Limit = t
+  .Transform(t.String({ pattern: "^[0-9]{1,3}$", error: LIMIT_RULE }))
+  .Decode((text) => Number(text))
+  .Encode((limit) => String(limit));
+
+/** `limit` as the OpenAPI document declares it (it replaces the text schema the routes validate). */
+export const LIMIT_PARAMETER = {
+  name: "limit",
+  in: "query",
+  required: false,
+  description: "page size",
+  schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: 50 },
+} as const;
+
 export const ListQuery = t.Object(
   {
-    // A string checked by listLimit(): Elysia's coercion of numeric query values loses the field's path.
-    limit: t.Optional(
-      t.String({ pattern: "^[0-9]{1,3}$", default: "50", description: `an integer from 1 to ${LIST_LIMIT_MAX}`, error: LIMIT_RULE }),
-    ),
+    limit: t.Optional(Limit),
     cursor: t.Optional(t.String({ description: "nextCursor of the previous page" })),
     folder: t.Optional(t.String({ description: 'exact folder path; "" = any folder' })),
     deleted: t.Optional(

@@ -390,11 +390,10 @@ export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
 export const LIMIT_RULE = `must be an integer from 1 to ${LIST_LIMIT_MAX}`;
 
-/** The `limit` query parameter: absent → the default; otherwise an integer from 1 to 200. */
-export function listLimit(raw: string | undefined): number {
-  if (raw === undefined) return LIST_LIMIT_DEFAULT;
-  const limit = /^[0-9]{1,3}$/.test(raw) ? Number(raw) : NaN;
-  if (!(limit >= 1 && limit <= LIST_LIMIT_MAX)) throw validationError([{ path: "/limit", message: LIMIT_RULE }]);
+/** The `limit` query parameter (1 to 3 digits, as the route's schema checked them): absent → the default; otherwise 1 to 200. */
+export function listLimit(limit: number | undefined): number {
+  if (limit === undefined) return LIST_LIMIT_DEFAULT;
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= LIST_LIMIT_MAX)) throw validationError([{ path: "/limit", message: LIMIT_RULE }]);
   return limit;
 }
 

@@ -4,7 +4,8 @@ import { requirePrincipal, type AuthPlugin, type Principal } from "../auth/index
 import { RawBody } from "../../http/body";
 import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
 import { operation } from "../../http/openapi";
-import { LIST_LIMIT_MAX, listLimit } from "../documents/service";
+import { listLimit } from "../documents/service";
+import { LIMIT_PARAMETER } from "../documents/model";
 import {
   CreatePipelineBody,
   PipelineDeleted,
@@ -124,16 +125,7 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempo
             description: "Newest first. Pass nextCursor as cursor for the next page; null means no more.",
             errors: { 400: "validation_failed (limit, unknown query parameter) or invalid_cursor" },
           }),
-          // limit is checked as text by listLimit(), as for documents; clients send an integer.
-          parameters: [
-            {
-              name: "limit",
-              in: "query",
-              required: false,
-              description: "page size",
-              schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: 50 },
-            },
-          ],
+          parameters: [LIMIT_PARAMETER],
         },
       },
     )
