@@ -1,7 +1,7 @@
 /**
  * Response compression, gzip or br as `Accept-Encoding` asks (q-values honoured, `*` understood), for
  * JSON bodies (application/json, +json, NDJSON) and document downloads larger than 1 KiB. Never for a
- * client that does not ask, a Range request (Bun answers those from the file itself), or a 206/304/204.
+ * client that does not ask, a Range request (downloads answer those from the stored bytes), or a 206/304/204.
  *
  * A compressed representation gets its own strong ETag (RFC 9110 §8.8.3): `"<tag>-gzip"` or `"<tag>-br"`.
  * The conditional checks (documents/etag.ts) read such a tag as the tag it was made from, so a client

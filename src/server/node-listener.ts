@@ -9,8 +9,10 @@
  *
  * The answer is written back as Bun.serve would send it: status, every header field (each Set-Cookie
  * on its own line), the app's Content-Length (else one measured for a body that ends at once, else
- * chunked), no body for HEAD, 204 and 304, bodies streamed with backpressure, and Range (206, 416) on
- * file bodies as Bun.serve serves them. A client that goes away aborts `request.signal` and stops the
+ * chunked), no body for HEAD, 204 and 304, bodies streamed with backpressure, and Range (206, 416, with
+ * If-Range) on a 200 with a file body as Bun.serve serves them (Kiln's downloads answer their ranges
+ * themselves, src/modules/documents/download.ts; a 200 to a Range request is then one they chose to
+ * send whole, which the same rules leave whole). A client that goes away aborts `request.signal` and stops the
  * body being read.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -23,6 +25,7 @@ import {
   type Listener,
   type ListenOptions,
 } from "./transport";
+import { byteRange, ifRangeHolds } from "./ranges";
 
 /**
  * An answer of unknown length is gathered while its bytes are there at once (a body made in memory),
@@ -266,25 +269,6 @@ class LazyBody {
   }
 }
 
-/**
- * A single `bytes=` range of a body of `size` bytes, as Bun.serve reads one: undefined (serve it
- * whole) for anything else, "unsatisfiable" for a range past the end.
- */
-export function byteRange(header: string, size: number): { start: number; end: number } | "unsatisfiable" | undefined {
-  const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
-  if (!match || (match[1] === "" && match[2] === "")) return undefined;
-  if (match[1] === "") {
-    const suffix = Number(match[2]);
-    if (suffix === 0) return "unsatisfiable";
-    return { start: Math.max(0, size - suffix), end: size - 1 };
-  }
-  const start = Number(match[1]);
-  const end = match[2] === "" ? size - 1 : Math.min(Number(match[2]), size - 1);
-  if (match[2] !== "" && Number(match[2]) < start) return undefined;
-  if (start >= size) return "unsatisfiable";
-  return { start, end };
-}
-
 /** A Bun.file (or an S3 spool file): a Blob with a path, which Bun.serve serves with ranges. */
 const isFile = (blob: Blob) => typeof (blob as { name?: unknown }).name === "string";
 
@@ -308,6 +292,7 @@ async function writeResponse(
     status === 200 &&
     req.method === "GET" &&
     req.headers.range !== undefined &&
+    ifRangeHolds(headerValue(req.headers["if-range"]), response.headers.get("etag")) &&
     length !== null &&
     body !== null &&
     !response.headers.has("content-encoding")
@@ -393,6 +378,9 @@ async function writeResponse(
     signal.removeEventListener("abort", stop);
   }
 }
+
+/** A request header field as one value (repeated fields joined, as a Request's Headers would). */
+const headerValue = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(", ") : value);
 
 function setHeader(headers: [string, string][], name: string, value: string): void {
   const index = headers.findIndex(([field]) => field === name);

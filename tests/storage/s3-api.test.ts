@@ -99,6 +99,28 @@ describe("documents on the S3 store", () => {
     expect(download.headers.get("etag")).toBe(`"${sha256(bytes)}"`);
   });
 
+  test("ranges of content held in memory and of spooled content: 206 with the slice, 416 problem+json past the end", async () => {
+    const big = JSON.stringify({ rows: Array.from({ length: 60_000 }, (_, i) => ({ i, v: i / 7 })) });
+    expect(Buffer.byteLength(big)).toBeGreaterThan(1 << 20); // past IN_MEMORY_MAX_BYTES: spooled to a file
+    for (const text of [EXACT, big]) {
+      const created = await t.json("POST", DOCS, { key, rawBody: `{"name":"ranged.json","contentText":${JSON.stringify(text)}}` });
+      const path = `${DOCS}/${created.body.document.id}/content`;
+      const size = Buffer.byteLength(text);
+      const partial = await t.request("GET", path, { key, headers: { range: "bytes=2-11" } });
+      expect(partial.status).toBe(206);
+      expect(partial.headers.get("content-range")).toBe(`bytes 2-11/${size}`);
+      expect(partial.headers.get("content-length")).toBe("10");
+      expect(await partial.text()).toBe(text.slice(2, 12));
+      const suffix = await t.request("GET", path, { key, headers: { range: "bytes=-5" } });
+      expect(await suffix.text()).toBe(text.slice(-5));
+      const refused = await t.request("GET", path, { key, headers: { range: `bytes=${size}-` } });
+      expect(refused.status).toBe(416);
+      expect(refused.headers.get("content-type")).toBe("application/problem+json");
+      expect(refused.headers.get("content-range")).toBe(`bytes */${size}`);
+      expect(((await refused.json()) as { code: string }).code).toBe("range_not_satisfiable");
+    }
+  });
+
   test("content deleted from the bucket behind Kiln's back: 500 content_missing, logged; the server goes on", async () => {
     const id = (await create('{"soon":"gone"}')).body.document.id;
     const before = new Set(await bucket.objects());

@@ -353,7 +353,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
         // a conditional request is answered from the row, without reading the content from the store
         const etag = contentETag(version.contentHash);
         if (ifNoneMatchHits(request.headers.get("if-none-match"), etag)) return notModifiedResponse(etag, headers);
-        return contentResponse(headers, document.name, etag, await openVersionContent(deps, params.id, params.version, version));
+        return contentResponse(request, headers, document.name, etag, await openVersionContent(deps, params.id, params.version, version));
       },
       {
         params: VersionParams,
