@@ -18,6 +18,7 @@ import { withCorsAndCompression } from "./server/final-response";
 import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
+import { eventsModule } from "./modules/events";
 import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
 import { patchInPool } from "./engine/patch-in-pool";
 import { documentsDeps } from "./modules/documents/service";
@@ -125,6 +126,7 @@ export function createApp(deps: AppDeps) {
     .use(healthModule({ database, contentStore, draining: deps.draining }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
+    .use(eventsModule({ db: database.db, auth }))
     .use(utilitiesModule({ engine: utilityEngine, auth, idempotency }))
     .use(
       pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }),

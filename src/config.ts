@@ -28,6 +28,8 @@ export interface Config {
   readonly utilityWorkers: number;
   readonly utilityQueueLimit: number;
   readonly purgeAfterMs: number;
+  /** how long events stay readable (GET /api/v1/events) before the sweep removes them */
+  readonly eventRetentionMs: number;
   readonly sweepIntervalMs: number;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;
@@ -164,6 +166,7 @@ export function loadConfig(env: Env = process.env): Config {
     utilityWorkers: integer(env, "UTILITY_WORKERS", Math.max(1, availableParallelism()), 1, 256),
     utilityQueueLimit: integer(env, "UTILITY_QUEUE_LIMIT", 64, 0),
     purgeAfterMs: integer(env, "PURGE_AFTER_MS", 2_592_000_000, 0),
+    eventRetentionMs: integer(env, "EVENT_RETENTION_MS", 2_592_000_000, 60_000),
     sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 60_000, 100),
     logLevel,
     logFormat,

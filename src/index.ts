@@ -18,6 +18,8 @@ import { startSweepers } from "./modules/documents/sweeper";
 import { rateCounterFor } from "./http/rate-limit";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency";
 import { listen } from "./server/listener";
+import { LOCKS, withTryAdvisoryLock } from "./db/locks";
+import { sweepExpiredEvents } from "./modules/events/service";
 
 let config: Config;
 try {
@@ -74,6 +76,11 @@ const sweepers = startSweepers({
   intervalMs: config.sweepIntervalMs,
   metrics,
 });
+const eventSweep = setInterval(() => {
+  withTryAdvisoryLock(database.sql, LOCKS.eventSweep, () => sweepExpiredEvents(database.db, Date.now() - config.eventRetentionMs)).catch(
+    (error) => logger.log("error", "event sweep failed", { error: (error as Error).message }),
+  );
+}, config.sweepIntervalMs);
 const idempotencySweep = setInterval(() => {
   purgeExpiredIdempotencyKeys(database.db, Date.now()).catch((error) =>
     logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }),
@@ -107,6 +114,7 @@ async function shutdown(signal: string) {
   }
   await sweepers.stop();
   clearInterval(idempotencySweep);
+  clearInterval(eventSweep);
   await workerPool.stop();
   rateCounter.close();
   await database.close();

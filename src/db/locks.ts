@@ -10,6 +10,8 @@ export const LOCKS = {
   migrations: 4_242_001,
   /** src/modules/documents/sweeper.ts: the orphaned-content sweep */
   orphanSweep: 4_242_002,
+  /** src/index.ts: the sweep of events past EVENT_RETENTION_MS */
+  eventSweep: 4_242_003,
 } as const;
 
 /**

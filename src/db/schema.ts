@@ -203,3 +203,27 @@ export const clusterSecrets = pgTable("cluster_secrets", {
   secret: text("secret").notNull(),
   createdAt: epochMs("created_at").notNull(),
 });
+
+/**
+ * The account's events, written by triggers in the transaction of the change they describe (a
+ * transactional outbox: an acknowledged write always has its event, a rolled-back one never does).
+ * `tx` is the writing transaction's id: readers order by (tx, seq) and read only below the oldest
+ * transaction still running, so an event that commits late can never fall behind a reader's cursor.
+ */
+export const events = pgTable(
+  "events",
+  {
+    seq: bigint("seq", { mode: "number" }).generatedAlwaysAsIdentity().primaryKey(),
+    tx: bigint("tx", { mode: "number" }).notNull().default(sql`pg_current_xact_id()::text::bigint`),
+    id: text("id").notNull(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    type: text("type").notNull(),
+    /** the document's folder (after the change; before it for a purge), for folder filters */
+    folder: text("folder"),
+    data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (table) => [index("events_account_feed_idx").on(table.accountId, table.tx, table.seq), index("events_created_idx").on(table.createdAt)],
+);

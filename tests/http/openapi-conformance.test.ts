@@ -192,6 +192,10 @@ export const CASES: Case[] = [
     options: (f) => ({ key: f.limitedKey }),
   },
 
+  { operation: "listEvents", name: "events", status: 200, method: "GET", path: () => "/api/v1/events?limit=5", options: (f) => user(f) },
+  { operation: "listEvents", name: "invalid cursor", status: 400, method: "GET", path: () => "/api/v1/events?after=nope", options: (f) => user(f) },
+  { operation: "listEvents", name: "no key", status: 401, method: "GET", path: () => "/api/v1/events", options: () => NO_KEY },
+
   { operation: "listUtilities", name: "catalogue", status: 200, method: "GET", path: () => "/api/v1/utilities", options: (f) => user(f) },
   { operation: "listUtilities", name: "no key", status: 401, method: "GET", path: () => "/api/v1/utilities", options: () => NO_KEY },
   {

@@ -137,5 +137,5 @@ describe("plans that do not grow with the account", () => {
     expect((await counts(key)).f).toBe(1 + 20000 - 200);
     const trashPage = await t.json("GET", `${DOCS}?deleted=true&limit=5`, { key });
     expect(trashPage.body.documents).toHaveLength(5);
-  });
+  }, 60_000);
 });

@@ -1,0 +1,133 @@
+/**
+ * The events feed: what changed in an account, in an order a consumer can resume from without missing
+ * anything. Events are written by database triggers in the transaction of each change (drizzle/0011).
+ */
+import { badRequest } from "../../core/errors";
+import type { Permission } from "../../core/plans";
+import type { Db } from "../../db/client";
+import { EVENTS_PAGE, EXPIRED_EVENTS } from "./statements";
+
+export const EVENT_TYPES = [
+  "document.created",
+  "document.updated",
+  "document.content_replaced",
+  "document.deleted",
+  "document.restored",
+  "document.purged",
+  "pipeline.created",
+  "pipeline.updated",
+  "pipeline.deleted",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The permission a key needs to see each family of events. */
+const FAMILY_PERMISSION: Record<string, Permission> = { document: "documents", pipeline: "utilities" };
+
+export const EVENTS_LIMIT_DEFAULT = 100;
+export const EVENTS_LIMIT_MAX = 500;
+
+export interface EventView {
+  id: string;
+  type: EventType;
+  createdAt: number;
+  /** where a consumer resumes after this event (`after`, or the SSE Last-Event-ID) */
+  cursor: string;
+  data: Record<string, unknown>;
+}
+
+export interface EventPosition {
+  tx: number;
+  seq: number;
+}
+
+export const FEED_START: EventPosition = { tx: 0, seq: 0 };
+
+export const encodeEventCursor = (position: EventPosition) => `${position.tx}-${position.seq}`;
+
+const invalidEventCursor = (path: string) =>
+  badRequest("invalid_cursor", "The cursor is not valid; pass the cursor of an event (or nextCursor) unchanged", [
+    { path, message: "invalid cursor" },
+  ]);
+
+export function decodeEventCursor(cursor: string | undefined, path = "/after"): EventPosition {
+  if (cursor === undefined || cursor === "") return FEED_START;
+  const match = /^([0-9]{1,15})-([0-9]{1,15})$/.exec(cursor);
+  if (!match) throw invalidEventCursor(path);
+  return { tx: Number(match[1]), seq: Number(match[2]) };
+}
+
+export interface EventFilter {
+  /** exact types or families (`document.*`); undefined = every type */
+  types?: string[];
+  /** a folder: its documents' events and its subfolders'; undefined = any */
+  folder?: string;
+}
+
+/** `type=a,b` → the list, each checked against the known types and families. */
+export function parseEventTypes(raw: string | undefined): string[] | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const types = raw.split(",").map((type) => type.trim());
+  for (const type of types) {
+    const family = type.endsWith(".*") ? type.slice(0, -2) : undefined;
+    if (family !== undefined ? !(family in FAMILY_PERMISSION) : !(EVENT_TYPES as readonly string[]).includes(type)) {
+      throw badRequest(
+        "validation_failed",
+        `type: unknown event type '${type}'; known: ${EVENT_TYPES.join(", ")} (or a family such as document.*)`,
+        [{ path: "/type", message: `unknown event type '${type}'` }],
+      );
+    }
+  }
+  return types;
+}
+
+/** The families of events a key with these permissions may read. */
+export const readableFamilies = (permissions: ReadonlySet<Permission>) =>
+  Object.entries(FAMILY_PERMISSION)
+    .filter(([, permission]) => permissions.has(permission))
+    .map(([family]) => family);
+
+interface EventRow {
+  seq: number;
+  tx: number;
+  id: string;
+  type: EventType;
+  data: Record<string, unknown>;
+  createdAt: number;
+}
+
+/** Up to `limit` events after `after`, oldest first; an empty page means nothing newer is visible yet. */
+export async function readEvents(
+  db: Db,
+  accountId: string,
+  families: string[],
+  filter: EventFilter,
+  after: EventPosition,
+  limit: number,
+): Promise<EventView[]> {
+  const rows = (await db.$client.unsafe(EVENTS_PAGE, [
+    accountId,
+    after.tx,
+    after.seq,
+    families,
+    filter.types ?? null,
+    filter.folder ?? null,
+    limit,
+  ] as never[])) as unknown as EventRow[];
+  return rows.map((row) => ({
+    id: row.id,
+    type: row.type,
+    createdAt: row.createdAt,
+    cursor: encodeEventCursor(row),
+    data: row.data,
+  }));
+}
+
+/** Deletes events older than `cutoff`, in batches; returns how many. */
+export async function sweepExpiredEvents(db: Db, cutoff: number, batch = 5000): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const result = await db.$client.unsafe(EXPIRED_EVENTS, [cutoff, batch]);
+    removed += result.count;
+    if (result.count < batch) return removed;
+  }
+}

@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import postgres from "postgres";
+import { createTestApp, type TestApp } from "../../support/app";
+import { sweepExpiredEvents } from "../../../src/modules/events/service";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const DOCS = "/api/v1/documents";
+const EVENTS = "/api/v1/events";
+
+/** Every event visible after `after`, walking pages of `limit`; the cursor to resume from. */
+async function readAll(key: string, query = "", after = "", limit = 500): Promise<{ events: any[]; cursor: string }> {
+  const events: any[] = [];
+  let cursor = after;
+  for (;;) {
+    const page = await t.json("GET", `${EVENTS}?limit=${limit}${cursor ? `&after=${cursor}` : ""}${query}`, { key });
+    expect(page.status).toBe(200);
+    events.push(...page.body.events);
+    cursor = page.body.nextCursor;
+    if (!page.body.hasMore) return { events, cursor };
+  }
+}
+
+describe("a document's life as events", () => {
+  test("create, update, content replace, patch, delete, restore, delete and purge each write one event, in order, with metadata and no content", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents"] });
+    const created = await t.json("POST", DOCS, { key, body: { name: "a", folder: "reports/2026", content: { secret: "s3cr3t" } } });
+    const id = created.body.document.id;
+    expect((await t.request("PUT", `${DOCS}/${id}`, { key, body: { name: "b" } })).status).toBe(200);
+    expect((await t.request("PUT", `${DOCS}/${id}/content`, { key, body: { secret: "other" } })).status).toBe(200);
+    const patched = await t.request("PATCH", `${DOCS}/${id}/content`, {
+      key,
+      rawBody: JSON.stringify([{ op: "add", path: "/x", value: 1 }]),
+      headers: { "content-type": "application/json-patch+json" },
+    });
+    expect(patched.status).toBe(200);
+    expect((await t.request("DELETE", `${DOCS}/${id}`, { key })).status).toBe(200);
+    expect((await t.request("POST", `${DOCS}/${id}/restore`, { key })).status).toBe(200);
+    expect((await t.request("DELETE", `${DOCS}/${id}`, { key })).status).toBe(200);
+    expect((await t.request("POST", `${DOCS}/${id}/purge`, { key })).status).toBe(200);
+
+    const { events } = await readAll(key);
+    expect(events.map((event) => event.type)).toEqual([
+      "document.created",
+      "document.updated",
+      "document.content_replaced",
+      "document.content_replaced",
+      "document.deleted",
+      "document.restored",
+      "document.deleted",
+      "document.purged",
+    ]);
+    for (const event of events) {
+      expect(event.id).toMatch(/^evt_[0-9a-f-]{36}$/);
+      expect(event.data.document.id).toBe(id);
+      expect(event.data.document.folder).toBe("reports/2026");
+      expect(JSON.stringify(event)).not.toContain("s3cr3t");
+    }
+    expect(events[0].data.document).toMatchObject({ name: "a", version: 1, tags: [] });
+    expect(events[1].data.document).toMatchObject({ name: "b", version: 1 });
+    expect(events[3].data.document).toMatchObject({ version: 3 });
+    expect(events[4].data.document.deletedAt).toBeNumber();
+    expect(new Set(events.map((event) => event.id)).size).toBe(events.length);
+  });
+
+  test("a refused write leaves no event", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents"], maxDocumentBytes: 10 });
+    expect((await t.request("POST", DOCS, { key, body: { name: "big", content: "x".repeat(100) } })).status).toBe(413);
+    const created = await t.json("POST", DOCS, { key, body: { name: "small", content: 1 } });
+    const id = created.body.document.id;
+    expect((await t.request("PUT", `${DOCS}/${id}`, { key, body: { name: "c" }, headers: { "if-match": '"nope"' } })).status).toBe(412);
+    expect((await readAll(key)).events.map((event) => event.type)).toEqual(["document.created"]);
+  });
+});
+
+describe("reading the feed", () => {
+  test("pages resume by cursor; type and folder filters; only the families the key's permissions cover", async () => {
+    const { key, accountId } = await t.newAccount({ permissions: ["documents", "utilities"] });
+    for (const folder of ["a", "a/b", "ab", "c"]) await t.json("POST", DOCS, { key, body: { name: folder, folder, content: 1 } });
+    const pipeline = await t.json("POST", "/api/v1/pipelines", {
+      key,
+      body: { name: "p", steps: [{ utility: "schema.clean-json" }] },
+    });
+    expect(pipeline.status).toBe(201);
+
+    const paged = await readAll(key, "", "", 2);
+    expect(paged.events.map((event) => event.type)).toEqual([...Array(4).fill("document.created"), "pipeline.created"]);
+    expect((await readAll(key, "&folder=/a/")).events.map((event) => event.data.document.name)).toEqual(["a", "a/b"]);
+    expect((await readAll(key, "&type=pipeline.*")).events.map((event) => event.data.pipeline.name)).toEqual(["p"]);
+    expect((await readAll(key, "&type=document.created,document.deleted")).events).toHaveLength(4);
+    // nothing new: the same cursor comes back, and an empty page
+    const again = await t.json("GET", `${EVENTS}?after=${paged.cursor}`, { key });
+    expect(again.body).toMatchObject({ events: [], nextCursor: paged.cursor, hasMore: false });
+
+    const documentsOnly = await t.newAccount({ permissions: ["utilities"] });
+    expect((await readAll(documentsOnly.key)).events).toEqual([]);
+    const keys = await t.json("POST", "/api/v1/admin/keys", {
+      key: "kiln_TestBootstrapKey0123456789abcdefABCDEF",
+      body: { accountId, permissions: ["utilities"] },
+    });
+    expect((await readAll(keys.body.key)).events.map((event) => event.type)).toEqual(["pipeline.created"]);
+  });
+
+  test("bad parameters are 400s naming them", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents"] });
+    for (const [query, path] of [
+      ["after=nope", "/after"],
+      ["type=document.exploded", "/type"],
+      ["folder=a/../b", "/folder"],
+      ["limit=0", "/limit"],
+    ]) {
+      const answer = await t.json("GET", `${EVENTS}?${query}`, { key });
+      expect(answer.status).toBe(400);
+      expect(answer.body.errors[0].path).toBe(path);
+    }
+    expect((await t.request("GET", EVENTS, { key: null })).status).toBe(401);
+  });
+});
+
+describe("transactions that commit out of order", () => {
+  test("an event whose transaction commits after a later one's is never skipped by a consumer resuming from its cursor", async () => {
+    const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
+    const sql = postgres(t.testDb.url, { max: 1, onnotice: () => {} });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let inserted!: () => void;
+    const insertedOnce = new Promise<void>((resolve) => (inserted = resolve));
+    // the first writer takes its transaction id and its event's sequence number, and waits before committing
+    const slow = sql.begin(async (tx) => {
+      await tx`insert into documents (id, account_id, name, tags, file_size, content_hash, content_key, created_at, updated_at)
+               values (${`doc_${Bun.randomUUIDv7()}`}, ${accountId}, 'slow', '{}', 1, 'h', ${Bun.randomUUIDv7()}, 1, 1)`;
+      inserted();
+      await released;
+    });
+    await insertedOnce;
+    // a later writer commits first
+    expect((await t.request("POST", DOCS, { key, body: { name: "fast", content: 1 } })).status).toBe(201);
+
+    const before = await readAll(key);
+    release();
+    await slow;
+    const after = await readAll(key, "", before.cursor);
+    const seen = [...before.events, ...after.events].map((event) => event.data.document.name);
+    expect(seen.sort()).toEqual(["fast", "slow"]);
+    // nothing is listed while an older transaction might still add an event before it
+    expect(before.events).toEqual([]);
+    await sql.end();
+  });
+});
+
+describe("retention", () => {
+  test("the sweep removes events older than the cutoff and keeps the rest", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents"] });
+    await t.json("POST", DOCS, { key, body: { name: "old", content: 1 } });
+    await t.json("POST", DOCS, { key, body: { name: "new", content: 1 } });
+    // 1970: older than every other event of the test database
+    await t.testDb.database.sql`update events set created_at = 1000 where data->'document'->>'name' = 'old'`;
+    expect(await sweepExpiredEvents(t.testDb.database.db, 2000)).toBe(1);
+    expect((await readAll(key)).events.map((event) => event.data.document.name)).toEqual(["new"]);
+  });
+});
