@@ -117,8 +117,14 @@ export async function compressResponse(request: Request, response: Response): Pr
   const etag = init.headers.get("etag");
   if (etag) init.headers.set("ETag", codedETag(etag, coding));
   init.headers.delete("Content-Length");
-  // HEAD (no body): the header fields a GET would get; the compressed length is not known without compressing.
-  if (response.body === null) return new Response(null, init);
+  // HEAD (no body): the header fields a GET would get. The compressed length is not known without
+  // compressing, so no Content-Length is sent; `Transfer-Encoding: chunked` (which RFC 9112 §6.1 allows
+  // on a HEAD, and which the GET of a streamed answer has) keeps Bun.serve from announcing
+  // `Content-Length: 0` for the empty body. The node listener drops the field and sends neither.
+  if (response.body === null) {
+    init.headers.set("Transfer-Encoding", "chunked");
+    return new Response(null, init);
+  }
   // Downloads (a known, large size) and NDJSON streams are compressed as they are read; JSON made in memory at once.
   if (size === undefined ? isStream(response) : size > BUFFERED_MAX_BYTES) {
     return new Response(compressStream(response.body, coding), init);

@@ -203,12 +203,26 @@ describe("through the real server", () => {
     expect(await response.text()).toBe(big.slice(0, 10));
   });
 
-  test("HEAD gives the headers GET would, without a body", async () => {
-    const head = await call("HEAD", `/api/v1/documents/${id}/content`, { "Accept-Encoding": "gzip" });
-    expect(head.status).toBe(200);
-    expect(head.headers.get("content-encoding")).toBe("gzip");
-    expect(head.headers.get("etag")).toMatch(/-gzip"$/);
-    expect((await bytesOf(head)).byteLength).toBe(0);
+  test("HEAD gives the headers GET would, without a body: a compressed one no Content-Length (never 0), a plain one the GET's", async () => {
+    for (const coding of ["gzip", "br"]) {
+      const head = await call("HEAD", `/api/v1/documents/${id}/content`, { "Accept-Encoding": coding });
+      const get = await call("GET", `/api/v1/documents/${id}/content`, { "Accept-Encoding": coding });
+      expect(head.status).toBe(200);
+      expect(head.headers.get("content-encoding")).toBe(coding);
+      expect(head.headers.get("etag")).toBe(get.headers.get("etag"));
+      expect(head.headers.get("vary")).toBe(get.headers.get("vary"));
+      expect(head.headers.get("content-length")).toBeNull();
+      expect(get.headers.get("content-length")).toBeNull(); // streamed as it is compressed
+      expect((await bytesOf(head)).byteLength).toBe(0);
+      await get.arrayBuffer();
+    }
+    // a JSON answer over 1 KiB: compressed on GET, so HEAD announces no length either
+    const list = await call("HEAD", "/api/v1/documents?limit=1", { "Accept-Encoding": "gzip" });
+    expect(list.headers.get("content-encoding")).toBeNull(); // under 1 KiB: plain, with its length
+    expect(Number(list.headers.get("content-length"))).toBeGreaterThan(0);
+    const bigList = await call("HEAD", "/api/v1/utilities", { "Accept-Encoding": "gzip" });
+    expect(bigList.headers.get("content-encoding")).toBe("gzip");
+    expect(bigList.headers.get("content-length")).toBeNull();
     const plainHead = await call("HEAD", `/api/v1/documents/${id}/content`, {});
     expect(plainHead.headers.get("content-encoding")).toBeNull();
     expect(plainHead.headers.get("content-length")).toBe(String(big.length));

@@ -269,6 +269,21 @@ describe("answers through HTTP_LISTENER=node", () => {
     connection.end();
   });
 
+  test("HEAD with Accept-Encoding: gzip: the compressed GET's header fields, no Content-Length (never 0), no body", async () => {
+    const connection = await connect();
+    connection.write(
+      `HEAD /api/v1/documents/${id}/content HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${KEY}\r\nAccept-Encoding: gzip\r\n\r\n`,
+    );
+    const answer = await connection.until((text) => text.includes("\r\n\r\n"));
+    await Bun.sleep(200);
+    expect(connection.received()).toBe(answer); // not a byte of body
+    expect(answer).toStartWith("HTTP/1.1 200 ");
+    expect(answer).toMatch(/\r\ncontent-encoding: gzip\r\n/i);
+    expect(answer).toMatch(new RegExp(`\r\netag: ${etag.slice(0, -1)}-gzip"\r\n`, "i"));
+    expect(answer).not.toMatch(/\r\ncontent-length:/i);
+    connection.end();
+  });
+
   test("If-None-Match: 304 without a body", async () => {
     const connection = await connect();
     connection.write(
