@@ -147,7 +147,7 @@ function unsupportedBody(request: Request): HttpError | undefined {
 
 export const bodyParser = (options: BodyParserOptions) =>
   new Elysia({ name: "kiln.body" }).onParse({ as: "global" }, async ({ request, route, path }) => {
-    // 401/403/429 are thrown by the route's authentication hook, from the same decision.
+    // 401/429/403 are thrown by the route's authentication hook, from the same decision.
     if (
       !(await options.authorize(request, path).then(
         () => true,

@@ -39,6 +39,15 @@ test("beyond the limit: 429 rate_limited with Retry-After; refills with time", a
   expect((await t.request("GET", "/api/v1/usage", { key })).status).toBe(200);
 });
 
+test("the order of checks is 401 → 429 → 403, as docs/api.md states: a rate-limited key without the permission gets 429, a bad key 401", async () => {
+  const { key } = await t.newAccount({ rateLimitPerMinute: 1, permissions: ["utilities"] });
+  expect((await t.json("GET", "/api/v1/documents", { key })).body.code).toBe("forbidden"); // counted, then refused
+  const limited = await t.json("POST", "/api/v1/documents", { key, rawBody: "{" }); // no permission, a bad body, and no requests left
+  expect([limited.status, limited.body.code]).toEqual([429, "rate_limited"]);
+  const badKey = await t.json("POST", "/api/v1/documents", { key: "kiln_unknownKeyForTheOrderOfChecks0000000", rawBody: "{" });
+  expect([badKey.status, badKey.body.code]).toEqual([401, "unauthorized"]);
+});
+
 test("the limit is per account: two keys of one account share it, other accounts do not", async () => {
   const first = await t.newAccount({ rateLimitPerMinute: 2 });
   const second = await t.json("POST", "/api/v1/admin/keys", { body: { accountId: first.accountId, permissions: ["documents"] } });
