@@ -12,7 +12,7 @@
  * Which answers are kept (as Stripe does): every 2xx and 4xx the route itself decided, so a retry
  * never runs a refused request a second time. Released instead, so a retry runs again: 5xx, 401 and
  * 403 (a retry with the right key must run), 408 (utility timeout), 429 and 499 (client gone), after
- * which nothing was created and no credit spent. Requests refused before the route ran (401, 403, 429,
+ * which nothing was created and no credit spent. Requests refused before the route ran (401, 429, 403,
  * a body that fails validation or is too large) never claim the key.
  *
  * A replay passes again the checks the first request passed inside the route: the route names them
@@ -21,12 +21,17 @@
  * since is 404. Purging a document removes the answers that name it. An answer larger than
  * IDEMPOTENCY_MAX_ANSWER_BYTES is not kept: its retries get 409 `idempotency_answer_not_kept` (running
  * them again could create a second document or spend a second credit).
+ *
+ * A replay is a request of its own: its `X-Request-Id` and log line are its own, and a replayed problem
+ * (a kept 4xx) carries that same id as its `requestId`, so the body, the header and the log line agree.
+ * The first request's id stays in the first request's log line.
  */
 import { and, eq, inArray, isNull, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { documents, idempotencyKeys } from "../db/schema";
 import { badRequest, forbidden, HttpError, notFound } from "../core/errors";
 import { rawBody } from "./body";
+import { requestState } from "./context";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
@@ -93,8 +98,14 @@ function fingerprintOf(request: Request, path: string, body: Uint8Array): string
   return new Bun.CryptoHasher("sha256").update(`${request.method} ${path}\n`).update(body).digest("hex");
 }
 
-function replay(row: { status: number; headers: Record<string, string> | null; body: string | null }): Response {
-  return new Response(row.body, { status: row.status, headers: { ...row.headers, "Idempotent-Replayed": "true" } });
+/** The kept answer again, as this request's: a problem's `requestId` is the replay's own (as its X-Request-Id is). */
+function replay(row: { status: number; headers: Record<string, string> | null; body: string | null }, requestId: string): Response {
+  let body = row.body;
+  if (body !== null && row.headers?.["content-type"]?.startsWith("application/problem+json")) {
+    const problem = JSON.parse(body) as { requestId?: string };
+    if (typeof problem.requestId === "string") body = JSON.stringify({ ...problem, requestId });
+  }
+  return new Response(body, { status: row.status, headers: { ...row.headers, "Idempotent-Replayed": "true" } });
 }
 
 function storableHeaders(headers: Headers): Record<string, string> {
@@ -189,7 +200,7 @@ export const idempotency = (deps: IdempotencyDeps) => {
     await checkReplay(principal, existing.replayRequires);
     if (existing.body === null) throw answerNotKept(existing.status);
     deps.onOutcome?.("replayed");
-    return replay({ status: existing.status, headers: existing.headers, body: existing.body });
+    return replay({ status: existing.status, headers: existing.headers, body: existing.body }, requestState(request).requestId);
   }
 
   /** Keeps the answer for the key this request claimed (or releases it), and gives the answer back unread. */

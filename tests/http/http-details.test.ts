@@ -134,6 +134,34 @@ describe("415 for bodies Kiln does not read", () => {
   });
 });
 
+describe("what curl sends", () => {
+  test("curl -d's form type is 415 naming application/json; -H 'Content-Type: application/json', --json or no type are read as JSON", async () => {
+    const { key } = await t.newAccount();
+    const body = '{"name":"curl.json","content":{"a":1}}';
+    const form = await t.json("POST", "/api/v1/documents", {
+      key,
+      rawBody: body,
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect([form.status, form.body.code]).toEqual([415, "unsupported_media_type"]);
+    expect(form.body.detail).toContain("application/json");
+    for (const headers of [
+      { "content-type": "application/json" },
+      { "content-type": "application/json", accept: "application/json" }, // curl --json
+    ] as Record<string, string>[]) {
+      expect((await t.json("POST", "/api/v1/documents", { key, rawBody: body, headers })).status).toBe(201);
+    }
+    const untyped = await t.app.handle(
+      new Request("http://localhost/api/v1/documents", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}` },
+        body: new TextEncoder().encode(body), // bytes: no Content-Type at all
+      }),
+    );
+    expect(untyped.status).toBe(201);
+  });
+});
+
 describe("the access log", () => {
   test("records the status sent, also for a Response a handler built itself (a 304 download)", async () => {
     const { key } = await t.newAccount();

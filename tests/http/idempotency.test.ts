@@ -47,6 +47,31 @@ describe("POST /api/v1/documents with Idempotency-Key", () => {
     expect(await documentCount(key)).toBe(1);
   });
 
+  test("a replayed problem (a kept 4xx) carries the replay's own request id, in the body as in X-Request-Id", async () => {
+    const { key } = await t.newAccount({ storageLimitBytes: 10 });
+    const idem = newKey();
+    const first = await create(key, idem);
+    expect(first.status).toBe(413);
+    const firstBody = (await first.json()) as { code: string; requestId: string };
+    expect(firstBody.code).toBe("storage_limit_exceeded");
+    expect(firstBody.requestId).toBe(first.headers.get("x-request-id")!);
+    for (const headers of [{}, { "X-Request-Id": "retry-of-upload-7" }] as Record<string, string>[]) {
+      const retry = await t.request("POST", "/api/v1/documents", {
+        key,
+        body: { name: "invoice", content: { total: 12345678901234567890 } },
+        headers: { "Idempotency-Key": idem, ...headers },
+      });
+      expect(retry.status).toBe(413);
+      expect(retry.headers.get("idempotent-replayed")).toBe("true");
+      const body = (await retry.json()) as { code: string; detail: string; requestId: string };
+      const requestId = retry.headers.get("x-request-id")!;
+      expect(requestId).toBe(headers["X-Request-Id"] ?? requestId);
+      expect(requestId).not.toBe(firstBody.requestId);
+      expect(body.requestId).toBe(requestId);
+      expect({ ...body, requestId: firstBody.requestId }).toEqual(firstBody as typeof body); // the rest is the first answer
+    }
+  });
+
   test("the same key with another body is 422 idempotency_key_reused", async () => {
     const { key } = await t.newAccount();
     const idem = newKey();
