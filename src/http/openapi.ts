@@ -5,13 +5,18 @@
  * The document is built here rather than by @elysiajs/openapi because the app-wide raw body parser
  * hides route body schemas from that plugin and it declares no error responses. One central pass adds
  * what every route shares, decided by the route's path (security, permission) and its schemas:
- *   - public paths get `security: []`; API paths 401 (WWW-Authenticate) and 429 (Retry-After and the
- *     RateLimit headers), and 403 when their area needs a permission;
- *   - path parameters bring 404, any parameter or body 400, a body 413 and 415, every route 500;
- *   - a schema with a `title` becomes a named component (`#/components/schemas/<title>`).
+ *   - public paths get `security: []`; API paths 401 (WWW-Authenticate), 429 (Retry-After and the
+ *     RateLimit headers) and 503 database_unavailable, and 403 when their area needs a permission; a
+ *     route with a bearer scheme 400 token_in_query;
+ *   - any parameter or body 400, a body 413 and 415, every route 500;
+ *   - a schema with a `title` becomes a named component (`#/components/schemas/<title>`), and an optional
+ *     property of a component keeps its default in words only (see withoutOptionalDefaults).
  * A route declares only what is its own, through operation() in its `detail`: operationId, its specific
- * problem statuses with the codes they carry, response headers, If-Match / If-None-Match, 304, and a
- * raw request body with its media type.
+ * problem statuses with the codes they carry, response headers, If-Match / If-None-Match, Range, 304, and
+ * a raw request body with its media type.
+ *
+ * Every problem response lists the codes it can carry as an `enum` of `code` (codesOf reads them from the
+ * status's description; the shared statuses add theirs), so a generated client can switch on them.
  */
 import { Elysia, t, type AnyElysia } from "elysia";
 import { Type, type TSchema } from "@sinclair/typebox";
@@ -77,23 +82,76 @@ const RATE_LIMIT_HEADERS: HeaderName[] = [
   "X-RateLimit-Reset",
 ];
 
-/** What the shared statuses mean, with the codes they carry on every route. */
-const SHARED_PROBLEMS: Record<number, string> = {
-  400: "validation_failed (errors[] names each field), malformed_json or body_required",
-  401: "unauthorized: no key, not the Bearer scheme, or a key that is unknown, revoked or expired",
-  403: "forbidden: the key lacks the permission of this API area",
-  404: "not found",
-  413: "the request body is larger than the route accepts",
-  415: "unsupported_media_type: a Content-Encoding or Content-Type Kiln does not take",
-  429: "rate_limited: the account's requests per minute are used up; too_many_failed_authentications: too many unknown, revoked or expired keys from this client (a valid key is still served)",
-  500: "internal_error: logged with the request id",
-};
+/** The shared statuses, one code each, added to a route by what it has (buildOpenApiDocument decides). */
+const SHARED = {
+  validationFailed: "validation_failed: errors[] names each invalid field or parameter",
+  malformedJson: "malformed_json: the body is not JSON",
+  bodyRequired: "body_required: the body is empty",
+  bodyTooLarge: "document_too_large: the request body is larger than the route accepts",
+  unsupportedMediaType: "unsupported_media_type: a Content-Encoding or Content-Type Kiln does not take",
+  tokenInQuery: "token_in_query: a key or token in the query string; send it in the Authorization header",
+  unauthorized: "unauthorized: no key, not the Bearer scheme, or a key that is unknown, revoked or expired",
+  forbidden: "forbidden: the key lacks the permission of this API area",
+  rateLimited: "rate_limited: the account's requests per minute are used up",
+  tooManyFailures:
+    "too_many_failed_authentications: too many unknown, revoked or expired keys from this client (a valid key is still served)",
+  databaseUnavailable: "database_unavailable: the database cannot be reached right now; retry after Retry-After",
+  internalError: "internal_error: logged with the request id",
+} as const;
 
-const problemResponse = (description: string, headers: HeaderName[] = []): Json => ({
+/**
+ * The codes a problem description names, in order: each snake_case word (`document_not_found`), and a
+ * plain word that opens a clause with a colon (`busy: …`, `…; draining: …`).
+ */
+export function codesOf(description: string): string[] {
+  const codes = new Set<string>();
+  for (const match of description.matchAll(/(?<![\w./-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w/-])|(?:^|;\s*)([a-z]+):/g)) {
+    codes.add(match[1] ?? match[2]);
+  }
+  return [...codes];
+}
+
+const PROBLEM = { $ref: "#/components/schemas/Problem" };
+
+/** A Problem whose `code` is one of `codes`. */
+const problemSchema = (codes: string[]): Json =>
+  codes.length === 0
+    ? PROBLEM
+    : { allOf: [PROBLEM, { type: "object", properties: { code: { type: "string", enum: codes } }, required: ["code"] }] };
+
+const problemResponse = (description: string, headers: HeaderName[] = [], optionalHeaders: HeaderName[] = []): Json => ({
   description,
-  ...(headers.length ? { headers: headerRefs(headers, headers) } : {}),
-  content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
+  ...(headers.length || optionalHeaders.length ? { headers: { ...headerRefs(headers, headers), ...headerRefs(optionalHeaders) } } : {}),
+  content: { "application/problem+json": { schema: problemSchema(codesOf(description)) } },
 });
+
+/** The codes a problem response lists. */
+export function problemCodes(response: Json): string[] {
+  const schema = ((response.content as Json | undefined)?.["application/problem+json"] as Json | undefined)?.schema as Json | undefined;
+  const narrowed = (schema?.allOf as Json[] | undefined)?.[1] as { properties?: { code?: { enum?: string[] } } } | undefined;
+  return narrowed?.properties?.code?.enum ?? [];
+}
+
+/**
+ * Adds a problem to `responses`: a new status, or the codes of `description` that the status does not
+ * list yet (its description then gains that sentence, its headers these ones).
+ */
+function addProblem(responses: Record<string, Json>, status: number, description: string, headers: HeaderName[] = []): void {
+  const existing = responses[status];
+  if (!existing) {
+    responses[status] = problemResponse(description, headers);
+    return;
+  }
+  const listed = problemCodes(existing);
+  const added = codesOf(description).filter((code) => !listed.includes(code));
+  if (added.length === 0) return;
+  responses[status] = {
+    ...existing,
+    description: `${existing.description}; ${description}`,
+    headers: { ...(existing.headers as Json), ...headerRefs(headers, headers) },
+    content: { "application/problem+json": { schema: problemSchema([...listed, ...added]) } },
+  };
+}
 
 function headerRefs(names: HeaderName[], required: HeaderName[] = []): Json {
   return Object.fromEntries(
@@ -106,7 +164,10 @@ export interface OperationOptions {
   operationId: string;
   summary: string;
   description?: string;
-  /** route-specific problem statuses, with the codes (and why) each carries */
+  /**
+   * route-specific problem statuses: a description naming the codes each carries (their `enum`, read by
+   * codesOf: snake_case words, or a plain word opening a clause with a colon) and why
+   */
   errors?: Record<number, string>;
   /** headers every response of this status carries */
   headers?: Record<number, HeaderName[]>;
@@ -114,13 +175,30 @@ export interface OperationOptions {
   idempotent?: { success: number };
   /** conditional request headers the route honours */
   conditional?: ("If-Match" | "If-None-Match")[];
+  /** a download that answers a Range with 206 (Content-Range) or 416, and honours If-Range */
+  ranges?: boolean;
   /** the route answers 304 Not Modified (no body) to If-None-Match */
   notModified?: boolean;
   /** a body the handler reads raw, by media type (the route's `body` schema is used otherwise) */
-  requestBody?: { description?: string; content: Record<string, TSchema | Json> };
+  requestBody?: { description?: string; content: Record<string, MediaSchema> };
   /** success responses the handler builds itself (its Response bypasses `response` schemas) */
-  responses?: Record<number, { description: string; content: Record<string, TSchema | Json> }>;
+  responses?: Record<number, { description: string; content: Record<string, MediaSchema> }>;
 }
+
+/**
+ * An NDJSON body (application/x-ndjson) of `line` values. The body as a whole is text, which is how a
+ * generated client sends and reads it (a string or a stream); each line's schema is the named component
+ * the description points to, and `x-itemSchema` (OpenAPI 3.2's `itemSchema`, which the 3.1 schema does
+ * not allow on a media type) gives it to tools that read it.
+ */
+export class NdjsonLines {
+  constructor(
+    readonly line: TSchema,
+    readonly what: string,
+  ) {}
+}
+
+type MediaSchema = TSchema | Json | NdjsonLines;
 
 const IDEMPOTENCY_KEY = {
   name: "Idempotency-Key",
@@ -135,6 +213,45 @@ const CONDITIONAL = {
   "If-Match": "ETag the resource must still have; otherwise 412 precondition_failed and nothing changes",
   "If-None-Match": "ETags the client already has; a match answers 304 without a body",
 };
+
+const RANGE_PARAMETERS = [
+  {
+    name: "Range",
+    in: "header",
+    required: false,
+    description:
+      "One byte range of the stored content: bytes=<first>-<last>, bytes=<first>- or bytes=-<length of the end>. Answered 206 with those bytes and Content-Range, or 416 range_not_satisfiable when it starts past the end; several ranges, another unit or a malformed header get the whole content (200).",
+    schema: { type: "string", examples: ["bytes=0-1023"] },
+  },
+  {
+    name: "If-Range",
+    in: "header",
+    required: false,
+    description:
+      "The content ETag the client already holds part of: the Range applies only while the content still has this ETag, otherwise the whole content comes (200). A date or a weak tag never matches.",
+    schema: { type: "string" },
+  },
+];
+
+/** The 206 and 416 of a range download (RFC 9110 §14, §15.3.7, §15.5.17). */
+function rangeResponses(success: Json | undefined): Json {
+  return {
+    206: {
+      description: "Partial Content: the bytes the Range asked for, exactly as stored (a slice of JSON text, not JSON on its own)",
+      headers: {
+        ...headerRefs(["Content-Range"], ["Content-Range"]),
+        ...(success?.headers as Json),
+        ...headerRefs(["Accept-Ranges"]),
+      },
+      content: { "application/json": { schema: { type: "string", description: "the requested bytes of the stored JSON text" } } },
+    },
+    416: problemResponse(
+      "range_not_satisfiable: the Range starts past the end of the content; Content-Range (bytes */<size>) gives its size",
+      ["Content-Range"],
+      ["Accept-Ranges"],
+    ),
+  };
+}
 
 /** A route's `detail`: standard OpenAPI operation fields, merged by the generator with what it derives. */
 export function operation(options: OperationOptions) {
@@ -151,10 +268,22 @@ export function operation(options: OperationOptions) {
     response.headers = { ...(response.headers as Json), ...headerRefs(names, names) };
   }
   if (options.idempotent) {
-    responses[409] = problemResponse("idempotency_in_progress: a request with this Idempotency-Key is still running", ["Retry-After"]);
-    responses[422] = problemResponse("idempotency_key_reused: this Idempotency-Key was used with another request (method, path or body)");
+    const problems = responses as Record<string, Json>;
+    addProblem(problems, 400, "invalid_idempotency_key: the Idempotency-Key is not 1 to 255 printable ASCII characters");
+    addProblem(problems, 409, "idempotency_in_progress: a request with this Idempotency-Key is still running", ["Retry-After"]);
+    addProblem(
+      problems,
+      409,
+      "idempotency_answer_not_kept: the first request with this Idempotency-Key was carried out, but its answer was too large to keep",
+    );
+    addProblem(problems, 422, "idempotency_key_reused: this Idempotency-Key was used with another request (method, path or body)");
     const success = (responses[options.idempotent.success] ??= {}) as Json;
     success.headers = { ...(success.headers as Json), ...headerRefs(["Idempotent-Replayed"]) };
+  }
+  if (options.ranges) {
+    const success = (responses[200] ??= {}) as Json;
+    success.headers = { ...(success.headers as Json), ...headerRefs(["Accept-Ranges"]) };
+    Object.assign(responses, rangeResponses(success));
   }
   if (options.notModified) (responses[304] as Json).headers = headerRefs(["ETag"], ["ETag"]);
   const parameters = [
@@ -165,6 +294,7 @@ export function operation(options: OperationOptions) {
       description: CONDITIONAL[name],
       schema: { type: "string" },
     })),
+    ...(options.ranges ? RANGE_PARAMETERS : []),
     ...(options.idempotent ? [IDEMPOTENCY_KEY] : []),
   ];
   return {
@@ -179,8 +309,21 @@ export function operation(options: OperationOptions) {
   } as Record<string, unknown>;
 }
 
-const mediaTypes = (content: Record<string, TSchema | Json>) =>
-  Object.fromEntries(Object.entries(content).map(([type, schema]) => [type, { schema }]));
+const mediaTypes = (content: Record<string, MediaSchema>) =>
+  Object.fromEntries(
+    Object.entries(content).map(([type, schema]) => [
+      type,
+      schema instanceof NdjsonLines
+        ? {
+            schema: {
+              type: "string",
+              description: `NDJSON: ${schema.what}, one JSON value per line, each line ended by a line feed. Each line is one ${schema.line.title} (#/components/schemas/${schema.line.title}).`,
+            },
+            "x-itemSchema": schema.line,
+          }
+        : { schema },
+    ]),
+  );
 
 /** JSON Schema keywords TypeBox and Elysia accept that OpenAPI 3.1 (and strict validators) do not. */
 const NON_STANDARD = new Set(["error", "errorMessage"]);
@@ -199,13 +342,45 @@ function cleanSchema(schema: unknown, named: Map<string, { json: string; schema:
           ? value
           : cleanSchema(value, named);
   }
-  const title = typeof copy.title === "string" && copy.type !== undefined ? copy.title : undefined;
+  const title = typeof copy.title === "string" && (copy.type !== undefined || Array.isArray(copy.anyOf)) ? copy.title : undefined;
   if (!title) return copy;
-  const json = JSON.stringify(copy);
+  const component = withoutOptionalDefaults(copy);
+  const json = JSON.stringify(component);
   const existing = named.get(title);
   if (existing && existing.json !== json) throw new Error(`OpenAPI: two different schemas are titled ${title}`);
-  named.set(title, { json, schema: copy });
+  named.set(title, { json, schema: component });
   return { $ref: `#/components/schemas/${title}` };
+}
+
+/**
+ * A component schema whose optional properties carry their `default` in their description instead.
+ * Generators read a component's default as "always present" (openapi-typescript's defaultNonNullable
+ * makes such a property required), which holds for an answer but not for a request: `output.return`
+ * would have to be sent with every saveAs. Inline request bodies and parameters keep their defaults.
+ */
+function withoutOptionalDefaults(schema: Json): Json {
+  const copy: Json = { ...schema };
+  if (copy.properties) {
+    const required = (copy.required as string[] | undefined) ?? [];
+    copy.properties = Object.fromEntries(
+      Object.entries(copy.properties as Record<string, Json>).map(([name, member]) => {
+        let property = withoutOptionalDefaults(member);
+        if (!required.includes(name) && "default" in property) {
+          const { default: value, ...rest } = property;
+          const said = `default: ${JSON.stringify(value)}`;
+          property = { ...rest, description: typeof rest.description === "string" ? `${rest.description} (${said})` : said };
+        }
+        return [name, property];
+      }),
+    );
+  }
+  for (const key of ["items", "additionalProperties"]) {
+    if (copy[key] && typeof copy[key] === "object") copy[key] = withoutOptionalDefaults(copy[key] as Json);
+  }
+  for (const key of ["anyOf", "oneOf", "allOf"]) {
+    if (Array.isArray(copy[key])) copy[key] = (copy[key] as Json[]).map(withoutOptionalDefaults);
+  }
+  return copy;
 }
 
 interface RouteLike {
@@ -296,18 +471,24 @@ export function buildOpenApiDocument(routes: readonly RouteLike[], info: Documen
     for (const [status, response] of Object.entries((detail.responses as Json | undefined) ?? {})) {
       responses[status] = mergeResponse(responses[status], cleanSchema(response, named) as Json);
     }
-    const shared: number[] = [500];
-    if (merged.some((parameter) => parameter.in === "path")) shared.push(404);
-    if (merged.some(isConstrained) || requestBody) shared.push(400);
-    if (requestBody) shared.push(413, 415);
-    if (secured) shared.push(401, 429);
-    if (permission) shared.push(403);
-    for (const status of shared) {
-      responses[status] ??= problemResponse(
-        SHARED_PROBLEMS[status],
-        status === 401 ? ["WWW-Authenticate"] : status === 429 ? ["Retry-After"] : [],
-      );
+    const security = (detail.security as Json[] | undefined) ?? (secured ? [{ bearerAuth: [] }] : []);
+    if (merged.some(isConstrained) || requestBody) addProblem(responses, 400, SHARED.validationFailed);
+    if (requestBody) {
+      addProblem(responses, 400, SHARED.malformedJson);
+      addProblem(responses, 400, SHARED.bodyRequired);
+      // a route with its own body limit (utility runs, pipeline definitions) declares its own 413
+      responses[413] ??= problemResponse(SHARED.bodyTooLarge);
+      addProblem(responses, 415, SHARED.unsupportedMediaType);
     }
+    if (security.length > 0) addProblem(responses, 400, SHARED.tokenInQuery);
+    if (secured) {
+      addProblem(responses, 401, SHARED.unauthorized, ["WWW-Authenticate"]);
+      addProblem(responses, 429, SHARED.rateLimited, ["Retry-After"]);
+      addProblem(responses, 429, SHARED.tooManyFailures, ["Retry-After"]);
+      addProblem(responses, 503, SHARED.databaseUnavailable, ["Retry-After"]);
+    }
+    if (permission) addProblem(responses, 403, SHARED.forbidden);
+    addProblem(responses, 500, SHARED.internalError);
     for (const [status, response] of Object.entries(responses)) {
       const headers: Json = { "X-Request-Id": { $ref: "#/components/headers/X-Request-Id" } };
       if (secured) Object.assign(headers, headerRefs(RATE_LIMIT_HEADERS, status === "429" ? RATE_LIMIT_HEADERS : []));
@@ -322,7 +503,7 @@ export function buildOpenApiDocument(routes: readonly RouteLike[], info: Documen
       ...(requestBody ? { requestBody } : {}),
       responses: Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b))),
       // a route with its own scheme (GET /metrics and its METRICS_TOKEN) names it in its detail
-      security: (detail.security as Json[] | undefined) ?? (secured ? [{ bearerAuth: [] }] : []),
+      security,
     };
   }
   return {

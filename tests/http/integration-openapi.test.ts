@@ -38,8 +38,16 @@ test("export and import are declared with their NDJSON bodies and query", () => 
   const exported = spec.paths["/api/v1/export"].get;
   expect(exported.parameters.map((parameter: any) => parameter.name).sort()).toEqual(["deleted", "folder"]);
   const imported = spec.paths["/api/v1/import"].post;
-  expect(exported.responses["200"].content["application/x-ndjson"].schema).toEqual({ $ref: "#/components/schemas/ExportLine" });
-  expect(imported.requestBody.content["application/x-ndjson"].schema).toEqual({ $ref: "#/components/schemas/ImportLine" });
-  expect(imported.responses["200"].content["application/x-ndjson"].schema.anyOf.length).toBe(2);
-  expect(imported.responses["415"]).toBeDefined();
+  // the body is NDJSON text; each line's schema is a named component (x-itemSchema, and the description says which)
+  const ndjson = (media: any, line: string) => {
+    expect(Object.keys(media)).toEqual(["application/x-ndjson"]);
+    expect(media["application/x-ndjson"].schema.type).toBe("string");
+    expect(media["application/x-ndjson"].schema.description).toContain(`Each line is one ${line}`);
+    expect(media["application/x-ndjson"]["x-itemSchema"]).toEqual({ $ref: `#/components/schemas/${line}` });
+  };
+  ndjson(exported.responses["200"].content, "ExportLine");
+  ndjson(imported.requestBody.content, "ImportLine");
+  ndjson(imported.responses["200"].content, "ImportResult");
+  expect(spec.components.schemas.ImportResult.anyOf.length).toBe(2);
+  expect(JSON.stringify(imported.responses["415"])).toContain("unsupported_media_type");
 });

@@ -193,7 +193,14 @@ export const CASES: Case[] = [
   },
 
   { operation: "listEvents", name: "events", status: 200, method: "GET", path: () => "/api/v1/events?limit=5", options: (f) => user(f) },
-  { operation: "listEvents", name: "invalid cursor", status: 400, method: "GET", path: () => "/api/v1/events?after=nope", options: (f) => user(f) },
+  {
+    operation: "listEvents",
+    name: "invalid cursor",
+    status: 400,
+    method: "GET",
+    path: () => "/api/v1/events?after=nope",
+    options: (f) => user(f),
+  },
   { operation: "listEvents", name: "no key", status: 401, method: "GET", path: () => "/api/v1/events", options: () => NO_KEY },
 
   { operation: "listUtilities", name: "catalogue", status: 200, method: "GET", path: () => "/api/v1/utilities", options: (f) => user(f) },
@@ -474,6 +481,38 @@ export const CASES: Case[] = [
     options: (f) => user(f),
   },
   {
+    operation: "downloadDocumentContent",
+    name: "a range",
+    status: 206,
+    method: "GET",
+    path: (f) => `${doc(f)}/content`,
+    options: (f) => user(f, { headers: { range: "bytes=0-2" } }),
+  },
+  {
+    operation: "downloadDocumentContent",
+    name: "a range past the end",
+    status: 416,
+    method: "GET",
+    path: (f) => `${doc(f)}/content`,
+    options: (f) => user(f, { headers: { range: "bytes=1000000-" } }),
+  },
+  {
+    operation: "downloadDocumentContent",
+    name: "a range whose If-Range no longer holds",
+    status: 200,
+    method: "GET",
+    path: (f) => `${doc(f)}/content`,
+    options: (f) => user(f, { headers: { range: "bytes=0-2", "if-range": '"stale"' } }),
+  },
+  {
+    operation: "downloadDocumentContent",
+    name: "the key in the query string",
+    status: 400,
+    method: "GET",
+    path: (f) => `${doc(f)}/content?access_token=${f.key}`,
+    options: () => NO_KEY,
+  },
+  {
     operation: "createDocumentLink",
     name: "created",
     status: 201,
@@ -514,6 +553,22 @@ export const CASES: Case[] = [
     method: "GET",
     path: (f) => f.link.replace(/sig=(.)/, (_, first) => `sig=${first === "A" ? "B" : "A"}`),
     options: () => NO_KEY,
+  },
+  {
+    operation: "downloadThroughLink",
+    name: "a range",
+    status: 206,
+    method: "GET",
+    path: (f) => f.link,
+    options: () => ({ ...NO_KEY, headers: { range: "bytes=-2" } }),
+  },
+  {
+    operation: "downloadThroughLink",
+    name: "a range past the end",
+    status: 416,
+    method: "GET",
+    path: (f) => f.link,
+    options: () => ({ ...NO_KEY, headers: { range: "bytes=1000000-" } }),
   },
   {
     operation: "replaceDocumentContent",
@@ -645,6 +700,22 @@ export const CASES: Case[] = [
     method: "GET",
     path: (f) => `${doc(f)}/versions/99/content`,
     options: (f) => user(f),
+  },
+  {
+    operation: "downloadDocumentVersion",
+    name: "a range",
+    status: 206,
+    method: "GET",
+    path: (f) => `${doc(f)}/versions/1/content`,
+    options: (f) => user(f, { headers: { range: "bytes=1-" } }),
+  },
+  {
+    operation: "downloadDocumentVersion",
+    name: "a range past the end",
+    status: 416,
+    method: "GET",
+    path: (f) => `${doc(f)}/versions/1/content`,
+    options: (f) => user(f, { headers: { range: "bytes=1000000-1000001" } }),
   },
   {
     operation: "restoreDocumentVersion",
@@ -1013,6 +1084,8 @@ let t: TestApp;
 let checker: ConformanceChecker;
 let fixtures: Fixtures;
 let checked = 0;
+/** every problem answered by the cases: the operation, the status and the code the body carried */
+const answered: { operation: string; status: number; code: string }[] = [];
 
 beforeAll(async () => {
   t = await createTestApp({ UTILITY_MAX_PAYLOAD_BYTES: "4096", METRICS_TOKEN });
@@ -1062,6 +1135,12 @@ describe("every response conforms to GET /openapi.json", () => {
       const path = entry.path(fixtures);
       const response = await t.request(entry.method, path, entry.options?.(fixtures));
       expect(response.status).toBe(entry.status);
+      if (entry.status >= 400)
+        answered.push({
+          operation: entry.operation,
+          status: entry.status,
+          code: ((await response.clone().json()) as { code: string }).code,
+        });
       expect(await checker.check(entry.operation, entry.method, path, response)).toEqual([]);
       checked++;
     });
@@ -1080,6 +1159,16 @@ describe("the table covers the document", () => {
     expect(missing).toEqual([]);
   });
 
+  test("every code a case answered is listed in the enum of its status", () => {
+    const unlisted = answered.filter(({ operation, status, code }) => {
+      const schema = checker.operation(operation).spec.responses[status]?.content?.["application/problem+json"]?.schema;
+      return !schema?.allOf?.[1]?.properties?.code?.enum?.includes(code);
+    });
+    expect(unlisted).toEqual([]);
+    console.log(`conformance: ${answered.length} problems answered, ${new Set(answered.map((entry) => entry.code)).size} codes`);
+    expect(answered.length).toBe(CASES.filter((entry) => entry.status >= 400).length);
+  });
+
   test("every case names an operation of the document", () => {
     expect(CASES.map((entry) => entry.operation).filter((id) => !checker.operations.some((op) => op.id === id))).toEqual([]);
   });
@@ -1095,6 +1184,20 @@ describe("the table covers the document", () => {
     );
     expect((await checker.check("getHealth", "GET", "/health", problem(200, health, { etag: '"x"' })))[0]).toContain(
       "header etag is sent but not declared",
+    );
+    const unknownCode = {
+      success: false,
+      error: "x",
+      code: "nope",
+      type: "about:blank",
+      title: "Not Found",
+      status: 404,
+      detail: "x",
+      requestId: "r",
+    };
+    const answer = problem(404, unknownCode, { "content-type": "application/problem+json" });
+    expect((await checker.check("getDocument", "GET", "/api/v1/documents/x", answer))[0]).toContain(
+      "must be equal to one of the allowed values",
     );
   });
 });

@@ -5,6 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createTestApp, type TestApp } from "../support/app";
 
 let t: TestApp;
@@ -25,6 +27,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await t.close();
 });
+
+/** The schema of a problem response whose code is one of `codes`. */
+const problemOf = (codes: string[]) => ({
+  allOf: [
+    { $ref: "#/components/schemas/Problem" },
+    { type: "object", properties: { code: { type: "string", enum: codes } }, required: ["code"] },
+  ],
+});
+const codesListed = (response: any): string[] =>
+  response.content?.["application/problem+json"]?.schema?.allOf?.[1]?.properties?.code?.enum ?? [];
 
 /** Every JSON Schema in the document: components and every parameter, body, response and header schema. */
 function schemasOf(value: unknown, found: unknown[] = [], key = ""): unknown[] {
@@ -75,15 +87,18 @@ describe("GET /openapi.json", () => {
       const tooMany = op.spec.responses[429];
       for (const header of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"])
         expect(tooMany.headers[header].required).toBe(true);
-      expect(tooMany.content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/Problem" });
+      expect(tooMany.content["application/problem+json"].schema).toEqual(problemOf(["rate_limited", "too_many_failed_authentications"]));
     }
   });
 
-  test("every error status is a Problem in application/problem+json; 304 has no content", () => {
+  test("every error status is a Problem in application/problem+json whose code is one of a listed few; 304 has no content", () => {
     for (const op of operations) {
       for (const [status, response] of Object.entries<any>(op.spec.responses)) {
-        if (Number(status) >= 400)
-          expect(response.content).toEqual({ "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } });
+        if (Number(status) >= 400) {
+          const codes = codesListed(response);
+          expect([op.spec.operationId, status, codes.length > 0]).toEqual([op.spec.operationId, status, true]);
+          expect(response.content).toEqual({ "application/problem+json": { schema: problemOf(codes) } });
+        }
         if (status === "304") {
           expect(response.content).toBeUndefined();
           expect(response.headers.ETag.required).toBe(true);
@@ -131,5 +146,95 @@ describe("GET /openapi.json", () => {
     const download = document.paths["/api/v1/documents/{id}/content"].get;
     expect(download.parameters.some((parameter: any) => parameter.name === "If-None-Match")).toBe(true);
     expect(Object.keys(download.responses[200].headers)).toEqual(expect.arrayContaining(["ETag", "Content-Disposition"]));
+  });
+
+  test("downloads declare Range and If-Range, 206 with Content-Range and 416 range_not_satisfiable with Content-Range", () => {
+    const downloads = operations.filter((op) => op.spec.responses[206]);
+    expect(downloads.map((op) => op.spec.operationId).sort()).toEqual([
+      "downloadDocumentContent",
+      "downloadDocumentVersion",
+      "downloadThroughLink",
+    ]);
+    for (const { spec } of downloads) {
+      const headers = spec.parameters.filter((parameter: any) => parameter.in === "header").map((parameter: any) => parameter.name);
+      expect(headers).toEqual(expect.arrayContaining(["Range", "If-Range", "If-None-Match"]));
+      expect(spec.responses[206].headers["Content-Range"].required).toBe(true);
+      expect(Object.keys(spec.responses[206].headers)).toEqual(expect.arrayContaining(["ETag", "Accept-Ranges"]));
+      expect(spec.responses[200].headers["Accept-Ranges"]).toEqual({ $ref: "#/components/headers/Accept-Ranges" });
+      expect(spec.responses[416].headers["Content-Range"].required).toBe(true);
+      expect(codesListed(spec.responses[416])).toEqual(["range_not_satisfiable"]);
+    }
+  });
+
+  test("the patch route takes only JSON Patch (an array of operations) and JSON Merge Patch (an object)", () => {
+    const body = document.paths["/api/v1/documents/{id}/content"].patch.requestBody.content;
+    expect(Object.keys(body)).toEqual(["application/json-patch+json", "application/merge-patch+json"]);
+    const { schemas } = document.components;
+    const patch = schemas[body["application/json-patch+json"].schema.$ref.split("/").pop()];
+    expect(patch.type).toBe("array");
+    const shapes = patch.items.anyOf.map((ref: any) => schemas[ref.$ref.split("/").pop()]);
+    expect(shapes.flatMap((shape: any) => shape.properties.op.enum).sort()).toEqual(["add", "copy", "move", "remove", "replace", "test"]);
+    for (const shape of shapes) expect(shape.required).toEqual(expect.arrayContaining(["op", "path"]));
+    expect(shapes.find((shape: any) => shape.properties.op.enum.includes("move")).required).toContain("from");
+    expect(shapes.find((shape: any) => shape.properties.op.enum.includes("add")).required).toContain("value");
+    expect(schemas[body["application/merge-patch+json"].schema.$ref.split("/").pop()]).toMatchObject({ type: "object" });
+  });
+
+  test("no component keeps a default on an optional property (generators would make it required); the description says it", () => {
+    const found: string[] = [];
+    const walk = (schema: any, where: string) => {
+      if (schema === null || typeof schema !== "object") return;
+      for (const [name, member] of Object.entries<any>(schema.properties ?? {})) {
+        if (!(schema.required ?? []).includes(name) && member && "default" in member) found.push(`${where}.${name}`);
+        walk(member, `${where}.${name}`);
+      }
+      for (const key of ["items", "additionalProperties"]) walk(schema[key], `${where}.${key}`);
+      for (const key of ["anyOf", "oneOf", "allOf"]) for (const part of schema[key] ?? []) walk(part, `${where}.${key}`);
+    };
+    for (const [name, schema] of Object.entries(document.components.schemas)) walk(schema, name);
+    expect(found).toEqual([]);
+    expect(document.components.schemas.RunOutput.properties.return).toEqual({
+      type: "boolean",
+      description: "false leaves output out of the response (default: true)",
+    });
+    expect(document.components.schemas.RunOutput.required).toBeUndefined();
+  });
+
+  test("shared codes: token_in_query on every route with a bearer scheme, database_unavailable and the auth codes on every API route", () => {
+    for (const op of operations) {
+      if (op.spec.security.length > 0)
+        expect([op.spec.operationId, codesListed(op.spec.responses[400])]).toEqual([
+          op.spec.operationId,
+          expect.arrayContaining(["token_in_query"]),
+        ]);
+      if (!op.path.startsWith("/api/")) continue;
+      expect(codesListed(op.spec.responses[503])).toContain("database_unavailable");
+      expect(op.spec.responses[503].headers["Retry-After"].required).toBe(true);
+      expect(codesListed(op.spec.responses[401])).toEqual(["unauthorized"]);
+      expect(codesListed(op.spec.responses[500])).toContain("internal_error");
+    }
+    // a route's own codes and the shared ones in one enum
+    const create = document.paths["/api/v1/documents"].post.responses;
+    expect(codesListed(create[400])).toEqual(
+      expect.arrayContaining(["validation_failed", "malformed_json", "body_required", "token_in_query", "invalid_idempotency_key"]),
+    );
+    expect(codesListed(create[409])).toEqual(["idempotency_in_progress", "idempotency_answer_not_kept"]);
+    expect(codesListed(create[503])).toEqual(["content_store_unavailable", "database_unavailable"]);
+    expect(codesListed(document.paths["/ready"].get.responses[503])).toEqual(["not_ready", "draining"]);
+  });
+
+  test("every listed code is one Kiln throws: a code in the source, never a word of a description", () => {
+    const thrown = new Set(["validation_failed", "unauthorized", "forbidden"]); // validationError(), unauthorized(), forbidden()
+    const sources = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+        entry.isDirectory() ? sources(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : [],
+      );
+    const pattern =
+      /(?:HttpError\(\s*\d{3},\s*|(?:badRequest|notFound)\(\s*|code: |\[\d{3}, |HttpError\(\s*\n\s*\d{3},\s*\n?\s*)"([a-z_]+)"/g;
+    for (const file of sources(join(import.meta.dir, "../../src")))
+      for (const match of readFileSync(file, "utf8").matchAll(pattern)) thrown.add(match[1]);
+    const listed = new Set(operations.flatMap((op) => Object.values<any>(op.spec.responses).flatMap(codesListed)));
+    expect([...listed].filter((code) => !thrown.has(code))).toEqual([]);
+    expect(listed.size).toBeGreaterThan(40);
   });
 });

@@ -36,9 +36,12 @@ const API_HEADERS = [
   "allow",
 ];
 
-/** Every object schema closed (additionalProperties: false unless it says otherwise), refs pointed at $defs. */
-function strictify(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(strictify);
+/**
+ * Every object schema closed (additionalProperties: false unless it says otherwise), refs pointed at
+ * $defs. The parts of an allOf stay open: each narrows the same object (a Problem and its code enum).
+ */
+function strictify(schema: unknown, open = false): unknown {
+  if (Array.isArray(schema)) return schema.map((item) => strictify(item, open));
   if (schema === null || typeof schema !== "object") return schema;
   const copy: Json = {};
   for (const [key, value] of Object.entries(schema)) {
@@ -46,9 +49,9 @@ function strictify(schema: unknown): unknown {
     else if (key === "properties")
       copy.properties = Object.fromEntries(Object.entries(value as Json).map(([name, member]) => [name, strictify(member)]));
     else if (key === "const" || key === "enum" || key === "default" || key === "examples") copy[key] = value;
-    else copy[key] = strictify(value);
+    else copy[key] = strictify(value, key === "allOf");
   }
-  if (copy.type === "object" && copy.properties && copy.additionalProperties === undefined) copy.additionalProperties = false;
+  if (!open && copy.type === "object" && copy.properties && copy.additionalProperties === undefined) copy.additionalProperties = false;
   return copy;
 }
 
@@ -131,8 +134,13 @@ export class ConformanceChecker {
         `media type '${mediaType}' is not declared for status ${response.status} (declared: ${Object.keys(content).join(", ")})`,
       ];
     if (!mediaType.endsWith("json")) return problems;
-    if (mediaType === "application/x-ndjson")
-      return [...problems, ...this.checkLines(`${operationId} ${response.status} ${mediaType}`, media.schema ?? {}, body)];
+    // NDJSON: the body is text; each line is checked against the line schema (x-itemSchema)
+    if (mediaType === "application/x-ndjson") {
+      if (!media["x-itemSchema"]) return [...problems, `the NDJSON body of ${operationId} ${response.status} declares no x-itemSchema`];
+      return [...problems, ...this.checkLines(`${operationId} ${response.status} ${mediaType}`, media["x-itemSchema"], body)];
+    }
+    // 206: a slice of the JSON text, not JSON on its own
+    if (response.status === 206) return problems;
     let value: unknown;
     try {
       value = JSON.parse(new TextDecoder().decode(body));

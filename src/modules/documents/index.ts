@@ -16,6 +16,7 @@ import {
   IdParams,
   JsonPatchDocument,
   LIMIT_PARAMETER,
+  MergePatchDocument,
   ListQuery,
   ListResponse,
   UpdateDocumentBody,
@@ -42,7 +43,7 @@ import {
 } from "./service";
 import type { DocumentRow } from "../../db/schema";
 import { Type } from "@sinclair/typebox";
-import { operation } from "../../http/openapi";
+import { NdjsonLines, operation } from "../../http/openapi";
 import { exportDocuments, importDocuments } from "./transfer";
 
 /** The import route as Elysia names it: its body is streamed, never buffered (see app.ts's body parser). */
@@ -210,6 +211,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           headers: { 200: ["ETag", "Content-Disposition"] },
           conditional: ["If-None-Match"],
           notModified: true,
+          ranges: true,
         }),
       },
     )
@@ -298,12 +300,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           description: `Applies the patch to the current content and stores the result as a new version. \`${JSON_PATCH}\`: an RFC 6902 array of operations (add, remove, replace, move, copy, test), applied atomically. \`${MERGE_PATCH}\`: an RFC 7396 merge patch. The parts the patch does not touch keep their exact bytes; the values it writes are stored as written in the patch.`,
           requestBody: {
             description: "the patch, by its media type",
-            content: {
-              [JSON_PATCH]: JsonPatchDocument,
-              [MERGE_PATCH]: {
-                description: "any JSON value: an object merges member by member (null removes), anything else replaces the content",
-              },
-            },
+            content: { [JSON_PATCH]: JsonPatchDocument, [MERGE_PATCH]: MergePatchDocument },
           },
           errors: {
             400: "patch_invalid: not an array of operations, a malformed operation, or a path that does not exist (errors[0].path is /<index> of the operation); malformed_json; body_required",
@@ -367,6 +364,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           headers: { 200: ["ETag", "Content-Disposition"] },
           conditional: ["If-None-Match"],
           notModified: true,
+          ranges: true,
         }),
       },
     )
@@ -467,7 +465,12 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           summary: "Export documents as NDJSON",
           description:
             'One line per document, oldest first: {"document": {metadata}, "content": <the stored JSON text, byte for byte>} (content with line breaks comes as contentText). Streamed: memory stays flat whatever the number of documents.',
-          responses: { 200: { description: "One line per document", content: { "application/x-ndjson": ExportLine } } },
+          responses: {
+            200: {
+              description: "One line per document",
+              content: { "application/x-ndjson": new NdjsonLines(ExportLine, "one line per document, oldest first") },
+            },
+          },
         }),
       },
     )
@@ -489,8 +492,16 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           summary: "Import documents from NDJSON",
           description:
             'The export\'s line format; of document, only name, description, tags and folder are read. Each line is created on its own (quotas per line) and answered by one result line, streamed as it is stored: {"line": n, "id"} or {"line": n, "error": {code, detail}}. Blank lines are skipped.',
-          requestBody: { description: "One document per line", content: { "application/x-ndjson": ImportLine } },
-          responses: { 200: { description: "One result per input line", content: { "application/x-ndjson": ImportResult } } },
+          requestBody: {
+            description: "One document per line (Content-Type: application/x-ndjson)",
+            content: { "application/x-ndjson": new NdjsonLines(ImportLine, "one document per line; blank lines are skipped") },
+          },
+          responses: {
+            200: {
+              description: "One result per input line",
+              content: { "application/x-ndjson": new NdjsonLines(ImportResult, "one result per non-blank input line, in order") },
+            },
+          },
           errors: { 415: "unsupported_media_type: the body is not application/x-ndjson (or has a Content-Encoding)" },
         }),
       },

@@ -192,6 +192,7 @@ export const documentLinksModule = (deps: LinksDeps & { auth: AuthPlugin }) =>
           headers: { 200: ["ETag", "Content-Disposition"] },
           conditional: ["If-None-Match"],
           notModified: true,
+          ranges: true,
         }),
       },
     );

@@ -109,14 +109,35 @@ export const IdParams = t.Object({ id: t.String() });
 
 export const VersionParams = t.Object({ id: t.String(), version: t.String({ description: "a version number: 1, 2, …" }) });
 
+const Pointer = (description: string) => t.String({ description: `JSON Pointer (RFC 6901): ${description}` });
+const PatchValue = t.Unknown({ description: "any JSON value, stored as written" });
+const Op = <Names extends string>(...names: Names[]) => Type.Unsafe<Names>({ type: "string", enum: names });
+
+/** The JSON Patch body, one shape per kind of operation (documentation: the handler reads the raw bytes). */
 export const JsonPatchDocument = t.Array(
-  t.Object({
-    op: t.Union(["add", "remove", "replace", "move", "copy", "test"].map((op) => t.Literal(op))),
-    path: t.String({ description: "JSON Pointer (RFC 6901)" }),
-    from: t.Optional(t.String({ description: "JSON Pointer; move and copy" })),
-    value: t.Optional(t.Unknown({ description: "add, replace, test; stored as written" })),
-  }),
-  { title: "JsonPatch", description: "RFC 6902: applied in order, all or nothing" },
+  t.Union([
+    t.Object(
+      { op: Op("add", "replace", "test"), path: Pointer("where the value goes (test: the value to compare)"), value: PatchValue },
+      { title: "JsonPatchValueOperation", description: "add, replace or test: a path and a value" },
+    ),
+    t.Object({ op: Op("remove"), path: Pointer("the value to remove") }, { title: "JsonPatchRemoveOperation" }),
+    t.Object(
+      { op: Op("move", "copy"), from: Pointer("the value to move or copy"), path: Pointer("where it goes") },
+      { title: "JsonPatchMoveOperation", description: "move or copy: from and path" },
+    ),
+  ]),
+  { title: "JsonPatch", description: "RFC 6902: operations applied in order, all or nothing" },
+);
+
+/** The JSON Merge Patch body (RFC 7396), as a client sends it: an object merged member by member. */
+export const MergePatchDocument = t.Object(
+  {},
+  {
+    additionalProperties: true,
+    title: "MergePatch",
+    description:
+      "RFC 7396: each member replaces the content's member of that name (objects merge recursively), null removes it. (A patch that is not an object replaces the whole content, as RFC 7396 says; PUT .../content does the same.)",
+  },
 );
 
 export const VersionsQuery = t.Object(

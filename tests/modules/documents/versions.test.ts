@@ -424,17 +424,17 @@ describe("OpenAPI", () => {
     expect(parameters(patch)).toEqual(["If-Match", "id"]);
     const list = paths["/api/v1/documents/{id}/versions"].get;
     expect([statuses(list), parameters(list)]).toEqual([
-      ["200", "400", "401", "403", "404", "429", "500"],
+      ["200", "400", "401", "403", "404", "429", "500", "503"],
       ["cursor", "id", "limit"],
     ]);
     const download = paths["/api/v1/documents/{id}/versions/{version}/content"].get;
     expect([statuses(download), parameters(download)]).toEqual([
-      ["200", "304", "401", "403", "404", "429", "500"],
-      ["If-None-Match", "id", "version"],
+      ["200", "206", "304", "400", "401", "403", "404", "416", "429", "500", "503"],
+      ["If-None-Match", "If-Range", "Range", "id", "version"],
     ]);
     const restore = paths["/api/v1/documents/{id}/versions/{version}/restore"].post;
     expect([statuses(restore), parameters(restore)]).toEqual([
-      ["200", "401", "403", "404", "412", "413", "429", "500"],
+      ["200", "400", "401", "403", "404", "412", "413", "429", "500", "503"],
       ["If-Match", "id", "version"],
     ]);
   });
