@@ -50,17 +50,19 @@ describe("POST /api/v1/documents with Idempotency-Key", () => {
   test("a replayed problem (a kept 4xx) carries the replay's own request id, in the body as in X-Request-Id", async () => {
     const { key } = await t.newAccount({ storageLimitBytes: 10 });
     const idem = newKey();
-    const first = await create(key, idem);
+    const send = (headers: Record<string, string> = {}) =>
+      t.request("POST", "/api/v1/documents", {
+        key,
+        body: { name: "invoice", content: { total: 12.5, lines: ["a", "b", "c"] } },
+        headers: { "Idempotency-Key": idem, ...headers },
+      });
+    const first = await send();
     expect(first.status).toBe(413);
     const firstBody = (await first.json()) as { code: string; requestId: string };
     expect(firstBody.code).toBe("storage_limit_exceeded");
     expect(firstBody.requestId).toBe(first.headers.get("x-request-id")!);
     for (const headers of [{}, { "X-Request-Id": "retry-of-upload-7" }] as Record<string, string>[]) {
-      const retry = await t.request("POST", "/api/v1/documents", {
-        key,
-        body: { name: "invoice", content: { total: 12345678901234567890 } },
-        headers: { "Idempotency-Key": idem, ...headers },
-      });
+      const retry = await send(headers);
       expect(retry.status).toBe(413);
       expect(retry.headers.get("idempotent-replayed")).toBe("true");
       const body = (await retry.json()) as { code: string; detail: string; requestId: string };
