@@ -4,6 +4,7 @@
 import { Elysia } from "elysia";
 import type { LogFormat, LogLevel } from "../config";
 import { batchedStdout } from "../server/log-writer";
+import { requestIdFor } from "../server/request-id";
 
 const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 99 };
 
@@ -35,14 +36,6 @@ function prettyLine(time: string, level: string, message: string, fields: Record
     parts.push(`${key}=${text}`);
   }
   return parts.join(" ");
-}
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** The caller's X-Request-Id when it is a sane token, else a fresh one. */
-export function requestIdFor(request: Request): string {
-  const given = request.headers.get("x-request-id");
-  return given && REQUEST_ID.test(given) ? given : Bun.randomUUIDv7();
 }
 
 export interface RequestState {

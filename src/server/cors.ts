@@ -2,13 +2,14 @@
  * CORS for browser clients, from CORS_ORIGINS (a list of origins, or `*`). Nothing is added for an
  * origin not listed (or when the list is empty, the default), so such a browser cannot read answers.
  * A preflight (OPTIONS with Access-Control-Request-Method) from a listed origin is answered at once,
- * before authentication: browsers never send a key with it.
+ * before authentication (browsers never send a key with it), with an X-Request-Id like every answer.
  *
  * Hand-written rather than @elysiajs/cors: the headers must also reach the answers built outside
  * Elysia's lifecycle (problem+json errors, streamed downloads, compressed bodies), so they are set on
  * the final Response, at the same place compression happens (app.ts).
  */
 import type { CorsOrigins } from "../config";
+import { requestIdFor } from "./request-id";
 
 const ALLOWED_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE";
 const ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, Range, X-Request-Id";
@@ -58,6 +59,7 @@ export function corsPolicy(origins: CorsOrigins): CorsPolicy {
         "Access-Control-Allow-Methods": ALLOWED_METHODS,
         "Access-Control-Allow-Headers": ALLOWED_HEADERS,
         "Access-Control-Max-Age": PREFLIGHT_MAX_AGE_SECONDS,
+        "X-Request-Id": requestIdFor(request),
       });
       vary(headers, "Origin, Access-Control-Request-Method, Access-Control-Request-Headers");
       return new Response(null, { status: 204, headers });

@@ -53,6 +53,24 @@ describe("CORS_ORIGINS with two origins", () => {
     expect(response.headers.get("vary")).toContain("Origin");
   });
 
+  test("a preflight carries an X-Request-Id like every answer: the caller's when sane, else a fresh one", async () => {
+    const fresh = await preflight(t, APP);
+    expect(fresh.status).toBe(204);
+    expect(fresh.headers.get("x-request-id")).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect((await preflight(t, APP)).headers.get("x-request-id")).not.toBe(fresh.headers.get("x-request-id"));
+    const given = await t.request("OPTIONS", "/api/v1/documents", {
+      key: null,
+      headers: { origin: APP, "access-control-request-method": "GET", "x-request-id": "trace-preflight.1" },
+    });
+    expect(given.status).toBe(204);
+    expect(given.headers.get("x-request-id")).toBe("trace-preflight.1");
+    const hostile = await t.request("OPTIONS", "/api/v1/documents", {
+      key: null,
+      headers: { origin: APP, "access-control-request-method": "GET", "x-request-id": "bad id\u0001" },
+    });
+    expect(hostile.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   test("answers to a listed origin carry its origin and expose the API's headers, errors included", async () => {
     const { key } = await t.newAccount({ plan: "starter" });
     const created = await t.request("POST", "/api/v1/documents", { key, body: { name: "x", content: 1 }, headers: { origin: APP } });
