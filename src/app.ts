@@ -19,6 +19,7 @@ import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
 import { eventsModule } from "./modules/events";
+import { eventStreamsOf } from "./modules/events/stream";
 import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
 import { patchInPool } from "./engine/patch-in-pool";
 import { documentsDeps } from "./modules/documents/service";
@@ -126,7 +127,7 @@ export function createApp(deps: AppDeps) {
     .use(healthModule({ database, contentStore, draining: deps.draining }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
-    .use(eventsModule({ db: database.db, auth }))
+    .use(eventsModule({ db: database.db, auth, streams: eventStreamsOf(database, { heartbeatMs: config.eventsHeartbeatMs, logger }) }))
     .use(utilitiesModule({ engine: utilityEngine, auth, idempotency }))
     .use(
       pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }),

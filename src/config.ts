@@ -30,6 +30,8 @@ export interface Config {
   readonly purgeAfterMs: number;
   /** how long events stay readable (GET /api/v1/events) before the sweep removes them */
   readonly eventRetentionMs: number;
+  /** an open event stream (GET /api/v1/events/stream) sends a heartbeat comment after this long without a write */
+  readonly eventsHeartbeatMs: number;
   readonly sweepIntervalMs: number;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;
@@ -167,6 +169,7 @@ export function loadConfig(env: Env = process.env): Config {
     utilityQueueLimit: integer(env, "UTILITY_QUEUE_LIMIT", 64, 0),
     purgeAfterMs: integer(env, "PURGE_AFTER_MS", 2_592_000_000, 0),
     eventRetentionMs: integer(env, "EVENT_RETENTION_MS", 2_592_000_000, 60_000),
+    eventsHeartbeatMs: integer(env, "EVENTS_HEARTBEAT_MS", 15_000, 10, 3_600_000),
     sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 60_000, 100),
     logLevel,
     logFormat,

@@ -20,6 +20,7 @@ import { purgeExpiredIdempotencyKeys } from "./http/idempotency";
 import { listen } from "./server/listener";
 import { LOCKS, withTryAdvisoryLock } from "./db/locks";
 import { sweepExpiredEvents } from "./modules/events/service";
+import { eventStreamsOf } from "./modules/events/stream";
 
 let config: Config;
 try {
@@ -106,6 +107,8 @@ async function shutdown(signal: string) {
   logger.log("info", "draining", { signal, inFlight: server.pendingRequests });
   const deadline = Date.now() + config.drainTimeoutMs;
   await Bun.sleep(Math.min(config.drainDelayMs, config.drainTimeoutMs));
+  // live event streams never finish by themselves: end them now (their clients resume on another node with Last-Event-ID)
+  await eventStreamsOf(database).close();
   while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20);
   const stopped = await Promise.race([server.stop().then(() => true), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => false)]);
   if (!stopped) {

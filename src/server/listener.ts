@@ -25,9 +25,13 @@ export async function listen(options: ListenOptions, fetch: FetchHandler): Promi
     hostname: options.hostname,
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
     idleTimeout: IDLE_TIMEOUT_SECONDS,
-    fetch(request, server) {
+    async fetch(request, server) {
       setClientAddress(request, server.requestIP(request)?.address);
-      return fetch(request);
+      const response = await fetch(request);
+      // An event stream is quiet between events by design, and Bun's idle timeout is not reset by what the
+      // server writes: it would cut every stream after 30 s. The stream ends a client that takes nothing itself.
+      if (response.headers.get("content-type")?.startsWith("text/event-stream")) server.timeout(request, 0);
+      return response;
     },
   });
   return {

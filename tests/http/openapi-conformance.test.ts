@@ -202,6 +202,24 @@ export const CASES: Case[] = [
     options: (f) => user(f),
   },
   { operation: "listEvents", name: "no key", status: 401, method: "GET", path: () => "/api/v1/events", options: () => NO_KEY },
+  // a stream that ends by itself after a second (timeout=1), so its body can be read whole
+  {
+    operation: "streamEvents",
+    name: "a stream",
+    status: 200,
+    method: "GET",
+    path: () => "/api/v1/events/stream?timeout=1",
+    options: (f) => user(f),
+  },
+  {
+    operation: "streamEvents",
+    name: "invalid Last-Event-ID",
+    status: 400,
+    method: "GET",
+    path: () => "/api/v1/events/stream",
+    options: (f) => user(f, { headers: { "Last-Event-ID": "nope" } }),
+  },
+  { operation: "streamEvents", name: "no key", status: 401, method: "GET", path: () => "/api/v1/events/stream", options: () => NO_KEY },
 
   { operation: "listUtilities", name: "catalogue", status: 200, method: "GET", path: () => "/api/v1/utilities", options: (f) => user(f) },
   { operation: "listUtilities", name: "no key", status: 401, method: "GET", path: () => "/api/v1/utilities", options: () => NO_KEY },

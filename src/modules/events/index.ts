@@ -1,15 +1,22 @@
 /**
- * The events API: what changed in the caller's account, oldest first, resumable by cursor. Any valid
- * key may read it; it sees the families its permissions cover (documents → document.*, utilities →
- * pipeline.*).
+ * The events API: what changed in the caller's account, oldest first, resumable by cursor, as pages or
+ * as a live stream (Server-Sent Events, stream.ts). Any valid key may read it; it sees the families its
+ * permissions cover (documents → document.*, utilities → pipeline.*).
  */
 import { Elysia } from "elysia";
 import { validationError, type FieldError } from "../../core/errors";
 import { normalizeFolder } from "../../core/metadata";
 import type { Db } from "../../db/client";
 import { operation } from "../../http/openapi";
-import { requirePrincipal, type AuthPlugin } from "../auth";
-import { EventsPage, EventsQuery } from "./model";
+import { requirePrincipal, type AuthPlugin, type Principal } from "../auth";
+import {
+  EventsPage,
+  EventsQuery,
+  EventsStreamQuery,
+  LAST_EVENT_ID_PARAMETER,
+  STREAM_TIMEOUT_MAX_SECONDS,
+  TIMEOUT_PARAMETER,
+} from "./model";
 import {
   decodeEventCursor,
   encodeEventCursor,
@@ -20,6 +27,7 @@ import {
   readEvents,
   type EventFilter,
 } from "./service";
+import { STREAM_RETRY_MS, type EventStreams } from "./stream";
 
 /** The query's filters, checked: unknown types and invalid folders are 400s naming the parameter. */
 export function eventFilterOf(query: { type?: string; folder?: string }): EventFilter {
@@ -29,33 +37,93 @@ export function eventFilterOf(query: { type?: string; folder?: string }): EventF
   return { types: parseEventTypes(query.type), folder };
 }
 
-export const eventsModule = (deps: { db: Db; auth: AuthPlugin }) =>
-  new Elysia({ name: "kiln.events", detail: { tags: ["Events"] } }).use(deps.auth).get(
-    "/api/v1/events",
-    async ({ principal, query }) => {
-      const { accountId, permissions } = requirePrincipal(principal);
-      const limit = query.limit === undefined ? EVENTS_LIMIT_DEFAULT : Number(query.limit);
-      if (!(Number.isInteger(limit) && limit >= 1 && limit <= EVENTS_LIMIT_MAX)) {
-        throw validationError([{ path: "/limit", message: `must be an integer from 1 to ${EVENTS_LIMIT_MAX}` }]);
-      }
-      const after = decodeEventCursor(query.after);
-      const events = await readEvents(deps.db, accountId, readableFamilies(permissions), eventFilterOf(query), after, limit);
-      return {
-        success: true as const,
-        events,
-        nextCursor: events.at(-1)?.cursor ?? encodeEventCursor(after),
-        hasMore: events.length === limit,
-      };
-    },
-    {
-      query: EventsQuery,
-      response: { 200: EventsPage },
-      detail: operation({
-        operationId: "listEvents",
-        summary: "Events of the caller's account, oldest first, after a cursor",
-        description:
-          "A consumer that passes back nextCursor never misses an event: an event is listed only once every transaction that began before it has ended, so events never appear behind a cursor. Kept for EVENT_RETENTION_MS (30 days by default).",
-        errors: { 400: "validation_failed (type, folder or limit), invalid_cursor" },
-      }),
-    },
-  );
+interface StreamContext {
+  principal: Principal | undefined;
+  query: { after?: string; type?: string; folder?: string; timeout?: number };
+  request: Request;
+}
+
+/** GET (and HEAD) /api/v1/events/stream: checks everything, then answers with a live stream (stream.ts). */
+const streamEvents =
+  (streams: EventStreams) =>
+  ({ principal, query, request }: StreamContext): Response => {
+    const { accountId, keyId, permissions } = requirePrincipal(principal);
+    const lastEventId = request.headers.get("last-event-id");
+    const after = lastEventId ? decodeEventCursor(lastEventId, "/Last-Event-ID") : decodeEventCursor(query.after);
+    const filter = eventFilterOf(query);
+    if (query.timeout !== undefined && !(query.timeout >= 1 && query.timeout <= STREAM_TIMEOUT_MAX_SECONDS)) {
+      throw validationError([{ path: "/timeout", message: `must be a whole number of seconds from 1 to ${STREAM_TIMEOUT_MAX_SECONDS}` }]);
+    }
+    const headers = { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-cache", "x-accel-buffering": "no" };
+    if (request.method === "HEAD") return new Response(null, { headers });
+    const body = streams.open({
+      accountId,
+      keyId,
+      families: readableFamilies(permissions),
+      filter,
+      after,
+      signal: request.signal,
+      timeoutMs: query.timeout === undefined ? undefined : query.timeout * 1000,
+    });
+    // never compressed (server/compression.ts compresses JSON only); X-Accel-Buffering: no asks nginx not to buffer it
+    return new Response(body, { headers });
+  };
+
+export const eventsModule = (deps: { db: Db; auth: AuthPlugin; streams: EventStreams }) =>
+  new Elysia({ name: "kiln.events", detail: { tags: ["Events"] } })
+    .use(deps.auth)
+    .get(
+      "/api/v1/events",
+      async ({ principal, query }) => {
+        const { accountId, permissions } = requirePrincipal(principal);
+        const limit = query.limit === undefined ? EVENTS_LIMIT_DEFAULT : Number(query.limit);
+        if (!(Number.isInteger(limit) && limit >= 1 && limit <= EVENTS_LIMIT_MAX)) {
+          throw validationError([{ path: "/limit", message: `must be an integer from 1 to ${EVENTS_LIMIT_MAX}` }]);
+        }
+        const after = decodeEventCursor(query.after);
+        const events = await readEvents(deps.db, accountId, readableFamilies(permissions), eventFilterOf(query), after, limit);
+        return {
+          success: true as const,
+          events,
+          nextCursor: events.at(-1)?.cursor ?? encodeEventCursor(after),
+          hasMore: events.length === limit,
+        };
+      },
+      {
+        query: EventsQuery,
+        response: { 200: EventsPage },
+        detail: operation({
+          operationId: "listEvents",
+          summary: "Events of the caller's account, oldest first, after a cursor",
+          description:
+            "A consumer that passes back nextCursor never misses an event: an event is listed only once every transaction that began before it has ended, so events never appear behind a cursor. Kept for EVENT_RETENTION_MS (30 days by default).",
+          errors: { 400: "validation_failed (type, folder or limit), invalid_cursor" },
+        }),
+      },
+    )
+    .get("/api/v1/events/stream", streamEvents(deps.streams), {
+      query: EventsStreamQuery,
+      detail: {
+        ...operation({
+          operationId: "streamEvents",
+          summary: "Events of the caller's account as they happen (Server-Sent Events)",
+          description: `The feed of listEvents, live: each event as \`id: <cursor>\`, \`event: <type>\`, \`data: <the event as listEvents shows it>\` and a blank line, oldest first; the same filters and permission families. It starts after Last-Event-ID (or \`after\`; absent: the oldest kept event), so a client that reconnects with the id of the last event it got misses nothing and gets nothing twice. The stream opens with \`retry: ${STREAM_RETRY_MS}\`, sends \`: heartbeat\` after EVENTS_HEARTBEAT_MS (15 s) without an event, and ends when the node shuts down, when the key is revoked or expires, after \`timeout\`, or when the client takes nothing for two heartbeat intervals: reconnect with Last-Event-ID.`,
+          errors: { 400: "validation_failed (type, folder, timeout), invalid_cursor (after or Last-Event-ID)" },
+          responses: {
+            200: {
+              description: "An endless text/event-stream of events and heartbeats",
+              content: {
+                "text/event-stream": {
+                  type: "string",
+                  description:
+                    "Server-Sent Events: `retry: <ms>` once, then for each event `id: <cursor>`, `event: <type>`, `data: <Event as JSON>` and a blank line; `: heartbeat` comments between them (#/components/schemas/Event)",
+                },
+              },
+            },
+          },
+        }),
+        parameters: [TIMEOUT_PARAMETER, LAST_EVENT_ID_PARAMETER],
+      },
+    })
+    // Elysia answers a HEAD by running the GET and reading its body to the end to measure it: never, here
+    .head("/api/v1/events/stream", streamEvents(deps.streams), { query: EventsStreamQuery, detail: { hide: true } });

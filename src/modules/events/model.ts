@@ -39,3 +39,43 @@ export const EventsPage = t.Object(
   },
   { title: "EventsPage" },
 );
+
+/** Seconds, checked as the text they arrive as (1 to 5 digits, else 400 naming /timeout), then 1 to 86400 by the route. */
+const TimeoutSeconds = t
+  .Transform(t.String({ pattern: "^[0-9]{1,5}$", error: "timeout: must be a whole number of seconds from 1 to 86400" }))
+  .Decode((text) => Number(text))
+  .Encode((seconds) => String(seconds));
+
+export const STREAM_TIMEOUT_MAX_SECONDS = 86_400;
+
+/** `timeout` as the OpenAPI document declares it (it replaces the text schema the route validates). */
+export const TIMEOUT_PARAMETER = {
+  name: "timeout",
+  in: "query",
+  required: false,
+  description: "end the stream after this many seconds; absent: it stays open until the client or the server ends it",
+  schema: { type: "integer", minimum: 1, maximum: STREAM_TIMEOUT_MAX_SECONDS },
+} as const;
+
+/** Last-Event-ID, which an EventSource sends by itself when it reconnects. */
+export const LAST_EVENT_ID_PARAMETER = {
+  name: "Last-Event-ID",
+  in: "header",
+  required: false,
+  description: "the id (cursor) of the last event received: the stream resumes after it; it takes precedence over `after`",
+  schema: { type: "string" },
+} as const;
+
+export const EventsStreamQuery = t.Object(
+  {
+    after: t.Optional(
+      t.String({
+        description: "the cursor to start after (an event's cursor, or a page's nextCursor); a Last-Event-ID header takes precedence",
+      }),
+    ),
+    type: EventsQuery.properties.type,
+    folder: EventsQuery.properties.folder,
+    timeout: t.Optional(TimeoutSeconds),
+  },
+  { additionalProperties: false },
+);

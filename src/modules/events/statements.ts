@@ -24,3 +24,26 @@ export const EVENTS_PAGE = `
 /** Raw: events older than the retention period, a batch at a time. $1 the cutoff (epoch ms), $2 the batch. */
 export const EXPIRED_EVENTS = `
   delete from events where seq in (select seq from events where created_at < $1 order by created_at limit $2)`;
+
+/**
+ * Raw, for the live streams (stream.ts), once a second on each node while a stream is open: the
+ * visibility horizon now (the same snapshot's xmin as EVENTS_PAGE reads below), and which of the
+ * accounts with an open stream have events that crossed it since the last look, $2 the horizon then.
+ * Every event committed since that look has a transaction id at or above it, so no event reaches the
+ * feed without being in one such window: a stream woken by it reads what a NOTIFY alone may have
+ * announced too early (an older transaction still running). $1 the accounts.
+ */
+export const EVENTS_CROSSED_HORIZON = `
+  with now as (select pg_snapshot_xmin(pg_current_snapshot())::text::bigint as horizon)
+  select now.horizon::float8 as horizon,
+    array(select distinct account_id from events
+          where account_id = any($1::text[]) and tx >= $2::bigint and tx < now.horizon) as accounts
+  from now`;
+
+/**
+ * Raw, for the live streams, once a second on each node: which keys of the open streams are still
+ * valid (not revoked, not expired, not deleted with their account), so a revoked key's stream ends as
+ * soon as its next request would be refused. $1 the key ids, $2 now (epoch ms).
+ */
+export const VALID_STREAM_KEYS = `
+  select id from api_keys where id = any($1::text[]) and revoked_at is null and (expires_at is null or expires_at > $2)`;
