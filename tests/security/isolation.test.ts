@@ -2,7 +2,7 @@
  * Tenant isolation matrix (issue 8 §3): account B's key against account A's active, soft-deleted and
  * purged documents on every document endpoint and method, and against A's cursors, folders and usage:
  * 404 or an empty list, never A's data, and A's documents untouched afterwards. Every permission set
- * against every area: 403 exactly when the permission is missing. Keys in the query string are ignored.
+ * against every area: 403 exactly when the permission is missing. Keys in the query string are never read.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
@@ -186,11 +186,11 @@ describe("each permission against each area", () => {
   );
 });
 
-describe("keys in the query string are ignored", () => {
+describe("keys in the query string are never read", () => {
   const PARAMS = ["access_token", "api_key", "apiKey", "key", "token", "authorization"];
-  test.each(PARAMS)("?%s=<A's key> without a header → 401", async (param) => {
+  test.each(PARAMS)("?%s=<A's key> without a header → 401 (access_token: 400 token_in_query)", async (param) => {
     const answer = await asB("GET", `/api/v1/documents?${param}=${a.key}`, undefined, null as unknown as string);
-    expect(answer.status).toBe(401);
+    expect(answer.status).toBe(param === "access_token" ? 400 : 401);
   });
   test.each(PARAMS)("?%s=<A's key> with B's header → B's view, not A's", async (param) => {
     const answer = await asB("GET", `/api/v1/documents/${docs.active}?${param}=${a.key}`);

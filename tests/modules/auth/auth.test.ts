@@ -30,8 +30,10 @@ describe("401", () => {
   test("unknown key", async () => {
     expectUnauthorized(await t.json("GET", "/api/v1/usage", { key: "kiln_00000000000000000000000000000000" }));
   });
-  test("a key in the query string is ignored", async () => {
-    for (const name of ["access_token", "api_key", "key"]) {
+  test("a key in the query string is never read: access_token is 400 token_in_query, other names leave it unauthenticated", async () => {
+    const refused = await t.json("GET", `/api/v1/usage?access_token=${ADMIN_KEY}`, { key: null });
+    expect([refused.status, refused.body.code]).toEqual([400, "token_in_query"]);
+    for (const name of ["api_key", "key"]) {
       expectUnauthorized(await t.json("GET", `/api/v1/usage?${name}=${ADMIN_KEY}`, { key: null }));
     }
   });
