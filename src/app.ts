@@ -20,6 +20,9 @@ import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
 import { eventsModule } from "./modules/events";
 import { eventStreamsOf } from "./modules/events/stream";
+import { webhooksModule } from "./modules/webhooks";
+import { webhooksRepository } from "./modules/webhooks/repository";
+import type { Lookup } from "./modules/webhooks/address";
 import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
 import { patchInPool } from "./engine/patch-in-pool";
 import { documentsDeps } from "./modules/documents/service";
@@ -49,6 +52,8 @@ export interface AppDeps {
   draining?: () => boolean;
   /** given by src/index.ts, which shares it with the sweepers; else made here when METRICS_TOKEN is set */
   metrics?: Metrics;
+  /** how webhook URLs' names are resolved when they are checked (tests replace it) */
+  webhookLookup?: Lookup;
 }
 
 /** Limit on request bodies outside utility execution (document create and content update). */
@@ -128,6 +133,15 @@ export function createApp(deps: AppDeps) {
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth }))
     .use(eventsModule({ db: database.db, auth, streams: eventStreamsOf(database, { heartbeatMs: config.eventsHeartbeatMs, logger }) }))
+    .use(
+      webhooksModule({
+        repository: webhooksRepository(database.db),
+        config: config.webhooks,
+        now: deps.now ?? Date.now,
+        lookup: deps.webhookLookup,
+        auth,
+      }),
+    )
     .use(utilitiesModule({ engine: utilityEngine, auth, idempotency }))
     .use(
       pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }),

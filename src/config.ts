@@ -55,6 +55,49 @@ export interface Config {
   readonly corsOrigins: CorsOrigins;
   /** `bun` (Bun.serve, fastest) or `node` (sends `100 Continue` only once the request is accepted, costs CPU) */
   readonly httpListener: HttpListener;
+  /** webhook deliveries (src/modules/webhooks, docs/events.md) */
+  readonly webhooks: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  /** WEBHOOK_TIMEOUT_MS: an attempt's whole time (connect, send, the answer's status and up to 4 KiB of its body) */
+  readonly timeoutMs: number;
+  /** WEBHOOK_RETRY_SCHEDULE_MS: the delay before each attempt (the first one's included), counted from the previous failure */
+  readonly retryScheduleMs: readonly number[];
+  /** WEBHOOK_DISABLE_AFTER_MS: an endpoint failing without a success for this long is disabled */
+  readonly disableAfterMs: number;
+  /** WEBHOOK_SECRET_OVERLAP_MS: after a rotation, how long the previous secret signs too */
+  readonly secretOverlapMs: number;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: http:// and private, loopback and link-local addresses allowed (development, tests) */
+  readonly allowPrivateNetworks: boolean;
+  /** WEBHOOK_CONCURRENCY: attempts in flight at once on one node */
+  readonly concurrency: number;
+  /** WEBHOOK_ENDPOINT_CONCURRENCY: attempts in flight at once to one endpoint, over every node */
+  readonly endpointConcurrency: number;
+  /** WEBHOOK_ACCOUNT_CONCURRENCY: attempts in flight at once for one account on one node */
+  readonly accountConcurrency: number;
+}
+
+/** Svix's schedule: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+export const WEBHOOK_RETRY_SCHEDULE_DEFAULT = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
+function retrySchedule(env: Env): number[] {
+  const raw = env.WEBHOOK_RETRY_SCHEDULE_MS;
+  if (raw === undefined || raw.trim() === "") return [...WEBHOOK_RETRY_SCHEDULE_DEFAULT];
+  const parts = raw.split(",").map((part) => part.trim());
+  if (parts.length > 50 || parts.some((part) => !/^\d{1,10}$/.test(part)) || Number(parts[0]) !== 0) {
+    throw new ConfigError(
+      `WEBHOOK_RETRY_SCHEDULE_MS must be 1 to 50 comma-separated delays in milliseconds, one per attempt, the first 0 (the first attempt is made at once), got '${raw}'`,
+    );
+  }
+  return parts.map(Number);
+}
+
+function booleanOf(env: Env, name: string): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === "" || raw === "false" || raw === "0") return false;
+  if (raw === "true" || raw === "1") return true;
+  throw new ConfigError(`${name} must be true or false, got '${raw}'`);
 }
 
 export class ConfigError extends Error {}
@@ -184,6 +227,16 @@ export function loadConfig(env: Env = process.env): Config {
     drainTimeoutMs: integer(env, "DRAIN_TIMEOUT_MS", 30_000, 0, 3_600_000),
     corsOrigins,
     httpListener,
+    webhooks: Object.freeze({
+      timeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 15_000, 100, 600_000),
+      retryScheduleMs: Object.freeze(retrySchedule(env)),
+      disableAfterMs: integer(env, "WEBHOOK_DISABLE_AFTER_MS", 432_000_000, 1),
+      secretOverlapMs: integer(env, "WEBHOOK_SECRET_OVERLAP_MS", 86_400_000, 0),
+      allowPrivateNetworks: booleanOf(env, "WEBHOOK_ALLOW_PRIVATE_NETWORKS"),
+      concurrency: integer(env, "WEBHOOK_CONCURRENCY", 32, 1, 1000),
+      endpointConcurrency: integer(env, "WEBHOOK_ENDPOINT_CONCURRENCY", 4, 1, 100),
+      accountConcurrency: integer(env, "WEBHOOK_ACCOUNT_CONCURRENCY", 8, 1, 1000),
+    }),
   });
 }
 

@@ -21,6 +21,7 @@ import { listen } from "./server/listener";
 import { LOCKS, withTryAdvisoryLock } from "./db/locks";
 import { sweepExpiredEvents } from "./modules/events/service";
 import { eventStreamsOf } from "./modules/events/stream";
+import { startWebhookDeliverer } from "./modules/webhooks/deliver";
 
 let config: Config;
 try {
@@ -87,6 +88,7 @@ const idempotencySweep = setInterval(() => {
     logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }),
   );
 }, config.sweepIntervalMs);
+const webhookDeliverer = startWebhookDeliverer({ database, config: config.webhooks, logger });
 const server = await listen({ kind: config.httpListener, port: config.port, hostname: config.host }, (request) => app.handle(request));
 logger.log("info", "listening", {
   url: server.url.href,
@@ -105,6 +107,8 @@ async function shutdown(signal: string) {
   if (draining) return;
   draining = true;
   logger.log("info", "draining", { signal, inFlight: server.pendingRequests });
+  // no new webhook attempt from now on; those under way end within WEBHOOK_TIMEOUT_MS
+  const deliveriesStopped = webhookDeliverer.stop();
   const deadline = Date.now() + config.drainTimeoutMs;
   await Bun.sleep(Math.min(config.drainDelayMs, config.drainTimeoutMs));
   // live event streams never finish by themselves: end them now (their clients resume on another node with Last-Event-ID)
@@ -116,6 +120,7 @@ async function shutdown(signal: string) {
     await server.stop(true);
   }
   await sweepers.stop();
+  await deliveriesStopped;
   clearInterval(idempotencySweep);
   clearInterval(eventSweep);
   await workerPool.stop();

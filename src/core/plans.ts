@@ -31,5 +31,5 @@ export interface AccountLimits {
   maxVersions: number | null;
 }
 
-export const PERMISSIONS = ["documents", "utilities", "admin"] as const;
+export const PERMISSIONS = ["documents", "utilities", "admin", "webhooks"] as const;
 export type Permission = (typeof PERMISSIONS)[number];

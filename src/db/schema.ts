@@ -3,7 +3,7 @@
  * Times are epoch milliseconds (bigint, read as numbers) because the API speaks in them.
  */
 import { sql } from "drizzle-orm";
-import { bigint, check, index, integer, json, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, boolean, check, index, integer, json, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 
 const epochMs = (name: string) => bigint(name, { mode: "number" });
 const bytes = (name: string) => bigint(name, { mode: "number" });
@@ -227,3 +227,96 @@ export const events = pgTable(
   },
   (table) => [index("events_account_feed_idx").on(table.accountId, table.tx, table.seq), index("events_created_idx").on(table.createdAt)],
 );
+
+/**
+ * Webhooks: an account's HTTPS endpoints that receive its events (src/modules/webhooks, docs/events.md).
+ * `secret` (and `previous_secret` during a rotation's overlap) is kept as issued, since signing needs the
+ * key itself; it is never logged nor shown after it is issued.
+ */
+export const webhooks = pgTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    url: text("url").notNull(),
+    /** exact types, families (`document.*`) or `*` */
+    eventTypes: text("event_types").array().notNull(),
+    /** the families the key that last set eventTypes could read: the webhook receives no other */
+    families: text("families").array().notNull(),
+    /** events of documents in this folder or below it; null = every event */
+    folder: text("folder"),
+    enabled: boolean("enabled").notNull().default(true),
+    secret: text("secret").notNull(),
+    previousSecret: text("previous_secret"),
+    previousSecretUntil: epochMs("previous_secret_until"),
+    /** the first failed attempt since the last success; null while the endpoint answers */
+    failingSince: epochMs("failing_since"),
+    /** set when Kiln disabled the endpoint (enabled is then false), with why */
+    disabledAt: epochMs("disabled_at"),
+    disabledReason: text("disabled_reason"),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+  },
+  (table) => [index("webhooks_account_list_idx").on(table.accountId, table.createdAt.desc(), table.id.desc())],
+);
+
+/**
+ * One row per (webhook, event), written by a trigger on `events` in the event's transaction (migration
+ * 0012): the outbox the delivery loop of every node reads. While an attempt runs, `claim` names it and
+ * `next_attempt_at` is its lease: a node that dies mid-attempt leaves a claim that expires and is retried.
+ */
+export const webhookDeliveries = pgTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    webhookId: text("webhook_id")
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    accountId: text("account_id").notNull(),
+    eventSeq: bigint("event_seq", { mode: "number" })
+      .notNull()
+      .references(() => events.seq, { onDelete: "cascade" }),
+    eventId: text("event_id").notNull(),
+    eventType: text("event_type").notNull(),
+    /** pending (due at next_attempt_at), succeeded, failed (every attempt of the schedule failed) */
+    status: text("status").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: epochMs("next_attempt_at"),
+    claim: text("claim"),
+    lastAttemptAt: epochMs("last_attempt_at"),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error"),
+    createdAt: epochMs("created_at").notNull(),
+    completedAt: epochMs("completed_at"),
+  },
+  (table) => [
+    check("webhook_deliveries_status_check", sql`${table.status} in ('pending', 'succeeded', 'failed')`),
+    index("webhook_deliveries_due_idx").on(table.webhookId, table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
+    index("webhook_deliveries_list_idx").on(table.webhookId, table.createdAt.desc(), table.id.desc()),
+    index("webhook_deliveries_event_idx").on(table.eventSeq),
+  ],
+);
+
+/** Every attempt of a delivery: what the endpoint answered (or why none came), for the deliveries API. */
+export const webhookAttempts = pgTable(
+  "webhook_attempts",
+  {
+    deliveryId: text("delivery_id")
+      .notNull()
+      .references(() => webhookDeliveries.id, { onDelete: "cascade" }),
+    attempt: integer("attempt").notNull(),
+    startedAt: epochMs("started_at").notNull(),
+    durationMs: integer("duration_ms"),
+    statusCode: integer("status_code"),
+    error: text("error"),
+    /** the first 4 KiB of the answer's body, as text */
+    responseBody: text("response_body"),
+  },
+  (table) => [primaryKey({ columns: [table.deliveryId, table.attempt] })],
+);
+
+export type WebhookRow = typeof webhooks.$inferSelect;
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;

@@ -13,6 +13,7 @@ const AREAS = (
     ["/api/v1/utilities", "utilities"],
     ["/api/v1/pipelines", "utilities"],
     ["/api/v1/admin", "admin"],
+    ["/api/v1/webhooks", "webhooks"],
   ] as const
 ).map(([prefix, permission]) => ({ prefix, below: `${prefix}/`, permission }));
 

@@ -33,6 +33,11 @@ interface Fixtures {
   /** a saved pipeline, and one that a case deletes */
   pipelineId: string;
   doomedPipelineId: string;
+  /** a key with documents and webhooks, its webhook (with one delivery), and one that a case deletes */
+  webhooksKey: string;
+  webhookId: string;
+  doomedWebhookId: string;
+  deliveryId: string;
 }
 
 interface Case {
@@ -220,6 +225,8 @@ export const CASES: Case[] = [
     options: (f) => user(f, { headers: { "Last-Event-ID": "nope" } }),
   },
   { operation: "streamEvents", name: "no key", status: 401, method: "GET", path: () => "/api/v1/events/stream", options: () => NO_KEY },
+
+  ...webhookCases(),
 
   { operation: "listUtilities", name: "catalogue", status: 200, method: "GET", path: () => "/api/v1/utilities", options: (f) => user(f) },
   { operation: "listUtilities", name: "no key", status: 401, method: "GET", path: () => "/api/v1/utilities", options: () => NO_KEY },
@@ -1100,6 +1107,48 @@ export const CASES: Case[] = [
 
 let t: TestApp;
 let checker: ConformanceChecker;
+/** The webhooks API's cases (fixtures: webhooksKey, webhookId with one delivery, doomedWebhookId). */
+function webhookCases(): Case[] {
+  const hooks = "/api/v1/webhooks";
+  const own = (f: Fixtures, options: RequestOptions = {}): RequestOptions => ({ key: f.webhooksKey, ...options });
+  const at = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, body?: unknown): Case => ({
+    operation,
+    name,
+    status,
+    method,
+    path,
+    options: (f) => own(f, body === undefined ? {} : { body }),
+  });
+  return [
+    at("createWebhook", "created", 201, "POST", () => hooks, { url: "https://hooks.example.invalid/in", eventTypes: ["document.*"] }),
+    at("createWebhook", "private address", 400, "POST", () => hooks, { url: "https://10.0.0.1/in" }),
+    {
+      operation: "createWebhook",
+      name: "no permission",
+      status: 403,
+      method: "POST",
+      path: () => hooks,
+      options: (f) => user(f, { body: { url: "https://a.invalid/" } }),
+    },
+    at("listWebhooks", "listed", 200, "GET", () => `${hooks}?limit=2`),
+    at("listWebhooks", "invalid cursor", 400, "GET", () => `${hooks}?cursor=nope`),
+    at("getWebhook", "found", 200, "GET", (f) => `${hooks}/${f.webhookId}`),
+    at("getWebhook", "not found", 404, "GET", () => `${hooks}/whk_none`),
+    at("updateWebhook", "disabled", 200, "PATCH", (f) => `${hooks}/${f.webhookId}`, { enabled: true, folder: null }),
+    at("updateWebhook", "no field", 400, "PATCH", (f) => `${hooks}/${f.webhookId}`, {}),
+    at("updateWebhook", "not found", 404, "PATCH", () => `${hooks}/whk_none`, { enabled: false }),
+    at("rotateWebhookSecret", "rotated", 200, "POST", (f) => `${hooks}/${f.webhookId}/rotate-secret`),
+    at("rotateWebhookSecret", "not found", 404, "POST", () => `${hooks}/whk_none/rotate-secret`),
+    at("listWebhookDeliveries", "listed", 200, "GET", (f) => `${hooks}/${f.webhookId}/deliveries?limit=5`),
+    at("listWebhookDeliveries", "bad status", 400, "GET", (f) => `${hooks}/${f.webhookId}/deliveries?status=lost`),
+    at("listWebhookDeliveries", "not found", 404, "GET", () => `${hooks}/whk_none/deliveries`),
+    at("retryWebhookDelivery", "retried", 202, "POST", (f) => `${hooks}/${f.webhookId}/deliveries/${f.deliveryId}/retry`),
+    at("retryWebhookDelivery", "not found", 404, "POST", (f) => `${hooks}/${f.webhookId}/deliveries/dlv_none/retry`),
+    at("deleteWebhook", "deleted", 200, "DELETE", (f) => `${hooks}/${f.doomedWebhookId}`),
+    at("deleteWebhook", "not found", 404, "DELETE", () => `${hooks}/whk_none`),
+  ];
+}
+
 let fixtures: Fixtures;
 let checked = 0;
 /** every problem answered by the cases: the operation, the status and the code the body carried */
@@ -1126,6 +1175,14 @@ beforeAll(async () => {
   const link = new URL((await t.json("POST", `/api/v1/documents/${created.body.document.id}/links`, { key })).body.url);
   const pipeline = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "fixture", steps: PIPELINE_STEPS } });
   const doomed = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "to delete", steps: PIPELINE_STEPS } });
+  const { key: webhooksKey } = await t.newAccount({ permissions: ["documents", "webhooks"] });
+  const webhook = await t.json("POST", "/api/v1/webhooks", { key: webhooksKey, body: { url: "https://hooks.example.invalid/fixture" } });
+  const doomedWebhook = await t.json("POST", "/api/v1/webhooks", {
+    key: webhooksKey,
+    body: { url: "https://hooks.example.invalid/doomed" },
+  });
+  await t.json("POST", "/api/v1/documents", { key: webhooksKey, body: { name: "for a delivery", content: 1 } });
+  const deliveries = await t.json("GET", `/api/v1/webhooks/${webhook.body.webhook.id}/deliveries`, { key: webhooksKey });
   fixtures = {
     key,
     accountId,
@@ -1140,6 +1197,10 @@ beforeAll(async () => {
     pipelineId: pipeline.body.pipeline.id,
     doomedPipelineId: doomed.body.pipeline.id,
     link: link.pathname + link.search,
+    webhooksKey,
+    webhookId: webhook.body.webhook.id,
+    doomedWebhookId: doomedWebhook.body.webhook.id,
+    deliveryId: deliveries.body.deliveries[0].id,
   };
 });
 afterAll(async () => {

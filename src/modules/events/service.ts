@@ -17,11 +17,12 @@ export const EVENT_TYPES = [
   "pipeline.created",
   "pipeline.updated",
   "pipeline.deleted",
+  "webhook.disabled",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The permission a key needs to see each family of events. */
-const FAMILY_PERMISSION: Record<string, Permission> = { document: "documents", pipeline: "utilities" };
+const FAMILY_PERMISSION: Record<string, Permission> = { document: "documents", pipeline: "utilities", webhook: "webhooks" };
 
 export const EVENTS_LIMIT_DEFAULT = 100;
 export const EVENTS_LIMIT_MAX = 500;

@@ -1,0 +1,341 @@
+/**
+ * The delivery loop that runs on every node. It claims due deliveries from the outbox
+ * (webhook_deliveries, written by a trigger in each event's transaction) with FOR UPDATE SKIP LOCKED in
+ * one short statement that also takes a lease, POSTs the event with its Standard Webhooks headers, and
+ * records the outcome: success on a 2xx within WEBHOOK_TIMEOUT_MS, else the next attempt per
+ * WEBHOOK_RETRY_SCHEDULE_MS, and the endpoint disabled (with a webhook.disabled event) once it has been
+ * failing for WEBHOOK_DISABLE_AFTER_MS. At least once: a delivery is only finished by a recorded
+ * outcome, and a node that dies mid-attempt leaves a lease that ends and is claimed again.
+ *
+ * Isolation: at most WEBHOOK_ENDPOINT_CONCURRENCY attempts per endpoint in flight over every node,
+ * WEBHOOK_ACCOUNT_CONCURRENCY per account and WEBHOOK_CONCURRENCY in all on one node; a claim skips
+ * endpoints and accounts that are full, so a slow endpoint holds only its own slots and the others'
+ * deliveries are claimed as soon as they are due.
+ */
+import type { WebhookConfig } from "../../config";
+import type { Database } from "../../db/client";
+import type { Logger } from "../../http/context";
+import { encodeEventCursor } from "../events/service";
+import { AddressRefused, hostOf, resolvePublic, systemLookup, type Lookup, type ResolvedAddress } from "./address";
+import { webhookHeaders } from "./signing";
+import { CLAIM_DELIVERIES, DISABLE_FAILING, INSERT_EVENT, RECORD_ATTEMPT } from "./statements";
+
+/** the answer's bytes kept for the attempt log */
+export const RESPONSE_BODY_MAX_BYTES = 4096;
+const USER_AGENT = "Kiln-Webhooks/1";
+/** an idle loop looks for due deliveries this often (a notification of a new event wakes it sooner) */
+const POLL_MS_DEFAULT = 1_000;
+
+export interface ClaimedDelivery {
+  id: string;
+  accountId: string;
+  attempts: number;
+  webhookId: string;
+  url: string;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretUntil: number | null;
+  eventId: string;
+  eventType: string;
+  eventTx: number;
+  eventSeq: number;
+  eventData: Record<string, unknown>;
+  eventCreatedAt: number;
+}
+
+export interface AttemptOutcome {
+  statusCode: number | null;
+  error: string | null;
+  responseBody: string | null;
+  durationMs: number;
+}
+
+export interface DelivererOptions {
+  database: Database;
+  config: WebhookConfig;
+  logger: Logger;
+  now?: () => number;
+  lookup?: Lookup;
+  /** which addresses are refused (tests allow one loopback address to show the connection is pinned) */
+  refused?: (address: string) => string | undefined;
+  /** how long a claim holds a delivery (default 2 × WEBHOOK_TIMEOUT_MS + 1 s): past it, another node may take it */
+  leaseMs?: number;
+  pollMs?: number;
+  /** extra TLS options of every attempt (tests trust their own certificate authority here) */
+  tls?: { ca?: string };
+}
+
+/** The body of every attempt of a delivery: the event as GET /api/v1/events shows it. */
+export const payloadOf = (delivery: ClaimedDelivery) =>
+  JSON.stringify({
+    id: delivery.eventId,
+    type: delivery.eventType,
+    createdAt: delivery.eventCreatedAt,
+    cursor: encodeEventCursor({ tx: delivery.eventTx, seq: delivery.eventSeq }),
+    data: delivery.eventData,
+  });
+
+/** Reads at most `max` bytes of a body as text, then lets the rest go. */
+async function readBounded(response: Response, max: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < max) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, max));
+}
+
+/** What a failure says in the log: the error's own words, never a header or the body sent. */
+function reasonOf(error: unknown, timeoutMs: number): string {
+  if (error instanceof AddressRefused) return `refused: ${error.message}`;
+  const name = (error as Error)?.name;
+  if (name === "TimeoutError" || name === "AbortError") return `timeout: no answer within ${timeoutMs} ms`;
+  const code = (error as { code?: string })?.code;
+  const message = (error as Error)?.message ?? String(error);
+  return (code && !message.includes(code) ? `${code}: ${message}` : message).slice(0, 500);
+}
+
+/**
+ * One attempt: POST the body with the headers to the URL, redirects not followed, WEBHOOK_TIMEOUT_MS for
+ * all of it. Without WEBHOOK_ALLOW_PRIVATE_NETWORKS the host is resolved here, every address checked,
+ * and the connection made to the checked address (the name goes in Host and, for https, in SNI and the
+ * certificate check), so the address used is the address checked.
+ */
+export async function attempt(
+  target: string,
+  body: string,
+  headers: Record<string, string>,
+  options: { config: WebhookConfig; lookup?: Lookup; refused?: (address: string) => string | undefined; tls?: { ca?: string } },
+): Promise<AttemptOutcome> {
+  const started = performance.now();
+  const { timeoutMs } = options.config;
+  const signal = AbortSignal.timeout(timeoutMs);
+  const done = (outcome: Omit<AttemptOutcome, "durationMs">): AttemptOutcome => ({
+    ...outcome,
+    durationMs: Math.round(performance.now() - started),
+  });
+  try {
+    const url = new URL(target);
+    let connectTo = url;
+    const sendHeaders: Record<string, string> = { "content-type": "application/json", "user-agent": USER_AGENT, ...headers };
+    const tls: Record<string, unknown> = { ...options.tls };
+    if (!options.config.allowPrivateNetworks) {
+      if (url.protocol !== "https:") throw new AddressRefused("only https:// URLs are delivered to");
+      const checked: ResolvedAddress[] = await Promise.race([
+        resolvePublic(url, options.lookup ?? systemLookup, options.refused),
+        new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
+      ]);
+      const address = checked[0]!;
+      connectTo = new URL(url.href);
+      connectTo.hostname = address.family === 6 ? `[${address.address}]` : address.address;
+      sendHeaders.host = url.host;
+      tls.serverName = hostOf(url);
+    }
+    const response = await fetch(connectTo, {
+      method: "POST",
+      headers: sendHeaders,
+      body,
+      redirect: "manual",
+      signal,
+      // a pooled connection is keyed by the address: never reuse one made for another name's TLS session
+      keepalive: options.config.allowPrivateNetworks,
+      ...(Object.keys(tls).length > 0 ? { tls } : {}),
+    } as RequestInit);
+    const statusCode = response.status;
+    let responseBody: string | null = null;
+    try {
+      responseBody = await readBounded(response, RESPONSE_BODY_MAX_BYTES);
+    } catch {}
+    if (statusCode >= 200 && statusCode < 300) return done({ statusCode, error: null, responseBody });
+    const error =
+      statusCode >= 300 && statusCode < 400
+        ? `redirect ${statusCode} not followed${response.headers.get("location") ? ` (to ${response.headers.get("location")!.slice(0, 200)})` : ""}`
+        : `status ${statusCode}`;
+    return done({ statusCode, error, responseBody });
+  } catch (error) {
+    return done({ statusCode: null, error: reasonOf(error, timeoutMs), responseBody: null });
+  }
+}
+
+export interface Deliverer {
+  /** looks for due deliveries now (tests; notifications do it in production) */
+  wake(): void;
+  /** attempts under way on this node */
+  inFlight(): number;
+  /** stops claiming and waits for the attempts under way */
+  stop(): Promise<void>;
+}
+
+/** Claims up to `limit` due deliveries for this node (exported for tests that play a node that dies). */
+export async function claimDeliveries(
+  database: Database,
+  options: { now: number; limit: number; config: WebhookConfig; leaseMs: number; inFlightByAccount?: Record<string, number> },
+): Promise<{ claim: string; deliveries: ClaimedDelivery[] }> {
+  const claim = crypto.randomUUID();
+  const rows = await database.sql.unsafe(CLAIM_DELIVERIES, [
+    options.now,
+    options.config.endpointConcurrency,
+    options.config.accountConcurrency,
+    JSON.stringify(options.inFlightByAccount ?? {}),
+    options.limit,
+    claim,
+    options.leaseMs,
+  ] as never[]);
+  return { claim, deliveries: rows as unknown as ClaimedDelivery[] };
+}
+
+export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
+  const { database, config, logger } = options;
+  const now = options.now ?? Date.now;
+  const leaseMs = options.leaseMs ?? 2 * config.timeoutMs + 1_000;
+  const pollMs = options.pollMs ?? POLL_MS_DEFAULT;
+  const byAccount = new Map<string, number>();
+  const running = new Set<Promise<void>>();
+  let stopped = false;
+  let wakeUp: (() => void) | undefined;
+  let woken = false;
+
+  const wake = () => {
+    woken = true;
+    wakeUp?.();
+  };
+  const listening = Promise.all([
+    database.sql.listen("kiln_events", wake).catch(() => undefined),
+    database.sql.listen("kiln_webhooks", wake).catch(() => undefined),
+  ]);
+
+  async function finish(delivery: ClaimedDelivery, claim: string, startedAt: number, outcome: AttemptOutcome): Promise<void> {
+    const succeeded = outcome.error === null;
+    const schedule = config.retryScheduleMs;
+    const finishedAt = now();
+    const retryAt = !succeeded && delivery.attempts < schedule.length ? finishedAt + schedule[delivery.attempts]! : null;
+    const status = succeeded ? "succeeded" : retryAt === null ? "failed" : "pending";
+    const [endpoint] = (await database.sql.unsafe(RECORD_ATTEMPT, [
+      delivery.id,
+      claim,
+      status,
+      retryAt,
+      finishedAt,
+      delivery.attempts,
+      startedAt,
+      outcome.durationMs,
+      outcome.statusCode,
+      outcome.error,
+      outcome.responseBody,
+    ] as never[])) as unknown as { failingSince: number | null; enabled: boolean }[];
+    if (!succeeded && endpoint?.enabled && endpoint.failingSince !== null && finishedAt - endpoint.failingSince >= config.disableAfterMs) {
+      await disableFailing(delivery.webhookId, finishedAt);
+    }
+  }
+
+  /** Disables the endpoint and tells its account, in one transaction (once, whichever node gets there first). */
+  async function disableFailing(webhookId: string, at: number): Promise<void> {
+    await database.sql.begin(async (sql) => {
+      const reason = `every attempt failed for ${Math.round(config.disableAfterMs / 60_000)} min or more`;
+      const [webhook] = (await sql.unsafe(DISABLE_FAILING, [webhookId, at - config.disableAfterMs, at, reason] as never[])) as unknown as {
+        id: string;
+        accountId: string;
+        url: string;
+        failingSince: number;
+      }[];
+      if (!webhook) return;
+      const data = { webhook: { id: webhook.id, url: webhook.url, failingSince: webhook.failingSince, disabledAt: at, reason } };
+      await sql.unsafe(INSERT_EVENT, [webhook.accountId, "webhook.disabled", JSON.stringify(data), at] as never[]);
+      logger.log("warn", "webhook disabled", { webhookId, failingSince: webhook.failingSince });
+    });
+  }
+
+  async function run(delivery: ClaimedDelivery, claim: string): Promise<void> {
+    const startedAt = now();
+    const body = payloadOf(delivery);
+    const secrets = [delivery.secret];
+    if (delivery.previousSecret && (delivery.previousSecretUntil ?? 0) > startedAt) secrets.push(delivery.previousSecret);
+    const headers = webhookHeaders(secrets, delivery.eventId, Math.floor(startedAt / 1000), body);
+    const outcome = await attempt(delivery.url, body, headers, {
+      config,
+      lookup: options.lookup,
+      refused: options.refused,
+      tls: options.tls,
+    });
+    await finish(delivery, claim, startedAt, outcome);
+    if (outcome.error !== null)
+      logger.log("info", "webhook attempt failed", {
+        webhookId: delivery.webhookId,
+        deliveryId: delivery.id,
+        attempt: delivery.attempts,
+        statusCode: outcome.statusCode,
+        error: outcome.error,
+      });
+  }
+
+  function launch(delivery: ClaimedDelivery, claim: string): void {
+    byAccount.set(delivery.accountId, (byAccount.get(delivery.accountId) ?? 0) + 1);
+    const task: Promise<void> = run(delivery, claim)
+      .catch((error) =>
+        logger.log("error", "webhook delivery could not be recorded", { deliveryId: delivery.id, error: (error as Error).message }),
+      )
+      .finally(() => {
+        running.delete(task);
+        const left = (byAccount.get(delivery.accountId) ?? 1) - 1;
+        if (left > 0) byAccount.set(delivery.accountId, left);
+        else byAccount.delete(delivery.accountId);
+        wake();
+      });
+    running.add(task);
+  }
+
+  const loop = (async () => {
+    await listening;
+    while (!stopped) {
+      woken = false;
+      let claimedAll = false;
+      const free = config.concurrency - running.size;
+      if (free > 0) {
+        try {
+          const { claim, deliveries } = await claimDeliveries(database, {
+            now: now(),
+            limit: free,
+            config,
+            leaseMs,
+            inFlightByAccount: Object.fromEntries(byAccount),
+          });
+          for (const delivery of deliveries) launch(delivery, claim);
+          claimedAll = deliveries.length === free;
+        } catch (error) {
+          if (!stopped) logger.log("error", "webhook claim failed", { error: (error as Error).message });
+        }
+      }
+      if (stopped) break;
+      if (woken || (claimedAll && running.size < config.concurrency)) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollMs);
+        wakeUp = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wakeUp = undefined;
+    }
+  })();
+
+  return {
+    wake,
+    inFlight: () => running.size,
+    async stop() {
+      stopped = true;
+      wakeUp?.();
+      await loop;
+      await Promise.allSettled([...running]);
+      for (const listener of await listening) await listener?.unlisten().catch(() => {});
+    },
+  };
+}

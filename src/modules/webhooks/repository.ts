@@ -1,0 +1,118 @@
+/** SQL of the webhooks API (the delivery loop's statements are in statements.ts); every query is scoped to an account. */
+import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import {
+  webhookAttempts,
+  webhookDeliveries,
+  webhooks,
+  type WebhookAttemptRow,
+  type WebhookDeliveryRow,
+  type WebhookRow,
+} from "../../db/schema";
+import type { CursorPosition } from "../documents/cursor";
+
+export type NewWebhook = typeof webhooks.$inferInsert;
+
+/** An id no row can have (U+0000) matches nothing. */
+const valid = (id: string) => typeof id === "string" && !id.includes("\u0000");
+const owned = (accountId: string, id: string) => (valid(id) ? and(eq(webhooks.id, id), eq(webhooks.accountId, accountId)) : sql`false`);
+
+export const webhooksRepository = (db: Db) => ({
+  async insert(webhook: NewWebhook): Promise<WebhookRow> {
+    const [row] = await db.insert(webhooks).values(webhook).returning();
+    return row!;
+  },
+
+  async count(accountId: string): Promise<number> {
+    const [row] = await db.select({ n: count() }).from(webhooks).where(eq(webhooks.accountId, accountId));
+    return row?.n ?? 0;
+  },
+
+  async find(accountId: string, id: string): Promise<WebhookRow | undefined> {
+    const [row] = await db.select().from(webhooks).where(owned(accountId, id));
+    return row;
+  },
+
+  async update(accountId: string, id: string, changes: Partial<NewWebhook>): Promise<WebhookRow | undefined> {
+    const [row] = await db.update(webhooks).set(changes).where(owned(accountId, id)).returning();
+    return row;
+  },
+
+  async remove(accountId: string, id: string): Promise<boolean> {
+    const rows = await db.delete(webhooks).where(owned(accountId, id)).returning({ id: webhooks.id });
+    return rows.length > 0;
+  },
+
+  async list(accountId: string, options: { after?: CursorPosition; limit: number }): Promise<WebhookRow[]> {
+    const conditions: SQL[] = [eq(webhooks.accountId, accountId)];
+    if (options.after) conditions.push(sql`(${webhooks.createdAt}, ${webhooks.id}) < (${options.after.createdAt}, ${options.after.id})`);
+    return db
+      .select()
+      .from(webhooks)
+      .where(and(...conditions))
+      .orderBy(desc(webhooks.createdAt), desc(webhooks.id))
+      .limit(options.limit);
+  },
+
+  /** A webhook's deliveries, newest first, with their attempts. */
+  async deliveries(
+    webhookId: string,
+    options: { after?: CursorPosition; limit: number; status?: string },
+  ): Promise<(WebhookDeliveryRow & { attemptLog: WebhookAttemptRow[] })[]> {
+    const conditions: SQL[] = [eq(webhookDeliveries.webhookId, webhookId)];
+    if (options.status) conditions.push(eq(webhookDeliveries.status, options.status));
+    if (options.after)
+      conditions.push(sql`(${webhookDeliveries.createdAt}, ${webhookDeliveries.id}) < (${options.after.createdAt}, ${options.after.id})`);
+    const rows = await db
+      .select()
+      .from(webhookDeliveries)
+      .where(and(...conditions))
+      .orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+      .limit(options.limit);
+    const attempts =
+      rows.length === 0
+        ? []
+        : await db
+            .select()
+            .from(webhookAttempts)
+            .where(
+              inArray(
+                webhookAttempts.deliveryId,
+                rows.map((row) => row.id),
+              ),
+            )
+            .orderBy(asc(webhookAttempts.attempt));
+    return rows.map((row) => ({ ...row, attemptLog: attempts.filter((attempt) => attempt.deliveryId === row.id) }));
+  },
+
+  async findDelivery(webhookId: string, deliveryId: string): Promise<WebhookDeliveryRow | undefined> {
+    if (!valid(deliveryId)) return undefined;
+    const [row] = await db
+      .select()
+      .from(webhookDeliveries)
+      .where(and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.webhookId, webhookId)));
+    return row;
+  },
+
+  /**
+   * Makes a delivery due now, unless an attempt of it is in flight (a claim whose lease has not ended):
+   * a finished one (succeeded or failed) goes back to pending for one more attempt.
+   */
+  async retryDelivery(webhookId: string, deliveryId: string, now: number): Promise<WebhookDeliveryRow | undefined> {
+    const [row] = await db
+      .update(webhookDeliveries)
+      .set({ status: "pending", nextAttemptAt: now, completedAt: null })
+      .where(
+        and(
+          eq(webhookDeliveries.id, deliveryId),
+          eq(webhookDeliveries.webhookId, webhookId),
+          sql`not (${webhookDeliveries.status} = 'pending' and ${webhookDeliveries.claim} is not null and ${webhookDeliveries.nextAttemptAt} > ${now})`,
+        ),
+      )
+      .returning();
+    if (row) await db.$client`select pg_notify('kiln_webhooks', ${webhookId})`;
+    return row;
+  },
+});
+
+export type WebhooksRepository = ReturnType<typeof webhooksRepository>;

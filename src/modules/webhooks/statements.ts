@@ -1,0 +1,104 @@
+/**
+ * The webhooks module's hand-written SQL: the delivery loop's claim and its records. Raw because the
+ * claim is one statement of several parts (a lateral pick per endpoint with FOR UPDATE SKIP LOCKED, a
+ * rank per account, the record of abandoned attempts and the update that takes the lease), which
+ * Drizzle's builder cannot express.
+ */
+
+/**
+ * Raw: claims up to $5 due deliveries (due at $1, now) for one node, oldest due first, and takes a lease
+ * on each: its `next_attempt_at` moves to $1 + $7 and `claim` names this attempt ($6), so another node
+ * skips it until the lease ends (a node that dies mid-attempt loses its claim then, never the delivery).
+ * Per enabled endpoint, at most $2 attempts are in flight over every node (the leases not yet ended);
+ * per account, at most $3 on this node, counting the $4 ({ account: attempts in flight here }) already
+ * running. A claim taken over from a node that stopped records that attempt as abandoned. Returns what
+ * an attempt needs: the endpoint, its secrets and the event.
+ */
+export const CLAIM_DELIVERIES = `
+  with candidates as (
+    select d.id, d.account_id, d.next_attempt_at, d.event_seq
+    from webhooks w
+    cross join lateral (
+      select dd.id, dd.account_id, dd.next_attempt_at, dd.event_seq
+      from webhook_deliveries dd
+      where dd.webhook_id = w.id and dd.status = 'pending' and dd.next_attempt_at <= $1
+      order by dd.next_attempt_at, dd.event_seq
+      limit greatest(0, $2 - (
+        select count(*) from webhook_deliveries f
+        where f.webhook_id = w.id and f.status = 'pending' and f.claim is not null and f.next_attempt_at > $1))
+      for update skip locked
+    ) d
+    where w.enabled
+  ), chosen as (
+    select id from (
+      select id, next_attempt_at, event_seq,
+        row_number() over (partition by account_id order by next_attempt_at, event_seq) as rank,
+        $3::int - coalesce(($4::jsonb ->> account_id)::int, 0) as room
+      from candidates
+    ) ranked
+    where rank <= room
+    order by next_attempt_at, event_seq
+    limit $5
+  ), abandoned as (
+    insert into webhook_attempts (delivery_id, attempt, started_at, error)
+    select d.id, d.attempts, coalesce(d.last_attempt_at, $1), 'abandoned: the node making this attempt stopped before it ended'
+    from webhook_deliveries d join chosen c on c.id = d.id
+    where d.claim is not null and d.attempts > 0
+    on conflict do nothing
+  )
+  update webhook_deliveries d
+  set claim = $6, attempts = d.attempts + 1, next_attempt_at = $1 + $7, last_attempt_at = $1
+  from chosen c, webhooks w, events e
+  where d.id = c.id and w.id = d.webhook_id and e.seq = d.event_seq
+  returning d.id, d.account_id as "accountId", d.attempts, d.webhook_id as "webhookId", w.url, w.secret,
+    w.previous_secret as "previousSecret", w.previous_secret_until::float8 as "previousSecretUntil",
+    e.id as "eventId", e.type as "eventType", e.tx::float8 as "eventTx", e.seq::float8 as "eventSeq", e.data as "eventData",
+    e.created_at::float8 as "eventCreatedAt"`;
+
+/**
+ * Raw: the end of an attempt, if this node still holds its claim ($2): the delivery's new state, the
+ * attempt's record, and the endpoint's failure streak (cleared by a success, started by a failure).
+ * $1 delivery, $3 status (pending, succeeded, failed), $4 next attempt (null when none), $5 now,
+ * $6 attempt number, $7 started at, $8 duration, $9 status code, $10 error, $11 the answer's first bytes.
+ * Returns the endpoint's failure streak start and whether it is enabled.
+ */
+export const RECORD_ATTEMPT = `
+  with done as (
+    update webhook_deliveries
+    set status = $3, next_attempt_at = $4, claim = null, last_status_code = $9, last_error = $10,
+      completed_at = case when $3 = 'pending' then null else $5::bigint end
+    where id = $1 and claim = $2
+    returning webhook_id
+  ), attempt as (
+    insert into webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
+    select $1, $6, $7, $8, $9, $10, $11 from done
+    on conflict do nothing
+  )
+  update webhooks w
+  set failing_since = case when $3 = 'succeeded' then null else coalesce(w.failing_since, $7::bigint) end
+  from done
+  where w.id = done.webhook_id
+  returning w.failing_since::float8 as "failingSince", w.enabled`;
+
+/**
+ * Raw: disables an endpoint whose failures began at or before $2 and have not stopped since, once (the
+ * node whose update matches writes the event). $1 webhook, $3 now, $4 the reason.
+ */
+export const DISABLE_FAILING = `
+  update webhooks
+  set enabled = false, disabled_at = $3, disabled_reason = $4, updated_at = $3
+  where id = $1 and enabled and failing_since is not null and failing_since <= $2
+  returning id, account_id as "accountId", url, failing_since::float8 as "failingSince"`;
+
+/**
+ * Raw: an event of Kiln's own (webhook.disabled) written as the triggers write theirs, with the same
+ * notification for the live stream; the events trigger then makes its deliveries. $1 account, $2 type,
+ * $3 data, $4 now.
+ */
+export const INSERT_EVENT = `
+  with inserted as (
+    insert into events (id, account_id, type, folder, data, created_at)
+    values ('evt_' || gen_random_uuid(), $1, $2, null, $3::jsonb, $4)
+    returning id
+  )
+  select id, pg_notify('kiln_events', $1) from inserted`;
