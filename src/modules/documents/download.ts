@@ -25,7 +25,7 @@ function rangeNotSatisfiable(size: number): HttpError {
 }
 
 /**
- * 200 with stored bytes (Content-Length, ETag), `name` as the attachment's file name; or, for a GET
+ * 200 with stored bytes (Content-Length, ETag, Accept-Ranges), `name` as the attachment's file name; or, for a GET
  * with a `Range` of one byte range (and an `If-Range` that still matches, if any), 206 with that slice
  * and `Content-Range`, or 416 problem+json for a range past the end. Kiln answers ranges itself, the
  * same way on both listeners and for every content store (a file, a spooled S3 object or content held
@@ -42,6 +42,7 @@ export function contentResponse(
     ...stringHeaders(headers),
     "Content-Type": "application/json",
     "Content-Disposition": contentDisposition(name),
+    "Accept-Ranges": "bytes",
     ETag: etag,
   };
   const range = requestedRange(request, content.size, etag);
@@ -51,7 +52,6 @@ export function contentResponse(
     status: 206,
     headers: {
       ...shared,
-      "Accept-Ranges": "bytes",
       "Content-Range": `bytes ${range.start}-${range.end}/${content.size}`,
       "Content-Length": String(range.end - range.start + 1),
     },

@@ -64,6 +64,13 @@ describe("in process", () => {
 
   const download = (headers: Record<string, string>, path = `${DOCS}/${id}/content`) => t.request("GET", path, { key, headers });
 
+  test("a whole download says it takes ranges (Accept-Ranges: bytes)", async () => {
+    const whole = await download({});
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get("accept-ranges")).toBe("bytes");
+    expect(whole.headers.get("content-length")).toBe(String(SIZE));
+  });
+
   test("one range: 206 with the slice, its Content-Range and Content-Length, and the download's other headers", async () => {
     for (const [range, start, end] of [
       ["bytes=0-9", 0, 9],
