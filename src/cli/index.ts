@@ -14,6 +14,7 @@ import { runCommand } from "./run";
 import { serveCommand } from "./serve";
 import { exportCommand, importCommand } from "./transfer";
 import { usageCommand } from "./usage";
+import { webhooksCommand } from "./webhooks";
 
 let client: Client | undefined;
 /** Made on first use, so that help and `kiln serve` need no KILN_URL. */
@@ -30,6 +31,7 @@ const program = new Command("kiln")
   .addCommand(importCommand(connection))
   .addCommand(keysCommand(connection))
   .addCommand(usageCommand(connection))
+  .addCommand(webhooksCommand(connection))
   .addCommand(serveCommand());
 
 /** Commander exits by itself on usage errors; it throws instead, so that the exit code is decided here. */

@@ -22,7 +22,7 @@ export function keysCommand(client: () => Client): Command {
     .command("create")
     .description("create a key; its secret is printed once")
     .requiredOption("--account <id>", "the account the key belongs to")
-    .requiredOption("--permissions <list>", "comma-separated: documents, utilities, admin")
+    .requiredOption("--permissions <list>", "comma-separated: documents, utilities, webhooks, admin")
     .option("--name <name>", "a label for the key")
     .option("--expires <time>", "expiry, as an ISO date or epoch milliseconds")
     .action(async (options: { account: string; permissions: string; name?: string; expires?: string }, command: Command) => {
