@@ -8,6 +8,7 @@ import { Command, CommanderError } from "commander";
 import packageJson from "../../package.json";
 import { CliError, clientFromEnv, type Client } from "./client";
 import { docsCommand } from "./docs";
+import { eventsCommand } from "./events";
 import { keysCommand } from "./keys";
 import { pipelineCommand } from "./pipeline";
 import { runCommand } from "./run";
@@ -27,6 +28,7 @@ const program = new Command("kiln")
   .addCommand(docsCommand(connection))
   .addCommand(runCommand(connection))
   .addCommand(pipelineCommand(connection))
+  .addCommand(eventsCommand(connection))
   .addCommand(exportCommand(connection))
   .addCommand(importCommand(connection))
   .addCommand(keysCommand(connection))
