@@ -2,12 +2,15 @@
  * GET /openapi.json is a valid OpenAPI 3.1 document (checked by @seriousme/openapi-schema-validator and
  * every schema compiled by ajv in strict mode) that tells the truth about what routes take and answer.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import Ajv2020 from "ajv/dist/2020";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { createTestApp, type TestApp } from "../support/app";
+
+// compiling every schema under ajv takes about a second, several on a loaded 2-core machine
+setDefaultTimeout(60_000);
 
 let t: TestApp;
 let document: any;
@@ -58,9 +61,11 @@ describe("GET /openapi.json", () => {
   test("every schema compiles under ajv strict mode (no non-standard keyword)", () => {
     const pointed = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll("#/components/schemas/", "#/$defs/"));
     const every = [...schemasOf(document.paths), ...schemasOf(document.components.headers)];
+    // each distinct schema once (the problem schemas of many statuses are the same)
+    const distinct = [...new Set(every.map((schema) => JSON.stringify(pointed(schema))))].map((json) => JSON.parse(json));
     const $defs = {
       ...pointed(document.components.schemas),
-      ...Object.fromEntries(every.map((schema, index) => [`used${index}`, pointed(schema)])),
+      ...Object.fromEntries(distinct.map((schema, index) => [`used${index}`, schema])),
     };
     // One schema holding them all as $defs: ajv compiles and checks each definition, refs included.
     expect(() =>
