@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { startCluster, type Cluster } from "../support/cluster";
 import type { RunningServer } from "../support/server";
+import { SseReader } from "../modules/events/sse";
 
 setDefaultTimeout(120_000); // real processes on a shared, loaded machine
 const NODES = 3;
@@ -373,6 +374,65 @@ test("a node SIGKILLed under load loses no acknowledged write; the others keep s
   console.log(
     `kill: ${ackedAtKill} writes acknowledged before the SIGKILL, ${afterKill} after it by the ${NODES - 1} other nodes, ${tracked.size} documents checked`,
   );
+});
+
+test("an event stream on one node receives the events of writes made on the other two (LISTEN/NOTIFY fan-out), complete and in cursor order", async () => {
+  const { key } = await cluster.newAccount();
+  const [a, b, c] = cluster.nodes.filter((node) => node.proc.exitCode === null && node.proc.signalCode === null);
+  const aborter = new AbortController();
+  const response = await fetch(`${a.url}/api/v1/events/stream`, { headers: { authorization: `Bearer ${key}` }, signal: aborter.signal });
+  expect(response.status).toBe(200);
+  const stream = new SseReader(response.body!);
+  await stream.until((reader) => reader.frames.length > 0); // `retry:`: the stream is open
+  // four writers, two on each of the other nodes, at once: creates, then a rename of each
+  const acknowledged = new Map<string, number>();
+  await Promise.all(
+    [b, c, b, c].map(async (node, writer) => {
+      for (let i = 0; i < 30; i++) {
+        const created = await call(node, "POST", DOCS, key, { name: `w${writer}-${i}`, content: { writer, i } });
+        expect(created.status).toBe(201);
+        const { document } = (await created.json()) as any;
+        acknowledged.set(`${document.id} document.created`, performance.now());
+        const renamed = await call(node, "PUT", `${DOCS}/${document.id}`, key, { name: `w${writer}-${i}-renamed` });
+        expect(renamed.status).toBe(200);
+        await renamed.body?.cancel();
+        acknowledged.set(`${document.id} document.updated`, performance.now());
+      }
+    }),
+  );
+  await stream.until((reader) => reader.events.length >= acknowledged.size, 15_000);
+  await Bun.sleep(500); // nothing more comes
+  aborter.abort();
+  const received = stream.events.map((event) => `${event.data.document.id} ${event.type}`);
+  expect(received.length).toBe(acknowledged.size);
+  expect(new Set(received)).toEqual(new Set(acknowledged.keys()));
+  // in cursor order, the order of GET /api/v1/events on any node
+  const listed: string[] = [];
+  for (let after = ""; ; ) {
+    const page = (await (await call(c, "GET", `/api/v1/events?limit=500${after ? `&after=${after}` : ""}`, key)).json()) as any;
+    listed.push(...page.events.map((event: any) => event.cursor));
+    after = page.nextCursor;
+    if (!page.hasMore) break;
+  }
+  expect(stream.events.map((event) => event.cursor)).toEqual(listed);
+  const position = (cursor: string) => cursor.split("-").map(Number);
+  for (let i = 1; i < listed.length; i++) {
+    const [tx0, seq0] = position(listed[i - 1]);
+    const [tx1, seq1] = position(listed[i]);
+    expect(tx1 > tx0 || (tx1 === tx0 && seq1 > seq0)).toBe(true);
+  }
+  const latencies = stream.frames
+    .filter((frame) => frame.data !== undefined)
+    .map((frame) => {
+      const event = JSON.parse(frame.data!);
+      return Math.max(0, frame.at - acknowledged.get(`${event.data.document.id} ${event.type}`)!);
+    })
+    .sort((x, y) => x - y);
+  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))].toFixed(1);
+  console.log(
+    `event stream on one node, writes on two others: ${latencies.length} events, after the write's answer median ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`,
+  );
+  expect(latencies.at(-1)!).toBeLessThan(3000);
 });
 
 test("webhooks: every event is delivered at least once, with its one webhook-id, when a node is SIGKILLed in the middle of its deliveries", async () => {
