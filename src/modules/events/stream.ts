@@ -304,7 +304,7 @@ class LiveStream {
       await this.next();
     } catch (error) {
       // the database failed: end, and let the client resume (a reconnect gets 503 while it is down)
-      this.hub.log("warn", "event stream ended: its read failed", { error: (error as Error).message });
+      if (!this.ended) this.hub.log("warn", "event stream ended: its read failed", { error: (error as Error).message });
       this.end();
     } finally {
       this.pulling = false;
