@@ -49,6 +49,9 @@ describe("CORS_ORIGINS with two origins", () => {
     expect(response.headers.get("access-control-allow-methods")).toContain("POST");
     expect(response.headers.get("access-control-allow-headers")).toContain("Idempotency-Key");
     expect(response.headers.get("access-control-allow-headers")).toContain("Authorization");
+    // a resumed event stream and a conditional range download send these
+    expect(response.headers.get("access-control-allow-headers")).toContain("Last-Event-ID");
+    expect(response.headers.get("access-control-allow-headers")).toContain("If-Range");
     expect(response.headers.get("access-control-max-age")).toBe("600");
     expect(response.headers.get("vary")).toContain("Origin");
   });
