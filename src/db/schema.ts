@@ -27,13 +27,17 @@ export const accounts = pgTable(
   (table) => [check("storage_used_not_negative", sql`${table.storageUsedBytes} >= 0`)],
 );
 
+/** The owning account: its rows go when the account goes. */
+const accountId = () =>
+  text("account_id")
+    .notNull()
+    .references(() => accounts.id, { onDelete: "cascade" });
+
 export const apiKeys = pgTable(
   "api_keys",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountId(),
     name: text("name"),
     /** hex SHA-256 of the whole key; the plaintext is never stored */
     keyHash: text("key_hash").notNull(),
@@ -48,9 +52,7 @@ export const apiKeys = pgTable(
 export const folders = pgTable(
   "folders",
   {
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountId(),
     path: text("path").notNull(),
     createdAt: epochMs("created_at").notNull(),
     /**
@@ -67,9 +69,7 @@ export const documents = pgTable(
   "documents",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountId(),
     name: text("name").notNull(),
     description: text("description"),
     tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
@@ -132,9 +132,7 @@ export const documentVersions = pgTable(
 export const creditUsage = pgTable(
   "credit_usage",
   {
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountId(),
     periodStart: epochMs("period_start").notNull(),
     used: integer("used").notNull().default(0),
   },
@@ -149,9 +147,7 @@ export const pipelines = pgTable(
   "pipelines",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountId(),
     name: text("name").notNull(),
     description: text("description"),
     steps: json("steps").notNull(),
@@ -168,9 +164,7 @@ export const pipelines = pgTable(
 export const idempotencyKeys = pgTable(
   "idempotency_keys",
   {
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountId(),
     key: text("key").notNull(),
     /** hex SHA-256 of the method, path and body of the first request */
     fingerprint: text("fingerprint").notNull(),
@@ -216,9 +210,7 @@ export const events = pgTable(
     seq: bigint("seq", { mode: "number" }).generatedAlwaysAsIdentity().primaryKey(),
     tx: bigint("tx", { mode: "number" }).notNull().default(sql`pg_current_xact_id()::text::bigint`),
     id: text("id").notNull(),
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountId(),
     type: text("type").notNull(),
     /** the document's folder (after the change; before it for a purge), for folder filters */
     folder: text("folder"),
@@ -237,9 +229,7 @@ export const webhooks = pgTable(
   "webhooks",
   {
     id: text("id").primaryKey(),
-    accountId: text("account_id")
-      .notNull()
-      .references(() => accounts.id, { onDelete: "cascade" }),
+    accountId: accountId(),
     url: text("url").notNull(),
     /** exact types, families (`document.*`) or `*` */
     eventTypes: text("event_types").array().notNull(),

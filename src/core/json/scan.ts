@@ -5,7 +5,8 @@
 import { badRequest } from "../errors";
 import { parseJsonBytes } from "./parse";
 
-const QUOTE = 0x22,
+/** The bytes of JSON's structure, shared with the lossless tree (tree.ts). */
+export const QUOTE = 0x22,
   BACKSLASH = 0x5c,
   OPEN_BRACE = 0x7b,
   CLOSE_BRACE = 0x7d,

@@ -9,15 +9,18 @@
  * trusts their structure.
  */
 
-import { skipString, skipValue, skipWhitespace } from "./scan";
-
-const QUOTE = 0x22,
-  BACKSLASH = 0x5c,
-  OPEN_BRACE = 0x7b,
-  CLOSE_BRACE = 0x7d,
-  OPEN_BRACKET = 0x5b,
-  CLOSE_BRACKET = 0x5d,
-  COMMA = 0x2c;
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COMMA,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  skipString,
+  skipValue,
+  skipWhitespace,
+} from "./scan";
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
