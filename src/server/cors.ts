@@ -12,7 +12,8 @@ import type { CorsOrigins } from "../config";
 import { requestIdFor } from "./request-id";
 
 const ALLOWED_METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE";
-const ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, If-Range, Last-Event-ID, Range, X-Request-Id";
+const ALLOWED_HEADERS =
+  "Authorization, Content-Type, Idempotency-Key, If-Match, If-None-Match, If-Range, Last-Event-ID, Range, X-Request-Id";
 const EXPOSED_HEADERS = [
   "ETag",
   "Location",
