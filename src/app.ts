@@ -22,6 +22,7 @@ import { eventsModule } from "./modules/events";
 import { eventStreamsOf } from "./modules/events/stream";
 import { webhooksModule } from "./modules/webhooks";
 import { webhooksRepository } from "./modules/webhooks/repository";
+import { webhookOpenApi } from "./modules/webhooks/model";
 import type { Lookup } from "./modules/webhooks/address";
 import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
 import { patchInPool } from "./engine/patch-in-pool";
@@ -108,7 +109,7 @@ export function createApp(deps: AppDeps) {
     metrics,
   };
 
-  const docs = openapiDocs();
+  const docs = openapiDocs({ webhooks: webhookOpenApi() });
   const app = new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
     .use(

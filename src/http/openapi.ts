@@ -423,6 +423,11 @@ export interface DocumentInfo {
   version: string;
   description: string;
   serverUrl?: string;
+  /**
+   * The top-level `webhooks` object (OpenAPI 3.1): what Kiln POSTs to a receiver, by name. Its schemas
+   * go through the same cleaning as the routes', so a titled one (the Event) becomes a component.
+   */
+  webhooks?: Record<string, Json>;
 }
 
 /** The OpenAPI 3.1 document of every route of `app` that is not hidden. */
@@ -506,6 +511,9 @@ export function buildOpenApiDocument(routes: readonly RouteLike[], info: Documen
       security,
     };
   }
+  const webhooks = info.webhooks
+    ? Object.fromEntries(Object.entries(info.webhooks).map(([name, item]) => [name, cleanSchema(item, named) as Json]))
+    : undefined;
   return {
     openapi: "3.1.1",
     info: { title: info.title, version: info.version, description: info.description },
@@ -518,6 +526,7 @@ export function buildOpenApiDocument(routes: readonly RouteLike[], info: Documen
       { name: "Operations", description: "Health, readiness and this reference" },
     ],
     paths,
+    ...(webhooks ? { webhooks } : {}),
     components: {
       schemas: Object.fromEntries([...named].sort(([a], [b]) => a.localeCompare(b)).map(([name, { schema }]) => [name, schema])),
       headers: HEADERS,
@@ -560,7 +569,8 @@ const INFO: DocumentInfo = {
  * The reference routes. describe(app) names the app whose routes the document lists; it is read on each
  * request (cached while the route count stays the same), so routes added after this plugin are covered.
  */
-export function openapiDocs() {
+export function openapiDocs(options: { webhooks?: Record<string, Json> } = {}) {
+  const info: DocumentInfo = { ...INFO, ...(options.webhooks ? { webhooks: options.webhooks } : {}) };
   let routesOf: () => readonly RouteLike[] = () => [];
   let cached: { count: number; text: string } | undefined;
   const plugin = new Elysia({ name: "kiln.openapi", detail: { tags: ["Operations"] } })
@@ -568,7 +578,7 @@ export function openapiDocs() {
       "/openapi.json",
       () => {
         const routes = routesOf();
-        if (cached?.count !== routes.length) cached = { count: routes.length, text: JSON.stringify(buildOpenApiDocument(routes, INFO)) };
+        if (cached?.count !== routes.length) cached = { count: routes.length, text: JSON.stringify(buildOpenApiDocument(routes, info)) };
         return new Response(cached.text, { headers: { "Content-Type": "application/json" } });
       },
       {

@@ -2,6 +2,8 @@ import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { ListQuery } from "../documents/model";
 import { LIST_LIMIT_MAX } from "../documents/service";
+import { EventView } from "../events/model";
+import { EVENT_TYPES } from "../events/service";
 import { URL_MAX } from "./service";
 
 const Url = t.String({ maxLength: URL_MAX, description: "https:// (http:// too with WEBHOOK_ALLOW_PRIVATE_NETWORKS); no credentials" });
@@ -122,3 +124,67 @@ export const DeliveryListResponse = t.Object({
 });
 
 export const DeliveryResponse = t.Object({ success: t.Literal(true), delivery: DeliveryView });
+
+/** The Standard Webhooks headers of every attempt, as the OpenAPI document's `webhooks` declare them. */
+const DELIVERY_HEADERS = [
+  {
+    name: "webhook-id",
+    in: "header",
+    required: true,
+    description: "the event's id (evt_…), the same on every attempt of it: deduplicate on it (delivery is at least once)",
+    schema: { type: "string" },
+  },
+  {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    description: "when this attempt was sent, in seconds since the epoch (each attempt is signed afresh)",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
+  {
+    name: "webhook-signature",
+    in: "header",
+    required: true,
+    description:
+      "`v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<body>` keyed with the secret's bytes (the base64 after `whsec_`); during a rotation's overlap two such signatures separated by a space, one per secret: accept the message if any one verifies",
+    schema: { type: "string" },
+  },
+];
+
+/**
+ * The OpenAPI 3.1 `webhooks` object: one entry per event type, each the POST Kiln sends to a webhook's
+ * URL (docs/events.md#a-delivery). The body is the event exactly as the events API shows it (the Event
+ * schema, its `type` fixed to the entry's).
+ */
+export function webhookOpenApi(): Record<string, Record<string, unknown>> {
+  return Object.fromEntries(
+    EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          summary: `${type}, delivered to a webhook`,
+          description:
+            "Sent to every enabled webhook whose eventTypes and folder match the event, signed per Standard Webhooks (https://www.standardwebhooks.com). Verify the signature over the exact bytes received before parsing them.",
+          operationId: `webhook${type.replace(/(^|[._])([a-z])/g, (_match, _sep, letter: string) => letter.toUpperCase())}`,
+          tags: ["Webhooks"],
+          parameters: DELIVERY_HEADERS,
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: { allOf: [EventView, { type: "object", properties: { type: { const: type } }, required: ["type"] }] },
+              },
+            },
+          },
+          responses: {
+            "2XX": { description: "Delivered: any 2xx within WEBHOOK_TIMEOUT_MS ends the delivery (its body is ignored past 4 KiB)" },
+            default: {
+              description:
+                "Any other answer (a redirect included: never followed), no answer in time or a connection error is a failed attempt: retried per WEBHOOK_RETRY_SCHEDULE_MS with the same webhook-id",
+            },
+          },
+        },
+      },
+    ]),
+  );
+}
