@@ -16,10 +16,20 @@
  *    and no incomplete write. The files (or, on the S3 store, the s3rver's object files, whose mtimes
  *    are the objects' last-modified times) are aged past the sweeper's grace period while the server is
  *    down (an hour passing, in effect), so the start-up sweep judges every one.
+ * With `events` (issue 25), also:
+ *  - every acknowledged write has exactly one event of its kind in GET /api/v1/events (document.created,
+ *    document.content_replaced for a replace, a patch or a restored version, document.deleted,
+ *    document.purged), a write in flight at a kill has one if the restarted server shows it applied and
+ *    none otherwise (never two), and refused writes (a create with an unknown field, 400; a replace with a
+ *    stale If-Match, 412) have none;
+ *  - a webhook per account, registered before the first kill, receives every event of the feed at least
+ *    once, with a signature `standardwebhooks` verifies, across the kills (the restarted node takes over
+ *    the killed one's claims when their lease ends) and across its receiver being down for a while.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../../support/server";
+import { Webhook } from "standardwebhooks";
+import { freePort, removeDataDir, startServer, tempDataDir, type RunningServer } from "../../support/server";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 import { startTestBucket, type TestBucket } from "../../support/s3";
 
@@ -39,6 +49,27 @@ export interface CrashTrialOptions {
    * about the planted files, which the sweeper collects).
    */
   sabotage?: boolean;
+  /** check the events feed after each restart, and deliver it to a webhook whose receiver goes down once */
+  events?: boolean;
+}
+
+export interface EventFigures {
+  /** events in the feeds of every account at the end */
+  events: number;
+  /** writes refused on purpose (400, 412), which must have no event */
+  refusedWrites: number;
+  /** writes in flight at a kill (creates included) that the restarted server showed applied (each with its one event), or not (none) */
+  inFlightApplied: number;
+  inFlightLost: number;
+  /** verified deliveries the receiver answered 2xx, duplicates included */
+  deliveries: number;
+  /** deliveries of a webhook-id the receiver had already acknowledged */
+  duplicates: number;
+  /** deliveries whose signature did not verify (answered 401) */
+  badSignatures: number;
+  /** how long the receiver was down, and from the last restart's checks to every event delivered */
+  receiverDownMs: number;
+  convergeMs: number;
 }
 
 export interface CrashTrialResult {
@@ -55,6 +86,7 @@ export interface CrashTrialResult {
   elapsedMs: number;
   /** the document whose file the sabotage removed */
   sabotaged?: string;
+  events?: EventFigures;
 }
 
 type State = "active" | "deleted" | "purged";
@@ -72,6 +104,9 @@ interface Tracked {
   acked: Version;
   pending?: Version;
   pendingPatch?: boolean;
+  /** the events its acknowledged writes made, by type, and the type of the write in flight */
+  events: Record<string, number>;
+  pendingEvent?: string;
 }
 interface PendingCreate {
   name: string;
@@ -129,6 +164,38 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
   let documentsChecked = 0;
   let seq = 0;
   let sabotaged: string | undefined;
+  /** names of creates that never happened: refused, or in flight at a kill and absent after it */
+  const neverCreated = new Set<string>();
+  let refusedWrites = 0;
+  let inFlightApplied = 0;
+  let inFlightLost = 0;
+  let eventCount = 0;
+  const secrets: string[] = [];
+  /** per account: how many times each webhook-id was delivered (verified, answered 204) */
+  const delivered: Map<string, number>[] = [];
+  let badSignatures = 0;
+  let receiver: ReturnType<typeof Bun.serve> | undefined;
+  let receiverDown: Promise<void> | undefined;
+  let receiverDownMs = 0;
+  const receiverPort = freePort();
+  const startReceiver = () =>
+    Bun.serve({
+      hostname: "127.0.0.1",
+      port: receiverPort,
+      async fetch(request) {
+        const account = Number(new URL(request.url).pathname.slice("/hook/".length));
+        const body = await request.text();
+        try {
+          new Webhook(secrets[account]).verify(body, Object.fromEntries(request.headers));
+        } catch {
+          badSignatures++;
+          return new Response("invalid signature", { status: 401 });
+        }
+        const id = request.headers.get("webhook-id")!;
+        delivered[account].set(id, (delivered[account].get(id) ?? 0) + 1);
+        return new Response(null, { status: 204 });
+      },
+    });
 
   try {
     if (options.mode === "external") {
@@ -147,9 +214,24 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       LOG_LEVEL: "warn",
       ...(database ? { DATABASE_URL: database.url } : {}),
       ...bucket?.env,
+      // a lease of 2 × 1 s + 1 s on a claim the killed node held; retries every second for about 20 s
+      ...(options.events
+        ? {
+            WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+            WEBHOOK_TIMEOUT_MS: "1000",
+            WEBHOOK_RETRY_SCHEDULE_MS: [0, 200, 500, ...Array(20).fill(1000)].join(","),
+          }
+        : {}),
     };
     server = await startServer(env);
-    const call = (method: string, path: string, key: string, body?: string, contentType = "application/json") =>
+    const call = (
+      method: string,
+      path: string,
+      key: string,
+      body?: string,
+      contentType = "application/json",
+      headers: Record<string, string> = {},
+    ) =>
       // identity: the checks compare the stored bytes with their length and hash, not a compressed representation
       fetch(server!.url + path, {
         method,
@@ -157,6 +239,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           authorization: `Bearer ${key}`,
           "accept-encoding": "identity",
           ...(body !== undefined ? { "content-type": contentType } : {}),
+          ...headers,
         },
         body,
       });
@@ -175,11 +258,24 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           "POST",
           "/api/v1/admin/keys",
           bootstrapKey,
-          JSON.stringify({ accountId: account.account.id, permissions: ["documents"] }),
+          JSON.stringify({ accountId: account.account.id, permissions: options.events ? ["documents", "webhooks"] : ["documents"] }),
         )
       ).json()) as any;
       keys.push(key.key);
+      if (options.events) {
+        const webhook = await call(
+          "POST",
+          "/api/v1/webhooks",
+          key.key,
+          JSON.stringify({ url: `http://127.0.0.1:${receiverPort}/hook/${i}` }),
+        );
+        const created = (await webhook.json()) as any;
+        if (webhook.status !== 201) throw new Error(`webhook create answered ${webhook.status}: ${JSON.stringify(created)}`);
+        secrets.push(created.secret);
+        delivered.push(new Map());
+      }
     }
+    if (options.events) receiver = startReceiver();
 
     /** One client: one operation at a time on its own documents, until `stop` is set or the server dies. */
     const client = async (account: number, clientId: number, stop: { now: boolean }) => {
@@ -192,6 +288,31 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
         const deleted = docs.filter((doc) => doc.acked.state === "deleted");
         const roll = Math.random();
         try {
+          if (options.events && Math.random() < 0.06) {
+            // refused on purpose: a create with an unknown field (400), a replace with a stale If-Match (412)
+            if (active.length === 0 || Math.random() < 0.5) {
+              const name = `c${account}.${clientId}-${++seq}`;
+              neverCreated.add(name);
+              const response = await call("POST", "/api/v1/documents", key, JSON.stringify({ name, content: {}, refused: true }));
+              await response.body?.cancel();
+              if (response.status !== 400) {
+                fail(`a create with an unknown field answered ${response.status}`);
+                break;
+              }
+            } else {
+              const doc = active[Math.floor(Math.random() * active.length)];
+              const response = await call("PUT", `/api/v1/documents/${doc.id}/content`, key, "{}", "application/json", {
+                "if-match": `"${"0".repeat(64)}"`,
+              });
+              await response.body?.cancel();
+              if (response.status !== 412) {
+                fail(`a replace with a stale If-Match answered ${response.status}`);
+                break;
+              }
+            }
+            refusedWrites++;
+            continue;
+          }
           if (active.length < 4 || (roll < 0.35 && active.length < 12)) {
             const name = `c${account}.${clientId}-${++seq}`;
             const bytes = randomContent();
@@ -219,6 +340,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
               name,
               account,
               acked: { state: "active", bytes, number: 1, kept: [bytes] },
+              events: { "document.created": 1 },
             });
             acknowledgedWrites++;
             continue;
@@ -226,6 +348,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           let doc: Tracked;
           let next: Version;
           let isPatch = false;
+          let eventType = "document.content_replaced";
           let request: () => Promise<Response>;
           const newVersion = (current: Version, bytes: string): Version => ({
             state: "active",
@@ -236,6 +359,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           if (deleted.length > 0 && roll < 0.5) {
             doc = deleted[Math.floor(Math.random() * deleted.length)];
             next = { ...doc.acked, state: "purged" };
+            eventType = "document.purged";
             request = () => call("POST", `/api/v1/documents/${doc.id}/purge`, key);
           } else if (roll < 0.55) {
             doc = active[Math.floor(Math.random() * active.length)];
@@ -268,10 +392,12 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           } else {
             doc = active[Math.floor(Math.random() * active.length)];
             next = { ...doc.acked, state: "deleted" };
+            eventType = "document.deleted";
             request = () => call("DELETE", `/api/v1/documents/${doc.id}`, key);
           }
           doc.pending = next;
           doc.pendingPatch = isPatch;
+          doc.pendingEvent = eventType;
           const response = await request();
           const text = await response.text();
           if (response.status !== 200) {
@@ -280,6 +406,7 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
           }
           doc.acked = next;
           doc.pending = undefined;
+          doc.events[eventType] = (doc.events[eventType] ?? 0) + 1;
           acknowledgedWrites++;
           if (isPatch) acknowledgedPatches++;
         } catch {
@@ -328,8 +455,15 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
             name: doc.name,
             account,
             acked: { state: "active", bytes: create.bytes, number: 1, kept: [create.bytes] },
+            events: { "document.created": 1 },
           });
+          inFlightApplied++;
         }
+        for (const create of pendingCreates)
+          if (create.account === account && ![...listed.values()].some((doc) => doc.name === create.name)) {
+            neverCreated.add(create.name);
+            inFlightLost++;
+          }
         let storageSum = 0;
         // a purge confirmed in an earlier round is final: such documents are only watched for in the lists above
         for (const doc of [...tracked.values()].filter((doc) => doc.account === account && (doc.acked.state !== "purged" || doc.pending))) {
@@ -345,6 +479,12 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
             );
             continue;
           }
+          // the write in flight was applied: it must have its one event
+          if (doc.pending && candidates[0] === doc.pending && doc.pendingEvent) {
+            doc.events[doc.pendingEvent] = (doc.events[doc.pendingEvent] ?? 0) + 1;
+            inFlightApplied++;
+          } else if (doc.pending) inFlightLost++;
+          doc.pendingEvent = undefined;
           if (observed === "purged") {
             const gone = await call("GET", `/api/v1/documents/${doc.id}`, key);
             if (gone.status !== 404) fail(`round ${round}: purged ${doc.id} answers ${gone.status}`);
@@ -401,6 +541,77 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       }
       pendingCreates.length = 0;
       await checkContentStore(round, unpurgedHashes);
+      if (options.events) await checkEvents(round);
+    };
+
+    /** Every event of an account's feed, oldest first. */
+    const feed = async (account: number) => {
+      const events: any[] = [];
+      let after = "";
+      for (;;) {
+        const page = (await (await call("GET", `/api/v1/events?limit=500${after ? `&after=${after}` : ""}`, keys[account])).json()) as any;
+        events.push(...page.events);
+        if (!page.hasMore) return events;
+        after = page.nextCursor;
+      }
+    };
+
+    /** Each tracked document has exactly the events its writes made; no other document event exists. */
+    const checkEvents = async (round: number) => {
+      const problems: string[] = [];
+      // the feed shows an event once every transaction older than it has ended: allow it a moment to settle
+      for (let attempt = 0; attempt < 50; attempt++) {
+        problems.length = 0;
+        eventCount = 0;
+        for (let account = 0; account < keys.length; account++) {
+          const events = await feed(account);
+          eventCount += events.length;
+          const counts = new Map<string, Record<string, number>>();
+          for (const event of events) {
+            const doc = event.data?.document;
+            if (!event.type.startsWith("document.")) continue;
+            if (!doc || !tracked.has(doc.id) || tracked.get(doc.id)!.account !== account) {
+              problems.push(
+                `round ${round}: ${event.type} ${event.id} of ${doc?.id} (${doc?.name}${neverCreated.has(doc?.name) ? ", a create that was refused or never happened" : ""}) is not a write of a client`,
+              );
+              continue;
+            }
+            const byType = counts.get(doc.id) ?? {};
+            byType[event.type] = (byType[event.type] ?? 0) + 1;
+            counts.set(doc.id, byType);
+          }
+          for (const doc of tracked.values()) {
+            if (doc.account !== account) continue;
+            const seen = counts.get(doc.id) ?? {};
+            for (const type of new Set([...Object.keys(seen), ...Object.keys(doc.events)]))
+              if ((seen[type] ?? 0) !== (doc.events[type] ?? 0))
+                problems.push(`round ${round}: ${doc.id} has ${seen[type] ?? 0} ${type} events, its writes made ${doc.events[type] ?? 0}`);
+          }
+        }
+        if (problems.length === 0) return;
+        await Bun.sleep(100);
+      }
+      for (const problem of problems.slice(0, 10)) fail(problem);
+    };
+
+    /** Every event of the feeds delivered at least once: waits for it, and answers how long it took. */
+    const awaitDeliveries = async () => {
+      const started = performance.now();
+      const expected = await Promise.all(keys.map((_, account) => feed(account)));
+      for (;;) {
+        const missing = expected.flatMap((events, account) => events.filter((event) => !delivered[account].has(event.id)));
+        if (missing.length === 0) return performance.now() - started;
+        if (performance.now() - started > 30_000) {
+          fail(
+            `${missing.length} of ${expected.flat().length} events never reached the webhook in 30 s (${missing
+              .slice(0, 3)
+              .map((event) => `${event.type} ${event.id}`)
+              .join(", ")})`,
+          );
+          return performance.now() - started;
+        }
+        await Bun.sleep(50);
+      }
     };
 
     /** The document lists exactly its kept versions, newest first, and each one's bytes are there. */
@@ -454,6 +665,15 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       // kill at a random moment once this round has made progress, so that every kill interrupts writes
       const before = acknowledgedWrites;
       for (let waited = 0; acknowledgedWrites === before && waited < 10_000; waited += 10) await Bun.sleep(10);
+      // once, mid-trial: the receiver goes down for 2 s (deliveries fail and are retried) and comes back on its port
+      if (receiver && round === Math.ceil(options.kills / 2))
+        receiverDown = (async () => {
+          const down = performance.now();
+          receiver!.stop(true);
+          await Bun.sleep(2_000);
+          receiver = startReceiver();
+          receiverDownMs = performance.now() - down;
+        })();
       await Bun.sleep(Math.random() * maxRunMs);
       server.proc.kill("SIGKILL");
       await server.proc.exited;
@@ -471,6 +691,25 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       );
       if (violations.length > 0) break;
     }
+    let eventFigures: EventFigures | undefined;
+    if (options.events && violations.length === 0) {
+      await receiverDown;
+      const convergeMs = await awaitDeliveries();
+      const deliveries = delivered.reduce((sum, ids) => sum + [...ids.values()].reduce((a, b) => a + b, 0), 0);
+      const unique = delivered.reduce((sum, ids) => sum + ids.size, 0);
+      if (badSignatures > 0) fail(`${badSignatures} deliveries failed signature verification`);
+      eventFigures = {
+        events: eventCount,
+        refusedWrites,
+        inFlightApplied,
+        inFlightLost,
+        deliveries,
+        duplicates: deliveries - unique,
+        badSignatures,
+        receiverDownMs,
+        convergeMs,
+      };
+    }
     await server.stop("SIGTERM");
     return {
       mode: options.mode,
@@ -483,8 +722,11 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       violations,
       elapsedMs: performance.now() - started,
       sabotaged,
+      events: eventFigures,
     };
   } finally {
+    await receiverDown?.catch(() => {});
+    receiver?.stop(true);
     await server?.stop("SIGKILL");
     await database?.drop();
     await bucket?.close();
