@@ -1,9 +1,11 @@
 /**
  * `bun run bench` / `bun run bench:full`: every section in one run, then one table of ratios.
  *
- *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,metrics,cluster,growth] [--readme]
+ *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,metrics,cluster,growth,events] [--readme]
  *
- * `growth` (an account grown to a million documents, bench/growth.ts) runs only when --only names it.
+ * `growth` (an account grown to a million documents, bench/growth.ts) and `events` (the outbox's cost,
+ * commit-to-stream and commit-to-webhook latency, 1,000 stream clients; bench/events.ts) run only when
+ * --only names them.
  *
  * Installs wrk, jq and Miller from Debian when they are missing, starts every server it measures on
  * loopback, and stops them (and drops the external database it created) at the end, also on failure.
@@ -25,6 +27,7 @@ import { benchExportMemory } from "./export-memory";
 import { benchPatch } from "./patch";
 import { benchCluster } from "./cluster";
 import { benchGrowth } from "./growth";
+import { benchEvents } from "./events";
 
 const SECTIONS = [
   "documents",
@@ -39,10 +42,11 @@ const SECTIONS = [
   "metrics",
   "cluster",
   "growth",
+  "events",
 ] as const;
 type Section = (typeof SECTIONS)[number];
 /** what a run without --only measures */
-const DEFAULT_SECTIONS = SECTIONS.filter((section) => section !== "growth");
+const DEFAULT_SECTIONS = SECTIONS.filter((section) => section !== "growth" && section !== "events");
 
 const { values } = parseArgs({
   options: { full: { type: "boolean", default: false }, only: { type: "string" }, readme: { type: "boolean", default: false } },
@@ -73,6 +77,7 @@ async function isolated(label: string, run: () => Promise<void>): Promise<void> 
 try {
   if (only.has("documents")) await isolated("documents", () => benchDocuments(settings));
   if (only.has("growth")) await isolated("growth", () => benchGrowth());
+  if (only.has("events")) await isolated("events", () => benchEvents());
   if (only.has("storage")) await isolated("storage", () => benchStorage(settings));
   if (only.has("pipelines")) {
     await isolated("pipelines", async () => {
