@@ -6,7 +6,7 @@ import { Elysia } from "elysia";
 import type { Config } from "./config";
 import type { Database } from "./db/client";
 import { bodyParser, type BodyLimit } from "./http/body";
-import { createLogger, requestContext, type Logger } from "./http/context";
+import { createLogger, requestContext, requestState, type Logger } from "./http/context";
 import { HttpError } from "./core/errors";
 import { errorHandler, methodsAllowed } from "./http/errors";
 import { authentication, Authenticator } from "./modules/auth";
@@ -19,6 +19,7 @@ import { adminModule } from "./modules/admin";
 import { healthModule } from "./modules/health";
 import { usageModule } from "./modules/usage";
 import { eventsModule } from "./modules/events";
+import { createEventNotifier, mayHaveWritten } from "./modules/events/notifier";
 import { eventStreamsOf } from "./modules/events/stream";
 import { webhooksModule } from "./modules/webhooks";
 import { webhooksRepository } from "./modules/webhooks/repository";
@@ -151,8 +152,17 @@ export function createApp(deps: AppDeps) {
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), linkBase: linkBaseOf(config), auth }));
   docs.describe(app);
 
+  // Once a write has committed, every node's streams and webhook deliveries of its account are woken.
+  const notifier = createEventNotifier(database.sql, (error) => logger.log("warn", "event notification failed", { error: error.message }));
+  const handle = app.handle;
+  const handleAndNotify = async (request: Request) => {
+    const response = await handle(request);
+    const { accountId } = requestState(request);
+    if (accountId !== undefined && mayHaveWritten(request.method, response.status)) notifier.notify(accountId);
+    return response;
+  };
   // in-process callers (tests, the listener) all go through app.handle, so the wrapper replaces it
-  app.handle = withCorsAndCompression(app.handle, config.corsOrigins);
+  app.handle = withCorsAndCompression(handleAndNotify, config.corsOrigins);
   return app;
 }
 
