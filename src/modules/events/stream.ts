@@ -4,7 +4,7 @@
  * writes it as `id: <cursor>` / `event: <type>` / `data: <the event JSON>` frames.
  *
  * What makes a stream read again:
- *   - a NOTIFY on `kiln_events` (every event's trigger sends one with its account id) reaches ONE
+ *   - a NOTIFY on `kiln_events` (the server sends one with the account id after each request that wrote: events/notifier.ts) reaches ONE
  *     listener connection per process (postgres.js `listen`), which wakes the streams of that account,
  *     whichever node made the change;
  *   - a recheck once a second while any stream is open, one statement for all of them: the accounts
