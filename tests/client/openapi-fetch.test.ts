@@ -30,8 +30,8 @@ async function run(command: string[], cwd: string) {
 }
 
 beforeAll(async () => {
-  t = await createTestApp();
-  ({ key } = await t.newAccount({ plan: "pro", permissions: ["documents", "utilities"] }));
+  t = await createTestApp({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
+  ({ key } = await t.newAccount({ plan: "pro", permissions: ["documents", "utilities", "webhooks"] }));
   server = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: (request) => t.app.handle(request) });
   url = `http://127.0.0.1:${server.port}`;
   folder = mkdtempSync(join(tmpdir(), "kiln-openapi-fetch-"));
@@ -128,5 +128,9 @@ describe("openapi-typescript + openapi-fetch over the live document", () => {
     expect([result.deleted, result.trash, result.restored, result.purged]).toEqual([true, [id], id, true]);
     expect(result.gone).toEqual({ status: 404, code: "document_not_found" });
     expect(result.credits).toBe(5); // clean-json 1, then two pipeline runs of 2 steps
+    expect(result.events.length).toBeGreaterThan(0);
+    expect(new Set(result.events)).toEqual(new Set(["document.created"]));
+    expect(result.webhook).toEqual({ secret: true, listed: true });
+    expect([result.webhookDeliveries, result.webhookRemoved]).toEqual([0, true]);
   });
 });

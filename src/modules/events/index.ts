@@ -8,6 +8,7 @@ import { validationError, type FieldError } from "../../core/errors";
 import { normalizeFolder } from "../../core/metadata";
 import type { Db } from "../../db/client";
 import { operation } from "../../http/openapi";
+import { LIMIT_PARAMETER } from "../documents/model";
 import { requirePrincipal, type AuthPlugin, type Principal } from "../auth";
 import {
   EventsPage,
@@ -92,13 +93,18 @@ export const eventsModule = (deps: { db: Db; auth: AuthPlugin; streams: EventStr
       {
         query: EventsQuery,
         response: { 200: EventsPage },
-        detail: operation({
-          operationId: "listEvents",
-          summary: "Events of the caller's account, oldest first, after a cursor",
-          description:
-            "A consumer that passes back nextCursor never misses an event: an event is listed only once every transaction that began before it has ended, so events never appear behind a cursor. Kept for EVENT_RETENTION_MS (30 days by default).",
-          errors: { 400: "validation_failed (type, folder or limit), invalid_cursor" },
-        }),
+        detail: {
+          ...operation({
+            operationId: "listEvents",
+            summary: "Events of the caller's account, oldest first, after a cursor",
+            description:
+              "A consumer that passes back nextCursor never misses an event: an event is listed only once every transaction that began before it has ended, so events never appear behind a cursor. Kept for EVENT_RETENTION_MS (30 days by default).",
+            errors: { 400: "validation_failed (type, folder or limit), invalid_cursor" },
+          }),
+          parameters: [
+            { ...LIMIT_PARAMETER, schema: { type: "integer", minimum: 1, maximum: EVENTS_LIMIT_MAX, default: EVENTS_LIMIT_DEFAULT } },
+          ],
+        },
       },
     )
     .get("/api/v1/events/stream", streamEvents(deps.streams), {

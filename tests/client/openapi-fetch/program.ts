@@ -161,6 +161,19 @@ export async function run(baseUrl: string, key: string) {
   const gone = await kiln.GET("/api/v1/documents/{id}", { params: { path: { id } } });
   const usage = need(await kiln.GET("/api/v1/usage"), "usage");
 
+  // Events and webhooks
+  const feed = need(await kiln.GET("/api/v1/events", { params: { query: { type: "document.created", limit: 100 } } }), "events");
+  const hook = need(
+    await kiln.POST("/api/v1/webhooks", { body: { url: "http://127.0.0.1:9/hook", eventTypes: ["document.*"], enabled: false } }),
+    "create webhook",
+  );
+  const hooks = need(await kiln.GET("/api/v1/webhooks"), "list webhooks");
+  const hookDeliveries = need(
+    await kiln.GET("/api/v1/webhooks/{id}/deliveries", { params: { path: { id: hook.webhook.id } } }),
+    "webhook deliveries",
+  );
+  const hookRemoved = need(await kiln.DELETE("/api/v1/webhooks/{id}", { params: { path: { id: hook.webhook.id } } }), "delete webhook");
+
   return {
     id,
     created: { name: created.document.name, folder: created.document.folder, tags: created.document.tags },
@@ -199,5 +212,9 @@ export async function run(baseUrl: string, key: string) {
     purged: purged.permanent,
     gone: { status: gone.response.status, code: gone.error?.code },
     credits: usage.credits.used,
+    events: feed.events.map((event) => event.type),
+    webhook: { secret: hook.secret.startsWith("whsec_"), listed: hooks.webhooks.map((entry) => entry.id).includes(hook.webhook.id) },
+    webhookDeliveries: hookDeliveries.deliveries.length,
+    webhookRemoved: hookRemoved.deleted,
   };
 }
