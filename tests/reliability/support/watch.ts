@@ -3,6 +3,7 @@
  * latencies and failures) and the process's resident memory sampled at the same pace.
  */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 
 export interface WatchReport {
   healthChecks: number;
@@ -29,33 +30,28 @@ export const percentile = (values: number[], p: number) => {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 };
 
+/**
+ * /health is polled from a process of its own (health-probe.ts), so the latencies are the server's and
+ * not the attacking test's event loop; memory is sampled here every `pauseMs`.
+ */
 export function watchServer(url: string, pid: number, pauseMs = 20): { stop(): Promise<WatchReport> } {
-  const latencies: number[] = [];
-  let failures = 0;
+  const probe = Bun.spawn(["bun", join(import.meta.dir, "health-probe.ts"), url, String(pauseMs)], { stdout: "pipe", stderr: "inherit" });
+  const output = new Response(probe.stdout).text();
   let peakRssBytes = rssOf(pid);
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      try {
-        const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(5_000) });
-        await response.arrayBuffer();
-        if (!response.ok) failures++;
-      } catch {
-        failures++;
-      }
-      latencies.push(performance.now() - started);
-      peakRssBytes = Math.max(peakRssBytes, rssOf(pid));
-      await Bun.sleep(pauseMs);
-    }
-  })();
+  const sampler = setInterval(() => {
+    peakRssBytes = Math.max(peakRssBytes, rssOf(pid));
+  }, pauseMs);
   return {
     async stop() {
-      running = false;
-      await loop;
+      clearInterval(sampler);
+      peakRssBytes = Math.max(peakRssBytes, rssOf(pid));
+      probe.kill("SIGTERM");
+      await probe.exited;
+      const lines = (await output).split("\n").filter((line) => line !== "");
+      const latencies = lines.filter((line) => line !== "fail").map(Number);
       return {
-        healthChecks: latencies.length,
-        healthFailures: failures,
+        healthChecks: lines.length,
+        healthFailures: lines.length - latencies.length,
         healthMaxMs: Math.max(0, ...latencies),
         healthP99Ms: percentile(latencies, 99),
         peakRssBytes,
