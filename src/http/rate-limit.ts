@@ -40,24 +40,45 @@ interface Bucket {
   limit: number;
 }
 
-/** In memory, per process: several processes sharing a database each enforce the limit on their own. */
+/** A bucket refills from empty to full in a minute, whatever the limit. */
+const FULL_REFILL_MS = 60_000;
+
+/**
+ * In memory, per process: several processes sharing a database each enforce the limit on their own.
+ * A bucket not taken from for a minute is full, which is what a missing bucket means, so it is dropped:
+ * the map holds the accounts of the last minute, not every account the process has seen. Each take moves
+ * its bucket to the end of the map (insertion order), so the stale ones are always at the front and
+ * dropping them costs nothing per take but what is dropped.
+ */
 export class RateLimiter implements RateCounter {
   private readonly buckets = new Map<string, Bucket>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
+  /** Accounts whose bucket is not full (those that made a request in the last minute). */
+  get size(): number {
+    return this.buckets.size;
+  }
+
   take(accountId: string, perMinute: number): RateDecision {
     const now = this.now();
+    this.dropFull(now);
     let bucket = this.buckets.get(accountId);
-    if (!bucket || bucket.limit !== perMinute) {
-      bucket = { tokens: perMinute, updatedAt: now, limit: perMinute };
-      this.buckets.set(accountId, bucket);
-    }
-    bucket.tokens = Math.min(perMinute, bucket.tokens + (now - bucket.updatedAt) * (perMinute / 60_000));
+    if (!bucket || bucket.limit !== perMinute) bucket = { tokens: perMinute, updatedAt: now, limit: perMinute };
+    else this.buckets.delete(accountId);
+    bucket.tokens = Math.min(perMinute, bucket.tokens + Math.max(0, now - bucket.updatedAt) * (perMinute / 60_000));
     bucket.updatedAt = now;
+    this.buckets.set(accountId, bucket);
     const allowed = bucket.tokens >= 1;
     if (allowed) bucket.tokens -= 1;
     return decide(allowed, bucket.tokens, perMinute);
+  }
+
+  private dropFull(now: number): void {
+    for (const [accountId, bucket] of this.buckets) {
+      if (now - bucket.updatedAt < FULL_REFILL_MS) return;
+      this.buckets.delete(accountId);
+    }
   }
 
   close(): void {}

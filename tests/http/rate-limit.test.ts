@@ -67,3 +67,32 @@ test("token bucket arithmetic", () => {
   now += 1000;
   expect(limiter.take("a", 60).allowed).toBe(true);
 });
+
+test("a bucket untouched for a minute is full again and is dropped: the limiter holds the last minute's accounts, not every account", () => {
+  let now = 0;
+  const limiter = new RateLimiter(() => now);
+  for (let n = 0; n < 10_000; n++) limiter.take(`acct_${n}`, 60);
+  for (let i = 0; i < 60; i++) limiter.take("busy", 60);
+  expect(limiter.size).toBe(10_001);
+  now += 30_000; // half refilled: nothing may be dropped yet, the busy account is still limited to what refilled
+  expect(limiter.take("busy", 60)).toMatchObject({ allowed: true, remaining: 29 });
+  expect(limiter.size).toBe(10_001);
+  now += 30_000; // the 10,000 accounts are a minute old: full, dropped; busy took 30 s ago and stays
+  expect(limiter.take("late", 60)).toMatchObject({ allowed: true, remaining: 59 });
+  expect(limiter.size).toBe(2);
+  expect(limiter.take("busy", 60)).toMatchObject({ allowed: true, remaining: 58 });
+  expect(limiter.take("acct_7", 60)).toMatchObject({ allowed: true, remaining: 59 });
+  now += 60_000;
+  limiter.take("another", 60);
+  expect(limiter.size).toBe(1);
+});
+
+test("a clock that steps back neither drains a bucket nor drops one early", () => {
+  let now = 100_000;
+  const limiter = new RateLimiter(() => now);
+  for (let i = 0; i < 10; i++) limiter.take("a", 60);
+  now -= 5_000;
+  expect(limiter.take("a", 60)).toMatchObject({ allowed: true, remaining: 49 });
+  expect(limiter.take("b", 60).remaining).toBe(59);
+  expect(limiter.size).toBe(2);
+});
