@@ -64,24 +64,58 @@ async function contentOf(
   return undefined;
 }
 
+/** Lines of small documents are gathered into chunks of about this size (one allocation per chunk, not four per document). */
+const EXPORT_CHUNK = 64 * 1024;
+
+/** Bytes gathered into one chunk; a piece that would not fit is handed on after what was gathered. */
+class Chunker {
+  private buffer = new Uint8Array(EXPORT_CHUNK);
+  private used = 0;
+
+  /** Adds text (encoded in place) or bytes; returns the chunks to send before it, if it did not fit. */
+  *add(piece: string | Uint8Array): Generator<Uint8Array> {
+    const most = typeof piece === "string" ? piece.length * 3 : piece.byteLength;
+    if (this.used + most > EXPORT_CHUNK) yield* this.flush();
+    if (most > EXPORT_CHUNK) {
+      yield typeof piece === "string" ? encoder.encode(piece) : piece;
+      return;
+    }
+    if (typeof piece === "string") this.used += encoder.encodeInto(piece, this.buffer.subarray(this.used)).written;
+    else {
+      this.buffer.set(piece, this.used);
+      this.used += piece.byteLength;
+    }
+  }
+
+  *flush(): Generator<Uint8Array> {
+    if (this.used === 0) return;
+    yield this.buffer.subarray(0, this.used);
+    this.buffer = new Uint8Array(EXPORT_CHUNK);
+    this.used = 0;
+  }
+}
+
 async function* exportChunks(deps: DocumentsDeps, accountId: string, options: ExportOptions): AsyncGenerator<Uint8Array> {
+  const chunker = new Chunker();
   for await (const listed of exportedRows(deps, accountId, options)) {
     const found = await contentOf(deps, accountId, listed, options.deleted);
     if (!found) continue;
     const head = `{"document":${JSON.stringify(documentView(found.row))},`;
-    if (found.content.size <= 64 * 1024) {
+    if (found.content.size <= EXPORT_CHUNK) {
       const bytes = await found.content.bytes();
       if (bytes.indexOf(LF) === -1 && bytes.indexOf(CR) === -1) {
-        yield encoder.encode(`${head}"content":`);
-        yield bytes;
+        yield* chunker.add(`${head}"content":`);
+        yield* chunker.add(bytes);
+        yield* chunker.add("}\n");
       } else {
-        yield encoder.encode(`${head}"contentText":${JSON.stringify(new TextDecoder().decode(bytes))}`);
+        yield* chunker.add(`${head}"contentText":${JSON.stringify(new TextDecoder().decode(bytes))}}\n`);
       }
-      yield encoder.encode("}\n");
       continue;
     }
+    yield* chunker.flush();
     yield* largeContentChunks(head, found.content);
   }
+  yield* chunker.flush();
 }
 
 /**

@@ -112,6 +112,38 @@ describe("export and import round trip", () => {
     expect(JSON.parse(lines[1]).contentText).toBe(pretty);
   });
 
+  test("many small documents: gathered into few chunks, every line byte for byte across the chunk boundaries", async () => {
+    const { key } = await t.newAccount();
+    const written: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const raw = i % 7 === 3 ? `{"n":${i},\n"text":"${"é".repeat(i)}"}` : `{"n":${i},"text":"${"😀".repeat(i % 50)}${"x".repeat(600)}"}`;
+      written.push(raw);
+      await createRaw(key, `{"name":"doc ${i} ✓","folder":"many","contentText":${JSON.stringify(raw)}}`);
+    }
+    const exactlyFull = `"${"z".repeat(64 * 1024 - 2)}"`;
+    written.push(exactlyFull);
+    await createRaw(key, `{"name":"exactly 64 KiB","folder":"many","contentText":${JSON.stringify(exactlyFull)}}`);
+
+    const response = await t.request("GET", "/api/v1/export?folder=many", { key });
+    let chunks = 0;
+    const parts: Uint8Array[] = [];
+    for await (const chunk of response.body!) {
+      chunks++;
+      parts.push(chunk);
+    }
+    const lines = linesOf(new TextDecoder().decode(Buffer.concat(parts)));
+    expect(lines.length).toBe(written.length);
+    lines.forEach((line, i) => {
+      const { document, contentText } = JSON.parse(line);
+      const expected = written[i].includes("\n")
+        ? `{"document":${JSON.stringify(document)},"contentText":${JSON.stringify(written[i])}}`
+        : `{"document":${JSON.stringify(document)},"content":${written[i]}}`;
+      expect(line).toBe(expected);
+      if (contentText !== undefined) expect(contentText).toBe(written[i]);
+    });
+    expect(chunks).toBeLessThan(20);
+  });
+
   test("folder and deleted filter the export", async () => {
     const { key } = await t.newAccount();
     await createRaw(key, `{"name":"in a","folder":"a","content":1}`);
