@@ -123,7 +123,7 @@ export async function readEvents(
   }));
 }
 
-/** Deletes events older than `cutoff`, in batches; returns how many. */
+/** Deletes events older than `cutoff`, oldest first, in batches, until a batch reaches a newer one; returns how many. */
 export async function sweepExpiredEvents(db: Db, cutoff: number, batch = 5000): Promise<number> {
   let removed = 0;
   for (;;) {

@@ -21,9 +21,14 @@ export const EVENTS_PAGE = `
   order by tx, seq
   limit $7`;
 
-/** Raw: events older than the retention period, a batch at a time. $1 the cutoff (epoch ms), $2 the batch. */
+/**
+ * Raw: events older than the retention period, a batch at a time, from the oldest by seq: the first $2
+ * events, those of them older than $1 (epoch ms). Events are numbered as they are written, so the expired
+ * ones are a prefix of the primary key; the batch reads that index's head and nothing else, and a batch
+ * with fewer expired than $2 ends the sweep.
+ */
 export const EXPIRED_EVENTS = `
-  delete from events where seq in (select seq from events where created_at < $1 order by created_at limit $2)`;
+  delete from events where seq in (select seq from events order by seq limit $2) and created_at < $1`;
 
 /**
  * Raw, for the live streams (stream.ts), once a second on each node while a stream is open: the

@@ -156,12 +156,16 @@ describe("transactions that commit out of order", () => {
 
 describe("retention", () => {
   test("the sweep removes events older than the cutoff and keeps the rest", async () => {
-    const { key } = await t.newAccount({ permissions: ["documents"] });
+    const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
     await t.json("POST", DOCS, { key, body: { name: "old", content: 1 } });
     await t.json("POST", DOCS, { key, body: { name: "new", content: 1 } });
-    // 1970: older than every other event of the test database
-    await t.testDb.database.sql`update events set created_at = 1000 where data->'document'->>'name' = 'old'`;
-    expect(await sweepExpiredEvents(t.testDb.database.db, 2000)).toBe(1);
+    const { sql } = t.testDb.database;
+    // 1970 for "old" and every event written before it: older than the cutoff, as the oldest events are
+    const [{ old }] = await sql`select seq as old from events where account_id = ${accountId} and data->'document'->>'name' = 'old'`;
+    const [{ expired }] =
+      await sql`with changed as (update events set created_at = 1000 where seq <= ${old} returning 1) select count(*)::int as expired from changed`;
+    expect(await sweepExpiredEvents(t.testDb.database.db, 2000, 3)).toBe(expired);
+    expect(await sweepExpiredEvents(t.testDb.database.db, 2000, 3)).toBe(0);
     expect((await readAll(key)).events.map((event) => event.data.document.name)).toEqual(["new"]);
   });
 });
