@@ -5,7 +5,7 @@
  * 1. The outbox's cost on writes: wrk (8 connections, 3 s a run) on POST /api/v1/documents (1 KB) and
  *    PUT /api/v1/documents/{id}/content (1 KB over 50 documents) with the events trigger of documents
  *    enabled and disabled (`alter table documents disable trigger documents_events`), on the same
- *    server in the same run, 6 interleaved rounds (the order of the states rotating), median of
+ *    server in the same run, 12 interleaved rounds (the order of the states rotating), median of
  *    the rounds. No webhook exists then, so events_webhook_deliveries (on events) inserts nothing; with
  *    documents_events off it does not run at all. Target: ≤ 10 % fewer requests/s with the trigger.
  * 2. Commit-to-stream: one SSE client on GET /api/v1/events/stream (an account of its own), 100 creates
@@ -19,7 +19,7 @@
  *    of the 1,000 got its event. Measured first, on a server that has not carried the write load (its
  *    heap shrinking meanwhile would hide the growth), after 50 streams opened and closed as a warm-up.
  *
- *   bun bench/run.ts --only events          (or: bun bench/events.ts; about 2.5 minutes;
+ *   bun bench/run.ts --only events          (or: bun bench/events.ts; about 3.5 minutes;
  *                                            BENCH_EVENTS_ROUNDS=1 for a quick check)
  */
 import { readFileSync, writeFileSync } from "node:fs";
@@ -30,7 +30,7 @@ import { ADMIN_KEY, api, type KilnServer, startKiln } from "./lib/servers";
 import { type LoadResult, type LoadSpec, load } from "./lib/wrk";
 
 /** BENCH_EVENTS_ROUNDS: fewer rounds for a quick check */
-const ROUNDS = Number(process.env.BENCH_EVENTS_ROUNDS ?? 6);
+const ROUNDS = Number(process.env.BENCH_EVENTS_ROUNDS ?? 12);
 const SECONDS = 3;
 const CONNECTIONS = 8;
 const STREAM_WRITES = 100;
