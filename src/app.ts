@@ -157,8 +157,8 @@ export function createApp(deps: AppDeps) {
   const handle = app.handle;
   const handleAndNotify = async (request: Request) => {
     const response = await handle(request);
-    const { accountId } = requestState(request);
-    if (accountId !== undefined && mayHaveWritten(request.method, response.status)) notifier.notify(accountId);
+    const { accountId, madeNoEvents } = requestState(request);
+    if (accountId !== undefined && !madeNoEvents && mayHaveWritten(request.method, response.status)) notifier.notify(accountId);
     return response;
   };
   // in-process callers (tests, the listener) all go through app.handle, so the wrapper replaces it

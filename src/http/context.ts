@@ -46,6 +46,8 @@ export interface RequestState {
   status?: number;
   /** headers that every response of this request carries (request id, rate limit) */
   headers: Record<string, string>;
+  /** set by a write that made no event whatever its answer (a run that saves nothing): no notification follows it */
+  madeNoEvents?: boolean;
 }
 
 /** Per-request state lives beside the Request object, so any hook, from parse to error, can reach it. */
@@ -60,6 +62,10 @@ export function beginRequest(request: Request): RequestState {
 
 export function requestState(request: Request): RequestState {
   return states.get(request) ?? beginRequest(request);
+}
+
+export function markNoEvents(request: Request): void {
+  requestState(request).madeNoEvents = true;
 }
 
 /** The status on the wire: an error's, a Response's own (a handler-built 304, 206, 416), else set.status. */

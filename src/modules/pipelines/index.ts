@@ -2,6 +2,7 @@
 import { Elysia } from "elysia";
 import { requirePrincipal, type AuthPlugin, type Principal } from "../auth/index";
 import { RawBody } from "../../http/body";
+import { markNoEvents } from "../../http/context";
 import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
 import { operation } from "../../http/openapi";
 import { listLimit } from "../documents/service";
@@ -70,6 +71,7 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempo
             bytes: rawBytes(body),
             signal: request.signal,
             onReplay: (needed) => requireOnReplay(request, needed),
+            onSavesNothing: () => markNoEvents(request),
           }),
         ),
       {
@@ -192,7 +194,13 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempo
         return jsonResponse(
           await runPipeline(
             deps,
-            { principal: caller, bytes: rawBytes(body), signal: request.signal, onReplay: (needed) => requireOnReplay(request, needed) },
+            {
+              principal: caller,
+              bytes: rawBytes(body),
+              signal: request.signal,
+              onReplay: (needed) => requireOnReplay(request, needed),
+              onSavesNothing: () => markNoEvents(request),
+            },
             saved,
           ),
         );

@@ -101,6 +101,7 @@ export interface PipelineRunRequest {
   bytes: Uint8Array;
   signal?: AbortSignal;
   onReplay?: ReplayRequires;
+  onSavesNothing?: () => void;
 }
 
 /** `POST /api/v1/pipelines/run` (steps in the body), or a saved pipeline's run when `saved` is given. */
@@ -119,5 +120,6 @@ export function runPipeline(deps: PipelinesDeps, request: PipelineRunRequest, sa
     payloadBytes: bytes.byteLength,
     signal: request.signal,
     onReplay: request.onReplay,
+    onSavesNothing: request.onSavesNothing,
   });
 }

@@ -4,6 +4,7 @@ import { operation } from "../../http/openapi";
 import { requirePrincipal, type AuthPlugin } from "../auth/index";
 import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
 import { RawBody } from "../../http/body";
+import { markNoEvents } from "../../http/context";
 import { ExecuteBody, ExecuteResponse, UtilityParams, UtilityView } from "./model";
 import { executeUtility, getUtility, utilityView, type UtilityEngine } from "./service";
 
@@ -37,6 +38,7 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin;
           bytes,
           signal: request.signal,
           onReplay: (needed) => requireOnReplay(request, needed),
+          onSavesNothing: () => markNoEvents(request),
         });
         return new Response(text, { headers: { "Content-Type": "application/json" } });
       },

@@ -104,6 +104,7 @@ export interface ExecuteRequest {
   /** aborts when the client goes away */
   signal?: AbortSignal;
   onReplay?: ReplayRequires;
+  onSavesNothing?: () => void;
 }
 
 /**
@@ -129,11 +130,14 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
     payloadBytes: bytes.byteLength,
     signal: request.signal,
     onReplay: request.onReplay,
+    onSavesNothing: request.onSavesNothing,
   });
 }
 
 export interface RunRequest {
   onReplay?: ReplayRequires;
+  /** called when the run saves no output: it writes no document, so it makes no event */
+  onSavesNothing?: () => void;
   principal: Principal;
   reading: Reading<RunPlan>;
   /** the request body's size: the payload limit counts it with the stored inputs */
@@ -153,6 +157,7 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
   }
   if (reading.errors.length > 0) throw validationError(reading.errors);
   if (usesDocuments(plan)) request.onReplay?.({ permission: "documents", documentIds: namedDocuments(plan) });
+  if (plan.output?.saveAs === undefined && plan.output?.saveTo === undefined) request.onSavesNothing?.();
   const stored = await openStoredInputs(engine.documents, principal.accountId, plan);
   const payloadBytes = [...stored.values()].reduce((sum, content) => sum + content.size, request.payloadBytes);
   if (payloadBytes > engine.maxPayloadBytes) {

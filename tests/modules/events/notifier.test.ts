@@ -1,0 +1,61 @@
+/**
+ * The notification the server sends on `kiln_events` after a write (src/modules/events/notifier.ts):
+ * after every request that may have made an event, and not after runs that save nothing, which are
+ * writes by method only and the busiest requests an account sends.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import postgres from "postgres";
+import { EVENTS_CHANNEL } from "../../../src/modules/events/stream";
+import { createTestApp, type TestApp } from "../../support/app";
+
+let t: TestApp;
+let listener: postgres.Sql;
+const heard: string[] = [];
+
+beforeAll(async () => {
+  t = await createTestApp();
+  listener = postgres(t.testDb.url, { max: 1, onnotice: () => {} });
+  await listener.listen(EVENTS_CHANNEL, (accountId) => heard.push(accountId));
+});
+afterAll(async () => {
+  await listener.end({ timeout: 1 });
+  await t.close();
+});
+
+/** The accounts notified while `requests` run, once every notification sent by then has arrived. */
+async function notifiedDuring(requests: () => Promise<void>): Promise<string[]> {
+  heard.length = 0;
+  await requests();
+  // a marker sent after the requests' own notifications arrives after them on the same channel
+  const marker = `marker-${crypto.randomUUID()}`;
+  await Bun.sleep(50); // the server sends its notification on the next turn after the answer
+  await t.testDb.database.sql`select pg_notify(${EVENTS_CHANNEL}, ${marker})`;
+  for (let waited = 0; !heard.includes(marker) && waited < 5000; waited += 10) await Bun.sleep(10);
+  expect(heard).toContain(marker);
+  return heard.filter((accountId) => accountId !== marker);
+}
+
+test("runs that save nothing send no notification; a run that saves, and a document write, do", async () => {
+  const { key, accountId } = await t.newAccount({ permissions: ["documents", "utilities"] });
+  const runs = [
+    ["/api/v1/utilities/schema.clean-json", { inputs: { primary: { a: null } } }],
+    ["/api/v1/pipelines/run", { steps: [{ utility: "schema.clean-json" }], inputs: { primary: { a: null } } }],
+  ] as const;
+  const quiet = await notifiedDuring(async () => {
+    for (const [path, body] of runs) expect((await t.json("POST", path, { key, body })).status).toBe(200);
+  });
+  expect(quiet).toEqual([]);
+
+  for (const [path, body] of runs) {
+    const saving = await notifiedDuring(async () => {
+      const res = await t.json("POST", path, { key, body: { ...body, output: { saveAs: { name: "saved.json" } } } });
+      expect(res.status).toBe(200);
+    });
+    expect(saving).toEqual([accountId]);
+  }
+
+  const created = await notifiedDuring(async () => {
+    expect((await t.json("POST", "/api/v1/documents", { key, body: { name: "doc", content: 1 } })).status).toBe(201);
+  });
+  expect(created).toEqual([accountId]);
+});
