@@ -35,11 +35,12 @@ async function send(fuzz: FuzzCase): Promise<string[]> {
     return []; // no client can send it (e.g. a header Bun's Request refuses)
   }
   const response = await t.app.handle(request);
-  // /ready answers 503 by contract when the database does not answer within its deadline
-  if (fuzz.path.startsWith("/ready") && response.status === 503)
-    return answerViolations(503, response.headers, await response.text()).filter((v) => v !== "status 503");
-  const text = fuzz.method === "HEAD" ? "" : await response.text();
-  if (fuzz.method === "HEAD") return response.status >= 500 ? [`status ${response.status}`] : [];
+  // /ready answers 503 by contract when the database does not answer within its deadline (a busy CI machine)
+  const readyRefusal = fuzz.path.startsWith("/ready") && response.status === 503;
+  // a HEAD answer has no body to check, whatever its status
+  if (fuzz.method === "HEAD") return response.status >= 500 && !readyRefusal ? [`status ${response.status}`] : [];
+  if (readyRefusal) return answerViolations(503, response.headers, await response.text()).filter((v) => v !== "status 503");
+  const text = await response.text();
   return answerViolations(response.status, response.headers, text).map(
     (violation) => `${violation} (HTTP ${response.status}: ${text.slice(0, 200)})`,
   );
