@@ -111,6 +111,25 @@ export function isDatabaseUnreachable(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Errors meaning the database gave up on this transaction to resolve a conflict with another (a deadlock,
+ * 40P01, or a serialization failure, 40001): it was rolled back whole, and the same request may pass now.
+ */
+const CONFLICTS = new Set(["40P01", "40001"]);
+
+export function isDatabaseConflict(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string" && CONFLICTS.has(code)) return true;
+  }
+  return false;
+}
+
+export const databaseBusy = () =>
+  new HttpError(503, "database_busy", "The database gave up on this request in a conflict with another; nothing was written; retry", {
+    headers: { "Retry-After": "1" },
+  });
+
 export const databaseUnavailable = () =>
   new HttpError(503, "database_unavailable", "The database cannot be reached right now; retry shortly", {
     headers: { "Retry-After": "1" },

@@ -10,6 +10,8 @@ import {
   HttpError,
   isDatabaseUnreachable,
   databaseUnavailable,
+  isDatabaseConflict,
+  databaseBusy,
   notFound,
   type FieldError,
 } from "../core/errors";
@@ -128,13 +130,17 @@ export const errorHandler = (options: {
     return problemResponse(problem, state.requestId, state.headers);
   });
 
-/** A database that cannot be reached is 503 (retry); anything else unforeseen is a logged 500. */
+/**
+ * A database that cannot be reached, or one that rolled the request back in a conflict with another (a
+ * deadlock, a serialization failure), is 503 (retry); anything else unforeseen is a logged 500.
+ */
 function unexpected(logger: Logger, cause: unknown, requestId: string): HttpError {
-  if (!isDatabaseUnreachable(cause)) return internal(logger, cause, requestId);
+  const unreachable = isDatabaseUnreachable(cause);
+  if (!unreachable && !isDatabaseConflict(cause)) return internal(logger, cause, requestId);
   let root = cause as { message?: string; cause?: unknown };
   while (root.cause) root = root.cause as typeof root; // Drizzle's own message quotes the query and its parameters
-  logger.log("warn", "database unreachable", { requestId, error: root.message });
-  return databaseUnavailable();
+  logger.log("warn", unreachable ? "database unreachable" : "database conflict, rolled back", { requestId, error: root.message });
+  return unreachable ? databaseUnavailable() : databaseBusy();
 }
 
 /** The content store failed a request that did nothing: the client may retry (503) or free space (507). */

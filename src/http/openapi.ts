@@ -96,6 +96,8 @@ const SHARED = {
   tooManyFailures:
     "too_many_failed_authentications: too many unknown, revoked or expired keys from this client (a valid key is still served)",
   databaseUnavailable: "database_unavailable: the database cannot be reached right now; retry after Retry-After",
+  databaseBusy:
+    "database_busy: the database rolled the request back in a conflict with another (a deadlock or a serialization failure); nothing was written; retry after Retry-After",
   internalError: "internal_error: logged with the request id",
 } as const;
 
@@ -491,6 +493,7 @@ export function buildOpenApiDocument(routes: readonly RouteLike[], info: Documen
       addProblem(responses, 429, SHARED.rateLimited, ["Retry-After"]);
       addProblem(responses, 429, SHARED.tooManyFailures, ["Retry-After"]);
       addProblem(responses, 503, SHARED.databaseUnavailable, ["Retry-After"]);
+      addProblem(responses, 503, SHARED.databaseBusy, ["Retry-After"]);
     }
     if (permission) addProblem(responses, 403, SHARED.forbidden);
     addProblem(responses, 500, SHARED.internalError);

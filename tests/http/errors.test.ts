@@ -173,3 +173,32 @@ test("a 422 and a 410 on the wire carry their titles", async () => {
   const gone = await t.json("GET", new URL(link.body.url).pathname + new URL(link.body.url).search, { key: null });
   expect(gone.body).toMatchObject({ status: 410, code: "link_outdated", title: "Gone" });
 });
+
+test("a deadlock or serialization failure in the database is 503 database_busy with Retry-After, and nothing is written", async () => {
+  const { key } = await t.newAccount();
+  const { sql } = t.testDb.database;
+  // PostgreSQL itself raises the conflict, as a deadlock victim's statement gets it, for documents so named
+  await sql.unsafe(`
+    create function test_conflict() returns trigger language plpgsql as $$
+    begin
+      if NEW.name = 'deadlock victim' then raise exception 'deadlock detected' using errcode = '40P01'; end if;
+      if NEW.name = 'serialization victim' then raise exception 'could not serialize' using errcode = '40001'; end if;
+      return NEW;
+    end $$;
+    create trigger test_conflict before insert on documents for each row execute function test_conflict();`);
+  try {
+    for (const name of ["deadlock victim", "serialization victim"]) {
+      const res = await t.json("POST", "/api/v1/documents", { key, body: { name, content: { a: 1 } } });
+      expect(res.status).toBe(503);
+      expect(res.headers.get("content-type")).toBe("application/problem+json");
+      expect(res.headers.get("retry-after")).toBe("1");
+      expect(res.body).toMatchObject({ success: false, status: 503, code: "database_busy" });
+    }
+    const listed = await t.json("GET", "/api/v1/documents", { key });
+    expect(listed.body.documents).toEqual([]);
+    expect((await t.json("GET", "/api/v1/usage", { key })).body.storage.usedBytes).toBe(0);
+    expect((await t.json("POST", "/api/v1/documents", { key, body: { name: "not a victim", content: 1 } })).status).toBe(201);
+  } finally {
+    await sql.unsafe("drop trigger test_conflict on documents; drop function test_conflict();");
+  }
+});

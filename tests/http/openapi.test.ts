@@ -205,7 +205,7 @@ describe("GET /openapi.json", () => {
     expect(document.components.schemas.RunOutput.required).toBeUndefined();
   });
 
-  test("shared codes: token_in_query on every route with a bearer scheme, database_unavailable and the auth codes on every API route", () => {
+  test("shared codes: token_in_query on every route with a bearer scheme, database_unavailable, database_busy and the auth codes on every API route", () => {
     for (const op of operations) {
       if (op.spec.security.length > 0)
         expect([op.spec.operationId, codesListed(op.spec.responses[400])]).toEqual([
@@ -214,6 +214,7 @@ describe("GET /openapi.json", () => {
         ]);
       if (!op.path.startsWith("/api/")) continue;
       expect(codesListed(op.spec.responses[503])).toContain("database_unavailable");
+      expect(codesListed(op.spec.responses[503])).toContain("database_busy");
       expect(op.spec.responses[503].headers["Retry-After"].required).toBe(true);
       expect(codesListed(op.spec.responses[401])).toEqual(["unauthorized"]);
       expect(codesListed(op.spec.responses[500])).toContain("internal_error");
@@ -224,7 +225,7 @@ describe("GET /openapi.json", () => {
       expect.arrayContaining(["validation_failed", "malformed_json", "body_required", "token_in_query", "invalid_idempotency_key"]),
     );
     expect(codesListed(create[409])).toEqual(["idempotency_in_progress", "idempotency_answer_not_kept"]);
-    expect(codesListed(create[503])).toEqual(["content_store_unavailable", "database_unavailable"]);
+    expect(codesListed(create[503])).toEqual(["content_store_unavailable", "database_unavailable", "database_busy"]);
     expect(codesListed(document.paths["/ready"].get.responses[503])).toEqual(["not_ready", "draining"]);
   });
 
