@@ -88,7 +88,7 @@ const idempotencySweep = setInterval(() => {
     logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }),
   );
 }, config.sweepIntervalMs);
-const webhookDeliverer = startWebhookDeliverer({ database, config: config.webhooks, logger });
+const webhookDeliverer = startWebhookDeliverer({ database, config: config.webhooks, logger, metrics });
 const server = await listen({ kind: config.httpListener, port: config.port, hostname: config.host }, (request) => app.handle(request));
 logger.log("info", "listening", {
   url: server.url.href,

@@ -16,6 +16,7 @@ import { operation } from "./openapi";
 import { bearerToken, tokenInQuery } from "./bearer";
 
 export type SweepKind = "purge" | "orphans";
+export type WebhookAttemptOutcome = "succeeded" | "retrying" | "failed";
 
 export interface Metrics {
   readonly registry: Registry;
@@ -25,6 +26,10 @@ export interface Metrics {
   observeSweep(kind: SweepKind, outcome: "ok" | "error", items: number): void;
   /** what became of a claimed Idempotency-Key: its answer kept, not kept (too large), released, or replayed */
   observeIdempotency(outcome: string): void;
+  /** a webhook delivery attempt ended: succeeded, failed with a retry scheduled, or failed for good */
+  observeWebhookAttempt(outcome: WebhookAttemptOutcome, seconds: number): void;
+  /** an endpoint was disabled after failing for WEBHOOK_DISABLE_AFTER_MS */
+  observeWebhookDisabled(): void;
   /** the same store, with every operation and failure counted */
   instrumentStore(store: ContentStore): ContentStore;
 }
@@ -125,6 +130,18 @@ export function createMetrics(sources: MetricsSources): Metrics {
       this.set(sources.workerPool.memoryStops);
     },
   });
+  const webhookAttempts = new Histogram({
+    name: "kiln_webhook_attempt_duration_seconds",
+    help: "Webhook delivery attempts made by this node, by outcome (succeeded, retrying, failed: no retry left), with their duration",
+    labelNames: ["outcome"] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const webhooksDisabled = new Counter({
+    name: "kiln_webhooks_disabled_total",
+    help: "Webhook endpoints this node disabled after they failed for WEBHOOK_DISABLE_AFTER_MS",
+    registers,
+  });
   const sweeps = new Counter({
     name: "kiln_sweeper_runs_total",
     help: "Background sweeps by kind and outcome",
@@ -170,6 +187,12 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     observeIdempotency(outcome) {
       idempotencyOutcomes.inc({ outcome });
+    },
+    observeWebhookAttempt(outcome, seconds) {
+      webhookAttempts.observe({ outcome }, seconds);
+    },
+    observeWebhookDisabled() {
+      webhooksDisabled.inc();
     },
     observeSweep(kind, outcome, items) {
       sweeps.inc({ kind, outcome });

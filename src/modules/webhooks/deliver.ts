@@ -15,6 +15,7 @@
 import type { WebhookConfig } from "../../config";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../http/context";
+import type { Metrics } from "../../http/metrics";
 import { encodeEventCursor } from "../events/service";
 import { AddressRefused, hostOf, resolvePublic, systemLookup, type Lookup, type ResolvedAddress } from "./address";
 import { webhookHeaders } from "./signing";
@@ -54,6 +55,7 @@ export interface DelivererOptions {
   database: Database;
   config: WebhookConfig;
   logger: Logger;
+  metrics?: Pick<Metrics, "observeWebhookAttempt" | "observeWebhookDisabled">;
   now?: () => number;
   lookup?: Lookup;
   /** which addresses are refused (tests allow one loopback address to show the connection is pinned) */
@@ -219,6 +221,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
     const finishedAt = now();
     const retryAt = !succeeded && delivery.attempts < schedule.length ? finishedAt + schedule[delivery.attempts]! : null;
     const status = succeeded ? "succeeded" : retryAt === null ? "failed" : "pending";
+    options.metrics?.observeWebhookAttempt(status === "pending" ? "retrying" : status, outcome.durationMs / 1000);
     const [endpoint] = (await database.sql.unsafe(RECORD_ATTEMPT, [
       delivery.id,
       claim,
@@ -239,7 +242,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
 
   /** Disables the endpoint and tells its account, in one transaction (once, whichever node gets there first). */
   async function disableFailing(webhookId: string, at: number): Promise<void> {
-    await database.sql.begin(async (sql) => {
+    const disabled = await database.sql.begin(async (sql) => {
       const reason = `every attempt failed for ${Math.round(config.disableAfterMs / 60_000)} min or more`;
       const [webhook] = (await sql.unsafe(DISABLE_FAILING, [webhookId, at - config.disableAfterMs, at, reason] as never[])) as unknown as {
         id: string;
@@ -247,11 +250,13 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
         url: string;
         failingSince: number;
       }[];
-      if (!webhook) return;
+      if (!webhook) return false;
       const data = { webhook: { id: webhook.id, url: webhook.url, failingSince: webhook.failingSince, disabledAt: at, reason } };
       await sql.unsafe(INSERT_EVENT, [webhook.accountId, "webhook.disabled", JSON.stringify(data), at] as never[]);
       logger.log("warn", "webhook disabled", { webhookId, failingSince: webhook.failingSince });
+      return true;
     });
+    if (disabled) options.metrics?.observeWebhookDisabled();
   }
 
   async function run(delivery: ClaimedDelivery, claim: string): Promise<void> {
