@@ -38,6 +38,9 @@ const SPOOL_LIFETIME_MS = 60_000;
 const PROBE_TIMEOUT_MS = 2_000;
 
 const MISSING = new Set(["NoSuchKey", "NotFound", "ERR_S3_FILE_NOT_FOUND"]);
+/** Errors S3 asks clients to retry, and the pauses before the second and third tries. */
+const TRANSIENT = new Set(["InternalError", "ServiceUnavailable", "SlowDown"]);
+const RETRY_DELAYS_MS = [25, 100];
 const BAD_CREDENTIALS: Record<string, string> = {
   InvalidAccessKeyId: "S3_ACCESS_KEY_ID",
   SignatureDoesNotMatch: "S3_SECRET_ACCESS_KEY",
@@ -135,7 +138,23 @@ export class S3ContentStore implements ContentStore {
   }
 
   /** `run`, or a Timeout error once `timeoutMs` passed without an answer (the call itself is left to finish or fail). */
+  /**
+   * `run`, tried again after 25 and 100 ms when the bucket answers with an error S3 documents as
+   * transient (InternalError, ServiceUnavailable, SlowDown): every call here is safe to repeat (a write
+   * goes to a fresh key, a delete of a missing key is no error).
+   */
   private async inTime<T>(operation: string, run: () => Promise<T>, timeoutMs = this.timeoutMs): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.attemptInTime(operation, run, timeoutMs);
+      } catch (error) {
+        if (attempt === RETRY_DELAYS_MS.length || !TRANSIENT.has(codeOf(error))) throw error;
+        await Bun.sleep(RETRY_DELAYS_MS[attempt]!);
+      }
+    }
+  }
+
+  private async attemptInTime<T>(operation: string, run: () => Promise<T>, timeoutMs: number): Promise<T> {
     let timer: Timer | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(
