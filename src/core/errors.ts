@@ -103,13 +103,17 @@ const UNREACHABLE = new Set([
   "57P03",
 ]);
 
-export function isDatabaseUnreachable(error: unknown): boolean {
+/** Whether the error, or one of the causes it wraps (Drizzle wraps the driver's), carries a code that `matches`. */
+function hasCodeInCauses(error: unknown, matches: (code: string) => boolean): boolean {
   for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
     const code = (cause as { code?: unknown }).code;
-    if (typeof code === "string" && (UNREACHABLE.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+    if (typeof code === "string" && matches(code)) return true;
   }
   return false;
 }
+
+export const isDatabaseUnreachable = (error: unknown) =>
+  hasCodeInCauses(error, (code) => UNREACHABLE.has(code) || /^08[0-9A-Z]{3}$/.test(code));
 
 /**
  * Errors meaning the database gave up on this transaction to resolve a conflict with another (a deadlock,
@@ -117,13 +121,7 @@ export function isDatabaseUnreachable(error: unknown): boolean {
  */
 const CONFLICTS = new Set(["40P01", "40001"]);
 
-export function isDatabaseConflict(error: unknown): boolean {
-  for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
-    const code = (cause as { code?: unknown }).code;
-    if (typeof code === "string" && CONFLICTS.has(code)) return true;
-  }
-  return false;
-}
+export const isDatabaseConflict = (error: unknown) => hasCodeInCauses(error, (code) => CONFLICTS.has(code));
 
 export const databaseBusy = () =>
   new HttpError(503, "database_busy", "The database gave up on this request in a conflict with another; nothing was written; retry", {
