@@ -137,7 +137,6 @@ export class S3ContentStore implements ContentStore {
     return this.settings.timeoutMs ?? S3_TIMEOUT_MS_DEFAULT;
   }
 
-  /** `run`, or a Timeout error once `timeoutMs` passed without an answer (the call itself is left to finish or fail). */
   /**
    * `run`, tried again after 25 and 100 ms when the bucket answers with an error S3 documents as
    * transient (InternalError, ServiceUnavailable, SlowDown): every call here is safe to repeat (a write
@@ -154,6 +153,7 @@ export class S3ContentStore implements ContentStore {
     }
   }
 
+  /** `run`, or a Timeout error once `timeoutMs` passed without an answer (the call itself is left to finish or fail). */
   private async attemptInTime<T>(operation: string, run: () => Promise<T>, timeoutMs: number): Promise<T> {
     let timer: Timer | undefined;
     const deadline = new Promise<never>((_, reject) => {
