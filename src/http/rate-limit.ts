@@ -22,9 +22,12 @@ export interface RateCounter {
   close(): void;
 }
 
+/** A bucket refills at its limit per minute: from empty to full in a minute, whatever the limit. */
+const FULL_REFILL_MS = 60_000;
+
 /** The decision once `tokens` (after refilling and, when allowed, taking one) are known. */
 function decide(allowed: boolean, tokens: number, perMinute: number): RateDecision {
-  const ratePerMs = perMinute / 60_000;
+  const ratePerMs = perMinute / FULL_REFILL_MS;
   return {
     allowed,
     limit: perMinute,
@@ -39,9 +42,6 @@ interface Bucket {
   updatedAt: number;
   limit: number;
 }
-
-/** A bucket refills from empty to full in a minute, whatever the limit. */
-const FULL_REFILL_MS = 60_000;
 
 /**
  * In memory, per process: several processes sharing a database each enforce the limit on their own.
@@ -66,7 +66,7 @@ export class RateLimiter implements RateCounter {
     let bucket = this.buckets.get(accountId);
     if (!bucket || bucket.limit !== perMinute) bucket = { tokens: perMinute, updatedAt: now, limit: perMinute };
     else this.buckets.delete(accountId);
-    bucket.tokens = Math.min(perMinute, bucket.tokens + Math.max(0, now - bucket.updatedAt) * (perMinute / 60_000));
+    bucket.tokens = Math.min(perMinute, bucket.tokens + Math.max(0, now - bucket.updatedAt) * (perMinute / FULL_REFILL_MS));
     bucket.updatedAt = now;
     this.buckets.set(accountId, bucket);
     const allowed = bucket.tokens >= 1;
