@@ -25,7 +25,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import postgres from "postgres";
 import { dataPath, KB, recordsOfSize } from "./lib/data";
-import { ms, notes, rows } from "./lib/report";
+import { ms, notes, percentile, rows } from "./lib/report";
 import { ADMIN_KEY, api, type KilnServer, startKiln } from "./lib/servers";
 import { type LoadResult, type LoadSpec, load } from "./lib/wrk";
 
@@ -39,10 +39,6 @@ const SPACING_MS = 50;
 const CLIENTS = 1_000;
 const TARGET = 0.9;
 
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-};
 const median = (values: number[]) => percentile(values, 50);
 const rssKiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
 
@@ -81,6 +77,40 @@ async function arrival(arrivals: Map<string, number>, name: string): Promise<num
     await Bun.sleep(1);
   }
   throw new Error(`no event for ${name} within 10 s`);
+}
+
+/**
+ * `count` creates named `<prefix>-<i>`, each once the previous one's event arrived plus SPACING_MS: the
+ * arrival (as `arrivals` records it) counted from the write's answer and from the write's start.
+ */
+async function arrivalsAfterCreates(
+  kiln: KilnServer,
+  key: string,
+  prefix: string,
+  count: number,
+  arrivals: Map<string, number>,
+): Promise<{ fromAnswer: number[]; fromStart: number[] }> {
+  const fromAnswer: number[] = [];
+  const fromStart: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const name = `${prefix}-${i}`;
+    const { started, answered } = await timedCreate(kiln, key, name);
+    const at = await arrival(arrivals, name);
+    fromAnswer.push(at - answered);
+    fromStart.push(at - started);
+    await Bun.sleep(SPACING_MS);
+  }
+  return { fromAnswer, fromStart };
+}
+
+function latencyRow(name: string, { fromAnswer, fromStart }: { fromAnswer: number[]; fromStart: number[] }): void {
+  rows.push({
+    section: "events (latency)",
+    case: name,
+    kiln: `from the answer: p50 ${ms(median(fromAnswer))} · p99 ${ms(percentile(fromAnswer, 99))} · max ${ms(Math.max(...fromAnswer))}`,
+    reference: `from the request's start: p50 ${ms(median(fromStart))} · p99 ${ms(percentile(fromStart, 99))}`,
+    ratio: "",
+  });
 }
 
 /** on: as migrated; off: documents_events disabled */
@@ -196,28 +226,14 @@ async function commitToStream(kiln: KilnServer): Promise<void> {
       }
     } catch {}
   })();
-  const fromAnswer: number[] = [];
-  const fromStart: number[] = [];
+  let measured: { fromAnswer: number[]; fromStart: number[] };
   try {
-    for (let i = 0; i < STREAM_WRITES; i++) {
-      const name = `stream-${i}`;
-      const { started, answered } = await timedCreate(kiln, key, name);
-      const at = await arrival(arrivals, name);
-      fromAnswer.push(at - answered);
-      fromStart.push(at - started);
-      await Bun.sleep(SPACING_MS);
-    }
+    measured = await arrivalsAfterCreates(kiln, key, "stream", STREAM_WRITES, arrivals);
   } finally {
     controller.abort();
     await reading;
   }
-  rows.push({
-    section: "events (latency)",
-    case: `commit to stream: one SSE client, ${STREAM_WRITES} creates ${SPACING_MS} ms apart`,
-    kiln: `from the answer: p50 ${ms(median(fromAnswer))} · p99 ${ms(percentile(fromAnswer, 99))} · max ${ms(Math.max(...fromAnswer))}`,
-    reference: `from the request's start: p50 ${ms(median(fromStart))} · p99 ${ms(percentile(fromStart, 99))}`,
-    ratio: "",
-  });
+  latencyRow(`commit to stream: one SSE client, ${STREAM_WRITES} creates ${SPACING_MS} ms apart`, measured);
 }
 
 async function commitToWebhook(kiln: KilnServer): Promise<void> {
@@ -237,23 +253,10 @@ async function commitToWebhook(kiln: KilnServer): Promise<void> {
       url: `http://127.0.0.1:${receiver.port}/hook`,
       eventTypes: ["document.created"],
     });
-    const fromAnswer: number[] = [];
-    const fromStart: number[] = [];
-    for (let i = 0; i < WEBHOOK_WRITES; i++) {
-      const name = `webhook-${i}`;
-      const { started, answered } = await timedCreate(kiln, key, name);
-      const at = await arrival(arrivals, name);
-      fromAnswer.push(at - answered);
-      fromStart.push(at - started);
-      await Bun.sleep(SPACING_MS);
-    }
-    rows.push({
-      section: "events (latency)",
-      case: `commit to webhook: a Bun.serve receiver on 127.0.0.1, ${WEBHOOK_WRITES} creates ${SPACING_MS} ms apart`,
-      kiln: `from the answer: p50 ${ms(median(fromAnswer))} · p99 ${ms(percentile(fromAnswer, 99))} · max ${ms(Math.max(...fromAnswer))}`,
-      reference: `from the request's start: p50 ${ms(median(fromStart))} · p99 ${ms(percentile(fromStart, 99))}`,
-      ratio: "",
-    });
+    latencyRow(
+      `commit to webhook: a Bun.serve receiver on 127.0.0.1, ${WEBHOOK_WRITES} creates ${SPACING_MS} ms apart`,
+      await arrivalsAfterCreates(kiln, key, "webhook", WEBHOOK_WRITES, arrivals),
+    );
   } finally {
     receiver.stop(true);
   }

@@ -43,7 +43,7 @@ import { RateLimiter } from "../src/http/rate-limit";
 import { documentsRepository } from "../src/modules/documents/repository";
 import { ORPHAN_GRACE_MS, purgeDue, sweepOrphans } from "../src/modules/documents/sweeper";
 import { DiskContentStore } from "../src/storage/disk";
-import { mib, ms, rows, times } from "./lib/report";
+import { mib, ms, percentile, rows, times } from "./lib/report";
 import { ADMIN_KEY, api, externalReachable, type KilnServer, startKiln } from "./lib/servers";
 
 const SIZES = [1_000, 100_000, 1_000_000] as const;
@@ -66,11 +66,6 @@ const ACCOUNT_SIZES = [1_000, 100_000] as const;
 /** the auth caches' bound (src/modules/auth/index.ts, AUTH_CACHE_MAX) */
 const CACHE_BOUND = 10_000;
 const CONCURRENCY = 32;
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
 
 interface Timing {
   median: number;
