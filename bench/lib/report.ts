@@ -23,11 +23,8 @@ export interface Row {
 export const rows: Row[] = [];
 export const notes: string[] = [];
 
-/** The nearest-rank percentile `p` (0-100) of `values`, which must not be empty. */
-export const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
-};
+/** The nearest-rank percentile, the one the reliability suite's server watch reports. */
+export { percentile } from "../../tests/reliability/support/watch";
 
 export const ms = (value: number) =>
   value >= 100 ? `${Math.round(value).toLocaleString("en")} ms` : `${value.toFixed(value >= 10 ? 1 : 2)} ms`;
