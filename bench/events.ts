@@ -6,8 +6,8 @@
  *    PUT /api/v1/documents/{id}/content (1 KB over 50 documents) with the events trigger of documents
  *    enabled and disabled (`alter table documents disable trigger documents_events`), on the same
  *    server in the same run, 12 interleaved rounds (the order of the states rotating), median of
- *    the rounds. No webhook exists then, so events_webhook_deliveries (on events) inserts nothing; with
- *    documents_events off it does not run at all. Target: ≤ 10 % fewer requests/s with the trigger.
+ *    the rounds. No webhook exists then; the delivery loop's fan-out (kiln_webhook_fanout) still reads
+ *    the new events, off the writes' path. Target: ≤ 10 % fewer requests/s with the trigger.
  * 2. Commit-to-stream: one SSE client on GET /api/v1/events/stream (an account of its own), 100 creates
  *    one after the other, each once the previous one's event arrived plus 50 ms; the event's arrival
  *    counted from the write's answer and from the write's start, p50 and p99.

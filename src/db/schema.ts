@@ -259,9 +259,10 @@ export const webhooks = pgTable(
 );
 
 /**
- * One row per (webhook, event), written by a trigger on `events` in the event's transaction (migration
- * 0012): the outbox the delivery loop of every node reads. While an attempt runs, `claim` names it and
- * `next_attempt_at` is its lease: a node that dies mid-attempt leaves a claim that expires and is retried.
+ * One row per (webhook, event), made by the delivery loop's fan-out from the events feed (migration 0015,
+ * `kiln_webhook_fanout`): the outbox the delivery loop of every node claims from. While an attempt runs,
+ * `claim` names it and `next_attempt_at` is its lease: a node that dies mid-attempt leaves a claim that
+ * expires and is retried.
  */
 export const webhookDeliveries = pgTable(
   "webhook_deliveries",
@@ -291,8 +292,29 @@ export const webhookDeliveries = pgTable(
     check("webhook_deliveries_status_check", sql`${table.status} in ('pending', 'succeeded', 'failed')`),
     index("webhook_deliveries_due_idx").on(table.webhookId, table.nextAttemptAt).where(sql`${table.status} = 'pending'`),
     index("webhook_deliveries_list_idx").on(table.webhookId, table.createdAt.desc(), table.id.desc()),
-    index("webhook_deliveries_event_idx").on(table.eventSeq),
+    // one delivery per webhook and event however often the fan-out runs; event first, for the sweep's cascade
+    uniqueIndex("webhook_deliveries_event_webhook_idx").on(table.eventSeq, table.webhookId),
   ],
+);
+
+/**
+ * The fan-out's place in the events feed, one row for the cluster (kiln_webhook_fanout, migration 0015):
+ * every event of a transaction below `horizon` has its deliveries, and every event not yet fanned out has
+ * a seq above `seq_floor`, so a run reads the feed from there by primary key. `candidate_*` is the next
+ * floor, usable once the horizon reaches `candidate_tx`; `seq_seen` is the events sequence as the last
+ * run left it.
+ */
+export const webhookFanout = pgTable(
+  "webhook_fanout",
+  {
+    id: integer("id").primaryKey().default(1),
+    horizon: bigint("horizon", { mode: "number" }).notNull(),
+    seqFloor: bigint("seq_floor", { mode: "number" }).notNull(),
+    candidateTx: bigint("candidate_tx", { mode: "number" }),
+    candidateSeq: bigint("candidate_seq", { mode: "number" }),
+    seqSeen: bigint("seq_seen", { mode: "number" }).notNull(),
+  },
+  (table) => [check("webhook_fanout_one_row", sql`${table.id} = 1`)],
 );
 
 /** Every attempt of a delivery: what the endpoint answered (or why none came), for the deliveries API. */

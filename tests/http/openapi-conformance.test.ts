@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ADMIN_KEY, createTestApp, type RequestOptions, type TestApp } from "../support/app";
 import { ConformanceChecker } from "../support/conformance";
+import { fannedOut } from "../modules/webhooks/support";
 
 setDefaultTimeout(30_000);
 
@@ -1182,6 +1183,7 @@ beforeAll(async () => {
     body: { url: "https://hooks.example.invalid/doomed" },
   });
   await t.json("POST", "/api/v1/documents", { key: webhooksKey, body: { name: "for a delivery", content: 1 } });
+  await fannedOut(t, webhook.body.webhook.id);
   const deliveries = await t.json("GET", `/api/v1/webhooks/${webhook.body.webhook.id}/deliveries`, { key: webhooksKey });
   fixtures = {
     key,

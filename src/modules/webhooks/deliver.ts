@@ -1,6 +1,7 @@
 /**
- * The delivery loop that runs on every node. It claims due deliveries from the outbox
- * (webhook_deliveries, written by a trigger in each event's transaction) with FOR UPDATE SKIP LOCKED in
+ * The delivery loop that runs on every node. Each turn it first fans the events that became visible out
+ * to the webhooks they match (webhook_deliveries, one node at a time, by a cursor over the events feed:
+ * the matching stays off the writes' path), then claims due deliveries with FOR UPDATE SKIP LOCKED in
  * one short statement that also takes a lease, POSTs the event with its Standard Webhooks headers, and
  * records the outcome: success on a 2xx within WEBHOOK_TIMEOUT_MS, else the next attempt per
  * WEBHOOK_RETRY_SCHEDULE_MS, and the endpoint disabled (with a webhook.disabled event) once it has been
@@ -19,13 +20,18 @@ import type { Metrics } from "../../http/metrics";
 import { encodeEventCursor } from "../events/service";
 import { AddressRefused, hostOf, resolvePublic, systemLookup, type Lookup, type ResolvedAddress } from "./address";
 import { webhookHeaders } from "./signing";
-import { CLAIM_DELIVERIES, DISABLE_FAILING, INSERT_EVENT, RECORD_ATTEMPT } from "./statements";
+import { CLAIM_DELIVERIES, DISABLE_FAILING, FAN_OUT, INSERT_EVENT, RECORD_ATTEMPT } from "./statements";
 
 /** the answer's bytes kept for the attempt log */
 export const RESPONSE_BODY_MAX_BYTES = 4096;
 const USER_AGENT = "Kiln-Webhooks/1";
 /** an idle loop looks for due deliveries this often (a notification of a new event wakes it sooner) */
 const POLL_MS_DEFAULT = 1_000;
+/**
+ * turns start at least this far apart: under a stream of writes every answer's notification wakes the
+ * loop, and a turn per notification would spend the database on fan-outs of one event each
+ */
+const TURN_SPACING_MS = 10;
 
 export interface ClaimedDelivery {
   id: string;
@@ -177,6 +183,15 @@ export interface Deliverer {
   stop(): Promise<void>;
 }
 
+/**
+ * Makes the deliveries of the events that became visible since the last fan-out, on whichever node calls
+ * it first (exported for tests, which fan out without a running loop). Returns how many it made.
+ */
+export async function fanOutEvents(database: Database): Promise<number> {
+  const [row] = (await database.sql.unsafe(FAN_OUT)) as unknown as { made: number }[];
+  return row?.made ?? 0;
+}
+
 /** Claims up to `limit` due deliveries for this node (exported for tests that play a node that dies). */
 export async function claimDeliveries(
   database: Database,
@@ -298,10 +313,32 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
     running.add(task);
   }
 
+  /** Waits `ms` or until woken (a notification, an attempt's end, stop). */
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => {
+      wakeUp = undefined;
+    });
+
   const loop = (async () => {
     await listening;
+    let turnStarted = Number.NEGATIVE_INFINITY;
     while (!stopped) {
+      const early = turnStarted + TURN_SPACING_MS - performance.now();
+      if (early > 0) await pause(early);
+      if (stopped) break;
+      turnStarted = performance.now();
       woken = false;
+      try {
+        await fanOutEvents(database);
+      } catch (error) {
+        if (!stopped) logger.log("error", "webhook fan-out failed", { error: (error as Error).message });
+      }
       let claimedAll = false;
       const free = config.concurrency - running.size;
       if (free > 0) {
@@ -321,14 +358,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
       }
       if (stopped) break;
       if (woken || (claimedAll && running.size < config.concurrency)) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, pollMs);
-        wakeUp = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      wakeUp = undefined;
+      await pause(pollMs);
     }
   })();
 

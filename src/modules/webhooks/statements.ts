@@ -1,9 +1,16 @@
 /**
- * The webhooks module's hand-written SQL: the delivery loop's claim and its records. Raw because the
+ * The webhooks module's hand-written SQL: the delivery loop's fan-out, claim and records. Raw because the
  * claim is one statement of several parts (a lateral pick per endpoint with FOR UPDATE SKIP LOCKED, a
  * rank per account, the record of abandoned attempts and the update that takes the lease), which
  * Drizzle's builder cannot express.
  */
+
+/**
+ * Raw: one fan-out run, events of the transactions that ended since the last run to the deliveries of
+ * the webhooks they match (the plpgsql function of drizzle/0015_webhook_fanout.sql, which keeps the
+ * cursor). Returns how many deliveries it made; 0 also when another node's run holds the cursor.
+ */
+export const FAN_OUT = "select kiln_webhook_fanout() as made";
 
 /**
  * Raw: claims up to $5 due deliveries (due at $1, now) for one node, oldest due first, and takes a lease
@@ -92,7 +99,7 @@ export const DISABLE_FAILING = `
 
 /**
  * Raw: an event of Kiln's own (webhook.disabled) written as the triggers write theirs, with the same
- * notification for the live stream; the events trigger then makes its deliveries. $1 account, $2 type,
+ * notification for the live stream; the fan-out then makes its deliveries. $1 account, $2 type,
  * $3 data, $4 now.
  */
 export const INSERT_EVENT = `

@@ -1,6 +1,7 @@
 /** The webhooks API: create (secret once), list, get, edit, delete, deliveries, and who may do what. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
+import { fannedOut } from "./support";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -155,7 +156,7 @@ describe("permissions", () => {
 });
 
 describe("which events make deliveries", () => {
-  test("types, families, * and folder prefixes are matched in the event's transaction", async () => {
+  test("types, families, * and folder prefixes are matched by the fan-out", async () => {
     const { key } = await t.newAccount({ permissions: ["documents", "utilities", "webhooks"] });
     const make = async (body: Record<string, unknown>) =>
       (await t.json("POST", HOOKS, { key, body: { url: URL, ...body } })).body.webhook.id;
@@ -169,6 +170,7 @@ describe("which events make deliveries", () => {
     await t.json("POST", "/api/v1/pipelines", { key, body: { name: "p", steps: [{ utility: "schema.clean-json" }] } });
     const types = async (id: string) =>
       ((await t.json("GET", `${HOOKS}/${id}/deliveries`, { key })).body.deliveries as any[]).map((delivery) => delivery.eventType).sort();
+    await fannedOut(t, every, 3);
     expect(await types(every)).toEqual(["document.created", "document.created", "pipeline.created"]);
     expect(await types(created)).toEqual(["document.created", "document.created"]);
     expect(await types(pipelines)).toEqual(["pipeline.created"]);
@@ -188,6 +190,13 @@ describe("which events make deliveries", () => {
     const { key } = await t.newAccount({ permissions: ["documents", "webhooks"], maxDocumentBytes: 10 });
     const id = (await t.json("POST", HOOKS, { key, body: { url: URL } })).body.webhook.id;
     expect((await t.request("POST", "/api/v1/documents", { key, body: { name: "big", content: "x".repeat(100) } })).status).toBe(413);
-    expect((await t.json("GET", `${HOOKS}/${id}/deliveries`, { key })).body.deliveries).toEqual([]);
+    const stored = await t.json("POST", "/api/v1/documents", { key, body: { name: "small", content: 1 } });
+    expect(stored.status).toBe(201);
+    // once the later write's event is fanned out, the refused one (before it) would have been too
+    await fannedOut(t, id);
+    const deliveries = (await t.json("GET", `${HOOKS}/${id}/deliveries`, { key })).body.deliveries as any[];
+    expect(deliveries.map((delivery) => delivery.eventType)).toEqual(["document.created"]);
+    const events = (await t.json("GET", "/api/v1/events", { key })).body.events as any[];
+    expect(events.map((event) => event.data.document.name)).toEqual(["small"]);
   });
 });

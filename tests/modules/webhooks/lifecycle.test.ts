@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createTestApp, type TestApp } from "../../support/app";
 import { claimDeliveries, type Deliverer } from "../../../src/modules/webhooks/deliver";
-import { eventually, startDeliverer, startReceiver, type Receiver } from "./support";
+import { eventually, fannedOut, startDeliverer, startReceiver, type Receiver } from "./support";
 
 setDefaultTimeout(30_000);
 
@@ -93,6 +93,7 @@ describe("a node that dies mid-attempt", () => {
     const hook = receiver();
     const created = await t.json("POST", "/api/v1/webhooks", { key, body: { url: hook.url } });
     await t.json("POST", "/api/v1/documents", { key, body: { name: "a", content: 1 } });
+    await fannedOut(t, created.body.webhook.id);
     // the dying node: claims with a 1.5 s lease, then never sends nor records anything
     const taken = await claimDeliveries(t.testDb.database, { now: Date.now(), limit: 10, config: t.config.webhooks, leaseMs: 1_500 });
     const claimedAt = Date.now();
@@ -121,8 +122,9 @@ describe("a node that dies mid-attempt", () => {
   test("a record from a node whose lease ended and was taken over is ignored (the newer claim decides)", async () => {
     const { key } = await t.newAccount({ permissions: ["documents", "webhooks"] });
     const hook = receiver();
-    await t.json("POST", "/api/v1/webhooks", { key, body: { url: hook.url } });
+    const created = await t.json("POST", "/api/v1/webhooks", { key, body: { url: hook.url } });
     await t.json("POST", "/api/v1/documents", { key, body: { name: "a", content: 1 } });
+    await fannedOut(t, created.body.webhook.id);
     const first = await claimDeliveries(t.testDb.database, { now: Date.now(), limit: 10, config: t.config.webhooks, leaseMs: 1 });
     await Bun.sleep(5);
     const second = await claimDeliveries(t.testDb.database, { now: Date.now(), limit: 10, config: t.config.webhooks, leaseMs: 60_000 });

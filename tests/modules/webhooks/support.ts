@@ -1,6 +1,6 @@
 /** A webhook receiver on 127.0.0.1 that records every request and answers as a test tells it to. */
 import { createLogger } from "../../../src/http/context";
-import { startWebhookDeliverer, type Deliverer, type DelivererOptions } from "../../../src/modules/webhooks/deliver";
+import { fanOutEvents, startWebhookDeliverer, type Deliverer, type DelivererOptions } from "../../../src/modules/webhooks/deliver";
 import type { TestApp } from "../../support/app";
 
 export interface Received {
@@ -78,4 +78,22 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error("timed out waiting");
     await Bun.sleep(25);
   }
+}
+
+/** The event ids of a webhook's deliveries in event order, from the database (the API's pages hold 100). */
+export async function deliveredEvents(t: TestApp, webhookId: string): Promise<string[]> {
+  const rows = await t.testDb.database.sql`select event_id from webhook_deliveries where webhook_id = ${webhookId} order by event_seq`;
+  return rows.map((row) => row.event_id as string);
+}
+
+/**
+ * Runs the fan-out, as a node's delivery loop would, until the webhook has `count` deliveries (a
+ * transaction still running anywhere on the server holds the events after it back a while).
+ */
+export async function fannedOut(t: TestApp, webhookId: string, count = 1): Promise<string[]> {
+  return eventually(async () => {
+    await fanOutEvents(t.testDb.database);
+    const events = await deliveredEvents(t, webhookId);
+    return events.length >= count ? events : undefined;
+  });
 }

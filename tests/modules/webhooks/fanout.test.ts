@@ -1,0 +1,102 @@
+/**
+ * The fan-out: the delivery loop makes each webhook's deliveries from the events feed (migration 0015),
+ * so no event is missed when transactions commit out of order, none is fanned out twice when several
+ * nodes run it at once, and only webhooks that existed when the event was written receive it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { fanOutEvents } from "../../../src/modules/webhooks/deliver";
+import { createTestApp, type TestApp } from "../../support/app";
+import { deliveredEvents, fannedOut } from "./support";
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const HOOKS = "/api/v1/webhooks";
+const URL = "https://hooks.example.com/kiln";
+
+async function webhookOf(key: string, body: Record<string, unknown> = {}): Promise<string> {
+  const created = await t.json("POST", HOOKS, { key, body: { url: URL, ...body } });
+  expect(created.status).toBe(201);
+  return created.body.webhook.id;
+}
+
+describe("the fan-out", () => {
+  test("an event whose transaction commits last, with a lower seq than events fanned out before it, is still delivered", async () => {
+    const { accountId, key } = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    const webhookId = await webhookOf(key);
+    const older = await t.testDb.database.sql.reserve();
+    const younger = await t.testDb.database.sql.reserve();
+    const insertEvent = (sql: typeof older, name: string) =>
+      sql`insert into events (id, account_id, type, folder, data, created_at)
+          values (${`evt_${name}`}, ${accountId}, 'document.created', null, ${JSON.stringify({ name })}::jsonb, ${Date.now()}) returning seq`;
+    try {
+      // older takes its transaction id first; younger then writes its event (a lower seq) and stays open,
+      // while older writes its event (a higher seq) and commits: its event is fanned out before younger's
+      await older`begin`;
+      await older`select pg_current_xact_id()`;
+      await younger`begin`;
+      await younger`select pg_current_xact_id()`;
+      const [youngerEvent] = await insertEvent(younger, `${accountId}-younger`);
+      const [olderEvent] = await insertEvent(older, `${accountId}-older`);
+      expect(Number(youngerEvent!.seq)).toBeLessThan(Number(olderEvent!.seq));
+      await older`commit`;
+      expect(await fannedOut(t, webhookId, 1)).toEqual([`evt_${accountId}-older`]);
+      // more runs while younger is open, as a busy server makes them
+      for (let run = 0; run < 5; run++) {
+        expect((await t.json("POST", "/api/v1/documents", { key, body: { name: `between-${run}`, content: run } })).status).toBe(201);
+        await fanOutEvents(t.testDb.database);
+      }
+      expect(await deliveredEvents(t, webhookId)).toEqual([`evt_${accountId}-older`]);
+      await younger`commit`;
+      const delivered = await fannedOut(t, webhookId, 7);
+      expect(delivered).toContain(`evt_${accountId}-younger`);
+      expect(delivered).toHaveLength(7);
+      expect(new Set(delivered).size).toBe(7);
+    } finally {
+      await older`rollback`.catch(() => {});
+      await younger`rollback`.catch(() => {});
+      older.release();
+      younger.release();
+    }
+  });
+
+  test("runs on several nodes at once make one delivery per webhook and event", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    const webhooks = [await webhookOf(key), await webhookOf(key, { eventTypes: ["document.created"] })];
+    const fanning = { on: true };
+    const nodes = Array.from({ length: 4 }, async () => {
+      while (fanning.on) await fanOutEvents(t.testDb.database);
+    });
+    const writes = await Promise.all(
+      Array.from({ length: 60 }, (_, index) =>
+        t.json("POST", "/api/v1/documents", { key, body: { name: `doc-${index}`, content: index } }),
+      ),
+    );
+    expect(writes.every((write) => write.status === 201)).toBe(true);
+    const [first, second] = [await fannedOut(t, webhooks[0]!, 60), await fannedOut(t, webhooks[1]!, 60)];
+    fanning.on = false;
+    await Promise.all(nodes);
+    expect(first).toHaveLength(60);
+    expect(new Set(first).size).toBe(60);
+    expect(second).toEqual(first);
+  });
+
+  test("a webhook receives the events written after it was made, while it is enabled", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    const early = await webhookOf(key);
+    expect((await t.json("POST", "/api/v1/documents", { key, body: { name: "before", content: 1 } })).status).toBe(201);
+    await Bun.sleep(5);
+    const late = await webhookOf(key);
+    const off = await webhookOf(key, { enabled: false });
+    expect((await t.json("POST", "/api/v1/documents", { key, body: { name: "after", content: 2 } })).status).toBe(201);
+    const all = await fannedOut(t, early, 2);
+    expect(all).toHaveLength(2);
+    expect(await deliveredEvents(t, late)).toEqual([all[1]!]);
+    expect(await deliveredEvents(t, off)).toEqual([]);
+  });
+});
