@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fanOutEvents } from "../../../src/modules/webhooks/deliver";
 import { createTestApp, type TestApp } from "../../support/app";
-import { deliveredEvents, fannedOut } from "./support";
+import { deliveredEvents, eventually, fannedOut } from "./support";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -98,5 +98,25 @@ describe("the fan-out", () => {
     expect(all).toHaveLength(2);
     expect(await deliveredEvents(t, late)).toEqual([all[1]!]);
     expect(await deliveredEvents(t, off)).toEqual([]);
+  });
+
+  test("once every event is fanned out, runs on a quiet database neither lock nor write the cursor", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    const webhookId = await webhookOf(key);
+    expect((await t.json("POST", "/api/v1/documents", { key, body: { name: "last", content: 1 } })).status).toBe(201);
+    await fannedOut(t, webhookId, 1);
+    // xmin changes with an update, xmax with a row lock
+    const cursorRow = async () => (await t.testDb.database.sql`select xmin::text, xmax::text, * from webhook_fanout`)[0];
+    const settled = await eventually(async () => {
+      const before = await cursorRow();
+      await fanOutEvents(t.testDb.database);
+      const after = await cursorRow();
+      return JSON.stringify(after) === JSON.stringify(before) ? after : undefined;
+    });
+    for (let run = 0; run < 5; run++) expect(await fanOutEvents(t.testDb.database)).toBe(0);
+    expect(await cursorRow()).toEqual(settled);
+    // and the next event is fanned out as usual
+    expect((await t.json("POST", "/api/v1/documents", { key, body: { name: "next", content: 2 } })).status).toBe(201);
+    expect(await fannedOut(t, webhookId, 2)).toHaveLength(2);
   });
 });
