@@ -31,7 +31,7 @@ const POLL_MS_DEFAULT = 1_000;
  * turns start at least this far apart: under a stream of writes every answer's notification wakes the
  * loop, and a turn per notification would spend the database on fan-outs of one event each
  */
-const TURN_SPACING_MS = 10;
+const TURN_SPACING_MS = 25;
 
 export interface ClaimedDelivery {
   id: string;
@@ -325,12 +325,14 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
       wakeUp = undefined;
     });
 
+  const untilNextTurn = (turnStarted: number) => turnStarted + TURN_SPACING_MS - performance.now();
+
   const loop = (async () => {
     await listening;
     let turnStarted = Number.NEGATIVE_INFINITY;
     while (!stopped) {
-      const early = turnStarted + TURN_SPACING_MS - performance.now();
-      if (early > 0) await pause(early);
+      // a wake during the pause ends it early: wait out the rest of the spacing all the same
+      while (!stopped && untilNextTurn(turnStarted) > 0) await pause(untilNextTurn(turnStarted));
       if (stopped) break;
       turnStarted = performance.now();
       woken = false;

@@ -5,8 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fanOutEvents } from "../../../src/modules/webhooks/deliver";
+import { FAN_OUT } from "../../../src/modules/webhooks/statements";
 import { createTestApp, type TestApp } from "../../support/app";
-import { deliveredEvents, eventually, fannedOut } from "./support";
+import { deliveredEvents, eventually, fannedOut, startDeliverer } from "./support";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -118,5 +119,36 @@ describe("the fan-out", () => {
     // and the next event is fanned out as usual
     expect((await t.json("POST", "/api/v1/documents", { key, body: { name: "next", content: 2 } })).status).toBe(201);
     expect(await fannedOut(t, webhookId, 2)).toHaveLength(2);
+  });
+
+  test("a storm of notifications wakes the delivery loop for at most one turn per 25 ms", async () => {
+    let fanOuts = 0;
+    const { sql } = t.testDb.database;
+    // the loop's statements, counted: every turn starts with one fan-out
+    const counted = new Proxy(sql, {
+      get(target, property) {
+        if (property !== "unsafe") return Reflect.get(target, property);
+        return (text: string, parameters?: never[]) => {
+          if (text === FAN_OUT) fanOuts++;
+          return target.unsafe(text, parameters);
+        };
+      },
+    });
+    const deliverer = startDeliverer(t, { database: { ...t.testDb.database, sql: counted }, pollMs: 60_000 });
+    try {
+      await eventually(async () => (fanOuts > 0 ? true : undefined));
+      const started = performance.now();
+      const before = fanOuts;
+      while (performance.now() - started < 500) {
+        deliverer.wake();
+        await Bun.sleep(1);
+      }
+      const turns = fanOuts - before;
+      const elapsed = performance.now() - started;
+      expect(turns).toBeGreaterThan(2);
+      expect(turns).toBeLessThanOrEqual(Math.ceil(elapsed / 25) + 1);
+    } finally {
+      await deliverer.stop();
+    }
   });
 });
