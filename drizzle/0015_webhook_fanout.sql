@@ -52,16 +52,19 @@ BEGIN
   FROM pg_current_snapshot() AS "snapshot";
   IF "visible" <= "place"."horizon" THEN RETURN 0; END IF;
 
-  INSERT INTO "webhook_deliveries" ("id", "webhook_id", "account_id", "event_seq", "event_id", "event_type", "next_attempt_at", "created_at")
-  SELECT 'dlv_' || gen_random_uuid(), w."id", e."account_id", e."seq", e."id", e."type", e."created_at", e."created_at"
-  FROM "events" e
-  JOIN "webhooks" w ON w."account_id" = e."account_id"
-  WHERE e."seq" > "place"."seq_floor" AND e."tx" >= "place"."horizon" AND e."tx" < "visible"
-    AND w."enabled" AND w."created_at" <= e."created_at"
-    AND split_part(e."type", '.', 1) = ANY (w."families")
-    AND ('*' = ANY (w."event_types") OR e."type" = ANY (w."event_types") OR split_part(e."type", '.', 1) || '.*' = ANY (w."event_types"))
-    AND (w."folder" IS NULL OR e."folder" = w."folder" OR starts_with(e."folder", w."folder" || '/'))
-  ON CONFLICT DO NOTHING;
+  -- EXECUTE plans with this run's floor: a plan cached for any floor reads the whole events table
+  EXECUTE $fanout$
+    INSERT INTO "webhook_deliveries" ("id", "webhook_id", "account_id", "event_seq", "event_id", "event_type", "next_attempt_at", "created_at")
+    SELECT 'dlv_' || gen_random_uuid(), w."id", e."account_id", e."seq", e."id", e."type", e."created_at", e."created_at"
+    FROM "events" e
+    JOIN "webhooks" w ON w."account_id" = e."account_id"
+    WHERE e."seq" > $1 AND e."tx" >= $2 AND e."tx" < $3
+      AND w."enabled" AND w."created_at" <= e."created_at"
+      AND split_part(e."type", '.', 1) = ANY (w."families")
+      AND ('*' = ANY (w."event_types") OR e."type" = ANY (w."event_types") OR split_part(e."type", '.', 1) || '.*' = ANY (w."event_types"))
+      AND (w."folder" IS NULL OR e."folder" = w."folder" OR starts_with(e."folder", w."folder" || '/'))
+    ON CONFLICT DO NOTHING
+  $fanout$ USING "place"."seq_floor", "place"."horizon", "visible";
   GET DIAGNOSTICS "made" = ROW_COUNT;
 
   "place"."horizon" := "visible";
