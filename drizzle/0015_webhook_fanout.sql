@@ -39,6 +39,7 @@ DECLARE
   "place" "webhook_fanout";
   "visible" bigint;
   "next_tx" bigint;
+  "last" bigint;
   "made" integer := 0;
 BEGIN
   -- no event written since every event was fanned out (a quiet cluster): nothing to lock or write
@@ -52,19 +53,19 @@ BEGIN
   FROM pg_current_snapshot() AS "snapshot";
   IF "visible" <= "place"."horizon" THEN RETURN 0; END IF;
 
-  -- EXECUTE plans with this run's floor: a plan cached for any floor reads the whole events table
-  EXECUTE $fanout$
-    INSERT INTO "webhook_deliveries" ("id", "webhook_id", "account_id", "event_seq", "event_id", "event_type", "next_attempt_at", "created_at")
-    SELECT 'dlv_' || gen_random_uuid(), w."id", e."account_id", e."seq", e."id", e."type", e."created_at", e."created_at"
-    FROM "events" e
-    JOIN "webhooks" w ON w."account_id" = e."account_id"
-    WHERE e."seq" > $1 AND e."tx" >= $2 AND e."tx" < $3
-      AND w."enabled" AND w."created_at" <= e."created_at"
-      AND split_part(e."type", '.', 1) = ANY (w."families")
-      AND ('*' = ANY (w."event_types") OR e."type" = ANY (w."event_types") OR split_part(e."type", '.', 1) || '.*' = ANY (w."event_types"))
-      AND (w."folder" IS NULL OR e."folder" = w."folder" OR starts_with(e."folder", w."folder" || '/'))
-    ON CONFLICT DO NOTHING
-  $fanout$ USING "place"."seq_floor", "place"."horizon", "visible";
+  -- every event below the horizon was written before that snapshot, so its seq is at most the sequence's
+  -- value read after it; the bounded range also keeps a cached plan on the primary key at any table size
+  "last" := coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'seq')::regclass), "place"."seq_seen");
+  INSERT INTO "webhook_deliveries" ("id", "webhook_id", "account_id", "event_seq", "event_id", "event_type", "next_attempt_at", "created_at")
+  SELECT 'dlv_' || gen_random_uuid(), w."id", e."account_id", e."seq", e."id", e."type", e."created_at", e."created_at"
+  FROM "events" e
+  JOIN "webhooks" w ON w."account_id" = e."account_id"
+  WHERE e."seq" > "place"."seq_floor" AND e."seq" <= "last" AND e."tx" >= "place"."horizon" AND e."tx" < "visible"
+    AND w."enabled" AND w."created_at" <= e."created_at"
+    AND split_part(e."type", '.', 1) = ANY (w."families")
+    AND ('*' = ANY (w."event_types") OR e."type" = ANY (w."event_types") OR split_part(e."type", '.', 1) || '.*' = ANY (w."event_types"))
+    AND (w."folder" IS NULL OR e."folder" = w."folder" OR starts_with(e."folder", w."folder" || '/'))
+  ON CONFLICT DO NOTHING;
   GET DIAGNOSTICS "made" = ROW_COUNT;
 
   "place"."horizon" := "visible";
@@ -76,7 +77,7 @@ BEGIN
     "place"."candidate_tx" := "next_tx";
     "place"."candidate_seq" := "place"."seq_seen";
   END IF;
-  "place"."seq_seen" := coalesce(pg_sequence_last_value(pg_get_serial_sequence('events', 'seq')::regclass), "place"."seq_seen");
+  "place"."seq_seen" := "last";
   UPDATE "webhook_fanout" SET "horizon" = "place"."horizon", "seq_floor" = "place"."seq_floor",
     "candidate_tx" = "place"."candidate_tx", "candidate_seq" = "place"."candidate_seq", "seq_seen" = "place"."seq_seen"
   WHERE "id" = 1;
