@@ -114,6 +114,12 @@ async function openCreatingFolder(file: string): Promise<fs.promises.FileHandle>
   }
 }
 
+// A client that dies mid-request (the crash tests SIGKILL Kiln while it uploads) must not take the
+// stand-in down with it, as it cannot take down a real bucket: an error that escapes s3rver's handlers
+// ends that request only. (Nothing reads this process's output after `ready`, so nothing is logged.)
+process.on("uncaughtException", () => {});
+process.on("unhandledRejection", () => {});
+
 const [port, directory, bucket] = process.argv.slice(2);
 const server = new S3rver({
   port: Number(port),
