@@ -219,7 +219,23 @@ export const events = pgTable(
     type: text("type").notNull(),
     /** the document's folder (after the change; before it for a purge), for folder filters */
     folder: text("folder"),
-    data: jsonb("data").$type<Record<string, unknown>>().notNull(),
+    /**
+     * The payload of events other than a document's (pipelines, webhooks), and of document events written
+     * before migration 0017. A document event keeps the document's fields below instead, as the change
+     * left them, and its payload is made from them as it is read (eventData in src/modules/events): the
+     * same view as the documents API, and no JSON built on the write's path.
+     */
+    data: jsonb("data").$type<Record<string, unknown>>(),
+    documentId: text("document_id"),
+    documentName: text("document_name"),
+    documentDescription: text("document_description"),
+    documentTags: text("document_tags").array(),
+    documentFileSize: bytes("document_file_size"),
+    documentVersion: integer("document_version"),
+    documentCreatedAt: epochMs("document_created_at"),
+    documentUpdatedAt: epochMs("document_updated_at"),
+    documentDeletedAt: epochMs("document_deleted_at"),
+    documentPurgeAt: epochMs("document_purge_at"),
     createdAt: epochMs("created_at").notNull(),
   },
   // The retention sweep walks the primary key (seq follows created_at), so created_at has no index to keep up.

@@ -51,7 +51,13 @@ export function documentsDeps(options: {
   };
 }
 
-export const documentView = (row: DocumentRow) => ({
+/** The fields of a document its metadata view shows (an event keeps these, src/modules/events). */
+export type DocumentViewFields = Pick<
+  DocumentRow,
+  "id" | "name" | "description" | "tags" | "folder" | "fileSize" | "contentVersion" | "createdAt" | "updatedAt"
+>;
+
+export const documentView = (row: DocumentViewFields) => ({
   id: row.id,
   name: row.name,
   title: row.name,

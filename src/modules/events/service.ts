@@ -5,6 +5,7 @@
 import { badRequest } from "../../core/errors";
 import type { Permission } from "../../core/plans";
 import type { Db } from "../../db/client";
+import { documentView } from "../documents/service";
 import { EVENTS_PAGE, EXPIRED_EVENTS } from "./statements";
 
 export const EVENT_TYPES = [
@@ -87,14 +88,61 @@ export const readableFamilies = (permissions: ReadonlySet<Permission>) =>
     .filter(([, permission]) => permissions.has(permission))
     .map(([family]) => family);
 
-interface EventRow {
-  seq: number;
-  tx: number;
-  id: string;
-  type: EventType;
-  data: Record<string, unknown>;
-  createdAt: number;
+/** An event as EVENT_COLUMNS reads it. */
+export interface EventRecord {
+  eventId: string;
+  eventType: EventType;
+  eventTx: number;
+  eventSeq: number;
+  eventCreatedAt: number;
+  eventFolder: string | null;
+  /** null for a document event written since migration 0017: its payload is made from the fields below */
+  eventData: Record<string, unknown> | null;
+  documentId: string | null;
+  documentName: string | null;
+  documentDescription: string | null;
+  documentTags: string[] | null;
+  documentFileSize: number | null;
+  documentVersion: number | null;
+  documentCreatedAt: number | null;
+  documentUpdatedAt: number | null;
+  documentDeletedAt: number | null;
+  documentPurgeAt: number | null;
 }
+
+/**
+ * A document event's payload: the document as the documents API shows it, as the change left it (for a
+ * purge, as it was), with when it was deleted and is due to be purged while it is in the trash.
+ */
+function documentEventData(record: EventRecord): Record<string, unknown> {
+  const document = documentView({
+    id: record.documentId!,
+    name: record.documentName!,
+    description: record.documentDescription,
+    tags: record.documentTags ?? [],
+    folder: record.eventFolder,
+    fileSize: record.documentFileSize!,
+    contentVersion: record.documentVersion!,
+    createdAt: record.documentCreatedAt!,
+    updatedAt: record.documentUpdatedAt!,
+  });
+  return {
+    document: {
+      ...document,
+      ...(record.documentDeletedAt !== null ? { deletedAt: record.documentDeletedAt } : {}),
+      ...(record.documentPurgeAt !== null ? { purgeAt: record.documentPurgeAt } : {}),
+    },
+  };
+}
+
+/** The event as the feed, the stream and every webhook delivery show it. */
+export const eventView = (record: EventRecord): EventView => ({
+  id: record.eventId,
+  type: record.eventType,
+  createdAt: record.eventCreatedAt,
+  cursor: encodeEventCursor({ tx: record.eventTx, seq: record.eventSeq }),
+  data: record.eventData ?? documentEventData(record),
+});
 
 /** Up to `limit` events after `after`, oldest first; an empty page means nothing newer is visible yet. */
 export async function readEvents(
@@ -113,14 +161,8 @@ export async function readEvents(
     filter.types ?? null,
     filter.folder ?? null,
     limit,
-  ] as never[])) as unknown as EventRow[];
-  return rows.map((row) => ({
-    id: row.id,
-    type: row.type,
-    createdAt: row.createdAt,
-    cursor: encodeEventCursor(row),
-    data: row.data,
-  }));
+  ] as never[])) as unknown as EventRecord[];
+  return rows.map(eventView);
 }
 
 /** Deletes events older than `cutoff`, oldest first, in batches, until a batch reaches a newer one; returns how many. */

@@ -4,6 +4,17 @@
  */
 
 /**
+ * What every read of an event selects from its row `e` (the feed, the stream, a webhook delivery), named
+ * as `EventRecord` (service.ts) reads them: a document event's payload is made from its document fields.
+ */
+export const EVENT_COLUMNS = `e.id as "eventId", e.type as "eventType", e.tx::float8 as "eventTx", e.seq::float8 as "eventSeq",
+    e.created_at::float8 as "eventCreatedAt", e.folder as "eventFolder", e.data as "eventData",
+    e.document_id as "documentId", e.document_name as "documentName", e.document_description as "documentDescription",
+    e.document_tags as "documentTags", e.document_file_size::float8 as "documentFileSize", e.document_version as "documentVersion",
+    e.document_created_at::float8 as "documentCreatedAt", e.document_updated_at::float8 as "documentUpdatedAt",
+    e.document_deleted_at::float8 as "documentDeletedAt", e.document_purge_at::float8 as "documentPurgeAt"`;
+
+/**
  * Raw: one page of an account's feed after a cursor, oldest first. Only events of transactions older
  * than the oldest one still running are read: every transaction below that horizon has ended, so no
  * event can later appear before the cursor. $1 account, $2/$3 the cursor (tx, seq), $4 the families a
@@ -11,14 +22,14 @@
  * $6 a folder (its documents and those of its subfolders; null = any), $7 the page size.
  */
 export const EVENTS_PAGE = `
-  select seq::float8 as seq, tx::float8 as tx, id, type, data, created_at::float8 as "createdAt"
-  from events
-  where account_id = $1 and (tx, seq) > ($2::bigint, $3::bigint)
-    and tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-    and split_part(type, '.', 1) = any($4::text[])
-    and ($5::text[] is null or type = any($5::text[]) or split_part(type, '.', 1) || '.*' = any($5::text[]))
-    and ($6::text is null or folder = $6 or starts_with(folder, $6 || '/'))
-  order by tx, seq
+  select ${EVENT_COLUMNS}
+  from events e
+  where e.account_id = $1 and (e.tx, e.seq) > ($2::bigint, $3::bigint)
+    and e.tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+    and split_part(e.type, '.', 1) = any($4::text[])
+    and ($5::text[] is null or e.type = any($5::text[]) or split_part(e.type, '.', 1) || '.*' = any($5::text[]))
+    and ($6::text is null or e.folder = $6 or starts_with(e.folder, $6 || '/'))
+  order by e.tx, e.seq
   limit $7`;
 
 /**

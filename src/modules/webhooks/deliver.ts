@@ -17,7 +17,7 @@ import type { WebhookConfig } from "../../config";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../http/context";
 import type { Metrics } from "../../http/metrics";
-import { encodeEventCursor } from "../events/service";
+import { eventView, type EventRecord } from "../events/service";
 import { AddressRefused, hostOf, resolvePublic, systemLookup, type Lookup, type ResolvedAddress } from "./address";
 import { webhookHeaders } from "./signing";
 import { CLAIM_DELIVERIES, DISABLE_FAILING, FAN_OUT, INSERT_EVENT, RECORD_ATTEMPT } from "./statements";
@@ -33,7 +33,8 @@ const POLL_MS_DEFAULT = 1_000;
  */
 const TURN_SPACING_MS = 25;
 
-export interface ClaimedDelivery {
+/** A claimed delivery with its event (EVENT_COLUMNS). */
+export interface ClaimedDelivery extends EventRecord {
   id: string;
   accountId: string;
   attempts: number;
@@ -42,12 +43,6 @@ export interface ClaimedDelivery {
   secret: string;
   previousSecret: string | null;
   previousSecretUntil: number | null;
-  eventId: string;
-  eventType: string;
-  eventTx: number;
-  eventSeq: number;
-  eventData: Record<string, unknown>;
-  eventCreatedAt: number;
 }
 
 export interface AttemptOutcome {
@@ -74,14 +69,7 @@ export interface DelivererOptions {
 }
 
 /** The body of every attempt of a delivery: the event as GET /api/v1/events shows it. */
-export const payloadOf = (delivery: ClaimedDelivery) =>
-  JSON.stringify({
-    id: delivery.eventId,
-    type: delivery.eventType,
-    createdAt: delivery.eventCreatedAt,
-    cursor: encodeEventCursor({ tx: delivery.eventTx, seq: delivery.eventSeq }),
-    data: delivery.eventData,
-  });
+export const payloadOf = (delivery: ClaimedDelivery) => JSON.stringify(eventView(delivery));
 
 /** Reads at most `max` bytes of a body as text, then lets the rest go. */
 async function readBounded(response: Response, max: number): Promise<string> {

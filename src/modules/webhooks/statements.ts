@@ -4,6 +4,7 @@
  * rank per account, the record of abandoned attempts and the update that takes the lease), which
  * Drizzle's builder cannot express.
  */
+import { EVENT_COLUMNS } from "../events/statements";
 
 /**
  * Raw: one fan-out run, events of the transactions that ended since the last run to the deliveries of
@@ -59,8 +60,7 @@ export const CLAIM_DELIVERIES = `
   where d.id = c.id and w.id = d.webhook_id and e.seq = d.event_seq
   returning d.id, d.account_id as "accountId", d.attempts, d.webhook_id as "webhookId", w.url, w.secret,
     w.previous_secret as "previousSecret", w.previous_secret_until::float8 as "previousSecretUntil",
-    e.id as "eventId", e.type as "eventType", e.tx::float8 as "eventTx", e.seq::float8 as "eventSeq", e.data as "eventData",
-    e.created_at::float8 as "eventCreatedAt"`;
+    ${EVENT_COLUMNS}`;
 
 /**
  * Raw: the end of an attempt, if this node still holds its claim ($2): the delivery's new state, the

@@ -69,6 +69,37 @@ describe("a document's life as events", () => {
     expect(new Set(events.map((event) => event.id)).size).toBe(events.length);
   });
 
+  test("an event's document is the documents API's view of it after the change, with deletedAt and purgeAt while in the trash", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents"] });
+    const created = await t.json("POST", DOCS, {
+      key,
+      body: { name: "v", description: "first", tags: ["x", "y"], folder: "views", content: [1, 2, 3] },
+    });
+    const id = created.body.document.id;
+    const updated = await t.json("PUT", `${DOCS}/${id}`, { key, body: { description: null, tags: [] } });
+    const deleted = await t.json("DELETE", `${DOCS}/${id}`, { key });
+    const { events } = await readAll(key);
+    expect(events.map((event) => event.data)).toEqual([
+      { document: created.body.document },
+      { document: updated.body.document },
+      {
+        document: { ...updated.body.document, updatedAt: expect.any(Number), deletedAt: expect.any(Number), purgeAt: deleted.body.purgeAt },
+      },
+    ]);
+    expect(events[0].data.document).toMatchObject({ description: "first", tags: ["x", "y"], folder: "views", fileSize: 7 });
+    expect(events[1].data.document).not.toHaveProperty("description");
+  });
+
+  test("an event written before its document's fields were kept apart (migration 0017) reads as it was stored", async () => {
+    const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
+    const stored = { document: { id: "doc_before", name: "before", title: "before", tags: [], folder: null, version: 1 } };
+    await t.testDb.database.sql`
+      insert into events (id, account_id, type, folder, data, created_at)
+      values ('evt_before', ${accountId}, 'document.created', null, ${JSON.stringify(stored)}::jsonb, 1)`;
+    const { events } = await readAll(key);
+    expect(events.map((event) => [event.id, event.data])).toEqual([["evt_before", stored]]);
+  });
+
   test("a refused write leaves no event", async () => {
     const { key } = await t.newAccount({ permissions: ["documents"], maxDocumentBytes: 10 });
     expect((await t.request("POST", DOCS, { key, body: { name: "big", content: "x".repeat(100) } })).status).toBe(413);
@@ -161,7 +192,7 @@ describe("retention", () => {
     await t.json("POST", DOCS, { key, body: { name: "new", content: 1 } });
     const { sql } = t.testDb.database;
     // 1970 for "old" and every event written before it: older than the cutoff, as the oldest events are
-    const [{ old }] = await sql`select seq as old from events where account_id = ${accountId} and data->'document'->>'name' = 'old'`;
+    const [{ old }] = await sql`select seq as old from events where account_id = ${accountId} and document_name = 'old'`;
     const [{ expired }] =
       await sql`with changed as (update events set created_at = 1000 where seq <= ${old} returning 1) select count(*)::int as expired from changed`;
     expect(await sweepExpiredEvents(t.testDb.database.db, 2000, 3)).toBe(expired);
