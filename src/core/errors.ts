@@ -103,14 +103,16 @@ const UNREACHABLE = new Set([
   "57P03",
 ]);
 
-/** Whether the error, or one of the causes it wraps (Drizzle wraps the driver's), carries a code that `matches`. */
-function hasCodeInCauses(error: unknown, matches: (code: string) => boolean): boolean {
+/** The error, or the first of the causes it wraps (Drizzle wraps the driver's), whose code `matches`. */
+export function causeWithCode(error: unknown, matches: (code: string) => boolean): { code: string; message: string } | undefined {
   for (let cause = error, depth = 0; cause && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
     const code = (cause as { code?: unknown }).code;
-    if (typeof code === "string" && matches(code)) return true;
+    if (typeof code === "string" && matches(code)) return cause as { code: string; message: string };
   }
-  return false;
+  return undefined;
 }
+
+const hasCodeInCauses = (error: unknown, matches: (code: string) => boolean) => causeWithCode(error, matches) !== undefined;
 
 export const isDatabaseUnreachable = (error: unknown) =>
   hasCodeInCauses(error, (code) => UNREACHABLE.has(code) || /^08[0-9A-Z]{3}$/.test(code));

@@ -4,6 +4,7 @@
  * If-Match and state checks under the document's row lock.
  */
 import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
+import { causeWithCode } from "../../core/errors";
 import type { Db } from "../../db/client";
 import {
   accounts,
@@ -26,6 +27,7 @@ import {
   NEW_VERSION,
   pageStatement,
   PURGE_DUE,
+  STORAGE_REFUSED,
 } from "./statements";
 
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
@@ -83,6 +85,13 @@ export interface AccountLimitsRow {
 /** postgres.js runs a fixed statement of statements.ts with its parameters; its rows come back as they are. */
 const run = <T>(db: Db, text: string, params: unknown[]) => db.$client.unsafe(text, params as never[]) as unknown as Promise<T[]>;
 
+/** The refusal a failed write's reservation raised (STORAGE_REFUSED); any other error is thrown on. */
+function storageRefusal(error: unknown): QuotaRefusal {
+  const refused = causeWithCode(error, (code) => code === STORAGE_REFUSED);
+  if (!refused) throw error;
+  return refused.message as QuotaRefusal;
+}
+
 export const documentsRepository = (db: Db) => ({
   transaction: <T>(work: (tx: Tx) => Promise<T>) => db.transaction(work),
 
@@ -120,29 +129,32 @@ export const documentsRepository = (db: Db) => ({
   },
 
   /**
-   * A new document with its version 1 and its folders, in one statement that commits on its own: the
-   * storage reservation (one conditional UPDATE on the account row, so concurrent creates can never pass
-   * the limit together) gates the inserts, and a refusal writes nothing.
+   * A new document with its version 1 and its folders, in one statement that commits on its own, the
+   * storage reservation last (one conditional UPDATE on the account row, so concurrent creates can never
+   * pass the limit together; the row lock it takes is held only for the reservation and the commit). A
+   * refusal writes nothing.
    */
   async create(document: NewDocumentRow): Promise<{ outcome: "stored"; document: DocumentRow } | { outcome: QuotaRefusal }> {
-    const size = document.fileSize;
     const folderPaths = document.folder ? folderAndAncestors(document.folder) : [];
-    const [row] = await run<{ document: Record<string, unknown> | null; max_document_bytes: number | null }>(db, CREATE, [
-      document.accountId,
-      size,
-      document.createdAt,
-      textArray(folderPaths),
-      document.id,
-      document.name,
-      document.description,
-      textArray(document.tags),
-      document.folder,
-      document.contentHash,
-      document.contentKey,
-      document.updatedAt,
-    ]);
-    if (row.document) return { outcome: "stored", document: documentFromJson(row.document) };
-    return { outcome: row.max_document_bytes !== null && size > row.max_document_bytes ? "document_too_large" : "storage_limit_exceeded" };
+    try {
+      const [row] = await run<{ document: Record<string, unknown> }>(db, CREATE, [
+        document.accountId,
+        document.fileSize,
+        document.createdAt,
+        textArray(folderPaths),
+        document.id,
+        document.name,
+        document.description,
+        textArray(document.tags),
+        document.folder,
+        document.contentHash,
+        document.contentKey,
+        document.updatedAt,
+      ]);
+      return { outcome: "stored", document: documentFromJson(row.document) };
+    } catch (error) {
+      return { outcome: storageRefusal(error) };
+    }
   },
 
   /**
@@ -161,8 +173,12 @@ export const documentsRepository = (db: Db) => ({
       input.key,
       input.now,
     ];
-    const [row] = await executor.execute<{ result: Record<string, unknown> }>(boundStatement(NEW_VERSION, params));
-    const result = row.result;
+    let result: Record<string, unknown>;
+    try {
+      [{ result }] = await executor.execute<{ result: Record<string, unknown> }>(boundStatement(NEW_VERSION, params));
+    } catch (error) {
+      return { outcome: storageRefusal(error) };
+    }
     if (result.outcome === "stored")
       return {
         outcome: "stored",

@@ -74,37 +74,20 @@ export const ACCOUNT_LIMITS = `
   from accounts a where id = $1`;
 
 /**
- * Raw: a create in one statement that Drizzle's builder cannot express (data-modifying CTEs): the
- * reservation on the account row gates the folder, document and first version inserts, so a refusal
- * writes nothing. $1 account, $2 size, $3 created at, $4 folder paths, $5 id, $6 name, $7 description,
- * $8 tags, $9 folder, $10 hash, $11 content key, $12 updated at.
+ * Raw: a call of the plpgsql function `kiln_create` (drizzle/0018_reserve_storage_last.sql): the folders,
+ * the document and its version 1, then the storage reservation on the account row, whose refusal raises
+ * STORAGE_REFUSED and so writes nothing. $1 account, $2 size, $3 created at, $4 folder paths, $5 id,
+ * $6 name, $7 description, $8 tags, $9 folder, $10 hash, $11 content key, $12 updated at.
  */
-export const CREATE = `
-  with reserved as (
-    update accounts set storage_used_bytes = storage_used_bytes + $2
-    where id = $1
-      and (max_document_bytes is null or $2 <= max_document_bytes)
-      and (storage_limit_bytes is null or storage_used_bytes + $2 <= storage_limit_bytes)
-    returning id
-  ), new_folders as (
-    insert into folders (account_id, path, created_at)
-    select reserved.id, path, $3::bigint from reserved, unnest($4::text[]) as path
-    on conflict do nothing
-  ), inserted as (
-    insert into documents (id, account_id, name, description, tags, folder, file_size, content_hash, content_key, created_at, updated_at)
-    select $5, reserved.id, $6, $7, $8::text[], $9, $2::bigint, $10, $11, $3::bigint, $12::bigint
-    from reserved
-    returning *
-  ), first_version as (
-    insert into document_versions (document_id, version, file_size, content_hash, content_key, created_at)
-    select id, 1, file_size, content_hash, content_key, created_at from inserted
-  )
-  select (select to_json(inserted) from inserted) as document,
-    (select max_document_bytes from accounts where id = $1)::float8 as max_document_bytes`;
+export const CREATE = "select kiln_create($1, $2, $3, $4::text[], $5, $6, $7, $8::text[], $9, $10, $11, $12) as document";
+
+/** The SQLSTATE of a refused storage reservation (kiln_reserve_storage); the message names the refusal. */
+export const STORAGE_REFUSED = "KL001";
 
 /**
- * Raw: a call of the plpgsql function `kiln_new_version` (drizzle/0005_new_version.sql), which takes the
- * row lock, checks If-Match, reserves, drops old versions and updates the row in one round trip.
+ * Raw: a call of the plpgsql function `kiln_new_version` (drizzle/0018_reserve_storage_last.sql), which
+ * takes the row lock, checks If-Match, drops old versions, updates the row and reserves the storage last
+ * (a refusal raises STORAGE_REFUSED) in one round trip.
  * $1 account, $2 document, $3 accepted hashes (text[] or null), $4 size, $5 hash, $6 key, $7 now.
  */
 export const NEW_VERSION = "select kiln_new_version($1, $2, $3::text[], $4, $5, $6, $7) as result";
