@@ -282,13 +282,16 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       const key = keys[account];
       const mine = () =>
         [...tracked.values()].filter((doc) => doc.account === account && doc.name.startsWith(`c${account}.${clientId}-`) && !doc.pending);
+      let operations = 0;
       while (!stop.now) {
         const docs = mine();
         const active = docs.filter((doc) => doc.acked.state === "active");
         const deleted = docs.filter((doc) => doc.acked.state === "deleted");
         const roll = Math.random();
         try {
-          if (options.events && Math.random() < 0.06) {
+          // every 16th operation of a client from its 3rd, so that a short trial has some too (drawn at
+          // random, 6 % of them, a trial of few writes once had none)
+          if (options.events && operations++ % 16 === 2) {
             // refused on purpose: a create with an unknown field (400), a replace with a stale If-Match (412)
             if (active.length === 0 || Math.random() < 0.5) {
               const name = `c${account}.${clientId}-${++seq}`;
