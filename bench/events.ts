@@ -8,9 +8,9 @@
  *    server in the same run, 24 rounds; in each, a case runs in both states back to back (which goes
  *    first alternating), and the headline is the median of the rounds' on/off ratios: the rate here
  *    drifts by tens of percent over minutes, which spreads each state's own median far more than a
- *    pair taken within seconds (the ratio of those medians is shown beside it). No webhook exists then; the delivery loop's fan-out
- *    (kiln_webhook_fanout) still reads the new events, off the writes' path. Target: ≤ 10 % fewer
- *    requests/s with the trigger.
+ *    pair taken within seconds (the ratio of those medians is shown beside it). No webhook exists then;
+ *    the delivery loop's fan-out (kiln_webhook_fanout) still reads the new events, off the writes' path.
+ *    Target: ≤ 10 % fewer requests/s with the trigger.
  * 2. Commit-to-stream: one SSE client on GET /api/v1/events/stream (an account of its own), 100 creates
  *    one after the other, each once the previous one's event arrived plus 50 ms; the event's arrival
  *    counted from the write's answer and from the write's start, p50 and p99.
@@ -22,7 +22,7 @@
  *    of the 1,000 got its event. Measured first, on a server that has not carried the write load (its
  *    heap shrinking meanwhile would hide the growth), after 50 streams opened and closed as a warm-up.
  *
- *   bun bench/run.ts --only events          (or: bun bench/events.ts; about 5 minutes;
+ *   bun bench/run.ts --only events          (or: bun bench/events.ts; about 4 minutes;
  *                                            BENCH_EVENTS_ROUNDS=1 for a quick check)
  */
 import { readFileSync, writeFileSync } from "node:fs";

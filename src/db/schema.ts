@@ -222,7 +222,7 @@ export const events = pgTable(
     /**
      * The payload of events other than a document's (pipelines, webhooks), and of document events written
      * before migration 0017. A document event keeps the document's fields below instead, as the change
-     * left them, and its payload is made from them as it is read (eventData in src/modules/events): the
+     * left them, and its payload is made from them as it is read (eventView, src/modules/events/service.ts): the
      * same view as the documents API, and no JSON built on the write's path.
      */
     data: jsonb("data").$type<Record<string, unknown>>(),

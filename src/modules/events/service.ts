@@ -119,7 +119,7 @@ function documentEventData(record: EventRecord): Record<string, unknown> {
     id: record.documentId!,
     name: record.documentName!,
     description: record.documentDescription,
-    tags: record.documentTags ?? [],
+    tags: record.documentTags!,
     folder: record.eventFolder,
     fileSize: record.documentFileSize!,
     contentVersion: record.documentVersion!,
