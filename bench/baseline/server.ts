@@ -95,19 +95,11 @@ async function create(principal: Principal, request: Request): Promise<Response>
   const bytes = new TextEncoder().encode(JSON.stringify(body.content));
   const stored = await putContent(bytes);
   const now = Date.now();
-  // as Kiln does it: one statement, the reservation on the account row gating the inserts
-  const [{ document: row }] = await sql`with reserved as (
-      update accounts set storage_used_bytes = storage_used_bytes + ${bytes.byteLength} where id = ${principal.accountId}
-        and (max_document_bytes is null or ${bytes.byteLength} <= max_document_bytes)
-        and (storage_limit_bytes is null or storage_used_bytes + ${bytes.byteLength} <= storage_limit_bytes) returning id
-    ), inserted as (
-      insert into documents (id, account_id, name, tags, file_size, content_hash, content_key, created_at, updated_at)
-      select ${`doc_${Bun.randomUUIDv7()}`}, reserved.id, ${body.name}, ${[]}::text[], ${bytes.byteLength}::bigint, ${stored.hash}, ${stored.key}, ${now}::bigint, ${now}::bigint
-      from reserved returning *
-    ), first_version as (
-      insert into document_versions (document_id, version, file_size, content_hash, content_key, created_at)
-      select id, 1, file_size, content_hash, content_key, created_at from inserted
-    ) select (select to_json(inserted) from inserted) as document`;
+  // a create, as Kiln makes it: one call of kiln_create (its folders, document, first version, event and
+  // storage reservation; drizzle/0018 and 0019)
+  const [{ document: row }] =
+    await sql`select kiln_create(${principal.accountId}, ${bytes.byteLength}, ${now}, ${[]}::text[], ${`doc_${Bun.randomUUIDv7()}`},
+      ${body.name}, ${null}, ${[]}::text[], ${null}, ${stored.hash}, ${stored.key}, ${now}) as document`;
   return json({ success: true, document: metadata(row) }, 201);
 }
 

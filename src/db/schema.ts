@@ -199,8 +199,9 @@ export const clusterSecrets = pgTable("cluster_secrets", {
 });
 
 /**
- * The account's events, written by triggers in the transaction of the change they describe (a
- * transactional outbox: an acknowledged write always has its event, a rolled-back one never does).
+ * The account's events, written in the transaction of the change they describe (a transactional outbox:
+ * an acknowledged write always has its event, a rolled-back one never does): by the statement of a create
+ * or a new version (kiln_create, kiln_new_version), by triggers for the other changes (migration 0019).
  * `tx` is the writing transaction's id: readers order by (tx, seq) and read only below the oldest
  * transaction still running, so an event that commits late can never fall behind a reader's cursor.
  */

@@ -21,7 +21,7 @@ export const EventView = t.Object(
   {
     id: t.String({ description: "evt_…, the same on every delivery of this event" }),
     type: t.UnionEnum(EVENT_TYPES),
-    createdAt: Type.Integer({ description: "epoch ms" }),
+    createdAt: Type.Integer({ description: "epoch ms: when the change was made (for a create or new content, the document's updatedAt)" }),
     cursor: t.String({ description: "resume after this event: pass it as `after` (or as Last-Event-ID on the stream)" }),
     data: t.Record(t.String(), t.Unknown(), {
       description: "document events: { document } (its metadata as the API shows it, never its content); pipeline events: { pipeline }",

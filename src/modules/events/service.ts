@@ -1,6 +1,7 @@
 /**
  * The events feed: what changed in an account, in an order a consumer can resume from without missing
- * anything. Events are written by database triggers in the transaction of each change (drizzle/0011).
+ * anything. Events are written in the transaction of each change, by the statement that makes it (a create,
+ * a new version: kiln_create, kiln_new_version) or by the documents' and pipelines' triggers (drizzle/0019).
  */
 import { badRequest } from "../../core/errors";
 import type { Permission } from "../../core/plans";

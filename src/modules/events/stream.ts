@@ -24,7 +24,7 @@ import type { Logger } from "../../http/context";
 import { decodeEventCursor, readEvents, type EventFilter, type EventPosition, type EventView } from "./service";
 import { EVENTS_CROSSED_HORIZON, VALID_STREAM_KEYS } from "./statements";
 
-/** The channel the triggers of drizzle/0011_events.sql notify, with the account id as payload. */
+/** The channel the server notifies after a write (notifier.ts), with the account id as payload. */
 export const EVENTS_CHANNEL = "kiln_events";
 /** Events read (and written) at once by a stream. */
 export const STREAM_PAGE = 100;

@@ -98,7 +98,7 @@ export const DISABLE_FAILING = `
   returning id, account_id as "accountId", url, failing_since::float8 as "failingSince"`;
 
 /**
- * Raw: an event of Kiln's own (webhook.disabled) written as the triggers write theirs, with the same
+ * Raw: an event of Kiln's own (webhook.disabled) written as the documents' events are, with the same
  * notification for the live stream; the fan-out then makes its deliveries. $1 account, $2 type,
  * $3 data, $4 now.
  */

@@ -156,24 +156,26 @@ describe("reading the feed", () => {
 
 describe("transactions that commit out of order", () => {
   test("an event whose transaction commits after a later one's is never skipped by a consumer resuming from its cursor", async () => {
-    const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
+    const { key } = await t.newAccount({ permissions: ["documents"] });
+    const draft = await t.json("POST", DOCS, { key, body: { name: "draft", content: 1 } });
+    const start = await readAll(key);
     const sql = postgres(t.testDb.url, { max: 1, onnotice: () => {} });
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    let inserted!: () => void;
-    const insertedOnce = new Promise<void>((resolve) => (inserted = resolve));
-    // the first writer takes its transaction id and its event's sequence number, and waits before committing
+    let renamed!: () => void;
+    const renamedOnce = new Promise<void>((resolve) => (renamed = resolve));
+    // the first writer takes its transaction id and its event's sequence number (a rename, which the
+    // documents trigger announces), and waits before committing
     const slow = sql.begin(async (tx) => {
-      await tx`insert into documents (id, account_id, name, tags, file_size, content_hash, content_key, created_at, updated_at)
-               values (${`doc_${Bun.randomUUIDv7()}`}, ${accountId}, 'slow', '{}', 1, 'h', ${Bun.randomUUIDv7()}, 1, 1)`;
-      inserted();
+      await tx`update documents set name = 'slow' where id = ${draft.body.document.id}`;
+      renamed();
       await released;
     });
-    await insertedOnce;
+    await renamedOnce;
     // a later writer commits first
     expect((await t.request("POST", DOCS, { key, body: { name: "fast", content: 1 } })).status).toBe(201);
 
-    const before = await readAll(key);
+    const before = await readAll(key, "", start.cursor);
     release();
     await slow;
     const after = await readAll(key, "", before.cursor);
