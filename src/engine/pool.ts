@@ -18,7 +18,7 @@ import type { Config } from "../config";
 import { HttpError } from "../core/errors";
 import type { PatchJob } from "../core/json/patch";
 import type { StepsJob, ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
-import { threadPageFaults } from "./thread-memory";
+import { currentThreadId, memoryPageSize, threadPageFaults } from "./thread-memory";
 
 /** Every worker is busy and the queue is full (or the pool is shutting down). */
 export class PoolBusyError extends Error {}
@@ -277,12 +277,13 @@ export class WorkerPool {
         this.memoryWatch = undefined;
         return;
       }
-      if (performance.now() < this.memoryQuietUntil || process.memoryUsage.rss() <= limit) return;
+      const rss = process.memoryUsage.rss();
+      if (performance.now() < this.memoryQuietUntil || rss <= limit) return;
+      const hog = memoryHog(running, rss - limit);
+      if (!hog) return;
       this.memoryQuietUntil = performance.now() + MEMORY_RELEASE_MS;
       this.memoryStops++;
-      memoryHog(running).stop.abort(
-        new RunMemoryError(`the server's memory passed ${limit} bytes and this run had brought in the most of it`),
-      );
+      hog.stop.abort(new RunMemoryError(`the server's memory passed ${limit} bytes and this run had brought in the most of it`));
     }, this.options.memoryCheckMs ?? 50);
     this.memoryWatch.unref?.();
   }
@@ -358,15 +359,25 @@ export class WorkerPool {
   }
 }
 
+/** Whether this system tells each thread's page faults (./thread-memory.ts). */
+const THREADS_MEASURED = currentThreadId() !== undefined;
+
+/** Memory a run's worker brought in since the run started; 0 before the worker said it started. */
+const broughtIn = (run: Running) =>
+  run.thread ? Math.max(0, (threadPageFaults(run.thread.id) ?? 0) - run.thread.faultsAtStart) * memoryPageSize() : 0;
+
 /**
- * The run whose worker's thread took the most page faults since the run started (./thread-memory.ts):
- * the one that brought the memory in, whichever started first. Where that is not known every run
- * counts 0, and the longest running is stopped.
+ * The run to stop when the process is `excessBytes` past the memory limit: the one whose worker
+ * brought in the most memory since it started, whichever started first. When the runs under way
+ * brought in less than the excess together, the memory is held elsewhere (a stopped worker's, not yet
+ * given back; request bodies) and stopping one would free little: none is stopped. Where threads are
+ * not measured, the longest running run is stopped.
  */
-function memoryHog(running: Running[]): Running {
-  const broughtIn = (run: Running) => (run.thread ? (threadPageFaults(run.thread.id) ?? 0) - run.thread.faultsAtStart : 0);
-  const ranked = running.map((run) => ({ run, pages: broughtIn(run) }));
-  return ranked.reduce((a, b) => (b.pages > a.pages || (b.pages === a.pages && b.run.startedAt < a.run.startedAt) ? b : a)).run;
+function memoryHog(running: Running[], excessBytes: number): Running | undefined {
+  if (!THREADS_MEASURED) return running.reduce((a, b) => (b.startedAt < a.startedAt ? b : a));
+  const ranked = running.map((run) => ({ run, bytes: broughtIn(run) }));
+  if (ranked.reduce((sum, { bytes }) => sum + bytes, 0) < excessBytes) return undefined;
+  return ranked.reduce((a, b) => (b.bytes > a.bytes ? b : a)).run;
 }
 
 const BUSY_RETRY_SECONDS = 1;

@@ -7,9 +7,9 @@
  * faults a worker's thread took since its run started are the pages that run brought in (a worker
  * hoarding 300 MiB took 88,000 faults where a spinning one beside it took 10). Pages given back and
  * touched again count again, so a run that churns through fresh memory ranks above what it holds at
- * the moment. Linux only: elsewhere nothing is known and every run counts 0.
+ * the moment. Linux only: elsewhere currentThreadId() is undefined and nothing is known.
  */
-import { readFileSync, readlinkSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readlinkSync, readSync } from "node:fs";
 
 /** The calling thread's kernel id (a worker calls it on itself), or undefined where /proc has none. */
 export function currentThreadId(): number | undefined {
@@ -31,4 +31,24 @@ export function threadPageFaults(threadId: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+let pageSize: number | undefined;
+
+/** The size of a memory page, from the first mapping in /proc/self/smaps (4 KiB when it cannot be read). */
+export function memoryPageSize(): number {
+  if (pageSize === undefined) {
+    pageSize = 4096;
+    try {
+      const fd = openSync("/proc/self/smaps", "r");
+      const head = Buffer.alloc(4096);
+      const read = readSync(fd, head, 0, head.length, null);
+      closeSync(fd);
+      const kib = /KernelPageSize:\s+(\d+) kB/.exec(head.toString("latin1", 0, read))?.[1];
+      if (kib) pageSize = Number(kib) * 1024;
+    } catch {
+      // not Linux: the page count is unknown anyway
+    }
+  }
+  return pageSize;
 }

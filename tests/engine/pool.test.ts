@@ -350,4 +350,16 @@ describe("WorkerPool shared by accounts", () => {
     older.stop();
     expect(await older.settled).toBeInstanceOf(RunCancelledError);
   });
+
+  test("past the memory limit no run is stopped when the runs under way did not bring the memory in", async () => {
+    // the process is over the limit from the start: the memory is held by something other than the runs
+    const workers = pool({ size: 1, memoryLimitBytes: 1, memoryCheckMs: 20 });
+    const spinning = spin(workers, A);
+    await busyWith(workers, 1);
+    await Bun.sleep(300);
+    expect(workers.memoryStops).toBe(0);
+    expect(workers.busy).toBe(1);
+    spinning.stop();
+    expect(await spinning.settled).toBeInstanceOf(RunCancelledError);
+  });
 });
