@@ -2,7 +2,8 @@
  * Utility execution: lookup, documents as inputs and outputs, credits, and the choice between an inline
  * run (small inputs) and the worker pool (large ones). Credits (one per step) are reserved before the
  * run and given back when it or its save does not succeed, so failures and cancellations cost nothing
- * and concurrent runs cannot overspend; a run stopped at the time limit keeps them (costsCredits).
+ * and concurrent runs cannot overspend; a run stopped at the time limit keeps them (a `charged` error):
+ * it held a worker for the whole limit, and were it free an account could keep the workers busy at no cost.
  */
 import type { TObject } from "@sinclair/typebox";
 import type { Db } from "../../db/client";
@@ -310,8 +311,8 @@ function streamOf(parts: (string | Uint8Array | undefined)[]): ReadableStream<Ui
 const PIPELINE_RUN = "pipeline";
 
 /**
- * Reserves the credits (402 when they are not there), runs, gives them back when the run fails unless
- * the failure costs them; the run is measured under `runLabel`.
+ * Reserves `count` credits (402 when they are not there), runs, gives them back when the run fails
+ * unless one of its budgets stopped it (a `charged` error); the run is measured under `runLabel`.
  */
 async function withCredits<T>(
   engine: UtilityEngine,
@@ -340,16 +341,10 @@ async function withCredits<T>(
       error instanceof HttpError ? error.code : "internal_error",
       (performance.now() - started) / 1000,
     );
-    if (!costsCredits(error)) await refundCredits(engine.db, accountId, periodStart, count);
+    if (!(error instanceof HttpError && error.extra.charged)) await refundCredits(engine.db, accountId, periodStart, count);
     throw error;
   }
 }
-
-/**
- * A run stopped at UTILITY_TIMEOUT_MS held a worker for the whole limit: were it free, an account could
- * keep the workers busy with runs that never finish at no cost.
- */
-const costsCredits = (error: unknown) => error instanceof HttpError && error.code === "utility_timeout";
 
 async function inWorker(engine: UtilityEngine, utilityId: string, run: () => Promise<WorkerOutcome>): Promise<RunResult> {
   let outcome: WorkerOutcome;
@@ -368,11 +363,9 @@ async function inWorker(engine: UtilityEngine, utilityId: string, run: () => Pro
 
 function poolFailure(error: unknown): unknown {
   if (error instanceof RunTimeoutError)
-    return new HttpError(
-      408,
-      "utility_timeout",
-      `The utility was stopped: ${error.message} (UTILITY_TIMEOUT_MS); a run stopped at the time limit uses its credits`,
-    );
+    return new HttpError(408, "utility_timeout", `The utility was stopped: ${error.message}; the run's credit is used`, {
+      charged: true,
+    });
   if (error instanceof RunMemoryError)
     return new HttpError(
       413,
