@@ -27,6 +27,10 @@ export interface Config {
   readonly idempotencyMaxAnswerBytes: number;
   readonly utilityWorkers: number;
   readonly utilityQueueLimit: number;
+  /** UTILITY_QUEUE_PER_ACCOUNT: runs of one account that may wait for a worker (429 `account_busy` beyond) */
+  readonly utilityQueuePerAccount: number;
+  /** UTILITY_WORKERS_PER_ACCOUNT: workers one account's runs may hold at once; the rest stay free for the other accounts */
+  readonly utilityWorkersPerAccount: number;
   readonly purgeAfterMs: number;
   /** how long events stay readable (GET /api/v1/events) before the sweep removes them */
   readonly eventRetentionMs: number;
@@ -196,6 +200,7 @@ export function loadConfig(env: Env = process.env): Config {
       `CORS_ORIGINS must be * or a comma-separated list of origins such as https://app.example.com (scheme, host and port only), got '${env.CORS_ORIGINS}'`,
     );
   }
+  const utilityWorkers = integer(env, "UTILITY_WORKERS", Math.max(1, availableParallelism()), 1, 256);
   return Object.freeze({
     port: integer(env, "PORT", 3000, 0, 65535),
     host: env.HOST || "0.0.0.0",
@@ -208,8 +213,10 @@ export function loadConfig(env: Env = process.env): Config {
     utilityMaxOutputBytes: integer(env, "UTILITY_MAX_OUTPUT_BYTES", 52_428_800, 1, 1 << 30),
     utilityMemoryLimitBytes: integer(env, "UTILITY_MEMORY_LIMIT_BYTES", 4 * 1024 ** 3, 64 * 1024 ** 2),
     idempotencyMaxAnswerBytes: integer(env, "IDEMPOTENCY_MAX_ANSWER_BYTES", 1024 * 1024, 0, 1 << 30),
-    utilityWorkers: integer(env, "UTILITY_WORKERS", Math.max(1, availableParallelism()), 1, 256),
+    utilityWorkers,
     utilityQueueLimit: integer(env, "UTILITY_QUEUE_LIMIT", 64, 0),
+    utilityQueuePerAccount: integer(env, "UTILITY_QUEUE_PER_ACCOUNT", 4, 0),
+    utilityWorkersPerAccount: integer(env, "UTILITY_WORKERS_PER_ACCOUNT", Math.ceil(utilityWorkers / 2), 1, utilityWorkers),
     purgeAfterMs: integer(env, "PURGE_AFTER_MS", 2_592_000_000, 0),
     eventRetentionMs: integer(env, "EVENT_RETENTION_MS", 2_592_000_000, 60_000),
     eventsHeartbeatMs: integer(env, "EVENTS_HEARTBEAT_MS", 15_000, 10, 3_600_000),

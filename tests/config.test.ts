@@ -114,3 +114,18 @@ test("HTTP_LISTENER: bun by default, node on request, anything else stops the st
   expect(loadConfig({ HTTP_LISTENER: "node" }).httpListener).toBe("node");
   expect(message({ HTTP_LISTENER: "uws" })).toBe("HTTP_LISTENER must be one of bun, node, got 'uws'");
 });
+
+test("an account's share of the worker pool: half the workers (rounded up) and 4 waiting runs by default, at most every worker", () => {
+  expect(loadConfig({ UTILITY_WORKERS: "2" })).toMatchObject({ utilityWorkersPerAccount: 1, utilityQueuePerAccount: 4 });
+  expect(loadConfig({ UTILITY_WORKERS: "5" }).utilityWorkersPerAccount).toBe(3);
+  expect(loadConfig({ UTILITY_WORKERS: "1" }).utilityWorkersPerAccount).toBe(1);
+  expect(loadConfig({ UTILITY_WORKERS: "4", UTILITY_WORKERS_PER_ACCOUNT: "4", UTILITY_QUEUE_PER_ACCOUNT: "0" })).toMatchObject({
+    utilityWorkersPerAccount: 4,
+    utilityQueuePerAccount: 0,
+  });
+  expect(message({ UTILITY_WORKERS: "4", UTILITY_WORKERS_PER_ACCOUNT: "5" })).toBe(
+    "UTILITY_WORKERS_PER_ACCOUNT must be between 1 and 4, got 5",
+  );
+  expect(message({ UTILITY_WORKERS_PER_ACCOUNT: "0" })).toContain("UTILITY_WORKERS_PER_ACCOUNT");
+  expect(message({ UTILITY_QUEUE_PER_ACCOUNT: "-1" })).toContain("UTILITY_QUEUE_PER_ACCOUNT");
+});

@@ -26,5 +26,11 @@ export type ToWorker =
   /** an output buffer the main thread is done with, for the worker to write a later output into */
   | { type: "recycle"; buffer: ArrayBuffer };
 
-/** `started` once the worker has its registry loaded and begins the run: the time limit counts from there. */
-export type ToPool = { type: "started"; jobId: number } | { type: "finished"; jobId: number; outcome: WorkerOutcome };
+/**
+ * `started` once the worker has its registry loaded and begins the run: the time limit counts from
+ * there. It names the worker's thread and the page faults it had taken so far, where the system tells
+ * (./thread-memory.ts): the memory watch counts the run's share of the process's memory from them.
+ */
+export type ToPool =
+  | { type: "started"; jobId: number; threadId?: number; pageFaults?: number }
+  | { type: "finished"; jobId: number; outcome: WorkerOutcome };

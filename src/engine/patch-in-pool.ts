@@ -1,23 +1,19 @@
 /** Patches that need more than the main thread's share, applied in the utility worker pool. */
 import { HttpError } from "../core/errors";
-import { PoolBusyError, RunMemoryError, RunTimeoutError, WorkerCrashedError, type WorkerPool } from "./pool";
+import { AccountBusyError, PoolBusyError, refusalOf, RunMemoryError, RunTimeoutError, WorkerCrashedError, type WorkerPool } from "./pool";
 import type { PatchJob } from "../core/json/patch";
 
-const BUSY_RETRY_SECONDS = 1;
-
+/** A patch is a run of the account whose document it changes: it takes that account's share of the pool. */
 export const patchInPool =
   (pool: WorkerPool) =>
-  async (job: PatchJob): Promise<Uint8Array> => {
+  async (accountId: string, job: PatchJob): Promise<Uint8Array> => {
     let outcome: Awaited<ReturnType<WorkerPool["runPatch"]>>;
     try {
-      outcome = await pool.runPatch(job);
+      outcome = await pool.runPatch(accountId, job);
     } catch (error) {
       if (error instanceof RunTimeoutError)
         throw new HttpError(408, "patch_timeout", `The patch was stopped: ${error.message}; nothing was stored`);
-      if (error instanceof PoolBusyError)
-        throw new HttpError(503, "busy", `Every worker is busy; retry after ${BUSY_RETRY_SECONDS} s`, {
-          headers: { "Retry-After": String(BUSY_RETRY_SECONDS) },
-        });
+      if (error instanceof PoolBusyError || error instanceof AccountBusyError) throw refusalOf(error);
       if (error instanceof RunMemoryError)
         throw new HttpError(413, "patch_too_expensive", `The patch was stopped: ${error.message}; split it into smaller patches`);
       if (error instanceof WorkerCrashedError)

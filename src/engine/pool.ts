@@ -1,38 +1,62 @@
 /**
- * A fixed-size pool of Bun Workers for utility runs on large payloads, with a bounded queue. A job is
- * either a whole utility request body or a list of steps with their inputs; every byte input is
- * transferred to the worker (the main thread keeps no copy and parses nothing); the output comes back
- * as UTF-8 chunks (one for a whole-document run), transferred too. A run that outlives its time
+ * A fixed-size pool of Bun Workers for utility runs on large payloads, shared fairly by the accounts.
+ * A job is either a whole utility request body or a list of steps with their inputs; every byte input
+ * is transferred to the worker (the main thread keeps no copy and parses nothing); the output comes
+ * back as UTF-8 chunks (one for a whole-document run), transferred too. A run that outlives its time
  * limit, or whose caller goes away, has its worker terminated and replaced: a worker stuck in a loop
  * cannot be interrupted any other way.
+ *
+ * Fairness: every run belongs to an account. An account's runs hold at most `accountWorkers` workers
+ * at once, even when the others are idle: a run cannot be preempted (stopping it loses its work), so
+ * the only way another account's run can start at once while one account floods the pool with 30 s
+ * runs is a worker that flood could not take. Runs that cannot start wait in their account's own
+ * queue (at most `accountQueueLimit`, all queues together at most `queueLimit`), and a freed worker
+ * goes to the accounts in turn (round robin), not to the oldest run: one account's queue never delays
+ * another's runs by more than one run per account.
  */
 import type { Config } from "../config";
+import { HttpError } from "../core/errors";
 import type { PatchJob } from "../core/json/patch";
 import type { StepsJob, ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
+import { currentThreadId, memoryPageSize, threadPageFaults } from "./thread-memory";
 
-/** Every worker is busy and the queue is full. */
+/** Every worker is busy and the queue is full (or the pool is shutting down). */
 export class PoolBusyError extends Error {}
+/** The account already has as many runs waiting for a worker as it may. */
+export class AccountBusyError extends Error {
+  constructor(
+    readonly waitingLimit: number,
+    readonly runningLimit: number,
+  ) {
+    super(`this account already has ${waitingLimit} runs waiting for a utility worker`);
+  }
+}
 /** The run took longer than the pool's time limit. */
 export class RunTimeoutError extends Error {}
 /** The caller's signal aborted the run (e.g. the client disconnected). */
 export class RunCancelledError extends Error {}
 /** The worker died while running (out of memory, exit). */
 export class WorkerCrashedError extends Error {}
-/** The process's memory passed the pool's limit while this run was the longest running: it was stopped. */
+/** The process's memory passed the pool's limit and this run had brought in the most of it: it was stopped. */
 export class RunMemoryError extends Error {}
 
 export interface PoolOptions {
   size: number;
-  /** runs that may wait for a worker; beyond it `run` rejects with PoolBusyError */
+  /** runs that may wait for a worker, every account's together; beyond it a run rejects with PoolBusyError */
   queueLimit: number;
+  /** runs of one account that may wait for a worker; beyond it a run rejects with AccountBusyError */
+  accountQueueLimit: number;
+  /** workers one account's runs may hold at once (at most `size`) */
+  accountWorkers: number;
   timeoutMs: number;
   /** URL of the module whose `registry` export the workers run (see utilities/registry.ts) */
   registryModule: string;
   /** each run step's output limit (utilities/budget.ts) */
   maxOutputBytes: number;
   /**
-   * The process's resident memory at which the longest running run is stopped and its worker replaced
-   * (Bun ignores a Worker's resourceLimits, so the pool watches the whole process while runs are under way).
+   * The process's resident memory at which the run whose worker brought in the most memory since it
+   * started is stopped and its worker replaced (Bun ignores a Worker's resourceLimits, so the pool
+   * watches the whole process while runs are under way; ./thread-memory.ts says how a run's share is known).
    */
   memoryLimitBytes?: number;
   /** how often that is checked; tests shorten it */
@@ -41,6 +65,7 @@ export interface PoolOptions {
 }
 
 interface Job {
+  accountId: string;
   work: WorkerJob;
   signal?: AbortSignal;
   resolve: (outcome: WorkerOutcome) => void;
@@ -55,6 +80,8 @@ interface Running {
   stop: AbortController;
   /** detaches the listeners on the caller's signal and on the time limit */
   release: () => void;
+  /** the worker's thread and its page faults when the run started (the worker says so), for the memory watch */
+  thread?: { id: number; faultsAtStart: number };
 }
 
 interface Slot {
@@ -73,7 +100,8 @@ const RECYCLED_MIN_BYTES = 1024 * 1024;
 
 export class WorkerPool {
   private readonly slots: Slot[] = [];
-  private readonly queue: Job[] = [];
+  /** each account's waiting runs, accounts in the order of their turns: an account served moves to the end */
+  private readonly waiting = new Map<string, Job[]>();
   private nextJobId = 1;
   private stopped = false;
   /** the worker that wrote each single-buffer output of RECYCLED_MIN_BYTES or more, for recycle() */
@@ -82,6 +110,8 @@ export class WorkerPool {
   replacements = 0;
   /** runs stopped because the process passed the memory limit */
   memoryStops = 0;
+  /** runs refused since start: `account` past the account's queue limit, `pool` past the pool's */
+  readonly refusals = { account: 0, pool: 0 };
   private memoryWatch?: ReturnType<typeof setInterval>;
   /** a stopped worker's memory takes up to a second or two to be given back: no other run is stopped meanwhile */
   private memoryQuietUntil = 0;
@@ -102,37 +132,55 @@ export class WorkerPool {
   }
 
   get queued(): number {
-    return this.queue.length;
+    let count = 0;
+    for (const jobs of this.waiting.values()) count += jobs.length;
+    return count;
   }
 
-  /** Runs one utility request body in a worker. `bytes` is transferred: the caller's view of it is detached. */
-  run(utilityId: string, bytes: Uint8Array, signal?: AbortSignal): Promise<WorkerOutcome> {
-    return this.submit({ kind: "request", utilityId, bytes }, signal);
+  /** Accounts with at least one run waiting for a worker. */
+  get accountsWaiting(): number {
+    return this.waiting.size;
+  }
+
+  /** Runs one utility request body of the account's in a worker. `bytes` is transferred: the caller's view of it is detached. */
+  run(accountId: string, utilityId: string, bytes: Uint8Array, signal?: AbortSignal): Promise<WorkerOutcome> {
+    return this.submit(accountId, { kind: "request", utilityId, bytes }, signal);
   }
 
   /**
    * Runs steps in a worker, in one hop. The buffers behind the byte inputs are transferred whole: they
    * must belong to this run (a request body made whole, a document read for it).
    */
-  runSteps(job: StepsJob, signal?: AbortSignal): Promise<WorkerOutcome> {
-    return this.submit({ kind: "steps", ...job }, signal);
+  runSteps(accountId: string, job: StepsJob, signal?: AbortSignal): Promise<WorkerOutcome> {
+    return this.submit(accountId, { kind: "steps", ...job }, signal);
   }
 
   /** Reads a patch, and applies it when the job has the document, in a worker; the job's byte inputs are transferred. */
-  runPatch(job: PatchJob, signal?: AbortSignal): Promise<WorkerOutcome> {
-    return this.submit({ kind: "patch", ...job }, signal);
+  runPatch(accountId: string, job: PatchJob, signal?: AbortSignal): Promise<WorkerOutcome> {
+    return this.submit(accountId, { kind: "patch", ...job }, signal);
   }
 
-  private submit(work: WorkerJob, signal?: AbortSignal): Promise<WorkerOutcome> {
+  private submit(accountId: string, work: WorkerJob, signal?: AbortSignal): Promise<WorkerOutcome> {
     return new Promise((resolve, reject) => {
       if (this.stopped) return reject(new PoolBusyError("the worker pool is shutting down"));
       if (signal?.aborted) return reject(new RunCancelledError("the run was cancelled before it started"));
-      const job: Job = { work, signal, resolve, reject };
-      const idle = this.slots.find((slot) => !slot.running);
-      if (idle) return this.dispatch(idle, job);
-      if (this.queue.length >= this.options.queueLimit)
-        return reject(new PoolBusyError("every utility worker is busy and the queue is full"));
-      this.queue.push(job);
+      const job: Job = { accountId, work, signal, resolve, reject };
+      const waiting = this.waiting.get(accountId);
+      // an account with runs waiting is at its share or finds no idle worker: this run waits behind them
+      if (!waiting && this.runningFor(accountId) < this.options.accountWorkers) {
+        const idle = this.slots.find((slot) => !slot.running);
+        if (idle) return this.dispatch(idle, job);
+      }
+      if ((waiting?.length ?? 0) >= this.options.accountQueueLimit) {
+        this.refusals.account++;
+        return reject(new AccountBusyError(this.options.accountQueueLimit, this.options.accountWorkers));
+      }
+      if (this.queued >= this.options.queueLimit) {
+        this.refusals.pool++;
+        return reject(new PoolBusyError("every utility worker is busy and the queue is full (UTILITY_QUEUE_LIMIT)"));
+      }
+      if (waiting) waiting.push(job);
+      else this.waiting.set(accountId, [job]);
       signal?.addEventListener("abort", () => this.dequeue(job), { once: true });
     });
   }
@@ -154,7 +202,8 @@ export class WorkerPool {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.memoryWatch);
-    for (const job of this.queue.splice(0)) job.reject(new PoolBusyError("the worker pool is shutting down"));
+    for (const jobs of this.waiting.values()) for (const job of jobs) job.reject(new PoolBusyError("the worker pool is shutting down"));
+    this.waiting.clear();
     for (const slot of this.slots.splice(0)) {
       slot.running?.release();
       slot.running?.job.reject(new PoolBusyError("the worker pool is shutting down"));
@@ -176,10 +225,6 @@ export class WorkerPool {
   }
 
   private dispatch(slot: Slot, job: Job): void {
-    if (job.signal?.aborted) {
-      job.reject(new RunCancelledError("the run was cancelled while waiting for a worker"));
-      return this.next(slot);
-    }
     const worker = slot.worker ?? this.spawn();
     slot.worker = worker;
     const id = this.nextJobId++;
@@ -204,17 +249,24 @@ export class WorkerPool {
     const slot = this.slots.find((candidate) => candidate.worker === worker);
     const running = slot?.running;
     if (!slot || !running || running.id !== message.jobId) return;
-    if (message.type === "started") return this.limitTime(running);
+    if (message.type === "started") {
+      if (message.threadId !== undefined && message.pageFaults !== undefined)
+        running.thread = { id: message.threadId, faultsAtStart: message.pageFaults };
+      return this.limitTime(running);
+    }
     running.release();
     slot.running = undefined;
     const { outcome } = message;
     const output = outcome.ok && "outputChunks" in outcome && outcome.outputChunks.length === 1 ? outcome.outputChunks[0] : undefined;
     if (output && output.buffer.byteLength >= RECYCLED_MIN_BYTES) this.writers.set(output.buffer as ArrayBuffer, worker);
     running.job.resolve(outcome);
-    this.next(slot);
+    this.pump();
   }
 
-  /** While any run is under way, checks the process's memory; past the limit the longest running run is stopped. */
+  /**
+   * While any run is under way, checks the process's memory; past the limit the run whose worker
+   * brought in the most memory since it started is stopped (memoryHog).
+   */
   private watchMemory(): void {
     const limit = this.options.memoryLimitBytes;
     if (limit === undefined || this.memoryWatch) return;
@@ -225,11 +277,13 @@ export class WorkerPool {
         this.memoryWatch = undefined;
         return;
       }
-      if (performance.now() < this.memoryQuietUntil || process.memoryUsage.rss() <= limit) return;
+      const rss = process.memoryUsage.rss();
+      if (performance.now() < this.memoryQuietUntil || rss <= limit) return;
+      const hog = memoryHog(running, rss - limit);
+      if (!hog) return;
       this.memoryQuietUntil = performance.now() + MEMORY_RELEASE_MS;
-      const oldest = running.reduce((a, b) => (b.startedAt < a.startedAt ? b : a));
       this.memoryStops++;
-      oldest.stop.abort(new RunMemoryError(`the server's memory passed ${limit} bytes while this run was under way`));
+      hog.stop.abort(new RunMemoryError(`the server's memory passed ${limit} bytes and this run had brought in the most of it`));
     }, this.options.memoryCheckMs ?? 50);
     this.memoryWatch.unref?.();
   }
@@ -255,7 +309,7 @@ export class WorkerPool {
     running?.job.reject(new WorkerCrashedError("the utility worker stopped while processing this input"));
   }
 
-  /** Terminates the slot's worker, whatever it is doing, and hands the slot the next queued run. */
+  /** Terminates the slot's worker, whatever it is doing, and hands the idle workers to waiting runs. */
   private replace(slot: Slot, options = { respawn: true }): void {
     const old = slot.worker;
     slot.running?.release();
@@ -263,20 +317,86 @@ export class WorkerPool {
     slot.worker = options.respawn ? this.spawn() : undefined;
     this.replacements++;
     old?.terminate();
-    this.next(slot);
+    this.pump();
   }
 
-  private next(slot: Slot): void {
-    const job = this.queue.shift();
-    if (job) this.dispatch(slot, job);
+  private runningFor(accountId: string): number {
+    return this.slots.filter((slot) => slot.running?.job.accountId === accountId).length;
+  }
+
+  /** Gives each idle worker the next waiting run in turn (nextWaiting), until none may start. */
+  private pump(): void {
+    for (const slot of this.slots) {
+      if (slot.running) continue;
+      const job = this.nextWaiting();
+      if (!job) return;
+      this.dispatch(slot, job);
+    }
+  }
+
+  /**
+   * The first waiting run of the first account, in turn, that holds fewer than its share of workers;
+   * that account's turn moves to the end.
+   */
+  private nextWaiting(): Job | undefined {
+    for (const [accountId, jobs] of this.waiting) {
+      if (this.runningFor(accountId) >= this.options.accountWorkers) continue;
+      const job = jobs.shift();
+      this.waiting.delete(accountId);
+      if (jobs.length > 0) this.waiting.set(accountId, jobs);
+      return job;
+    }
+    return undefined;
   }
 
   private dequeue(job: Job): void {
-    const index = this.queue.indexOf(job);
-    if (index === -1) return;
-    this.queue.splice(index, 1);
+    const jobs = this.waiting.get(job.accountId);
+    const index = jobs?.indexOf(job) ?? -1;
+    if (!jobs || index === -1) return;
+    jobs.splice(index, 1);
+    if (jobs.length === 0) this.waiting.delete(job.accountId);
     job.reject(new RunCancelledError("the run was cancelled while waiting for a worker"));
   }
+}
+
+/** Whether this system tells each thread's page faults (./thread-memory.ts). */
+const THREADS_MEASURED = currentThreadId() !== undefined;
+
+/** Memory a run's worker brought in since the run started; 0 before the worker said it started. */
+const broughtIn = (run: Running) =>
+  run.thread ? Math.max(0, (threadPageFaults(run.thread.id) ?? 0) - run.thread.faultsAtStart) * memoryPageSize() : 0;
+
+/**
+ * The run to stop when the process is `excessBytes` past the memory limit: the one whose worker
+ * brought in the most memory since it started, whichever started first. When the runs under way
+ * brought in less than the excess together, the memory is held elsewhere (a stopped worker's, not yet
+ * given back; request bodies) and stopping one would free little: none is stopped. Where threads are
+ * not measured, the longest running run is stopped.
+ */
+function memoryHog(running: Running[], excessBytes: number): Running | undefined {
+  if (!THREADS_MEASURED) return running.reduce((a, b) => (b.startedAt < a.startedAt ? b : a));
+  const ranked = running.map((run) => ({ run, bytes: broughtIn(run) }));
+  if (ranked.reduce((sum, { bytes }) => sum + bytes, 0) < excessBytes) return undefined;
+  return ranked.reduce((a, b) => (b.bytes > a.bytes ? b : a)).run;
+}
+
+const BUSY_RETRY_SECONDS = 1;
+
+/**
+ * The answer to a run the pool refused, naming the limit: 429 `account_busy` to an account past its
+ * own queue (the other accounts' runs are not affected), 503 `busy` when the pool's queue is full.
+ */
+export function refusalOf(error: PoolBusyError | AccountBusyError): HttpError {
+  const headers = { "Retry-After": String(BUSY_RETRY_SECONDS) };
+  if (error instanceof AccountBusyError)
+    return new HttpError(
+      429,
+      "account_busy",
+      `This account already has ${error.waitingLimit} runs waiting for a utility worker (UTILITY_QUEUE_PER_ACCOUNT) besides the ${error.runningLimit} it may run at once (UTILITY_WORKERS_PER_ACCOUNT); retry after ${BUSY_RETRY_SECONDS} s`,
+      { headers },
+    );
+  const detail = error.message.charAt(0).toUpperCase() + error.message.slice(1);
+  return new HttpError(503, "busy", `${detail}; retry after ${BUSY_RETRY_SECONDS} s`, { headers });
 }
 
 /** The job as posted, and the buffers it moves to the worker. */
@@ -305,13 +425,24 @@ export function transferable(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
 
 /** The pool the configuration asks for; call start() to spawn its workers up front. */
 export function createWorkerPool(
-  config: Pick<Config, "utilityWorkers" | "utilityQueueLimit" | "utilityTimeoutMs" | "utilityMaxOutputBytes" | "utilityMemoryLimitBytes">,
+  config: Pick<
+    Config,
+    | "utilityWorkers"
+    | "utilityQueueLimit"
+    | "utilityQueuePerAccount"
+    | "utilityWorkersPerAccount"
+    | "utilityTimeoutMs"
+    | "utilityMaxOutputBytes"
+    | "utilityMemoryLimitBytes"
+  >,
   registryModule: string,
   onWorkerLost?: (reason: string) => void,
 ): WorkerPool {
   return new WorkerPool({
     size: config.utilityWorkers,
     queueLimit: config.utilityQueueLimit,
+    accountQueueLimit: config.utilityQueuePerAccount,
+    accountWorkers: config.utilityWorkersPerAccount,
     timeoutMs: config.utilityTimeoutMs,
     maxOutputBytes: config.utilityMaxOutputBytes,
     memoryLimitBytes: config.utilityMemoryLimitBytes,

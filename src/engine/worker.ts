@@ -15,8 +15,11 @@ import { PatchError, patchProblemOf, runPatchJob, type PatchJob } from "../core/
 import type { UtilityRegistry } from "../utilities/registry";
 import type { Utility } from "../utilities/types";
 import type { ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
+import { currentThreadId, threadPageFaults } from "./thread-memory";
 
 declare const self: Worker;
+
+const threadId = currentThreadId();
 
 let registry: Promise<UtilityRegistry> | undefined;
 let maxOutputBytes = Number.POSITIVE_INFINITY;
@@ -86,7 +89,8 @@ function patched(job: PatchJob): WorkerOutcome {
 async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
   try {
     const loaded = await registry;
-    self.postMessage({ type: "started", jobId } satisfies ToPool);
+    const pageFaults = threadId === undefined ? undefined : threadPageFaults(threadId);
+    self.postMessage({ type: "started", jobId, threadId, pageFaults } satisfies ToPool);
     if (job.kind === "request")
       return { ok: true, ...asChunks(await executeBytes(find(loaded, job.utilityId), job.bytes, maxOutputBytes)) };
     if (job.kind === "patch") return patched(job);

@@ -93,6 +93,24 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
   });
   new Gauge({
+    name: "kiln_worker_pool_accounts_waiting",
+    help: "Accounts with at least one utility run waiting for a worker",
+    registers,
+    collect() {
+      this.set(sources.workerPool.accountsWaiting);
+    },
+  });
+  new Gauge({
+    name: "kiln_worker_pool_refusals",
+    help: "Utility runs refused since start: past the account's queue (429, UTILITY_QUEUE_PER_ACCOUNT) or the pool's (503, UTILITY_QUEUE_LIMIT)",
+    labelNames: ["limit"] as const,
+    registers,
+    collect() {
+      this.set({ limit: "account_queue" }, sources.workerPool.refusals.account);
+      this.set({ limit: "pool_queue" }, sources.workerPool.refusals.pool);
+    },
+  });
+  new Gauge({
     name: "kiln_worker_pool_replacements",
     help: "Workers replaced after a timeout, a cancellation or a crash since start",
     registers,
@@ -124,7 +142,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   });
   new Gauge({
     name: "kiln_worker_pool_memory_stops",
-    help: "Runs stopped because the process passed UTILITY_MEMORY_LIMIT_BYTES since start",
+    help: "Runs stopped because the process passed UTILITY_MEMORY_LIMIT_BYTES since start (each time the one that brought in the most memory)",
     registers,
     collect() {
       this.set(sources.workerPool.memoryStops);

@@ -87,6 +87,9 @@ describe("with METRICS_TOKEN", () => {
     expect(sample(text, "kiln_worker_pool_size")).toBe(t.config.utilityWorkers);
     expect(sample(text, "kiln_worker_pool_busy")).toBe(0);
     expect(sample(text, "kiln_worker_pool_queued")).toBe(0);
+    expect(sample(text, "kiln_worker_pool_accounts_waiting")).toBe(0);
+    expect(sample(text, 'kiln_worker_pool_refusals{limit="account_queue"}')).toBe(0);
+    expect(sample(text, 'kiln_worker_pool_refusals{limit="pool_queue"}')).toBe(0);
   });
 
   test("counts requests by route template and status, never by raw path or id", async () => {

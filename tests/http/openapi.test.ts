@@ -84,6 +84,8 @@ describe("GET /openapi.json", () => {
     expect(ids).toContain("createDocument");
   });
 
+  const WORKER_ROUTES = new Set(["runUtility", "runPipeline", "runSavedPipeline", "patchDocumentContent"]);
+
   test("public routes have no security; API routes declare 401 with WWW-Authenticate and 429 with Retry-After and RateLimit headers", () => {
     for (const path of ["/health", "/ready", "/openapi.json", "/docs"]) expect(document.paths[path].get.security).toEqual([]);
     for (const op of operations.filter((op) => op.path.startsWith("/api/"))) {
@@ -92,8 +94,13 @@ describe("GET /openapi.json", () => {
       const tooMany = op.spec.responses[429];
       for (const header of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"])
         expect(tooMany.headers[header].required).toBe(true);
-      expect(tooMany.content["application/problem+json"].schema).toEqual(problemOf(["rate_limited", "too_many_failed_authentications"]));
+      // the routes that may wait for a utility worker also answer 429 account_busy (the account's share of the pool)
+      const codes = WORKER_ROUTES.has(op.spec.operationId) ? ["account_busy"] : [];
+      expect(tooMany.content["application/problem+json"].schema).toEqual(
+        problemOf([...codes, "rate_limited", "too_many_failed_authentications"]),
+      );
     }
+    expect(operations.filter((op) => WORKER_ROUTES.has(op.spec.operationId))).toHaveLength(WORKER_ROUTES.size);
   });
 
   test("every error status is a Problem in application/problem+json whose code is one of a listed few; 304 has no content", () => {

@@ -30,8 +30,8 @@ export interface DocumentsDeps {
   retirer: ContentRetirer;
   now: () => number;
   purgeAfterMs: number;
-  /** applies (or, without a document, only reads) a patch off the main thread; undefined: on the calling thread */
-  patchWorker?: (job: PatchJob) => Promise<Uint8Array>;
+  /** applies (or, without a document, only reads) a patch of the account's off the main thread; undefined: on the calling thread */
+  patchWorker?: (accountId: string, job: PatchJob) => Promise<Uint8Array>;
 }
 
 export function documentsDeps(options: {

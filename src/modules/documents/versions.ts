@@ -134,7 +134,7 @@ export async function patchContent(
   const bytes = body();
   const inWorker = deps.patchWorker && bytes.byteLength > INLINE_PATCH_MAX_BYTES ? deps.patchWorker : undefined;
   const patch = inWorker ? undefined : asHttp(() => readPatch(format, bytes));
-  if (inWorker) await inWorker({ format, patch: bytes.slice(), maxResultBytes: 0 });
+  if (inWorker) await inWorker(accountId, { format, patch: bytes.slice(), maxResultBytes: 0 });
   return deriveNewVersion(deps, accountId, id, preconditions, async (current, maxDocumentBytes) => {
     const maxResultBytes = patchResultLimit(maxDocumentBytes, current.byteLength, bytes.byteLength);
     if (patch) {
@@ -144,6 +144,6 @@ export async function patchContent(
         if (!(error instanceof PatchNeedsWorker)) throw error;
       }
     }
-    return deps.patchWorker!({ format, patch: bytes, document: current, maxResultBytes });
+    return deps.patchWorker!(accountId, { format, patch: bytes, document: current, maxResultBytes });
   });
 }

@@ -1,8 +1,9 @@
 /**
  * Utility execution: lookup, documents as inputs and outputs, credits, and the choice between an inline
  * run (small inputs) and the worker pool (large ones). Credits (one per step) are reserved before the
- * run and given back when it or its save does not succeed, so failures, timeouts and cancellations cost
- * nothing and concurrent runs cannot overspend.
+ * run and given back when it or its save does not succeed, so failures and cancellations cost nothing
+ * and concurrent runs cannot overspend; a run stopped at the time limit keeps them (a `charged` error):
+ * it held a worker for the whole limit, and were it free an account could keep the workers busy at no cost.
  */
 import type { TObject } from "@sinclair/typebox";
 import type { Db } from "../../db/client";
@@ -17,7 +18,9 @@ import type { UtilityRegistry } from "../../utilities/registry";
 import type { Utility } from "../../utilities/types";
 import type { WorkerOutcome } from "../../engine/messages";
 import {
+  AccountBusyError,
   PoolBusyError,
+  refusalOf,
   RunCancelledError,
   RunMemoryError,
   RunTimeoutError,
@@ -119,7 +122,7 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
   if (large && !needsReadingHere(bytes)) {
     // Inline inputs only: the worker reads the whole body, this thread does not even scan it.
     const result = await withCredits(engine, request.principal.accountId, 1, utility.id, () =>
-      inWorker(engine, utility.id, () => engine.pool.run(utility.id, bytes, request.signal)),
+      inWorker(engine, utility.id, () => engine.pool.run(request.principal.accountId, utility.id, bytes, request.signal)),
     );
     return answer(engine, { steps: [{ utility }], pipeline: false }, result, 1);
   }
@@ -184,6 +187,7 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
       ? await runSteps(steps, primary, plan.pipeline, engine.maxOutputBytes)
       : await inWorker(engine, plan.steps[0].utility.id, () =>
           engine.pool.runSteps(
+            principal.accountId,
             {
               steps: steps.map(({ utility, ...step }) => ({ utilityId: utility.id, ...step })),
               primary,
@@ -303,11 +307,13 @@ function streamOf(parts: (string | Uint8Array | undefined)[]): ReadableStream<Ui
   });
 }
 
-/** Reserves `count` credits (402 when they are not there), gives them back if the work fails. */
 /** The metrics label of a pipeline run (its steps run as one); a single run is labelled by its utility id. */
 const PIPELINE_RUN = "pipeline";
 
-/** Reserves the credits, runs, gives them back when the run fails; the run is measured under `runLabel`. */
+/**
+ * Reserves `count` credits (402 when they are not there), runs, gives them back when the run fails
+ * unless one of its budgets stopped it (a `charged` error); the run is measured under `runLabel`.
+ */
 async function withCredits<T>(
   engine: UtilityEngine,
   accountId: string,
@@ -335,7 +341,7 @@ async function withCredits<T>(
       error instanceof HttpError ? error.code : "internal_error",
       (performance.now() - started) / 1000,
     );
-    await refundCredits(engine.db, accountId, periodStart, count);
+    if (!(error instanceof HttpError && error.extra.charged)) await refundCredits(engine.db, accountId, periodStart, count);
     throw error;
   }
 }
@@ -355,23 +361,18 @@ async function inWorker(engine: UtilityEngine, utilityId: string, run: () => Pro
   throw new HttpError(outcome.status, outcome.code, outcome.message, { errors: outcome.errors });
 }
 
-const BUSY_RETRY_SECONDS = 1;
-const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
-
 function poolFailure(error: unknown): unknown {
   if (error instanceof RunTimeoutError)
-    return new HttpError(408, "utility_timeout", `The utility was stopped: ${error.message}; no credit was used`);
+    return new HttpError(408, "utility_timeout", `The utility was stopped: ${error.message}; the run's credit is used`, {
+      charged: true,
+    });
   if (error instanceof RunMemoryError)
     return new HttpError(
       413,
       "result_too_large",
       `The utility was stopped: ${error.message} (UTILITY_MEMORY_LIMIT_BYTES); no credit was used`,
     );
-  if (error instanceof PoolBusyError) {
-    return new HttpError(503, "busy", `${capitalized(error.message)}; retry after ${BUSY_RETRY_SECONDS} s`, {
-      headers: { "Retry-After": String(BUSY_RETRY_SECONDS) },
-    });
-  }
+  if (error instanceof PoolBusyError || error instanceof AccountBusyError) return refusalOf(error);
   if (error instanceof RunCancelledError)
     return new HttpError(499, "request_cancelled", "The client closed the request; the run was stopped");
   if (error instanceof WorkerCrashedError) {
