@@ -25,6 +25,8 @@ export interface Config {
   readonly utilityMaxOutputBytes: number;
   readonly utilityMemoryLimitBytes: number;
   readonly idempotencyMaxAnswerBytes: number;
+  /** kept Idempotency-Key answers an account may hold at once; past it answers are returned but not kept */
+  readonly idempotencyMaxBytesPerAccount: number;
   readonly utilityWorkers: number;
   readonly utilityQueueLimit: number;
   readonly purgeAfterMs: number;
@@ -208,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     utilityMaxOutputBytes: integer(env, "UTILITY_MAX_OUTPUT_BYTES", 52_428_800, 1, 1 << 30),
     utilityMemoryLimitBytes: integer(env, "UTILITY_MEMORY_LIMIT_BYTES", 4 * 1024 ** 3, 64 * 1024 ** 2),
     idempotencyMaxAnswerBytes: integer(env, "IDEMPOTENCY_MAX_ANSWER_BYTES", 1024 * 1024, 0, 1 << 30),
+    idempotencyMaxBytesPerAccount: integer(env, "IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT", 16 * 1024 * 1024, 0, 2 ** 40),
     utilityWorkers: integer(env, "UTILITY_WORKERS", Math.max(1, availableParallelism()), 1, 256),
     utilityQueueLimit: integer(env, "UTILITY_QUEUE_LIMIT", 64, 0),
     purgeAfterMs: integer(env, "PURGE_AFTER_MS", 2_592_000_000, 0),
