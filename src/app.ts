@@ -72,6 +72,7 @@ export function createApp(deps: AppDeps) {
     db: database.db,
     now: deps.now,
     maxAnswerBytes: config.idempotencyMaxAnswerBytes,
+    maxBytesPerAccount: config.idempotencyMaxBytesPerAccount,
     onOutcome: (outcome) => metrics?.observeIdempotency(outcome),
   });
   const documentBodyLimit: BodyLimit = {
@@ -133,7 +134,7 @@ export function createApp(deps: AppDeps) {
     .use(auth)
     .use(healthModule({ database, contentStore, draining: deps.draining }))
     .use(adminModule({ db: database.db, authenticator }))
-    .use(usageModule({ db: database.db, auth }))
+    .use(usageModule({ db: database.db, auth, idempotencyMaxBytesPerAccount: config.idempotencyMaxBytesPerAccount }))
     .use(eventsModule({ db: database.db, auth, streams: eventStreamsOf(database, { heartbeatMs: config.eventsHeartbeatMs, logger }) }))
     .use(
       webhooksModule({

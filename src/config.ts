@@ -25,6 +25,8 @@ export interface Config {
   readonly utilityMaxOutputBytes: number;
   readonly utilityMemoryLimitBytes: number;
   readonly idempotencyMaxAnswerBytes: number;
+  /** kept Idempotency-Key answers an account may hold at once; past it answers are returned but not kept */
+  readonly idempotencyMaxBytesPerAccount: number;
   readonly utilityWorkers: number;
   readonly utilityQueueLimit: number;
   /** UTILITY_QUEUE_PER_ACCOUNT: runs of one account that may wait for a worker (429 `account_busy` beyond) */
@@ -213,6 +215,7 @@ export function loadConfig(env: Env = process.env): Config {
     utilityMaxOutputBytes: integer(env, "UTILITY_MAX_OUTPUT_BYTES", 52_428_800, 1, 1 << 30),
     utilityMemoryLimitBytes: integer(env, "UTILITY_MEMORY_LIMIT_BYTES", 4 * 1024 ** 3, 64 * 1024 ** 2),
     idempotencyMaxAnswerBytes: integer(env, "IDEMPOTENCY_MAX_ANSWER_BYTES", 1024 * 1024, 0, 1 << 30),
+    idempotencyMaxBytesPerAccount: integer(env, "IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT", 16 * 1024 * 1024, 0, 2 ** 40),
     utilityWorkers,
     utilityQueueLimit: integer(env, "UTILITY_QUEUE_LIMIT", 64, 0),
     utilityQueuePerAccount: integer(env, "UTILITY_QUEUE_PER_ACCOUNT", 4, 0),

@@ -1,4 +1,4 @@
-/** kiln usage: the account's plan, storage and credits (GET /api/v1/usage). */
+/** kiln usage: the account's plan, storage, credits and kept idempotent answers (GET /api/v1/usage). */
 import { Command } from "commander";
 import type { Client } from "./client";
 import { formatBytes, formatTime, printJson, type GlobalOptions } from "./output";
@@ -6,6 +6,7 @@ import { formatBytes, formatTime, printJson, type GlobalOptions } from "./output
 interface Usage {
   plan: string;
   storage: { usedBytes: number; limitBytes: number | null; maxDocumentBytes: number | null };
+  idempotency: { keptBytes: number; limitBytes: number };
   credits: { used: number; limit: number | null; periodStart: number };
 }
 
@@ -21,6 +22,7 @@ export function usageCommand(client: () => Client): Command {
           `plan      ${usage.plan}`,
           `storage   ${formatBytes(usage.storage.usedBytes)} of ${limit(usage.storage.limitBytes, formatBytes)} (largest document: ${limit(usage.storage.maxDocumentBytes, formatBytes)})`,
           `credits   ${usage.credits.used} of ${limit(usage.credits.limit, String)} since ${formatTime(usage.credits.periodStart)}`,
+          `answers   ${formatBytes(usage.idempotency.keptBytes)} of ${formatBytes(usage.idempotency.limitBytes)} kept for Idempotency-Key retries`,
         ].join("\n") + "\n",
       );
     });

@@ -23,8 +23,13 @@ export const accounts = pgTable(
     /** content versions kept per document, the current one included */
     maxVersions: integer("max_versions"),
     createdAt: epochMs("created_at").notNull(),
+    /** the sum of idempotency_keys.kept_bytes, kept by triggers (drizzle/0021); bounded by IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT */
+    idempotencyKeptBytes: bytes("idempotency_kept_bytes").notNull().default(0),
   },
-  (table) => [check("storage_used_not_negative", sql`${table.storageUsedBytes} >= 0`)],
+  (table) => [
+    check("storage_used_not_negative", sql`${table.storageUsedBytes} >= 0`),
+    check("idempotency_kept_not_negative", sql`${table.idempotencyKeptBytes} >= 0`),
+  ],
 );
 
 /** The owning account: its rows go when the account goes. */
@@ -176,6 +181,8 @@ export const idempotencyKeys = pgTable(
     body: text("body"),
     /** what a replay must pass again: the permissions and documents the first request needed */
     replayRequires: jsonb("replay_requires").$type<{ permissions: string[]; documentIds: string[] }>(),
+    /** the kept answer's bytes (body and headers) counted in accounts.idempotency_kept_bytes; 0 when none is kept */
+    keptBytes: bytes("kept_bytes").notNull().default(0),
     createdAt: epochMs("created_at").notNull(),
     expiresAt: epochMs("expires_at").notNull(),
   },

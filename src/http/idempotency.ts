@@ -22,13 +22,21 @@
  * IDEMPOTENCY_MAX_ANSWER_BYTES is not kept: its retries get 409 `idempotency_answer_not_kept` (running
  * them again could create a second document or spend a second credit).
  *
+ * What an account holds in kept answers is bounded too: IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT, counted in
+ * accounts.idempotency_kept_bytes (each row's kept_bytes, summed by triggers in drizzle/0021 on every
+ * change, so expiry, takeover and purges release exactly). An answer that would pass it is sent but not
+ * kept, as a too-large one: the bound is predictable and never refuses a request, a document write
+ * included, which counting the answers in the storage limit would. The bound is checked and the bytes
+ * added in the one statement that stores the answer, under the account row's lock, so concurrent answers
+ * never pass it together; nothing else is awaited while that lock is held.
+ *
  * A replay is a request of its own: its `X-Request-Id` and log line are its own, and a replayed problem
  * (a kept 4xx) carries that same id as its `requestId`, so the body, the header and the log line agree.
  * The first request's id stays in the first request's log line.
  */
-import { and, eq, inArray, isNull, lte, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, lte, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { documents, idempotencyKeys } from "../db/schema";
+import { accounts, documents, idempotencyKeys } from "../db/schema";
 import { badRequest, forbidden, HttpError, notFound } from "../core/errors";
 import { rawBody } from "./body";
 import { requestState } from "./context";
@@ -73,7 +81,7 @@ const answerNotKept = (status: number) =>
   new HttpError(
     409,
     "idempotency_answer_not_kept",
-    `The first request with this Idempotency-Key answered ${status}, but its answer was larger than IDEMPOTENCY_MAX_ANSWER_BYTES and was not kept; use a new key to run the request again (or ask for a smaller answer, e.g. output.return: false)`,
+    `The first request with this Idempotency-Key answered ${status}, but its answer was not kept (larger than IDEMPOTENCY_MAX_ANSWER_BYTES, or the account's kept answers had reached IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT); use a new key to run the request again (or ask for a smaller answer, e.g. output.return: false)`,
   );
 const keyReused = () =>
   new HttpError(
@@ -132,8 +140,10 @@ export interface IdempotencyDeps {
   now?: () => number;
   /** answers larger than this are not kept (IDEMPOTENCY_MAX_ANSWER_BYTES) */
   maxAnswerBytes: number;
+  /** the kept answers' bytes an account may hold; past it an answer is not kept (IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT) */
+  maxBytesPerAccount: number;
   /** counts what became of each claimed key */
-  onOutcome?: (outcome: "kept" | "not_kept" | "released" | "replayed") => void;
+  onOutcome?: (outcome: "kept" | "not_kept" | "not_kept_account_full" | "released" | "replayed") => void;
 }
 
 export const idempotency = (deps: IdempotencyDeps) => {
@@ -181,7 +191,16 @@ export const idempotency = (deps: IdempotencyDeps) => {
       .values({ accountId, key, fingerprint, claim, createdAt: at, expiresAt: at + IDEMPOTENCY_TTL_MS })
       .onConflictDoUpdate({
         target: [idempotencyKeys.accountId, idempotencyKeys.key],
-        set: { fingerprint, claim, status: null, headers: null, body: null, createdAt: at, expiresAt: at + IDEMPOTENCY_TTL_MS },
+        set: {
+          fingerprint,
+          claim,
+          status: null,
+          headers: null,
+          body: null,
+          keptBytes: 0,
+          createdAt: at,
+          expiresAt: at + IDEMPOTENCY_TTL_MS,
+        },
         setWhere: sql`${idempotencyKeys.expiresAt} <= ${at} or (${idempotencyKeys.status} is null and ${idempotencyKeys.createdAt} <= ${at - IDEMPOTENCY_STALE_CLAIM_MS})`,
       })
       .returning({ claim: idempotencyKeys.claim });
@@ -219,14 +238,44 @@ export const idempotency = (deps: IdempotencyDeps) => {
       return undefined;
     }
     const body = await response.text();
-    const kept = Buffer.byteLength(body) <= deps.maxAnswerBytes;
     const replayRequires = requirements.get(request) ?? null;
-    await db
-      .update(idempotencyKeys)
-      .set({ status: response.status, headers: kept ? storableHeaders(response.headers) : null, body: kept ? body : null, replayRequires })
-      .where(mine);
-    deps.onOutcome?.(kept ? "kept" : "not_kept");
+    if (Buffer.byteLength(body) > deps.maxAnswerBytes) {
+      await db.update(idempotencyKeys).set({ status: response.status, headers: null, body: null, replayRequires }).where(mine);
+      deps.onOutcome?.("not_kept");
+    } else {
+      const kept = await keepWithinBound(claim.accountId, mine, response.status, storableHeaders(response.headers), body, replayRequires);
+      deps.onOutcome?.(kept ? "kept" : "not_kept_account_full");
+    }
     return new Response(body, { status: response.status, headers: response.headers });
+  }
+
+  /**
+   * Stores the answer if the account's kept answers stay within IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT, else
+   * only its status (a retry gets 409 idempotency_answer_not_kept); true when kept. One statement: the
+   * account row is locked (FOR NO KEY UPDATE, as the trigger's own update would) while the bound is read,
+   * so two answers cannot both take the last room; the trigger then adds the row's kept_bytes.
+   */
+  async function keepWithinBound(
+    accountId: string,
+    mine: SQL | undefined,
+    status: number,
+    headers: Record<string, string>,
+    body: string,
+    replayRequires: ReplayRequirements | null,
+  ): Promise<boolean> {
+    const bytes = Buffer.byteLength(body) + Buffer.byteLength(JSON.stringify(headers));
+    const rows = await db.execute<{ kept: boolean }>(sql`
+      update ${idempotencyKeys} set status = ${status}, replay_requires = ${replayRequires && JSON.stringify(replayRequires)}::jsonb,
+        headers = case when room.fits then ${JSON.stringify(headers)}::jsonb end,
+        body = case when room.fits then ${body} end,
+        kept_bytes = case when room.fits then ${bytes} else 0 end
+      from (
+        select ${accounts.idempotencyKeptBytes} + ${bytes} <= ${deps.maxBytesPerAccount} as fits
+        from ${accounts} where ${accounts.id} = ${accountId} for no key update
+      ) as room
+      where ${mine}
+      returning room.fits as kept`);
+    return rows[0]?.kept === true;
   }
 
   return {

@@ -24,7 +24,7 @@ export interface Metrics {
   /** outcome: "ok", or the error code the run ended with */
   observeUtilityRun(utilityId: string, outcome: string, seconds: number): void;
   observeSweep(kind: SweepKind, outcome: "ok" | "error", items: number): void;
-  /** what became of a claimed Idempotency-Key: its answer kept, not kept (too large), released, or replayed */
+  /** what became of a claimed Idempotency-Key: its answer kept, not kept (too large, or the account's bound reached), released, or replayed */
   observeIdempotency(outcome: string): void;
   /** a webhook delivery attempt ended: succeeded, failed with a retry scheduled, or failed for good */
   observeWebhookAttempt(outcome: WebhookAttemptOutcome, seconds: number): void;
@@ -136,7 +136,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   });
   const idempotencyOutcomes = new Counter({
     name: "kiln_idempotency_answers_total",
-    help: "Idempotency-Key answers kept, not kept (over IDEMPOTENCY_MAX_ANSWER_BYTES), released and replayed",
+    help: "Idempotency-Key answers kept, not kept (over IDEMPOTENCY_MAX_ANSWER_BYTES, or the account's kept answers at IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT), released and replayed",
     labelNames: ["outcome"] as const,
     registers,
   });

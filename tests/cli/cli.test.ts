@@ -237,6 +237,7 @@ describe("keys and usage", () => {
     expect(json(usage.stdout)).toMatchObject({ success: true, storage: { usedBytes: 0 }, credits: { used: 0 } });
     const human = await kiln(["usage"], { url: admin.url, key: secret });
     expect(human.stdout).toMatch(/^plan {6}\w+\nstorage {3}0 B of /);
+    expect(human.stdout).toMatch(/\nanswers {3}0 B of 16(\.0)? MiB kept for Idempotency-Key retries\n$/);
 
     const listed = await kiln(["--json", "keys", "ls", "--account", account.account.id], admin);
     const keys = json(listed.stdout);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "
 import { sql } from "drizzle-orm";
 import { createTestApp, type TestApp } from "../support/app";
 import { IDEMPOTENCY_STALE_CLAIM_MS, IDEMPOTENCY_TTL_MS, purgeExpiredIdempotencyKeys } from "../../src/http/idempotency";
+import { documentsRepository } from "../../src/modules/documents/repository";
 
 // test apps, worker threads and real servers take seconds on a loaded machine
 setDefaultTimeout(60_000);
@@ -412,5 +413,138 @@ describe("answers larger than IDEMPOTENCY_MAX_ANSWER_BYTES", () => {
     } finally {
       await small.close();
     }
+  });
+});
+
+describe("what an account holds in kept answers (IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT)", () => {
+  const BOUND = 200_000;
+  let bounded: TestApp;
+  let boundedClock = Date.now();
+  beforeAll(async () => {
+    bounded = await createTestApp({ IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT: String(BOUND) }, { now: () => boundedClock });
+  });
+  afterAll(() => bounded.close());
+
+  const run = (key: string, idem: string, text: string) =>
+    bounded.request("POST", "/api/v1/utilities/schema.clean-json", {
+      key,
+      body: { inputs: { primary: { text } } },
+      headers: { "Idempotency-Key": idem },
+    });
+  const usage = async (key: string) => (await bounded.json("GET", "/api/v1/usage", { key })).body.idempotency;
+  /** what the rows hold, read apart from the counter */
+  async function held(accountId: string) {
+    const [row] = await bounded.testDb.database.db.execute<{ kept: number; bodies: number; counter: number }>(sql`
+      select coalesce(sum(kept_bytes), 0)::float8 as kept, coalesce(sum(octet_length(body)), 0)::float8 as bodies,
+        (select idempotency_kept_bytes::float8 from accounts where id = ${accountId}) as counter
+      from idempotency_keys where account_id = ${accountId}`);
+    return row!;
+  }
+
+  test("100 concurrent runs with 30 KB answers: A holds at most the bound, the rest are sent but not kept; B is unaffected", async () => {
+    const a = await bounded.newAccount({ plan: "unlimited" });
+    const b = await bounded.newAccount({ plan: "unlimited" });
+    const keys = Array.from({ length: 100 }, newKey);
+    const answers: { status: number; length: number }[] = [];
+    for (let batch = 0; batch < 100; batch += 20)
+      answers.push(
+        ...(await Promise.all(
+          keys.slice(batch, batch + 20).map(async (idem, i) => {
+            const answer = await run(a.key, idem, `${batch + i} ${"y".repeat(30_000)}`);
+            return { status: answer.status, length: (await answer.text()).length };
+          }),
+        )),
+      );
+    expect(answers.every((answer) => answer.status === 200 && answer.length > 30_000)).toBe(true);
+
+    const shown = await usage(a.key);
+    expect(shown.limitBytes).toBe(BOUND);
+    expect(shown.keptBytes).toBeLessThanOrEqual(BOUND);
+    expect(shown.keptBytes).toBeGreaterThan(BOUND - 2 * 31_000);
+    const rows = await held(a.accountId);
+    expect(rows.counter).toBe(shown.keptBytes);
+    expect(rows.kept).toBe(shown.keptBytes);
+    expect(rows.bodies).toBeLessThanOrEqual(BOUND);
+
+    // the kept ones replay; the others are 409 idempotency_answer_not_kept, and nothing runs again
+    const statuses = await Promise.all(keys.map(async (idem, i) => (await run(a.key, idem, `${i} ${"y".repeat(30_000)}`)).status));
+    const replayed = statuses.filter((status) => status === 200).length;
+    expect(replayed).toBeGreaterThanOrEqual(5);
+    expect(replayed).toBeLessThanOrEqual(Math.floor(BOUND / 30_000));
+    expect(statuses.filter((status) => status === 409)).toHaveLength(100 - replayed);
+    const notKept = await bounded.json("POST", "/api/v1/utilities/schema.clean-json", {
+      key: a.key,
+      body: { inputs: { primary: { text: `${statuses.indexOf(409)} ${"y".repeat(30_000)}` } } },
+      headers: { "Idempotency-Key": keys[statuses.indexOf(409)]! },
+    });
+    expect([notKept.status, notKept.body.code]).toEqual([409, "idempotency_answer_not_kept"]);
+    expect(notKept.body.detail).toContain("IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT");
+    expect((await bounded.json("GET", "/api/v1/usage", { key: a.key })).body.credits.used).toBe(100);
+
+    // B's answers are kept and replayed as if A were not there
+    const idem = newKey();
+    expect((await run(b.key, idem, "b".repeat(30_000))).status).toBe(200);
+    const replay = await run(b.key, idem, "b".repeat(30_000));
+    expect([replay.status, replay.headers.get("idempotent-replayed")]).toEqual([200, "true"]);
+    expect((await usage(b.key)).keptBytes).toBeGreaterThan(30_000);
+    expect((await held(b.accountId)).counter).toBe((await usage(b.key)).keptBytes);
+  });
+
+  test("expiry releases exactly: a key taken over after 24 hours and the sweep give the bytes back, and answers are kept again", async () => {
+    const a = await bounded.newAccount({ plan: "unlimited" });
+    const keys = Array.from({ length: 10 }, newKey);
+    for (const [i, idem] of keys.entries()) expect((await run(a.key, idem, `${i} ${"z".repeat(30_000)}`)).status).toBe(200);
+    const full = (await usage(a.key)).keptBytes;
+    expect(full).toBeLessThanOrEqual(BOUND);
+    expect(full).toBeGreaterThan(BOUND - 31_000);
+
+    boundedClock += IDEMPOTENCY_TTL_MS + 1;
+    // the first key again, after its expiry: it runs again (not a replay) and its new answer replaces the old one
+    const again = await run(a.key, keys[0]!, `0 ${"z".repeat(30_000)}`);
+    expect([again.status, again.headers.get("idempotent-replayed")]).toEqual([200, null]);
+    expect((await held(a.accountId)).counter).toBe((await held(a.accountId)).kept);
+    await purgeExpiredIdempotencyKeys(bounded.testDb.database.db, boundedClock);
+    const after = await held(a.accountId);
+    expect(after.counter).toBe(after.kept);
+    expect(after.kept).toBeGreaterThan(30_000);
+    expect(after.kept).toBeLessThan(31_000 * 2);
+    expect((await usage(a.key)).keptBytes).toBe(after.kept);
+
+    // room again: a new answer is kept and replays
+    const idem = newKey();
+    expect((await run(a.key, idem, "fresh")).status).toBe(200);
+    expect((await run(a.key, idem, "fresh")).headers.get("idempotent-replayed")).toBe("true");
+  });
+
+  test("a purged document's kept answers give their bytes back, purged by a request or by the sweep", async () => {
+    const { key, accountId } = await bounded.newAccount({ plan: "unlimited" });
+    const keptRead = async () => {
+      const created = await bounded.json("POST", "/api/v1/documents", {
+        key,
+        body: { name: "kept", content: { secret: "x".repeat(5000) } },
+      });
+      const id = created.body.document.id as string;
+      const read = await bounded.request("POST", "/api/v1/utilities/structure.pick-fields", {
+        key,
+        body: { inputs: { primaryDocumentId: id }, config: { paths: ["secret"] } },
+        headers: { "Idempotency-Key": newKey() },
+      });
+      expect(read.status).toBe(200);
+      expect((await bounded.request("DELETE", `/api/v1/documents/${id}`, { key })).status).toBe(200);
+      return id;
+    };
+    const byRequest = await keptRead();
+    await keptRead(); // purged by the sweep below
+    const before = await held(accountId);
+    expect(before.counter).toBeGreaterThan(2 * 5000);
+    expect(before.counter).toBe(before.kept);
+    expect((await bounded.request("POST", `/api/v1/documents/${byRequest}/purge`, { key })).status).toBe(200);
+    const half = await held(accountId);
+    expect(half.counter).toBe(half.kept);
+    expect(half.counter).toBeGreaterThan(5000);
+    expect(half.counter).toBeLessThan(before.counter - 5000);
+    boundedClock += 31 * 24 * 60 * 60 * 1000; // past PURGE_AFTER_MS (30 days)
+    expect((await documentsRepository(bounded.testDb.database.db).purgeDue(boundedClock, 100)).purged).toBeGreaterThanOrEqual(1);
+    expect(await held(accountId)).toEqual({ kept: 0, bodies: 0, counter: 0 });
   });
 });

@@ -18,12 +18,14 @@ export async function creditsUsed(db: Db, accountId: string, periodStart: number
   return row?.used ?? 0;
 }
 
-export async function usageOf(db: Db, accountId: string, now = Date.now()) {
+/** `idempotencyLimitBytes`: IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT, the same for every account. */
+export async function usageOf(db: Db, accountId: string, idempotencyLimitBytes: number, now = Date.now()) {
   const account = await getAccount(db, accountId);
   const periodStart = creditPeriodStart(now);
   return {
     plan: account.plan,
     storage: { usedBytes: account.storageUsedBytes, limitBytes: account.storageLimitBytes, maxDocumentBytes: account.maxDocumentBytes },
+    idempotency: { keptBytes: account.idempotencyKeptBytes, limitBytes: idempotencyLimitBytes },
     credits: { used: await creditsUsed(db, accountId, periodStart), limit: account.monthlyCredits, periodStart },
   };
 }

@@ -2,7 +2,10 @@
  * Where a webhook may be delivered. Without WEBHOOK_ALLOW_PRIVATE_NETWORKS, a URL must be https and every
  * address its host resolves to must be a public unicast one: loopback, private (RFC 1918, unique-local
  * IPv6), link-local (cloud metadata at 169.254.169.254 and fd00:ec2::254 included), CGNAT, multicast,
- * documentation, benchmarking and reserved ranges are refused. The check runs when a webhook is saved and
+ * documentation, benchmarking and reserved ranges are refused; an IPv6 address must be global unicast
+ * (2000::/3), or carry a public IPv4 address in one of the embeddings that reach it (mapped, SIIT-translated,
+ * compatible, the well-known NAT64 prefix, 6to4). A name's trailing dots are dropped before it is
+ * resolved (`localhost.` is `localhost`). The check runs when a webhook is saved and
  * again at every attempt, after resolving the name here; the attempt then connects to the address that
  * was checked (deliver.ts), so a name that resolves elsewhere a second time (DNS rebinding) gains nothing.
  */
@@ -42,9 +45,11 @@ const IPV4_REFUSED: [string, number, string][] = [
 const IPV6_REFUSED: [string, number, string][] = [
   ["::", 128, "the unspecified address"],
   ["::1", 128, "a loopback address"],
+  ["64:ff9b:1::", 48, "a local-use NAT64 address"],
   ["100::", 64, "a discard address"],
-  ["2001::", 23, "an IETF protocol assignment"],
+  ["2001::", 23, "an IETF protocol assignment (Teredo 2001::/32 among them)"],
   ["2001:db8::", 32, "a documentation address"],
+  ["3fff::", 20, "a documentation address"],
   ["fc00::", 7, "a unique-local address (fd00:ec2::254 is cloud metadata)"],
   ["fe80::", 10, "a link-local address"],
   ["fec0::", 10, "a site-local address"],
@@ -83,10 +88,12 @@ export function refusedAddress(address: string): string | undefined {
   }
   if (version !== 6) return "not an IP address";
   const bits = ipv6Bits(address);
-  // IPv4 inside IPv6: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d), NAT64 (64:ff9b::/96), 6to4 (2002::/16)
+  // IPv4 inside IPv6, judged by the IPv4 address: mapped (::ffff:a.b.c.d), SIIT-translated
+  // (::ffff:0:a.b.c.d), compatible (::a.b.c.d), well-known NAT64 (64:ff9b::/96), 6to4 (2002::/16)
   const low32 = bits & 0xffffffffn;
   const v4 = (n: bigint) => [24n, 16n, 8n, 0n].map((shift) => String((n >> shift) & 0xffn)).join(".");
-  if (bits >> 32n === 0xffffn || (bits >> 32n === 0n && bits > 1n) || inNetwork(bits, ipv6Bits("64:ff9b::"), 96, 128)) {
+  const high96 = bits >> 32n;
+  if (high96 === 0xffffn || high96 === 0xffff0000n || (high96 === 0n && bits > 1n) || inNetwork(bits, ipv6Bits("64:ff9b::"), 96, 128)) {
     const inner = refusedAddress(v4(low32));
     return inner && `${inner} (inside an IPv6 address)`;
   }
@@ -94,11 +101,19 @@ export function refusedAddress(address: string): string | undefined {
     const inner = refusedAddress(v4((bits >> 80n) & 0xffffffffn));
     return inner && `${inner} (inside a 6to4 address)`;
   }
-  return IPV6_REFUSED.find(([network, prefix]) => inNetwork(bits, ipv6Bits(network), prefix, 128))?.[2];
+  const named = IPV6_REFUSED.find(([network, prefix]) => inNetwork(bits, ipv6Bits(network), prefix, 128))?.[2];
+  if (named) return named;
+  // the rest of ::/8, 64:ff9b::/16 and other unassigned space: nothing public lives outside 2000::/3
+  return inNetwork(bits, ipv6Bits("2000::"), 3, 128) ? undefined : "not a global unicast address";
 }
 
-/** A URL's hostname as an address or a name: `[::1]` → `::1`. */
-export const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1");
+/**
+ * A URL's hostname as an address or a name: `[::1]` → `::1`. A name loses its trailing dots: `localhost.`
+ * is the same name as `localhost` in DNS, but the system resolver may not know it (getaddrinfo reads
+ * /etc/hosts without the dot), so unresolved it would pass the save-time check; the TLS server name
+ * is the name without the dot too.
+ */
+export const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, "$1").replace(/\.+$/, "");
 
 export class AddressRefused extends Error {}
 
@@ -113,6 +128,7 @@ export async function resolvePublic(
   refused: (address: string) => string | undefined = refusedAddress,
 ): Promise<ResolvedAddress[]> {
   const host = hostOf(url);
+  if (host === "") throw new AddressRefused("the URL names no host");
   const version = isIP(host);
   const addresses: ResolvedAddress[] = version === 0 ? await lookup(host) : [{ address: host, family: version as 4 | 6 }];
   if (addresses.length === 0) throw new AddressRefused(`${host} resolves to no address`);

@@ -36,6 +36,8 @@ import {
 } from "./service";
 
 const NOT_FOUND = { 404: "webhook_not_found (also another account's)" };
+/** As for an edit: the secret and deliveries of a webhook are for a key that may read what it receives. */
+const FAMILY_FORBIDDEN = { 403: "forbidden: the webhook receives a family of events the key cannot read" };
 const URL_ERRORS =
   "validation_failed (eventTypes, folder), webhook_url_refused (not https, credentials, or a host that is or resolves to a loopback, private, link-local, CGNAT or metadata address)";
 
@@ -141,7 +143,7 @@ export const webhooksModule = (deps: WebhooksDeps & { auth: AuthPlugin }) =>
     .post(
       "/:id/rotate-secret",
       async ({ principal, params }) => {
-        const { row, secret } = await rotateSecret(deps, requirePrincipal(principal).accountId, params.id);
+        const { row, secret } = await rotateSecret(deps, requirePrincipal(principal), params.id);
         return { success: true as const, webhook: webhookView(row), secret };
       },
       {
@@ -152,14 +154,14 @@ export const webhooksModule = (deps: WebhooksDeps & { auth: AuthPlugin }) =>
           summary: "Replace the signing secret",
           description:
             "The new secret is in this answer only. Until previousSecretExpiresAt (WEBHOOK_SECRET_OVERLAP_MS, 24 h by default) every attempt carries two signatures, one per secret.",
-          errors: NOT_FOUND,
+          errors: { ...FAMILY_FORBIDDEN, ...NOT_FOUND },
         }),
       },
     )
     .get(
       "/:id/deliveries",
       async ({ principal, params, query }) => {
-        const { deliveries, nextCursor } = await listDeliveries(deps, requirePrincipal(principal).accountId, params.id, {
+        const { deliveries, nextCursor } = await listDeliveries(deps, requirePrincipal(principal), params.id, {
           limit: listLimit(query.limit),
           cursor: query.cursor,
           status: query.status,
@@ -175,7 +177,7 @@ export const webhooksModule = (deps: WebhooksDeps & { auth: AuthPlugin }) =>
             operationId: "listWebhookDeliveries",
             summary: "A webhook's deliveries with their attempts",
             description: "Newest first. Pass nextCursor as cursor for the next page; null means no more.",
-            errors: { 400: "validation_failed (limit, status) or invalid_cursor", ...NOT_FOUND },
+            errors: { 400: "validation_failed (limit, status) or invalid_cursor", ...FAMILY_FORBIDDEN, ...NOT_FOUND },
           }),
           parameters: [LIMIT_PARAMETER],
         },
@@ -184,7 +186,7 @@ export const webhooksModule = (deps: WebhooksDeps & { auth: AuthPlugin }) =>
     .post(
       "/:id/deliveries/:deliveryId/retry",
       async ({ principal, params, set }) => {
-        const row = await retryDelivery(deps, requirePrincipal(principal).accountId, params.id, params.deliveryId);
+        const row = await retryDelivery(deps, requirePrincipal(principal), params.id, params.deliveryId);
         set.status = 202;
         return { success: true as const, delivery: deliveryView(row) };
       },
@@ -197,6 +199,7 @@ export const webhooksModule = (deps: WebhooksDeps & { auth: AuthPlugin }) =>
           description:
             "Pending, succeeded or failed: one more attempt at once, with the same webhook-id. A failed delivery gets one attempt, not a new schedule.",
           errors: {
+            403: "forbidden: the webhook, or the delivery's event, is of a family the key cannot read",
             404: "webhook_not_found, delivery_not_found",
             409: "delivery_in_flight (an attempt is under way), webhook_disabled",
           },

@@ -118,6 +118,27 @@ export async function checkUrl(raw: string, config: WebhookConfig, lookup: Looku
   return url.href;
 }
 
+/** 403 unless the key may read the events of `family` (the events API's rule); `refused` says what it may not do. */
+function requireFamily(family: string, permissions: ReadonlySet<Permission>, refused: string): void {
+  const permission = FAMILY_OF_PERMISSION[family]!;
+  if (!permissions.has(permission))
+    throw forbidden(`This API key lacks the '${permission}' permission, which ${family}.* events need: ${refused}`);
+}
+
+/** The families whose events a webhook receives: those its types name (every one for `*`) among those it may receive. */
+export const receivedFamilies = (row: Pick<WebhookRow, "eventTypes" | "families">): string[] =>
+  row.families.filter((family) => row.eventTypes.some((type) => type === "*" || type.split(".")[0] === family));
+
+/**
+ * The webhook, for a key that may read every family it receives (403 otherwise): its secret, deliveries
+ * and retries are as much the events' as an edit is, and an edit asks the same (checkEventTypes).
+ */
+async function webhookFor(deps: WebhooksDeps, caller: Caller, id: string, refused: string): Promise<WebhookRow> {
+  const row = await getWebhook(deps, caller.accountId, id);
+  for (const family of receivedFamilies(row)) requireFamily(family, caller.permissions, `${refused} of a webhook that receives them`);
+  return row;
+}
+
 /** The event types, checked: `*`, known types, known families; 403 for a family the key may not read. */
 function checkEventTypes(types: string[], permissions: ReadonlySet<Permission>): string[] {
   const errors: FieldError[] = [];
@@ -133,9 +154,7 @@ function checkEventTypes(types: string[], permissions: ReadonlySet<Permission>):
       });
       return;
     }
-    const permission = FAMILY_OF_PERMISSION[family]!;
-    if (!permissions.has(permission))
-      throw forbidden(`This API key lacks the '${permission}' permission, which ${family}.* events need: it cannot subscribe to '${type}'`);
+    requireFamily(family, permissions, `it cannot subscribe to '${type}'`);
   });
   if (errors.length > 0) throw validationError(errors);
   if (unique.length === 0) throw validationError([{ path: "/eventTypes", message: "give at least one event type, or *" }]);
@@ -224,8 +243,9 @@ export async function deleteWebhook(deps: WebhooksDeps, accountId: string, id: s
 }
 
 /** A new secret, returned once; the current one goes on signing too for WEBHOOK_SECRET_OVERLAP_MS. */
-export async function rotateSecret(deps: WebhooksDeps, accountId: string, id: string): Promise<{ row: WebhookRow; secret: string }> {
-  const current = await getWebhook(deps, accountId, id);
+export async function rotateSecret(deps: WebhooksDeps, caller: Caller, id: string): Promise<{ row: WebhookRow; secret: string }> {
+  const { accountId } = caller;
+  const current = await webhookFor(deps, caller, id, "it cannot rotate the secret");
   const now = deps.now();
   const secret = generateSecret();
   const overlap = deps.config.secretOverlapMs;
@@ -250,11 +270,12 @@ export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
 
 export async function listDeliveries(
   deps: WebhooksDeps,
-  accountId: string,
+  caller: Caller,
   webhookId: string,
   options: { limit: number; cursor?: string; status?: string },
 ) {
-  await getWebhook(deps, accountId, webhookId);
+  const { accountId } = caller;
+  await webhookFor(deps, caller, webhookId, "it cannot list the deliveries");
   const after = options.cursor === undefined ? undefined : decodeCursor(accountId, options.cursor, "dlv");
   const rows = await deps.repository.deliveries(webhookId, { after, limit: options.limit + 1, status: options.status });
   const { page, nextCursor } = pageOf(accountId, rows, options.limit);
@@ -262,10 +283,12 @@ export async function listDeliveries(
 }
 
 /** One more attempt of a delivery, due now (409 while one is in flight, or while the webhook is disabled). */
-export async function retryDelivery(deps: WebhooksDeps, accountId: string, webhookId: string, deliveryId: string) {
-  const webhook = await getWebhook(deps, accountId, webhookId);
+export async function retryDelivery(deps: WebhooksDeps, caller: Caller, webhookId: string, deliveryId: string) {
+  const webhook = await webhookFor(deps, caller, webhookId, "it cannot retry the deliveries");
   const found = await deps.repository.findDelivery(webhookId, deliveryId);
   if (!found) throw notFound("delivery_not_found", `No delivery with id '${deliveryId}' for webhook '${webhookId}'`);
+  // a delivery made before an edit narrowed the webhook may carry a family it no longer receives
+  requireFamily(found.eventType.split(".")[0]!, caller.permissions, "it cannot retry the delivery of one");
   if (!webhook.enabled)
     throw new HttpError(
       409,

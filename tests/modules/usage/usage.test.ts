@@ -18,6 +18,7 @@ test("usage reports plan, storage and credits of the caller's account", async ()
     success: true,
     plan: "starter",
     storage: { usedBytes: 0, limitBytes: 100_000_000, maxDocumentBytes: 5_000_000 },
+    idempotency: { keptBytes: 0, limitBytes: 16 * 1024 * 1024 },
     credits: { used: 0, limit: 100, periodStart: creditPeriodStart(Date.now()) },
   });
 });

@@ -153,6 +153,47 @@ describe("permissions", () => {
     expect(widened.status).toBe(200);
     expect(widened.body.webhook).toMatchObject({ eventTypes: ["*"], families: ["webhook"] });
   });
+
+  test("the secret, deliveries and retries of a webhook need what an edit needs: 403 for a key that cannot read a family it receives", async () => {
+    const account = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    const { createKey } = await import("../../../src/modules/admin/service");
+    const { key: narrow } = await createKey(t.testDb.database.db, { accountId: account.accountId, permissions: ["webhooks"] });
+    const make = async (body: Record<string, unknown>) =>
+      (await t.json("POST", HOOKS, { key: account.key, body: { url: URL, ...body } })).body.webhook.id as string;
+    const documentsOnly = await make({ eventTypes: ["document.*"] });
+    const every = await make({});
+    const webhooksOnly = await make({ eventTypes: ["webhook.*"] });
+    await t.json("POST", "/api/v1/documents", { key: account.key, body: { name: "a", content: 1 } });
+    await fannedOut(t, every);
+    const deliveryId = (await t.json("GET", `${HOOKS}/${every}/deliveries`, { key: account.key })).body.deliveries[0].id;
+    for (const id of [documentsOnly, every]) {
+      for (const [method, path] of [
+        ["POST", `${HOOKS}/${id}/rotate-secret`],
+        ["GET", `${HOOKS}/${id}/deliveries`],
+        ["POST", `${HOOKS}/${id}/deliveries/${deliveryId}/retry`],
+      ] as const) {
+        const refused = await t.json(method, path, { key: narrow });
+        expect(refused.status).toBe(403);
+        expect(refused.body.code).toBe("forbidden");
+        expect(refused.body.detail).toContain("'documents' permission, which document.* events need");
+      }
+    }
+    // nothing changed: the secret is the one the full key gets rotated from, the deliveries are there
+    expect((await t.json("GET", `${HOOKS}/${every}`, { key: account.key })).body.webhook.previousSecretExpiresAt).toBeNull();
+    // a webhook of the families the key reads is its to manage; the full key manages all
+    expect((await t.json("POST", `${HOOKS}/${webhooksOnly}/rotate-secret`, { key: narrow })).status).toBe(200);
+    expect((await t.json("GET", `${HOOKS}/${webhooksOnly}/deliveries`, { key: narrow })).status).toBe(200);
+    expect((await t.json("POST", `${HOOKS}/${every}/rotate-secret`, { key: account.key })).status).toBe(200);
+    // narrowed by an edit, the webhook is the narrow key's; a delivery of a document event it made before is not
+    expect((await t.json("PATCH", `${HOOKS}/${every}`, { key: narrow, body: { enabled: true } })).body.webhook.families).toEqual([
+      "webhook",
+    ]);
+    expect((await t.json("GET", `${HOOKS}/${every}/deliveries`, { key: narrow })).status).toBe(200);
+    const retry = await t.json("POST", `${HOOKS}/${every}/deliveries/${deliveryId}/retry`, { key: narrow });
+    expect(retry.status).toBe(403);
+    expect(retry.body.detail).toContain("cannot retry the delivery of one");
+    expect((await t.json("POST", `${HOOKS}/${every}/deliveries/${deliveryId}/retry`, { key: account.key })).status).toBe(202);
+  });
 });
 
 describe("which events make deliveries", () => {

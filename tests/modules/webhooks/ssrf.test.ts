@@ -52,16 +52,41 @@ describe("refusedAddress", () => {
     ["64:ff9b::a9fe:a9fe", "link-local"],
     ["2002:7f00:1::", "loopback"],
     ["2001:db8::1", "documentation"],
+    ["3fff::1", "documentation"],
+    // IPv4 embedded in IPv6, every form: SIIT-translated, compatible, 6to4; and the NAT64 prefixes
+    ["::ffff:0:127.0.0.1", "loopback"],
+    ["::ffff:0:a9fe:a9fe", "link-local"],
+    ["::127.0.0.1", "loopback"],
+    ["::a00:1", "private"],
+    ["2002:a00:1::1", "private"],
+    ["2002:a9fe:a9fe::", "link-local"],
+    ["64:ff9b::10.0.0.1", "private"],
+    ["64:ff9b:1::a00:1", "local-use NAT64"],
+    ["64:ff9b:1::808:808", "local-use NAT64"],
+    ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo"],
+    // nothing outside 2000::/3 is public unicast
+    ["64:ff9b:0:0:1::", "not a global unicast"],
+    ["4000::1", "not a global unicast"],
+    ["1::1", "not a global unicast"],
   ])("%s is refused (%s)", (address, kind) => {
     expect(refusedAddress(address)).toContain(kind);
   });
 
-  test.each(["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "169.255.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"])(
-    "%s is public",
-    (address) => {
-      expect(refusedAddress(address)).toBeUndefined();
-    },
-  );
+  test.each([
+    "8.8.8.8",
+    "1.1.1.1",
+    "172.32.0.1",
+    "100.128.0.1",
+    "169.255.0.1",
+    "2606:4700:4700::1111",
+    "::ffff:8.8.8.8",
+    "::ffff:0:8.8.8.8",
+    "64:ff9b::808:808",
+    "2002:808:808::1",
+    "3fff:f000::1",
+  ])("%s is public", (address) => {
+    expect(refusedAddress(address)).toBeUndefined();
+  });
 });
 
 describe("at creation", () => {
@@ -79,6 +104,16 @@ describe("at creation", () => {
     ["https://[::ffff:127.0.0.1]/", "loopback"],
     ["https://100.64.1.1/", "carrier-grade NAT"],
     ["https://localhost:8443/hook", "loopback"],
+    // a trailing dot is the same name (the system resolver knows only `localhost`) or the same address
+    ["https://localhost./hook", "localhost resolves to"],
+    ["https://localhost../hook", "localhost resolves to"],
+    ["https://127.0.0.1./hook", "loopback"],
+    ["https://./hook", "names no host"],
+    ["https://[::ffff:0:127.0.0.1]/", "loopback"],
+    ["https://[::127.0.0.1]/", "loopback"],
+    ["https://[64:ff9b:1::a00:1]/", "local-use NAT64"],
+    ["https://[2002:a00:1::1]/", "private"],
+    ["https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/", "Teredo"],
   ])("%s → 400 webhook_url_refused (%s)", async (url, words) => {
     const created = await t.json("POST", "/api/v1/webhooks", { key, body: { url } });
     expect(created.status).toBe(400);

@@ -10,8 +10,8 @@ export interface RunServer {
   server: RunningServer;
   bootstrapKey: string;
   dataDir: string;
-  /** a new account (no rate limit) with a key holding these permissions */
-  newKey(permissions?: string[]): Promise<string>;
+  /** a new account (no rate limit; `account` sets its other fields, such as its plan) with a key holding these permissions */
+  newKey(permissions?: string[], account?: Record<string, unknown>): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -38,8 +38,8 @@ export async function startRunServer(env: Record<string, string> = {}): Promise<
     server,
     bootstrapKey,
     dataDir,
-    async newKey(permissions = ["documents", "utilities"]) {
-      const { account } = await admin("/api/v1/admin/accounts", { name: "run", rateLimitPerMinute: null });
+    async newKey(permissions = ["documents", "utilities"], fields = {}) {
+      const { account } = await admin("/api/v1/admin/accounts", { name: "run", rateLimitPerMinute: null, ...fields });
       return (await admin("/api/v1/admin/keys", { accountId: account.id, permissions })).key;
     },
     async close() {
