@@ -102,6 +102,7 @@ export function createApp(deps: AppDeps) {
     pool: deps.workerPool,
     registry: deps.utilityRegistry ?? defaultUtilityRegistry,
     inlineMaxBytes: config.utilityInlineMaxBytes,
+    inlineBudgetMs: config.utilityInlineBudgetMs,
     maxPayloadBytes: config.utilityMaxPayloadBytes,
     maxOutputBytes: config.utilityMaxOutputBytes,
     documents,

@@ -16,7 +16,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+    /** `charged`: a run stopped by one of its budgets keeps its credit (a failure otherwise gives it back) */
+    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; charged?: boolean } = {},
   ) {
     super(message);
   }

@@ -1,8 +1,10 @@
 /**
  * Utility execution: lookup, documents as inputs and outputs, credits, and the choice between an inline
- * run (small inputs) and the worker pool (large ones). Credits (one per step) are reserved before the
- * run and given back when it or its save does not succeed, so failures, timeouts and cancellations cost
- * nothing and concurrent runs cannot overspend.
+ * run (small inputs) and the worker pool (large ones). An inline run holds the event loop for at most
+ * its work budget (UTILITY_INLINE_BUDGET_MS): past it, it stops and the same run is done in a worker.
+ * Credits (one per step) are reserved before the run and given back when it or its save does not
+ * succeed, except when a budget of the run's own stopped it (its time limit, its output budget, an
+ * expression's bound): that work was done, so it is paid for. Concurrent runs cannot overspend.
  */
 import type { TObject } from "@sinclair/typebox";
 import type { Db } from "../../db/client";
@@ -38,6 +40,7 @@ import {
 import { creditPeriodStart } from "../usage/service";
 import type { RunResult, Source } from "../../engine/run-result";
 import { runSteps } from "../../engine/execution";
+import { WorkBudget, WorkBudgetExceededError } from "../../utilities/budget";
 import { refundCredits, reserveCredits } from "./repository";
 import {
   needsReadingHere,
@@ -56,6 +59,8 @@ export interface UtilityEngine {
   registry: UtilityRegistry;
   /** runs up to this size go inline, unless a step amplifies (types.ts) */
   inlineMaxBytes: number;
+  /** how long an inline run may hold the event loop; past it the run moves to a worker */
+  inlineBudgetMs: number;
   maxPayloadBytes: number;
   /** each step's output limit (utilities/budget.ts) */
   maxOutputBytes: number;
@@ -63,7 +68,7 @@ export interface UtilityEngine {
   documents: DocumentsDeps;
   logger: Logger;
   now: () => number;
-  metrics?: Pick<Metrics, "observeUtilityRun">;
+  metrics?: Pick<Metrics, "observeUtilityRun" | "observeInlineBudgetExceeded">;
 }
 
 export function getUtility(registry: UtilityRegistry, utilityId: string): Utility {
@@ -180,22 +185,38 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
     const primary = source(plan.primary);
     const steps = plan.steps.map(({ secondary, ...step }) => ({ ...step, ...(secondary ? { secondary: source(secondary) } : {}) }));
     const inline = payloadBytes <= engine.inlineMaxBytes && !plan.steps.some((step) => step.utility.amplifies);
-    const result = inline
-      ? await runSteps(steps, primary, plan.pipeline, engine.maxOutputBytes)
-      : await inWorker(engine, plan.steps[0].utility.id, () =>
-          engine.pool.runSteps(
-            {
-              steps: steps.map(({ utility, ...step }) => ({ utilityId: utility.id, ...step })),
-              primary,
-              nameSteps: plan.pipeline,
-            },
-            request.signal,
-          ),
-        );
+    const inPool = () =>
+      inWorker(engine, plan.steps[0].utility.id, () =>
+        engine.pool.runSteps(
+          { steps: steps.map(({ utility, ...step }) => ({ utilityId: utility.id, ...step })), primary, nameSteps: plan.pipeline },
+          request.signal,
+        ),
+      );
+    const result = inline ? await inlineFirst(engine, plan, steps, primary, inPool) : await inPool();
     const document = plan.output && (await saveOutput(engine.documents, principal.accountId, plan.output, result));
     if (document) request.onReplay?.({ documentIds: [document.id] });
     return answer(engine, plan, result, count, document);
   });
+}
+
+/**
+ * The run on this thread within its work budget; past it, the same run in a worker (utilities are pure,
+ * and their inputs are read, never changed, so the answer is the one the inline run would have given).
+ */
+async function inlineFirst(
+  engine: UtilityEngine,
+  plan: RunPlan,
+  steps: Parameters<typeof runSteps>[0],
+  primary: Source,
+  inPool: () => Promise<RunResult>,
+): Promise<RunResult> {
+  try {
+    return await runSteps(steps, primary, plan.pipeline, engine.maxOutputBytes, new WorkBudget(engine.inlineBudgetMs));
+  } catch (error) {
+    if (!(error instanceof WorkBudgetExceededError)) throw error;
+    engine.metrics?.observeInlineBudgetExceeded(plan.pipeline ? PIPELINE_RUN : plan.steps[0].utility.id);
+    return inPool();
+  }
 }
 
 /** The documents a plan reads or writes: a replay of its answer needs them still there. */
@@ -303,11 +324,13 @@ function streamOf(parts: (string | Uint8Array | undefined)[]): ReadableStream<Ui
   });
 }
 
-/** Reserves `count` credits (402 when they are not there), gives them back if the work fails. */
 /** The metrics label of a pipeline run (its steps run as one); a single run is labelled by its utility id. */
 const PIPELINE_RUN = "pipeline";
 
-/** Reserves the credits, runs, gives them back when the run fails; the run is measured under `runLabel`. */
+/**
+ * Reserves `count` credits (402 when they are not there), runs, gives them back when the run fails
+ * unless one of its budgets stopped it (a `charged` error); the run is measured under `runLabel`.
+ */
 async function withCredits<T>(
   engine: UtilityEngine,
   accountId: string,
@@ -335,7 +358,7 @@ async function withCredits<T>(
       error instanceof HttpError ? error.code : "internal_error",
       (performance.now() - started) / 1000,
     );
-    await refundCredits(engine.db, accountId, periodStart, count);
+    if (!(error instanceof HttpError && error.extra.charged)) await refundCredits(engine.db, accountId, periodStart, count);
     throw error;
   }
 }
@@ -352,7 +375,7 @@ async function inWorker(engine: UtilityEngine, utilityId: string, run: () => Pro
     engine.logger.log("error", "utility worker failed", { utilityId, error: outcome.message });
     throw new HttpError(500, "internal_error", "The utility worker failed unexpectedly");
   }
-  throw new HttpError(outcome.status, outcome.code, outcome.message, { errors: outcome.errors });
+  throw new HttpError(outcome.status, outcome.code, outcome.message, { errors: outcome.errors, charged: outcome.charged });
 }
 
 const BUSY_RETRY_SECONDS = 1;
@@ -360,7 +383,9 @@ const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(
 
 function poolFailure(error: unknown): unknown {
   if (error instanceof RunTimeoutError)
-    return new HttpError(408, "utility_timeout", `The utility was stopped: ${error.message}; no credit was used`);
+    return new HttpError(408, "utility_timeout", `The utility was stopped: ${error.message}; the run's credit is used`, {
+      charged: true,
+    });
   if (error instanceof RunMemoryError)
     return new HttpError(
       413,

@@ -110,7 +110,7 @@ describe("time limit, busy pool and disconnects (one worker, 64-byte inline limi
   const small = (primary: unknown) => t.json("POST", "/api/v1/utilities/test.echo", { body: { inputs: { primary } } });
   const credits = async () => (await t.json("GET", "/api/v1/usage")).body.credits.used as number;
 
-  test("a run past UTILITY_TIMEOUT_MS gets 408 while small requests keep being answered; no credit is used", async () => {
+  test("a run past UTILITY_TIMEOUT_MS gets 408 while small requests keep being answered; its credit is used", async () => {
     const before = await credits();
     const spinning = t.json("POST", "/api/v1/utilities/test.spin", { rawBody: inWorker(1) });
     while (t.workerPool.busy === 0) await Bun.sleep(5);
@@ -128,7 +128,9 @@ describe("time limit, busy pool and disconnects (one worker, 64-byte inline limi
     expect(timedOut.status).toBe(408);
     expect(timedOut.headers.get("content-type")).toBe("application/problem+json");
     expect(timedOut.body.code).toBe("utility_timeout");
-    expect(await credits()).toBe(before + 5);
+    expect(timedOut.body.detail).toEndWith("the run's credit is used");
+    // five runs that succeeded, and the one stopped by its time limit: the work it did is paid for
+    expect(await credits()).toBe(before + 6);
 
     const afterwards = await t.json("POST", "/api/v1/utilities/test.echo", { rawBody: inWorker("again") });
     expect(afterwards.status).toBe(200);
