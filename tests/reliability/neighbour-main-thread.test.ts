@@ -89,7 +89,7 @@ test(
 
     await Promise.all([...attackers, reader]);
     const health = await watch.stop();
-    const usage = await (await call(keyA, "GET", "/api/v1/usage")).json();
+    const usage = (await (await call(keyA, "GET", "/api/v1/usage")).json()) as { credits: { used: number } };
     const p99 = percentile(bLatencies, 99);
     const statuses = aAnswers.map((answer) => `${answer.status}${answer.code ? ` ${answer.code}` : ""}`);
     console.log(
