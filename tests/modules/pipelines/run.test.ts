@@ -190,7 +190,7 @@ describe("one time limit for the whole pipeline (one worker, 64-byte inline limi
     await limited.close();
   });
 
-  test("a step that never ends: 408 for the pipeline, every credit given back, the next run served", async () => {
+  test("a step that never ends: 408 for the pipeline, its credits used (a budget stopped it), the next run served", async () => {
     const { key } = await limited.newAccount();
     const steps = [{ utility: "schema.clean-json" }, { utility: "test.spin" }, { utility: "schema.clean-json" }];
     const res = await limited.json("POST", "/api/v1/pipelines/run", {
@@ -199,12 +199,13 @@ describe("one time limit for the whole pipeline (one worker, 64-byte inline limi
     });
     expect(res.status).toBe(408);
     expect(res.body.code).toBe("utility_timeout");
-    expect((await limited.json("GET", "/api/v1/usage", { key })).body.credits.used).toBe(0);
+    expect((await limited.json("GET", "/api/v1/usage", { key })).body.credits.used).toBe(3);
     const next = await limited.json("POST", "/api/v1/pipelines/run", {
       key,
       body: { steps: [steps[0], steps[2]], inputs: { primary: { a: null, padding: "x".repeat(100) } } },
     });
     expect(next.status).toBe(200);
     expect(next.body.creditsUsed).toBe(2);
+    expect((await limited.json("GET", "/api/v1/usage", { key })).body.credits.used).toBe(5);
   });
 });
