@@ -23,8 +23,11 @@ export interface Metrics {
   observeRequest(method: string, route: string, status: number, seconds: number): void;
   /** outcome: "ok", or the error code the run ended with */
   observeUtilityRun(utilityId: string, outcome: string, seconds: number): void;
-  /** an inline run passed UTILITY_INLINE_BUDGET_MS and was moved to a worker (runLabel: its utility id, or "pipeline") */
-  observeInlineBudgetExceeded(runLabel: string): void;
+  /**
+   * A run small enough for the main thread ran in a worker (runLabel: its utility id, or "pipeline"):
+   * it passed UTILITY_INLINE_BUDGET_MS there ("budget"), or its account's last such run did ("account").
+   */
+  observeInlineMoved(runLabel: string, reason: "budget" | "account"): void;
   observeSweep(kind: SweepKind, outcome: "ok" | "error", items: number): void;
   /** what became of a claimed Idempotency-Key: its answer kept, not kept (too large), released, or replayed */
   observeIdempotency(outcome: string): void;
@@ -163,9 +166,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
   });
   const inlineMoved = new Counter({
-    name: "kiln_utility_inline_budget_exceeded_total",
-    help: "Inline runs that passed UTILITY_INLINE_BUDGET_MS on the main thread and were run again in a worker, by utility id (or pipeline)",
-    labelNames: ["utility"] as const,
+    name: "kiln_utility_inline_moved_total",
+    help: "Runs small enough for the main thread that ran in a worker, by utility id (or pipeline): they passed UTILITY_INLINE_BUDGET_MS there (reason budget), or their account's last such run did within a second (reason account)",
+    labelNames: ["utility", "reason"] as const,
     registers,
   });
   const webhookAttempts = new Histogram({
@@ -223,8 +226,8 @@ export function createMetrics(sources: MetricsSources): Metrics {
     observeUtilityRun(utility, outcome, seconds) {
       utilityRuns.observe({ utility, outcome }, seconds);
     },
-    observeInlineBudgetExceeded(utility) {
-      inlineMoved.inc({ utility });
+    observeInlineMoved(utility, reason) {
+      inlineMoved.inc({ utility, reason });
     },
     observeIdempotency(outcome) {
       idempotencyOutcomes.inc({ outcome });

@@ -41,6 +41,7 @@ import { creditPeriodStart } from "../usage/service";
 import type { RunResult, Source } from "../../engine/run-result";
 import { runSteps } from "../../engine/execution";
 import { WorkBudget, WorkBudgetExceededError } from "../../utilities/budget";
+import type { InlineCooldown } from "./inline-cooldown";
 import { refundCredits, reserveCredits } from "./repository";
 import {
   needsReadingHere,
@@ -61,6 +62,8 @@ export interface UtilityEngine {
   inlineMaxBytes: number;
   /** how long an inline run may hold the event loop; past it the run moves to a worker */
   inlineBudgetMs: number;
+  /** accounts whose runs skip the main thread for a while, one of theirs having passed the budget */
+  inlineCooldown: InlineCooldown;
   maxPayloadBytes: number;
   /** each step's output limit (utilities/budget.ts) */
   maxOutputBytes: number;
@@ -68,7 +71,7 @@ export interface UtilityEngine {
   documents: DocumentsDeps;
   logger: Logger;
   now: () => number;
-  metrics?: Pick<Metrics, "observeUtilityRun" | "observeInlineBudgetExceeded">;
+  metrics?: Pick<Metrics, "observeUtilityRun" | "observeInlineMoved">;
 }
 
 export function getUtility(registry: UtilityRegistry, utilityId: string): Utility {
@@ -192,7 +195,7 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
           request.signal,
         ),
       );
-    const result = inline ? await inlineFirst(engine, plan, steps, primary, inPool) : await inPool();
+    const result = inline ? await inlineFirst(engine, principal.accountId, plan, steps, primary, inPool) : await inPool();
     const document = plan.output && (await saveOutput(engine.documents, principal.accountId, plan.output, result));
     if (document) request.onReplay?.({ documentIds: [document.id] });
     return answer(engine, plan, result, count, document);
@@ -201,20 +204,28 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
 
 /**
  * The run on this thread within its work budget; past it, the same run in a worker (utilities are pure,
- * and their inputs are read, never changed, so the answer is the one the inline run would have given).
+ * and their inputs are read, never changed, so the answer is the one the inline run would have given),
+ * and the account's next runs for a while straight in a worker.
  */
 async function inlineFirst(
   engine: UtilityEngine,
+  accountId: string,
   plan: RunPlan,
   steps: Parameters<typeof runSteps>[0],
   primary: Source,
   inPool: () => Promise<RunResult>,
 ): Promise<RunResult> {
+  const runLabel = plan.pipeline ? PIPELINE_RUN : plan.steps[0].utility.id;
+  if (engine.inlineCooldown.active(accountId, engine.now())) {
+    engine.metrics?.observeInlineMoved(runLabel, "account");
+    return inPool();
+  }
   try {
     return await runSteps(steps, primary, plan.pipeline, engine.maxOutputBytes, new WorkBudget(engine.inlineBudgetMs));
   } catch (error) {
     if (!(error instanceof WorkBudgetExceededError)) throw error;
-    engine.metrics?.observeInlineBudgetExceeded(plan.pipeline ? PIPELINE_RUN : plan.steps[0].utility.id);
+    engine.inlineCooldown.start(accountId, engine.now());
+    engine.metrics?.observeInlineMoved(runLabel, "budget");
     return inPool();
   }
 }

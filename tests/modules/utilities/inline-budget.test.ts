@@ -43,7 +43,17 @@ describe("a small request that works past UTILITY_INLINE_BUDGET_MS (20 ms)", () 
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, output: zeros, creditsUsed: 1 });
     expect(await creditsUsed(key)).toBe(1);
-    expect(await metric('kiln_utility_inline_budget_exceeded_total{utility="generate.filter"}')).toBe(1);
+    expect(await metric('kiln_utility_inline_moved_total{utility="generate.filter",reason="budget"}')).toBe(1);
+
+    // for a second, the account's runs skip the main thread, however cheap: many such runs sent at
+    // once hold it for one budget, not one budget each; other accounts still run inline
+    const cheap = { inputs: { primary: [1, 2, 3] }, config: { condition: "$ > 1" } };
+    const next = await t.json("POST", "/api/v1/utilities/generate.filter", { key, body: cheap });
+    expect(next.body.output).toEqual([2, 3]);
+    expect(await metric('kiln_utility_inline_moved_total{utility="generate.filter",reason="account"}')).toBe(1);
+    const other = await t.json("POST", "/api/v1/utilities/generate.filter", { body: cheap });
+    expect(other.body.output).toEqual([2, 3]);
+    expect(await metric('kiln_utility_inline_moved_total{utility="generate.filter",reason="account"}')).toBe(1);
   });
 
   test("a cheap one stays inline", async () => {
@@ -51,7 +61,7 @@ describe("a small request that works past UTILITY_INLINE_BUDGET_MS (20 ms)", () 
       body: { inputs: { primary: [1, 2, 3] }, config: { condition: "$ > 1" } },
     });
     expect(res.body.output).toEqual([2, 3]);
-    expect(await metric('kiln_utility_inline_budget_exceeded_total{utility="generate.filter"}')).toBe(1);
+    expect(await metric('kiln_utility_inline_moved_total{utility="generate.filter",reason="budget"}')).toBe(1);
   });
 
   test("a pipeline's steps share one budget: each step is short, together they move to a worker", async () => {
@@ -61,7 +71,7 @@ describe("a small request that works past UTILITY_INLINE_BUDGET_MS (20 ms)", () 
     const res = await t.json("POST", "/api/v1/pipelines/run", { key, body: { steps, inputs: { primary: zeros } } });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, output: zeros, creditsUsed: 4 });
-    expect(await metric('kiln_utility_inline_budget_exceeded_total{utility="pipeline"}')).toBe(1);
+    expect(await metric('kiln_utility_inline_moved_total{utility="pipeline",reason="budget"}')).toBe(1);
   });
 });
 
