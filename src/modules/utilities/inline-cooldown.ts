@@ -2,10 +2,11 @@
  * The accounts whose inline run recently passed UTILITY_INLINE_BUDGET_MS. Their runs go straight to a
  * worker for a while: the budget bounds one run's hold on the event loop, and this bounds what one
  * tenant holds when it sends many such runs at once (each would otherwise take its budget on the
- * main thread before moving: 16 connections, a 277 ms stall for the others).
+ * main thread before moving: 16 connections, a 277 ms stall for the others). It lasts from the budget
+ * stop until INLINE_COOLDOWN_MS after that run ended in its worker.
  */
 
-/** How long an account's runs skip the main thread after one passed its budget. */
+/** How long an account's runs skip the main thread after one passed its budget (and after that one ended in its worker). */
 export const INLINE_COOLDOWN_MS = 1_000;
 /** Accounts remembered at most; past it the oldest is forgotten (its runs start inline again). */
 const MAX_ACCOUNTS = 10_000;

@@ -205,7 +205,7 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
 /**
  * The run on this thread within its work budget; past it, the same run in a worker (utilities are pure,
  * and their inputs are read, never changed, so the answer is the one the inline run would have given),
- * and the account's next runs for a while straight in a worker.
+ * and the account's next runs, until a while after that one ends, straight in a worker.
  */
 async function inlineFirst(
   engine: UtilityEngine,
@@ -226,7 +226,12 @@ async function inlineFirst(
     if (!(error instanceof WorkBudgetExceededError)) throw error;
     engine.inlineCooldown.start(accountId, engine.now());
     engine.metrics?.observeInlineMoved(runLabel, "budget");
-    return inPool();
+    try {
+      return await inPool();
+    } finally {
+      // the cooldown covers the run's time in the worker too, however long it waited or ran there
+      engine.inlineCooldown.start(accountId, engine.now());
+    }
   }
 }
 

@@ -40,15 +40,14 @@ describe("a small request that works past UTILITY_INLINE_BUDGET_MS (20 ms)", () 
     const body = { inputs: { primary: zeros }, config: { condition: joins(2) } };
     expect(JSON.stringify(body).length).toBeLessThanOrEqual(t.config.utilityInlineMaxBytes);
     const res = await t.json("POST", "/api/v1/utilities/generate.filter", { key, body });
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ success: true, output: zeros, creditsUsed: 1 });
-    expect(await creditsUsed(key)).toBe(1);
-    expect(await metric('kiln_utility_inline_moved_total{utility="generate.filter",reason="budget"}')).toBe(1);
-
-    // for a second, the account's runs skip the main thread, however cheap: many such runs sent at
-    // once hold it for one budget, not one budget each; other accounts still run inline
+    // for a second after it, the account's runs skip the main thread, however cheap: many such runs
+    // sent at once hold it for one budget, not one budget each; other accounts still run inline
     const cheap = { inputs: { primary: [1, 2, 3] }, config: { condition: "$ > 1" } };
     const next = await t.json("POST", "/api/v1/utilities/generate.filter", { key, body: cheap });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, output: zeros, creditsUsed: 1 });
+    expect(await creditsUsed(key)).toBe(2);
+    expect(await metric('kiln_utility_inline_moved_total{utility="generate.filter",reason="budget"}')).toBe(1);
     expect(next.body.output).toEqual([2, 3]);
     expect(await metric('kiln_utility_inline_moved_total{utility="generate.filter",reason="account"}')).toBe(1);
     const other = await t.json("POST", "/api/v1/utilities/generate.filter", { body: cheap });
