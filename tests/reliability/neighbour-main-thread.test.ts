@@ -11,7 +11,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startRunServer, type RunServer } from "./support/run-server";
-import { percentile, watchServer } from "./support/watch";
+import { percentile, readUntil, watchServer } from "./support/watch";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 6);
 const ATTACKERS = Number(process.env.NEIGHBOUR_ATTACKERS ?? 3);
@@ -75,19 +75,9 @@ test(
       }
     });
 
-    const bLatencies: number[] = [];
-    const bFailures: number[] = [];
-    const reader = (async () => {
-      while (Date.now() < deadline) {
-        const started = performance.now();
-        const response = await call(keyB, "GET", `/api/v1/documents/${readId}`);
-        await response.arrayBuffer();
-        bLatencies.push(performance.now() - started);
-        if (response.status !== 200) bFailures.push(response.status);
-      }
-    })();
+    const reader = readUntil(deadline, () => call(keyB, "GET", `/api/v1/documents/${readId}`));
 
-    await Promise.all([...attackers, reader]);
+    const [{ latencies: bLatencies, failures: bFailures }] = await Promise.all([reader, ...attackers]);
     const health = await watch.stop();
     const usage = (await (await call(keyA, "GET", "/api/v1/usage")).json()) as { credits: { used: number } };
     const p99 = percentile(bLatencies, 99);
