@@ -69,8 +69,12 @@ const cases: Case[] = [
   },
 ];
 
-/** The request, with how late a timer due every millisecond ran at worst meanwhile. */
+/**
+ * The request, with how late a timer due every millisecond ran at worst meanwhile. Each from a new
+ * account: after a run passes the budget, its account's runs skip the main thread for a while.
+ */
 async function measure(t: TestApp, entry: Case): Promise<{ maxMs: number; status: number }> {
+  const { key } = await t.newAccount();
   let maxMs = 0;
   let due = performance.now() + 1;
   const sampler = setInterval(() => {
@@ -79,7 +83,7 @@ async function measure(t: TestApp, entry: Case): Promise<{ maxMs: number; status
     due = now + 1;
   }, 1);
   await Bun.sleep(5);
-  const response = await t.request("POST", entry.path, { body: entry.body });
+  const response = await t.request("POST", entry.path, { key, body: entry.body });
   await response.arrayBuffer();
   await Bun.sleep(5);
   clearInterval(sampler);
