@@ -32,6 +32,7 @@ import { documentLinksModule, linkBaseOf, linkSecretOf } from "./modules/documen
 import type { ContentStore } from "./storage/content-store";
 import { createContentStore } from "./storage";
 import { EXECUTE_ROUTE, utilitiesModule } from "./modules/utilities";
+import { InlineCooldown } from "./modules/utilities/inline-cooldown";
 import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
 import { pipelinesRepository } from "./modules/pipelines/repository";
 import { registry as defaultUtilityRegistry, type UtilityRegistry } from "./utilities/registry";
@@ -103,6 +104,8 @@ export function createApp(deps: AppDeps) {
     pool: deps.workerPool,
     registry: deps.utilityRegistry ?? defaultUtilityRegistry,
     inlineMaxBytes: config.utilityInlineMaxBytes,
+    inlineBudgetMs: config.utilityInlineBudgetMs,
+    inlineCooldown: new InlineCooldown(),
     maxPayloadBytes: config.utilityMaxPayloadBytes,
     maxOutputBytes: config.utilityMaxOutputBytes,
     documents,

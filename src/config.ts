@@ -21,6 +21,8 @@ export interface Config {
   readonly bootstrapApiKey: string | undefined;
   readonly utilityTimeoutMs: number;
   readonly utilityInlineMaxBytes: number;
+  /** UTILITY_INLINE_BUDGET_MS: how long one inline run may hold the event loop before it moves to a worker */
+  readonly utilityInlineBudgetMs: number;
   readonly utilityMaxPayloadBytes: number;
   readonly utilityMaxOutputBytes: number;
   readonly utilityMemoryLimitBytes: number;
@@ -211,6 +213,7 @@ export function loadConfig(env: Env = process.env): Config {
     bootstrapApiKey,
     utilityTimeoutMs: integer(env, "UTILITY_TIMEOUT_MS", 30_000, 1),
     utilityInlineMaxBytes: integer(env, "UTILITY_INLINE_MAX_BYTES", 2048, 0),
+    utilityInlineBudgetMs: integer(env, "UTILITY_INLINE_BUDGET_MS", 20, 1, 60_000),
     utilityMaxPayloadBytes: integer(env, "UTILITY_MAX_PAYLOAD_BYTES", 52_428_800, 1, 1 << 30),
     utilityMaxOutputBytes: integer(env, "UTILITY_MAX_OUTPUT_BYTES", 52_428_800, 1, 1 << 30),
     utilityMemoryLimitBytes: integer(env, "UTILITY_MEMORY_LIMIT_BYTES", 4 * 1024 ** 3, 64 * 1024 ** 2),

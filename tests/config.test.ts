@@ -62,7 +62,7 @@ test("bad or missing values stop the start naming the variable", () => {
   expect(message({ ...S3, S3_PREFIX: "a\nb" })).toContain("S3_PREFIX");
 });
 
-test("defaults: no Redis, no public URL, 20 connections, no drain delay, 30 s drain timeout", () => {
+test("defaults: no Redis, no public URL, 20 connections, no drain delay, 30 s drain timeout, 20 ms inline budget", () => {
   const config = loadConfig({});
   expect(config).toMatchObject({
     redisUrl: undefined,
@@ -71,6 +71,7 @@ test("defaults: no Redis, no public URL, 20 connections, no drain delay, 30 s dr
     databasePoolMax: 20,
     drainDelayMs: 0,
     drainTimeoutMs: 30_000,
+    utilityInlineBudgetMs: 20,
   });
 });
 
@@ -82,6 +83,7 @@ test("accepted values", () => {
     DATABASE_POOL_MAX: "5",
     DRAIN_DELAY_MS: "5000",
     DRAIN_TIMEOUT_MS: "60000",
+    UTILITY_INLINE_BUDGET_MS: "5",
   });
   expect(config).toMatchObject({
     redisUrl: "rediss://:secret@redis.internal:6380/2",
@@ -90,6 +92,7 @@ test("accepted values", () => {
     databasePoolMax: 5,
     drainDelayMs: 5000,
     drainTimeoutMs: 60_000,
+    utilityInlineBudgetMs: 5,
   });
   expect(loadConfig({ REDIS_URL: "valkey://127.0.0.1:6379" }).redisUrl).toBe("valkey://127.0.0.1:6379");
 });
@@ -103,6 +106,8 @@ test.each([
   ["DATABASE_POOL_MAX", "many"],
   ["DRAIN_DELAY_MS", "-1"],
   ["DRAIN_TIMEOUT_MS", "soon"],
+  ["UTILITY_INLINE_BUDGET_MS", "0"],
+  ["UTILITY_INLINE_BUDGET_MS", "60001"],
 ])("%s=%s stops the start with a message naming it", (name, value) => {
   expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
   expect(() => loadConfig({ [name]: value })).toThrow(name);

@@ -11,7 +11,8 @@ import type { TObject, TSchema } from "@sinclair/typebox";
 import { badRequest, HttpError, validationError, type FieldError } from "../core/errors";
 import { parseJsonBytes } from "../core/json/parse";
 import { UtilityConfigError, UtilityError, type Utility, type UtilityInputs } from "../utilities/types";
-import { OutputBudget, ResultTooLargeError } from "../utilities/budget";
+import { OutputBudget, ResultTooLargeError, WorkBudgetExceededError, type WorkBudget } from "../utilities/budget";
+import { ExpressionTooLargeError } from "../utilities/shared/expressions";
 import type { RunResult, Source } from "./run-result";
 import { runStreamed } from "./streaming";
 
@@ -29,8 +30,16 @@ export interface Step {
  * `maxOutputBytes`: a utility whose output can outgrow its input charges everything it adds to it as it
  * builds it (utilities/budget.ts), values it shares by reference included, to one budget for all the
  * steps, so the output is at most the input plus the limit before the serialised output is checked.
+ * `work` (an inline run's): one work budget for all the steps, checked inside them and between them;
+ * past it the run throws WorkBudgetExceededError as it is, for the caller to run it elsewhere.
  */
-export async function runSteps(steps: readonly Step[], primary: Source, nameSteps: boolean, maxOutputBytes: number): Promise<RunResult> {
+export async function runSteps(
+  steps: readonly Step[],
+  primary: Source,
+  nameSteps: boolean,
+  maxOutputBytes: number,
+  work?: WorkBudget,
+): Promise<RunResult> {
   const [only] = steps;
   const streamed =
     steps.length === 1 && only.secondary === undefined && "json" in primary
@@ -40,14 +49,16 @@ export async function runSteps(steps: readonly Step[], primary: Source, nameStep
   const started = performance.now();
   let value = readSource(primary);
   const stepDurationsMs: number[] = [];
-  const budget = new OutputBudget(maxOutputBytes);
+  const budget = new OutputBudget(maxOutputBytes, work);
   for (const [index, step] of steps.entries()) {
     const inputs: UtilityInputs =
       step.secondary === undefined ? { primary: value } : { primary: value, secondary: readSource(step.secondary) };
     const stepStarted = performance.now();
     try {
+      work?.check();
       value = await step.utility.run(inputs, step.config, budget);
     } catch (error) {
+      if (error instanceof WorkBudgetExceededError) throw error;
       throw stepFailure(runFailure(step.utility, error), nameSteps ? index : undefined, step.utility);
     }
     stepDurationsMs.push(performance.now() - stepStarted);
@@ -126,13 +137,17 @@ function describeConfigError(schema: TSchema, message: string): string {
 
 function runFailure(utility: Utility, error: unknown): HttpError {
   if (error instanceof HttpError) return error;
+  // budget stops: the run did the work up to its bound, so it costs its credit (docs/api.md, Credits)
   if (error instanceof ResultTooLargeError) {
     return new HttpError(
       413,
       "result_too_large",
-      `${utility.id} would build an output larger than UTILITY_MAX_OUTPUT_BYTES (${error.limitBytes} bytes); no credit was used`,
+      `${utility.id} would build an output larger than UTILITY_MAX_OUTPUT_BYTES (${error.limitBytes} bytes); the run's credit is used`,
+      { charged: true },
     );
   }
+  if (error instanceof ExpressionTooLargeError)
+    return new HttpError(400, "utility_failed", `${error.message}; the run's credit is used`, { charged: true });
   if (error instanceof UtilityConfigError) {
     const path = error.path === "" || error.path.startsWith("/") ? error.path : `/${error.path}`;
     return validationError([{ path: `/config${path}`, message: error.message }]);

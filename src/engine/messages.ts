@@ -5,7 +5,7 @@ import type { RunResult, Source } from "./run-result";
 
 export type WorkerOutcome =
   | ({ ok: true } & RunResult)
-  | { ok: false; status: number; code: string; message: string; errors?: FieldError[] };
+  | { ok: false; status: number; code: string; message: string; errors?: FieldError[]; charged?: boolean };
 
 /** Steps named by utility id (the worker finds them in its registry), configs already validated. */
 export interface StepsJob {

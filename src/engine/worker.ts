@@ -98,7 +98,14 @@ async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
     return { ok: true, ...asChunks(await runSteps(steps, job.primary, job.nameSteps, maxOutputBytes)) };
   } catch (error) {
     if (error instanceof HttpError)
-      return { ok: false, status: error.status, code: error.code, message: error.message, errors: error.extra.errors };
+      return {
+        ok: false,
+        status: error.status,
+        code: error.code,
+        message: error.message,
+        errors: error.extra.errors,
+        charged: error.extra.charged,
+      };
     return { ok: false, status: 500, code: "worker_failed", message: error instanceof Error ? error.message : String(error) };
   }
 }

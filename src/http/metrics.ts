@@ -23,6 +23,11 @@ export interface Metrics {
   observeRequest(method: string, route: string, status: number, seconds: number): void;
   /** outcome: "ok", or the error code the run ended with */
   observeUtilityRun(utilityId: string, outcome: string, seconds: number): void;
+  /**
+   * A run small enough for the main thread ran in a worker (runLabel: its utility id, or "pipeline"):
+   * it passed UTILITY_INLINE_BUDGET_MS there ("budget"), or its account's last such run did ("account").
+   */
+  observeInlineMoved(runLabel: string, reason: "budget" | "account"): void;
   observeSweep(kind: SweepKind, outcome: "ok" | "error", items: number): void;
   /** what became of a claimed Idempotency-Key: its answer kept, not kept (too large, or the account's bound reached), released, or replayed */
   observeIdempotency(outcome: string): void;
@@ -51,9 +56,39 @@ export function metricsFor(
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+/** How often the event loop is sampled: a timer due this often, observed by how late it runs. */
+const EVENT_LOOP_SAMPLE_MS = 10;
+let eventLoopDelay: Histogram | undefined;
+
+/**
+ * The main thread's event-loop delay: how late a timer due every EVENT_LOOP_SAMPLE_MS runs, so a
+ * request that holds the thread for a second shows as a sample of about a second. It is the process's,
+ * not an app's, so one sampler (unreferenced: it never keeps the process alive) serves every registry.
+ */
+function eventLoopDelayHistogram(): Histogram {
+  if (eventLoopDelay) return eventLoopDelay;
+  const histogram = new Histogram({
+    name: "kiln_event_loop_delay_seconds",
+    help: `How late a timer due every ${EVENT_LOOP_SAMPLE_MS} ms ran on the main thread: the time the event loop was held`,
+    buckets: LATENCY_BUCKETS,
+    registers: [],
+  });
+  const sample = (due: number) => {
+    setTimeout(() => {
+      const now = performance.now();
+      histogram.observe(Math.max(0, now - due) / 1000);
+      sample(now + EVENT_LOOP_SAMPLE_MS);
+    }, EVENT_LOOP_SAMPLE_MS).unref();
+  };
+  sample(performance.now() + EVENT_LOOP_SAMPLE_MS);
+  eventLoopDelay = histogram;
+  return histogram;
+}
+
 export function createMetrics(sources: MetricsSources): Metrics {
   const registry = new Registry();
   const registers = [registry];
+  registry.registerMetric(eventLoopDelayHistogram());
   const requests = new Histogram({
     name: "kiln_http_request_duration_seconds",
     help: "HTTP requests by method, route template and status, with their latency",
@@ -148,6 +183,12 @@ export function createMetrics(sources: MetricsSources): Metrics {
       this.set(sources.workerPool.memoryStops);
     },
   });
+  const inlineMoved = new Counter({
+    name: "kiln_utility_inline_moved_total",
+    help: "Runs small enough for the main thread that ran in a worker, by utility id (or pipeline): they passed UTILITY_INLINE_BUDGET_MS there (reason budget), or their account's last such run did within a second (reason account)",
+    labelNames: ["utility", "reason"] as const,
+    registers,
+  });
   const webhookAttempts = new Histogram({
     name: "kiln_webhook_attempt_duration_seconds",
     help: "Webhook delivery attempts made by this node, by outcome (succeeded, retrying, failed: no retry left), with their duration",
@@ -202,6 +243,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     observeUtilityRun(utility, outcome, seconds) {
       utilityRuns.observe({ utility, outcome }, seconds);
+    },
+    observeInlineMoved(utility, reason) {
+      inlineMoved.inc({ utility, reason });
     },
     observeIdempotency(outcome) {
       idempotencyOutcomes.inc({ outcome });

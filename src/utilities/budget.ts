@@ -16,7 +16,11 @@ export class ResultTooLargeError extends Error {
 export class OutputBudget {
   private used = 0;
 
-  constructor(readonly limitBytes: number) {}
+  /** `work`: the run's work budget, which utilities evaluating expressions pass on (an inline run has one) */
+  constructor(
+    readonly limitBytes: number,
+    readonly work?: WorkBudget,
+  ) {}
 
   /** Counts `bytes` more of output; throws once the total passes the limit. */
   charge(bytes: number): void {
@@ -65,4 +69,38 @@ export function jsonSizeOf(value: unknown, stopAbove = Number.POSITIVE_INFINITY)
     }
   }
   return total;
+}
+
+/**
+ * The run used up its work budget: on the main thread, its share of the event loop. Not an answer: the
+ * engine stops the inline run there and does the same, pure, run again in a worker.
+ */
+export class WorkBudgetExceededError extends Error {
+  override name = "WorkBudgetExceededError";
+  constructor(readonly limitMs: number) {
+    super(`The run took more than its inline budget of ${limitMs} ms`);
+  }
+}
+
+/**
+ * The time one run (every step of a pipeline together) may hold the thread it runs on, checked as it
+ * goes: by the expression language at each evaluation and at each string or array it builds (the work
+ * a small request can multiply), and by the engine between steps. Everything else a utility does on an
+ * inline input is bounded by that input's size. Wall-clock time is what the event loop loses, and a run
+ * on the main thread is synchronous, so nothing else runs within it.
+ */
+export class WorkBudget {
+  private readonly deadline: number;
+
+  constructor(
+    readonly limitMs: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.deadline = now() + limitMs;
+  }
+
+  /** Throws once the run has used its time. */
+  check(): void {
+    if (this.now() > this.deadline) throw new WorkBudgetExceededError(this.limitMs);
+  }
 }

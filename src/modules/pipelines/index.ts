@@ -41,18 +41,18 @@ const jsonResponse = (body: ResponseBody) => new Response(body, { headers: { "Co
 const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
 
 const RUN_ERRORS = {
-  400: "malformed_json, body_required, validation_failed (errors name the field, steps by index: /steps/1/config/paths), utility_failed (the detail and errors name the failing step)",
+  400: "malformed_json, body_required, validation_failed (errors name the field, steps by index: /steps/1/config/paths), utility_failed (the detail and errors name the failing step; when an expression passed its per-evaluation bound, the credits are used)",
   402: "credits_exhausted: the account lacks a credit for every step",
   403: "forbidden: the run reads or saves documents and the key lacks the documents permission",
   404: "document_not_found (an input or output.saveTo)",
-  408: "utility_timeout: one UTILITY_TIMEOUT_MS for the whole pipeline; the run uses its credits (one per step)",
+  408: "utility_timeout: one UTILITY_TIMEOUT_MS for the whole pipeline; the credits are used",
   412: "precondition_failed: output.ifMatch does not match saveTo's content ETag",
-  413: "payload_too_large (the request plus the stored inputs), result_too_large (the steps would build more than UTILITY_MAX_OUTPUT_BYTES), document_too_large or storage_limit_exceeded (the saved output); every credit given back",
+  413: "payload_too_large (the request plus the stored inputs), result_too_large (the steps would build more than UTILITY_MAX_OUTPUT_BYTES: the credits are used), document_too_large or storage_limit_exceeded (the saved output: every credit given back)",
   429: "account_busy: the account already has UTILITY_QUEUE_PER_ACCOUNT runs waiting for a worker besides the UTILITY_WORKERS_PER_ACCOUNT it may run at once; other accounts are not affected; retry after Retry-After",
   503: "busy: every utility worker is busy and UTILITY_QUEUE_LIMIT runs of all accounts wait; retry after Retry-After",
 };
 const RUN_DESCRIPTION =
-  "Steps run in order, each step's output being the next step's primary, in one worker hop (inline when the inputs are small). Every step is checked (utility and config) before anything runs or any credit is taken; one credit per step, all given back if the run or its save fails, unless it was stopped at UTILITY_TIMEOUT_MS.";
+  "Steps run in order, each step's output being the next step's primary, in one worker hop (inline when the inputs are small). Every step is checked (utility and config) before anything runs or any credit is taken; one credit per step, all given back if the run or its save fails, unless a budget of the run stopped it (time limit, output limit, an expression's bound).";
 const DEFINITION_ERRORS = {
   400: "validation_failed, naming the field (steps by index: /steps/1/utility)",
   413: "pipeline_too_large: a definition over 1 MiB",

@@ -1,9 +1,10 @@
 /**
  * Utility execution: lookup, documents as inputs and outputs, credits, and the choice between an inline
- * run (small inputs) and the worker pool (large ones). Credits (one per step) are reserved before the
- * run and given back when it or its save does not succeed, so failures and cancellations cost nothing
- * and concurrent runs cannot overspend; a run stopped at the time limit keeps them (a `charged` error):
- * it held a worker for the whole limit, and were it free an account could keep the workers busy at no cost.
+ * run (small inputs) and the worker pool (large ones). An inline run holds the event loop for at most
+ * its work budget (UTILITY_INLINE_BUDGET_MS): past it, it stops and the same run is done in a worker.
+ * Credits (one per step) are reserved before the run and given back when it or its save does not
+ * succeed, except when a budget of the run's own stopped it (its time limit, its output budget, an
+ * expression's bound): that work was done, so it is paid for. Concurrent runs cannot overspend.
  */
 import type { TObject } from "@sinclair/typebox";
 import type { Db } from "../../db/client";
@@ -41,6 +42,8 @@ import {
 import { creditPeriodStart } from "../usage/service";
 import type { RunResult, Source } from "../../engine/run-result";
 import { runSteps } from "../../engine/execution";
+import { WorkBudget, WorkBudgetExceededError } from "../../utilities/budget";
+import type { InlineCooldown } from "./inline-cooldown";
 import { refundCredits, reserveCredits } from "./repository";
 import {
   needsReadingHere,
@@ -59,6 +62,10 @@ export interface UtilityEngine {
   registry: UtilityRegistry;
   /** runs up to this size go inline, unless a step amplifies (types.ts) */
   inlineMaxBytes: number;
+  /** how long an inline run may hold the event loop; past it the run moves to a worker */
+  inlineBudgetMs: number;
+  /** accounts whose runs skip the main thread for a while, one of theirs having passed the budget */
+  inlineCooldown: InlineCooldown;
   maxPayloadBytes: number;
   /** each step's output limit (utilities/budget.ts) */
   maxOutputBytes: number;
@@ -66,7 +73,7 @@ export interface UtilityEngine {
   documents: DocumentsDeps;
   logger: Logger;
   now: () => number;
-  metrics?: Pick<Metrics, "observeUtilityRun">;
+  metrics?: Pick<Metrics, "observeUtilityRun" | "observeInlineMoved">;
 }
 
 export function getUtility(registry: UtilityRegistry, utilityId: string): Utility {
@@ -183,23 +190,52 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
     const primary = source(plan.primary);
     const steps = plan.steps.map(({ secondary, ...step }) => ({ ...step, ...(secondary ? { secondary: source(secondary) } : {}) }));
     const inline = payloadBytes <= engine.inlineMaxBytes && !plan.steps.some((step) => step.utility.amplifies);
-    const result = inline
-      ? await runSteps(steps, primary, plan.pipeline, engine.maxOutputBytes)
-      : await inWorker(engine, plan.steps[0].utility.id, () =>
-          engine.pool.runSteps(
-            principal.accountId,
-            {
-              steps: steps.map(({ utility, ...step }) => ({ utilityId: utility.id, ...step })),
-              primary,
-              nameSteps: plan.pipeline,
-            },
-            request.signal,
-          ),
-        );
+    const inPool = () =>
+      inWorker(engine, plan.steps[0].utility.id, () =>
+        engine.pool.runSteps(
+          principal.accountId,
+          { steps: steps.map(({ utility, ...step }) => ({ utilityId: utility.id, ...step })), primary, nameSteps: plan.pipeline },
+          request.signal,
+        ),
+      );
+    const result = inline ? await inlineFirst(engine, principal.accountId, plan, steps, primary, inPool) : await inPool();
     const document = plan.output && (await saveOutput(engine.documents, principal.accountId, plan.output, result));
     if (document) request.onReplay?.({ documentIds: [document.id] });
     return answer(engine, plan, result, count, document);
   });
+}
+
+/**
+ * The run on this thread within its work budget; past it, the same run in a worker (utilities are pure,
+ * and their inputs are read, never changed, so the answer is the one the inline run would have given),
+ * and the account's next runs, until a while after that one ends, straight in a worker.
+ */
+async function inlineFirst(
+  engine: UtilityEngine,
+  accountId: string,
+  plan: RunPlan,
+  steps: Parameters<typeof runSteps>[0],
+  primary: Source,
+  inPool: () => Promise<RunResult>,
+): Promise<RunResult> {
+  const runLabel = plan.pipeline ? PIPELINE_RUN : plan.steps[0].utility.id;
+  if (engine.inlineCooldown.active(accountId, engine.now())) {
+    engine.metrics?.observeInlineMoved(runLabel, "account");
+    return inPool();
+  }
+  try {
+    return await runSteps(steps, primary, plan.pipeline, engine.maxOutputBytes, new WorkBudget(engine.inlineBudgetMs));
+  } catch (error) {
+    if (!(error instanceof WorkBudgetExceededError)) throw error;
+    engine.inlineCooldown.start(accountId, engine.now());
+    engine.metrics?.observeInlineMoved(runLabel, "budget");
+    try {
+      return await inPool();
+    } finally {
+      // the cooldown covers the run's time in the worker too, however long it waited or ran there
+      engine.inlineCooldown.start(accountId, engine.now());
+    }
+  }
 }
 
 /** The documents a plan reads or writes: a replay of its answer needs them still there. */
@@ -358,7 +394,7 @@ async function inWorker(engine: UtilityEngine, utilityId: string, run: () => Pro
     engine.logger.log("error", "utility worker failed", { utilityId, error: outcome.message });
     throw new HttpError(500, "internal_error", "The utility worker failed unexpectedly");
   }
-  throw new HttpError(outcome.status, outcome.code, outcome.message, { errors: outcome.errors });
+  throw new HttpError(outcome.status, outcome.code, outcome.message, { errors: outcome.errors, charged: outcome.charged });
 }
 
 function poolFailure(error: unknown): unknown {

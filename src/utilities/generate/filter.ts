@@ -4,7 +4,8 @@
  * at `path` inside primary, and the rest of the document is returned unchanged.
  *
  * Output bound: at most the input's size (a subset of one array, the rest shared); a condition's work
- * per element is bounded by the expression language (lib/expressions.ts); no budget needed.
+ * per element is bounded by the expression language (shared/expressions.ts), and its work in all by the
+ * run's work budget, which the condition's evaluations check.
  */
 import { Type as t, type Static } from "@sinclair/typebox";
 import { parseConfigPath } from "../shared/config-paths";
@@ -14,6 +15,7 @@ import { describeType } from "../shared/records";
 import { compileUserRegex } from "../shared/regex";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
 import { Type } from "@sinclair/typebox";
+import type { WorkBudget } from "../budget";
 
 export const id = "generate.filter";
 
@@ -131,14 +133,15 @@ function compileRule(rule: WhereRule, index: number): Predicate {
   return rule.op === "ne" ? (element) => !found(element) : found;
 }
 
-export function compileFilter(config: FilterConfig): Predicate {
+/** `work`: the run's work budget, which the condition's evaluations check */
+export function compileFilter(config: FilterConfig, work?: WorkBudget): Predicate {
   if (config.condition === undefined && config.where === undefined) {
     throw new UtilityConfigError("condition", "give a condition, where rules, or both");
   }
   const predicates: Predicate[] = [];
   if (config.condition !== undefined) {
     const condition = compileCondition(config.condition, "condition");
-    predicates.push((element, root) => truthy(condition.evaluate({ record: element, root })));
+    predicates.push((element, root) => truthy(condition.evaluate({ record: element, root }, work)));
   }
   if (config.where !== undefined) {
     const rules = config.where.map(compileRule);
@@ -166,8 +169,8 @@ function replaceAt(root: unknown, keys: (string | number)[], value: unknown): un
   return copy;
 }
 
-export function filter(primary: unknown, config: FilterConfig): unknown {
-  const matches = compileFilter(config);
+export function filter(primary: unknown, config: FilterConfig, work?: WorkBudget): unknown {
+  const matches = compileFilter(config, work);
   const path = config.path === undefined ? [] : parseConfigPath(config.path, "path");
   if (path.includes(ANY)) throw new UtilityConfigError("path", "the path must name one array (no wildcard)");
   const [target] = getAll(primary, path);
@@ -193,7 +196,7 @@ export default defineUtility({
   category: "generate",
   description: "Keeps the elements of an array (primary, or the array at `path`) that match a condition expression and/or where rules.",
   configSchema,
-  run(inputs: UtilityInputs, config) {
-    return filter(inputs.primary, config);
+  run(inputs: UtilityInputs, config, budget) {
+    return filter(inputs.primary, config, budget?.work);
   },
 });

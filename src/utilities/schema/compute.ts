@@ -44,7 +44,7 @@ export function compute(primary: unknown, config: ComputeConfig, budget = unlimi
   return mapRecords(primary, (record, index) => {
     const result = cloneJson(objectRecord(record, index, id));
     for (const { path, template } of fields) {
-      const value = cloneJson(template.evaluate({ record: result, root: primary }), budget);
+      const value = cloneJson(template.evaluate({ record: result, root: primary }, budget.work), budget);
       set(result, path, value, budget);
     }
     return result;

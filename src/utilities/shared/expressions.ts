@@ -13,12 +13,14 @@
  * Work bound: one evaluation (an expression, or a template with all its parts) builds at most
  * MAX_RESULT_STRING_LENGTH characters and array elements in all, counted before each string or array
  * is made when its size follows from its parts (concat, join, replace, split, stringify, templates),
- * so that no expression of 1,000 characters can allocate gigabytes (`join(split(s, ""), s)`).
+ * so that no expression of 1,000 characters can allocate gigabytes (`join(split(s, ""), s)`). That
+ * bound is per evaluation; what a run does in all its evaluations is bounded by the run's WorkBudget
+ * (utilities/budget.ts), checked at each evaluation and at each string or array built.
  */
 import jsep from "jsep";
 import { UtilityConfigError, UtilityError } from "../types";
 import { deepEqual } from "./paths";
-import { jsonSizeOf } from "../budget";
+import { jsonSizeOf, type WorkBudget } from "../budget";
 
 export const MAX_EXPRESSION_LENGTH = 1_000;
 export const MAX_EXPRESSION_DEPTH = 20;
@@ -37,7 +39,8 @@ export interface ExpressionScope {
 
 export interface CompiledExpression {
   readonly source: string;
-  evaluate(scope: ExpressionScope): unknown;
+  /** `work`: the run's budget, checked as the evaluation goes */
+  evaluate(scope: ExpressionScope, work?: WorkBudget): unknown;
 }
 
 type Evaluator = (scope: ExpressionScope) => unknown;
@@ -97,14 +100,19 @@ export function toText(value: unknown): string {
 }
 
 /**
- * The allowance of the evaluation under way. Evaluation is synchronous, so one counter serves: the
- * outermost evaluate() resets it, and a template's parts count towards their template.
+ * The allowance of the evaluation under way, and the run's budget. Evaluation is synchronous, so one
+ * counter serves: the outermost evaluate() resets it, and a template's parts count towards their template.
  */
 let evaluating = 0;
 let built = 0;
+let runBudget: WorkBudget | undefined;
 
-function counted<T>(run: () => T): T {
-  if (evaluating === 0) built = 0;
+function counted<T>(work: WorkBudget | undefined, run: () => T): T {
+  if (evaluating === 0) {
+    built = 0;
+    runBudget = work;
+    work?.check();
+  }
   evaluating++;
   try {
     return run();
@@ -113,18 +121,26 @@ function counted<T>(run: () => T): T {
   }
 }
 
-const tooLarge = () =>
-  new UtilityError(`an expression built more than ${MAX_RESULT_STRING_LENGTH} characters and array elements in one evaluation`);
+/** An evaluation passed its own bound: a budget stop, which costs the run its credit (unlike other data failures). */
+export class ExpressionTooLargeError extends UtilityError {
+  constructor() {
+    super(`an expression built more than ${MAX_RESULT_STRING_LENGTH} characters and array elements in one evaluation`);
+  }
+}
+
+const tooLarge = () => new ExpressionTooLargeError();
 
 /** Counts `units` characters or elements about to be built. */
 function build(units: number): void {
   built += units;
   if (built > MAX_RESULT_STRING_LENGTH) throw tooLarge();
+  runBudget?.check();
 }
 
 /** A string made by `+`: a rope of its operands, costing no copy until used, so only its own length is capped. */
 function limitedString(value: string): string {
   if (value.length > MAX_RESULT_STRING_LENGTH) throw tooLarge();
+  runBudget?.check();
   return value;
 }
 
@@ -626,14 +642,14 @@ export function compileExpression(source: string, fieldPath: string): CompiledEx
     return fail((error as Error).message);
   }
   const evaluator = new Compiler(fail, Date.now()).compile(tree, 1);
-  return { source, evaluate: (scope) => counted(() => jsonValue(evaluator(scope))) };
+  return { source, evaluate: (scope, work) => counted(work, () => jsonValue(evaluator(scope))) };
 }
 
 export interface CompiledTemplate {
   readonly source: string;
   /** true when the template holds at least one `{{ }}` part */
   readonly dynamic: boolean;
-  evaluate(scope: ExpressionScope): unknown;
+  evaluate(scope: ExpressionScope, work?: WorkBudget): unknown;
 }
 
 /** Splits `text {{ expr }} text` into literal and expression parts; `}}` inside a quoted string does not close a part. */
@@ -678,13 +694,13 @@ export function compileTemplate(source: string, fieldPath: string): CompiledTemp
   const dynamic = parts.some((part) => typeof part !== "string");
   if (parts.length === 1 && typeof parts[0] !== "string") {
     const only = parts[0];
-    return { source, dynamic, evaluate: (scope) => only.evaluate(scope) };
+    return { source, dynamic, evaluate: (scope, work) => only.evaluate(scope, work) };
   }
   return {
     source,
     dynamic,
-    evaluate: (scope) =>
-      counted(() =>
+    evaluate: (scope, work) =>
+      counted(work, () =>
         joined(
           parts.map((part) => (typeof part === "string" ? part : textOf(part.evaluate(scope)))),
           "",

@@ -15,7 +15,7 @@ import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, typ
 import { mapRecords, type Defaulted } from "../shared/records";
 import { compileUserRegex, literalRegex, type UserRegex } from "../shared/regex";
 import { defineUtility, type UtilityInputs } from "../types";
-import { unlimitedBudget, type OutputBudget } from "../budget";
+import { unlimitedBudget, type OutputBudget, type WorkBudget } from "../budget";
 
 export const id = "structure.find-replace";
 
@@ -66,7 +66,7 @@ function compileReplace(config: FindReplaceConfig, budget: OutputBudget): Replac
   } else {
     pattern = literalRegex(config.search, { caseInsensitive, whole: config.wholeValue });
   }
-  if (template.dynamic) return (text, record, root) => pattern.replaceAll(text, evaluateWith(template, record, root, grow));
+  if (template.dynamic) return (text, record, root) => pattern.replaceAll(text, evaluateWith(template, record, root, grow, budget.work));
   // a literal search inserts the replacement as it is; only regex replacements interpret `$1`
   if (config.regex) return (text) => pattern.replaceAll(text, config.replacement, grow);
   return (text) =>
@@ -77,9 +77,9 @@ function compileReplace(config: FindReplaceConfig, budget: OutputBudget): Replac
 }
 
 const evaluateWith =
-  (template: CompiledTemplate, record: unknown, root: unknown, grow: (added: number) => void) =>
+  (template: CompiledTemplate, record: unknown, root: unknown, grow: (added: number) => void, work?: WorkBudget) =>
   (old: string, groups: (string | null)[]) => {
-    const text = toText(template.evaluate({ record, root, old, groups }));
+    const text = toText(template.evaluate({ record, root, old, groups }, work));
     grow(text.length - old.length);
     return text;
   };

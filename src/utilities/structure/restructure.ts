@@ -52,7 +52,7 @@ class ShapeCompiler {
       if (!shape.includes("{{")) return this.path(shape, at);
       const template = compileTemplate(shape, at);
       return (record, root) => {
-        const value = template.evaluate({ record, root });
+        const value = template.evaluate({ record, root }, budget.work);
         budget.chargeCopyOf(value);
         return value;
       };

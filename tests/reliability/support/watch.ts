@@ -59,3 +59,22 @@ export function watchServer(url: string, pid: number, pauseMs = 20): { stop(): P
     },
   };
 }
+
+export interface ReaderReport {
+  latencies: number[];
+  /** the statuses of the answers that were not 200 */
+  failures: number[];
+}
+
+/** Tenant B's side of a neighbour test: `read` back to back until `deadline` (ms since the epoch), each timed. */
+export async function readUntil(deadline: number, read: () => Promise<Response>): Promise<ReaderReport> {
+  const report: ReaderReport = { latencies: [], failures: [] };
+  while (Date.now() < deadline) {
+    const started = performance.now();
+    const response = await read();
+    await response.arrayBuffer();
+    report.latencies.push(performance.now() - started);
+    if (response.status !== 200) report.failures.push(response.status);
+  }
+  return report;
+}
