@@ -11,7 +11,13 @@ export const EventsQuery = t.Object(
     type: t.Optional(
       t.String({ description: `comma-separated event types (${EVENT_TYPES.join(", ")}) or families (document.*, pipeline.*)` }),
     ),
-    folder: t.Optional(t.String({ description: "only events of documents in this folder or below it" })),
+    folder: t.Optional(t.String({ description: "only events of documents in this folder or, unless recursive=false, below it" })),
+    recursive: t.Optional(
+      t.Union([t.Literal("true"), t.Literal("false")], {
+        description:
+          "with folder: true (the default here) includes its subfolders at any depth (folder=a matches a and a/b, never ab); false only the folder itself",
+      }),
+    ),
     limit: ListQuery.properties.limit,
   },
   { additionalProperties: false },
@@ -75,6 +81,7 @@ export const EventsStreamQuery = t.Object(
     ),
     type: EventsQuery.properties.type,
     folder: EventsQuery.properties.folder,
+    recursive: EventsQuery.properties.recursive,
     timeout: t.Optional(TimeoutSeconds),
   },
   { additionalProperties: false },

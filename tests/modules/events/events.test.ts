@@ -123,6 +123,8 @@ describe("reading the feed", () => {
     const paged = await readAll(key, "", "", 2);
     expect(paged.events.map((event) => event.type)).toEqual([...Array(4).fill("document.created"), "pipeline.created"]);
     expect((await readAll(key, "&folder=/a/")).events.map((event) => event.data.document.name)).toEqual(["a", "a/b"]);
+    expect((await readAll(key, "&folder=a&recursive=true")).events.map((event) => event.data.document.name)).toEqual(["a", "a/b"]);
+    expect((await readAll(key, "&folder=a&recursive=false")).events.map((event) => event.data.document.name)).toEqual(["a"]);
     expect((await readAll(key, "&type=pipeline.*")).events.map((event) => event.data.pipeline.name)).toEqual(["p"]);
     expect((await readAll(key, "&type=document.created,document.deleted")).events).toHaveLength(4);
     // nothing new: the same cursor comes back, and an empty page
@@ -144,6 +146,7 @@ describe("reading the feed", () => {
       ["after=nope", "/after"],
       ["type=document.exploded", "/type"],
       ["folder=a/../b", "/folder"],
+      ["folder=a&recursive=no", "/recursive"],
       ["limit=0", "/limit"],
     ]) {
       const answer = await t.json("GET", `${EVENTS}?${query}`, { key });
