@@ -10,8 +10,10 @@ import type { Db } from "../../db/client";
 import { operation } from "../../http/openapi";
 import { LIMIT_PARAMETER } from "../documents/model";
 import { requirePrincipal, type AuthPlugin, type Principal } from "../auth";
+import type { Static } from "@sinclair/typebox";
 import {
   EventsPage,
+  type EventView,
   EventsQuery,
   EventsStreamQuery,
   LAST_EVENT_ID_PARAMETER,
@@ -85,7 +87,8 @@ export const eventsModule = (deps: { db: Db; auth: AuthPlugin; streams: EventStr
         const events = await readEvents(deps.db, accountId, readableFamilies(permissions), eventFilterOf(query), after, limit);
         return {
           success: true as const,
-          events,
+          // the rows' data is JSON the database built (document fields, a stored payload): EventView documents its shape per family
+          events: events as Static<typeof EventView>[],
           nextCursor: events.at(-1)?.cursor ?? encodeEventCursor(after),
           hasMore: events.length === limit,
         };

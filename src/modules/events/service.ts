@@ -10,18 +10,18 @@ import type { Db } from "../../db/client";
 import { documentView } from "../documents/service";
 import { EVENTS_PAGE, EXPIRED_EVENTS } from "./statements";
 
-export const EVENT_TYPES = [
+/** The event types of each family; each family has one shape of `data` (model.ts). */
+export const DOCUMENT_EVENT_TYPES = [
   "document.created",
   "document.updated",
   "document.content_replaced",
   "document.deleted",
   "document.restored",
   "document.purged",
-  "pipeline.created",
-  "pipeline.updated",
-  "pipeline.deleted",
-  "webhook.disabled",
 ] as const;
+export const PIPELINE_EVENT_TYPES = ["pipeline.created", "pipeline.updated", "pipeline.deleted"] as const;
+export const WEBHOOK_EVENT_TYPES = ["webhook.disabled"] as const;
+export const EVENT_TYPES = [...DOCUMENT_EVENT_TYPES, ...PIPELINE_EVENT_TYPES, ...WEBHOOK_EVENT_TYPES] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The permission a key needs to see each family of events. */

@@ -92,7 +92,19 @@ describe("a document's life as events", () => {
 
   test("an event written before its document's fields were kept apart (migration 0017) reads as it was stored", async () => {
     const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
-    const stored = { document: { id: "doc_before", name: "before", title: "before", tags: [], folder: null, version: 1 } };
+    const stored = {
+      document: {
+        id: "doc_before",
+        name: "before",
+        title: "before",
+        tags: [],
+        fileSize: 1,
+        version: 1,
+        createdAt: 1,
+        updatedAt: 1,
+        folder: null,
+      },
+    };
     await t.testDb.database.sql`
       insert into events (id, account_id, type, folder, data, created_at)
       values ('evt_before', ${accountId}, 'document.created', null, ${JSON.stringify(stored)}::jsonb, 1)`;
