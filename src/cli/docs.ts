@@ -53,7 +53,9 @@ async function allPages<T>(client: Client, path: string, key: string, limit: str
 }
 
 export function docsCommand(client: () => Client): Command {
-  const docs = new Command("docs").description("list, read, upload, download and delete documents");
+  const docs = new Command("docs").description(
+    "documents: list, read, upload, download, edit, patch, versions, delete, restore, purge, links and folders",
+  );
 
   docs
     .command("ls")
