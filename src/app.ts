@@ -31,7 +31,7 @@ import { documentsDeps } from "./modules/documents/service";
 import { documentLinksModule, linkBaseOf, linkSecretOf } from "./modules/documents/links";
 import type { ContentStore } from "./storage/content-store";
 import { createContentStore } from "./storage";
-import { EXECUTE_ROUTE, utilitiesModule } from "./modules/utilities";
+import { EXECUTE_ROUTE, utilitiesModule, utilityRunVariants } from "./modules/utilities";
 import { InlineCooldown } from "./modules/utilities/inline-cooldown";
 import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
 import { pipelinesRepository } from "./modules/pipelines/repository";
@@ -114,7 +114,7 @@ export function createApp(deps: AppDeps) {
     metrics,
   };
 
-  const docs = openapiDocs({ webhooks: webhookOpenApi() });
+  const docs = openapiDocs({ webhooks: webhookOpenApi(), variants: utilityRunVariants(utilityEngine.registry) });
   const app = new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
     .use(
@@ -175,3 +175,6 @@ function instrumented(store: ContentStore, metrics: Metrics | undefined): Conten
 }
 
 export type App = ReturnType<typeof createApp>;
+/** For Eden clients: a run's body with `config` typed for one utility (the route's own body is any utility's). */
+export type { UtilityRunBody } from "./modules/utilities/model";
+export type { UtilityConfig, UtilityId } from "./utilities/registry";

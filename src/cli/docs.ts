@@ -1,4 +1,7 @@
-/** kiln docs ls|get|push|pull|rm: documents over /api/v1/documents. */
+/**
+ * kiln docs …: every document operation of /api/v1/documents (list, metadata, upload, download, edit,
+ * patch, versions, delete, restore, purge, links) and the folder list.
+ */
 import { Command } from "commander";
 import { CliError, type Client } from "./client";
 import { counted, formatBytes, formatTime, printJson, printTable, progress, readInput, writeStdout, type GlobalOptions } from "./output";
@@ -13,52 +16,82 @@ interface DocumentView {
   tags: string[];
   description?: string;
   fileSize: number;
+  version: number;
   createdAt: number;
   updatedAt: number;
 }
 
+interface VersionView {
+  version: number;
+  fileSize: number;
+  etag: string;
+  createdAt: number;
+}
+
+const documentPath = (id: string) => `${DOCS}/${encodeURIComponent(id)}`;
+
+/** A version argument: a whole number from 1, else a usage error before anything is sent. */
+function versionNumber(text: string, what: string): string {
+  if (!/^[1-9][0-9]{0,9}$/.test(text)) throw new CliError(`${what}: the version must be a whole number from 1, got '${text}'`, 2);
+  return text;
+}
+
+/** Every page of a listing at `path` (a query string already on it or not), `key` naming the page's array. */
+async function allPages<T>(client: Client, path: string, key: string, limit: string, all: boolean): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | null = null;
+  do {
+    const separator = path.includes("?") ? "&" : "?";
+    const query = new URLSearchParams({ limit });
+    if (cursor) query.set("cursor", cursor);
+    const page = await client.json<Record<string, unknown> & { nextCursor: string | null }>("GET", `${path}${separator}${query}`);
+    items.push(...(page[key] as T[]));
+    cursor = page.nextCursor;
+    if (!all && cursor) process.stderr.write(`more ${key} follow: --all lists every page\n`);
+  } while (all && cursor);
+  return items;
+}
+
 export function docsCommand(client: () => Client): Command {
-  const docs = new Command("docs").description("list, read, upload, download and delete documents");
+  const docs = new Command("docs").description(
+    "documents: list, read, upload, download, edit, patch, versions, delete, restore, purge, links and folders",
+  );
 
   docs
     .command("ls")
     .description("list documents, newest first")
     .option("--folder <path>", "only documents directly in this folder")
-    .option("--deleted", "list soft-deleted documents instead")
+    .option("-r, --recursive", "with --folder: its subfolders' documents too, at any depth")
+    .option("--deleted", "list soft-deleted documents (the trash) instead")
     .option("--limit <n>", "documents per page (1-200)", "50")
     .option("--all", "follow every page")
-    .action(async (options: { folder?: string; deleted?: boolean; limit: string; all?: boolean }, command: Command) => {
-      const globals = command.optsWithGlobals<GlobalOptions>();
-      const documents: DocumentView[] = [];
-      let cursor: string | null = null;
-      do {
-        const query = new URLSearchParams({ limit: options.limit });
+    .action(
+      async (options: { folder?: string; recursive?: boolean; deleted?: boolean; limit: string; all?: boolean }, command: Command) => {
+        const globals = command.optsWithGlobals<GlobalOptions>();
+        const query = new URLSearchParams();
         if (options.folder !== undefined) query.set("folder", options.folder);
+        if (options.recursive) query.set("recursive", "true");
         if (options.deleted) query.set("deleted", "true");
-        if (cursor) query.set("cursor", cursor);
-        const page: { documents: DocumentView[]; nextCursor: string | null } = await client().json("GET", `${DOCS}?${query}`);
-        documents.push(...page.documents);
-        cursor = page.nextCursor;
-        if (!options.all && cursor) process.stderr.write(`more documents follow: --all lists every page\n`);
-      } while (options.all && cursor);
-      if (globals.json) return printJson(documents);
-      printTable(
-        documents.map((document) => ({
-          id: document.id,
-          name: document.name,
-          folder: document.folder,
-          size: formatBytes(document.fileSize),
-          updated: formatTime(document.updatedAt),
-        })),
-        ["id", "name", "folder", "size", "updated"],
-      );
-    });
+        const documents = await allPages<DocumentView>(client(), `${DOCS}?${query}`, "documents", options.limit, options.all === true);
+        if (globals.json) return printJson(documents);
+        printTable(
+          documents.map((document) => ({
+            id: document.id,
+            name: document.name,
+            folder: document.folder,
+            size: formatBytes(document.fileSize),
+            updated: formatTime(document.updatedAt),
+          })),
+          ["id", "name", "folder", "size", "updated"],
+        );
+      },
+    );
 
   docs
     .command("get <id>")
     .description("show a document's metadata")
     .action(async (id: string, _options: object, command: Command) => {
-      const { document } = await client().json<{ document: DocumentView }>("GET", `${DOCS}/${encodeURIComponent(id)}`);
+      const { document } = await client().json<{ document: DocumentView }>("GET", documentPath(id));
       if (command.optsWithGlobals<GlobalOptions>().json) return printJson(document);
       printDocument(document);
     });
@@ -89,7 +122,7 @@ export function docsCommand(client: () => Client): Command {
           );
         }
         if (options.replace !== undefined) {
-          const path = `${DOCS}/${encodeURIComponent(options.replace)}/content`;
+          const path = `${documentPath(options.replace)}/content`;
           const result = await upload(client(), "PUT", path, input.bytes, input.bytes.byteLength, globals);
           if (globals.json) return printJson(result);
           return void process.stdout.write(`replaced the content of ${options.replace} (${formatBytes(result.fileSize)})\n`);
@@ -110,11 +143,15 @@ export function docsCommand(client: () => Client): Command {
     );
 
   docs
-    .command("pull <id>")
-    .description("download a document's content to stdout or --output FILE")
+    .command("pull <id> [version]")
+    .description("download a document's content, or that of one kept VERSION (kiln docs versions ID), to stdout or --output FILE")
     .option("-o, --output <file>", "write to this file instead of stdout")
-    .action(async (id: string, options: { output?: string }, command: Command) => {
-      const response = await client().request("GET", `${DOCS}/${encodeURIComponent(id)}/content`, {
+    .action(async (id: string, version: string | undefined, options: { output?: string }, command: Command) => {
+      const path =
+        version === undefined
+          ? `${documentPath(id)}/content`
+          : `${documentPath(id)}/versions/${versionNumber(version, "docs pull")}/content`;
+      const response = await client().request("GET", path, {
         headers: { "accept-encoding": "identity" },
       });
       const length = Number(response.headers.get("content-length") ?? NaN);
@@ -140,14 +177,148 @@ export function docsCommand(client: () => Client): Command {
 
   docs
     .command("rm <id>")
-    .description("soft-delete a document (restorable until its purge date); --purge deletes it for good")
+    .description("soft-delete a document (kiln docs restore ID brings it back until its purge date); --purge deletes it for good")
     .option("--purge", "then purge it permanently")
     .action(async (id: string, options: { purge?: boolean }, command: Command) => {
-      const path = `${DOCS}/${encodeURIComponent(id)}`;
+      const path = documentPath(id);
       const deleted = await client().json<{ purgeAt: number }>("DELETE", path);
       const purged = options.purge ? await client().json("POST", `${path}/purge`) : undefined;
       if (command.optsWithGlobals<GlobalOptions>().json) return printJson(purged ?? deleted);
       process.stdout.write(purged ? `purged ${id}\n` : `deleted ${id} (restorable until ${formatTime(deleted.purgeAt)})\n`);
+    });
+
+  docs
+    .command("restore <id>")
+    .description("bring a soft-deleted document back")
+    .action(async (id: string, _options: object, command: Command) => {
+      const { document } = await client().json<{ document: DocumentView }>("POST", `${documentPath(id)}/restore`);
+      if (command.optsWithGlobals<GlobalOptions>().json) return printJson(document);
+      process.stdout.write(`restored ${document.id}  ${document.name}\n`);
+    });
+
+  docs
+    .command("purge <id>")
+    .description("delete a soft-deleted document for good, with every version (kiln docs rm ID first)")
+    .action(async (id: string, _options: object, command: Command) => {
+      const purged = await client().json("POST", `${documentPath(id)}/purge`);
+      if (command.optsWithGlobals<GlobalOptions>().json) return printJson(purged);
+      process.stdout.write(`purged ${id}\n`);
+    });
+
+  docs
+    .command("edit <id>")
+    .description("change a document's metadata: only the options given change")
+    .option("--name <name>", "new name")
+    .option("--description <text>", "new description ('' removes it)")
+    .option("--tag <tag>", "a tag (repeat for several): replaces every tag", (tag: string, tags: string[] = []) => [...tags, tag])
+    .option("--no-tags", "remove every tag")
+    .option("--folder <path>", "move it to this folder ('' takes it out of its folder)")
+    .action(
+      async (
+        id: string,
+        options: { name?: string; description?: string; tag?: string[]; tags: boolean; folder?: string },
+        command: Command,
+      ) => {
+        if (options.tag && !options.tags) throw new CliError("docs edit: --tag and --no-tags contradict each other", 2);
+        const body: Record<string, unknown> = {};
+        if (options.name !== undefined) body.name = options.name;
+        if (options.description !== undefined) body.description = options.description;
+        if (options.tag) body.tags = options.tag;
+        else if (!options.tags) body.tags = [];
+        if (options.folder !== undefined) body.folder = options.folder;
+        if (Object.keys(body).length === 0)
+          throw new CliError("docs edit: give at least one of --name, --description, --tag, --no-tags, --folder", 2);
+        const { document } = await client().json<{ document: DocumentView }>("PUT", documentPath(id), body);
+        if (command.optsWithGlobals<GlobalOptions>().json) return printJson(document);
+        printDocument(document);
+      },
+    );
+
+  docs
+    .command("patch <id> [file]")
+    .description("apply a JSON Patch (RFC 6902: an array of operations) from FILE or stdin ('-'); --merge: a merge patch (RFC 7396)")
+    .option("--merge", "the patch is a JSON Merge Patch (an object merged into the content; null removes a member)")
+    .action(async (id: string, file: string | undefined, options: { merge?: boolean }, command: Command) => {
+      const input = await readInput(file, "docs patch");
+      try {
+        JSON.parse(new TextDecoder().decode(input.bytes));
+      } catch (error) {
+        throw new CliError(
+          `docs patch: ${file === undefined || file === "-" ? "stdin" : file} is not valid JSON: ${(error as Error).message}`,
+          2,
+        );
+      }
+      const response = await client().request("PATCH", `${documentPath(id)}/content`, {
+        body: input.bytes,
+        contentType: options.merge ? "application/merge-patch+json" : "application/json-patch+json",
+      });
+      const { document } = (await response.json()) as { document: DocumentView };
+      if (command.optsWithGlobals<GlobalOptions>().json) return printJson(document);
+      process.stdout.write(`patched ${document.id}: version ${document.version} (${formatBytes(document.fileSize)})\n`);
+    });
+
+  docs
+    .command("versions <id>")
+    .description("list a document's kept versions, newest (the current content) first")
+    .option("--limit <n>", "versions per page (1-200)", "50")
+    .option("--all", "follow every page")
+    .action(async (id: string, options: { limit: string; all?: boolean }, command: Command) => {
+      const versions = await allPages<VersionView>(
+        client(),
+        `${documentPath(id)}/versions`,
+        "versions",
+        options.limit,
+        options.all === true,
+      );
+      if (command.optsWithGlobals<GlobalOptions>().json) return printJson(versions);
+      printTable(
+        versions.map((version) => ({
+          version: version.version,
+          size: formatBytes(version.fileSize),
+          created: formatTime(version.createdAt),
+          etag: version.etag,
+        })),
+        ["version", "size", "created", "etag"],
+      );
+    });
+
+  docs
+    .command("restore-version <id> <version>")
+    .description("make a kept version's content the current content again, as a new version (history is kept)")
+    .action(async (id: string, version: string, _options: object, command: Command) => {
+      const path = `${documentPath(id)}/versions/${versionNumber(version, "docs restore-version")}/restore`;
+      const { document } = await client().json<{ document: DocumentView }>("POST", path);
+      if (command.optsWithGlobals<GlobalOptions>().json) return printJson(document);
+      process.stdout.write(`restored version ${version} of ${document.id} as version ${document.version}\n`);
+    });
+
+  docs
+    .command("link <id>")
+    .description("make a signed download link: a URL that serves the current content without a key until it expires")
+    .option("--expires-in <seconds>", "seconds until it expires (the server's default without it)")
+    .action(async (id: string, options: { expiresIn?: string }, command: Command) => {
+      if (options.expiresIn !== undefined && !/^[0-9]{1,10}$/.test(options.expiresIn))
+        throw new CliError(`docs link: --expires-in must be a whole number of seconds, got '${options.expiresIn}'`, 2);
+      const body = options.expiresIn === undefined ? undefined : { expiresIn: Number(options.expiresIn) };
+      const link = await client().json<{ url: string; expiresAt: number }>("POST", `${documentPath(id)}/links`, body);
+      if (command.optsWithGlobals<GlobalOptions>().json) return printJson(link);
+      process.stdout.write(`${link.url}\n`);
+      process.stderr.write(`valid until ${formatTime(link.expiresAt)}\n`);
+    });
+
+  docs
+    .command("folders")
+    .description("list the folders with the number of active documents directly in each")
+    .action(async (_options: object, command: Command) => {
+      const { folders } = await client().json<{ folders: { path: string; documentCount: number; createdAt: number }[] }>(
+        "GET",
+        "/api/v1/folders",
+      );
+      if (command.optsWithGlobals<GlobalOptions>().json) return printJson(folders);
+      printTable(
+        folders.map((folder) => ({ path: folder.path, documents: folder.documentCount, created: formatTime(folder.createdAt) })),
+        ["path", "documents", "created"],
+      );
     });
 
   return docs;
@@ -161,6 +332,7 @@ function printDocument(document: DocumentView): void {
     ["tags", document.tags.join(", ") || "-"],
     ["description", document.description ?? "-"],
     ["size", `${formatBytes(document.fileSize)} (${document.fileSize} bytes)`],
+    ["version", String(document.version)],
     ["created", formatTime(document.createdAt)],
     ["updated", formatTime(document.updatedAt)],
   ];

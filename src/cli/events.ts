@@ -67,12 +67,14 @@ export function eventsCommand(client: () => Client): Command {
     )
     .option("--type <types>", "comma-separated event types or families (document.created,pipeline.*)")
     .option("--folder <path>", "only events of documents in this folder or below it")
+    .option("--no-recursive", "with --folder: only that folder itself, not its subfolders")
     .option("--after <cursor>", "start after this cursor (an event's cursor); default: from the oldest event kept")
-    .action(async (options: { type?: string; folder?: string; after?: string }, command: Command) => {
+    .action(async (options: { type?: string; folder?: string; recursive: boolean; after?: string }, command: Command) => {
       const json = command.optsWithGlobals<GlobalOptions>().json === true;
       const query = new URLSearchParams();
       if (options.type !== undefined) query.set("type", options.type);
       if (options.folder !== undefined) query.set("folder", options.folder);
+      if (!options.recursive) query.set("recursive", "false");
       const path = `/api/v1/events/stream${query.size > 0 ? `?${query}` : ""}`;
       let cursor = options.after;
       let retryMs = RETRY_DEFAULT_MS;

@@ -11,12 +11,14 @@ const NEWLINE = 0x0a;
 export function exportCommand(client: () => Client): Command {
   return new Command("export")
     .description("write every document (metadata and content) as NDJSON to stdout or --output FILE")
-    .option("--folder <path>", "only documents in this folder")
+    .option("--folder <path>", "only documents directly in this folder")
+    .option("-r, --recursive", "with --folder: its subfolders' documents too, at any depth")
     .option("--deleted", "export soft-deleted documents instead")
     .option("-o, --output <file>", "write to this file instead of stdout")
-    .action(async (options: { folder?: string; deleted?: boolean; output?: string }, command: Command) => {
+    .action(async (options: { folder?: string; recursive?: boolean; deleted?: boolean; output?: string }, command: Command) => {
       const query = new URLSearchParams();
       if (options.folder !== undefined) query.set("folder", options.folder);
+      if (options.recursive) query.set("recursive", "true");
       if (options.deleted) query.set("deleted", "true");
       const response = await client().request("GET", `/api/v1/export${query.size > 0 ? `?${query}` : ""}`);
       const bar = progress("export", { dataOnStdout: !options.output, json: command.optsWithGlobals<GlobalOptions>().json });

@@ -93,6 +93,26 @@ export function normalizeFolder(raw: string | null, errors: FieldError[], path =
   return folder;
 }
 
+/**
+ * A `folder` query filter: the documents directly in `path`, or with `subfolders` those at any depth
+ * below it too (`a` matches `a` and `a/b`, never `ab`).
+ */
+export interface FolderFilter {
+  path: string;
+  subfolders: boolean;
+}
+
+/**
+ * The `folder` and `recursive` query parameters of the document list, the export and the events feed:
+ * the normalised filter, or undefined for any folder (the whole tree, which `subfolders` cannot widen).
+ */
+export function folderFilter(raw: string | undefined, subfolders: boolean): FolderFilter | undefined {
+  const errors: FieldError[] = [];
+  const path = raw === undefined ? null : normalizeFolder(raw, errors, "/folder");
+  if (errors.length > 0) throw validationError(errors.map((error) => ({ ...error, message: `${error.message} (query parameter folder)` })));
+  return path === null ? undefined : { path, subfolders };
+}
+
 /** Throws one 400 naming every bad field; returns the normalised values of the fields given. */
 export function normalizeMetadata(input: MetadataInput, errors: FieldError[] = []): Metadata {
   const metadata: Metadata = {};

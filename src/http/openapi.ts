@@ -430,6 +430,22 @@ export interface DocumentInfo {
    * go through the same cleaning as the routes', so a titled one (the Event) becomes a component.
    */
   webhooks?: Record<string, Json>;
+  /** operations documented as copies of a route's, each at a path of its own with its own body */
+  variants?: readonly OperationVariant[];
+}
+
+/**
+ * A documented copy of a route's operation (`of`) at a concrete path that the route serves (a value of
+ * its path parameter written out), with its own request body: a generated client then types that body
+ * per path. Its responses, headers and security are the route's.
+ */
+export interface OperationVariant {
+  of: { method: string; path: string };
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  body: TSchema;
 }
 
 /** The OpenAPI 3.1 document of every route of `app` that is not hidden. */
@@ -514,6 +530,22 @@ export function buildOpenApiDocument(routes: readonly RouteLike[], info: Documen
       security,
     };
   }
+  for (const variant of info.variants ?? []) {
+    const template = paths[variant.of.path]?.[variant.of.method] as Json | undefined;
+    if (!template) throw new Error(`OpenAPI: no ${variant.of.method} ${variant.of.path} to copy for ${variant.operationId}`);
+    const parameters = ((template.parameters as Json[] | undefined) ?? []).filter(
+      (parameter) => parameter.in !== "path" || variant.path.includes(`{${parameter.name}}`),
+    );
+    const { parameters: _template, ...rest } = template;
+    (paths[variant.path] ??= {})[variant.of.method] = {
+      ...rest,
+      operationId: variant.operationId,
+      summary: variant.summary,
+      ...(variant.description ? { description: variant.description } : {}),
+      ...(parameters.length ? { parameters } : {}),
+      requestBody: { required: true, content: { "application/json": { schema: cleanSchema(variant.body, named) } } },
+    };
+  }
   const webhooks = info.webhooks
     ? Object.fromEntries(Object.entries(info.webhooks).map(([name, item]) => [name, cleanSchema(item, named) as Json]))
     : undefined;
@@ -572,8 +604,8 @@ const INFO: DocumentInfo = {
  * The reference routes. describe(app) names the app whose routes the document lists; it is read on each
  * request (cached while the route count stays the same), so routes added after this plugin are covered.
  */
-export function openapiDocs(options: { webhooks?: Record<string, Json> } = {}) {
-  const info: DocumentInfo = { ...INFO, ...(options.webhooks ? { webhooks: options.webhooks } : {}) };
+export function openapiDocs(options: Pick<DocumentInfo, "webhooks" | "variants"> = {}) {
+  const info: DocumentInfo = { ...INFO, ...options };
   let routesOf: () => readonly RouteLike[] = () => [];
   let cached: { count: number; text: string } | undefined;
   const plugin = new Elysia({ name: "kiln.openapi", detail: { tags: ["Operations"] } })

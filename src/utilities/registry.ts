@@ -2,6 +2,7 @@
  * id → utility. Every id of docs/utilities.md is here (plus aliases such as compare.json-diff); the engine,
  * the catalogue and the workers all read this one table, so a utility is written once.
  */
+import type { Static } from "@sinclair/typebox";
 import type { Utility } from "./types";
 import csvToJson from "./convert/csv-to-json";
 import jsonToCsv from "./convert/json-to-csv";
@@ -26,7 +27,7 @@ import mapValues from "./cleanup/map-values";
 import generateMockData from "./generate/generate-mock-data";
 import filter from "./generate/filter";
 
-export const UTILITIES: readonly Utility[] = [
+export const UTILITIES = [
   csvToJson,
   jsonToCsv,
   addLocalization,
@@ -49,7 +50,18 @@ export const UTILITIES: readonly Utility[] = [
   mapValues,
   generateMockData,
   filter,
-];
+] as const satisfies readonly Utility[];
+
+type Registered = (typeof UTILITIES)[number];
+
+/** The id of a utility of the table (not its aliases). */
+export type UtilityId = Registered["id"];
+
+/**
+ * The config a client sends to utility `Id`, typed by that utility's schema: each field may be left
+ * out (the ones with a default take it; a field without one is then refused with 400 naming it).
+ */
+export type UtilityConfig<Id extends UtilityId> = Partial<Static<Extract<Registered, { id: Id }>["configSchema"]>>;
 
 /**
  * A set of utilities the engine can run. `module` is the URL of a module exporting it as `registry`, so

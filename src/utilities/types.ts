@@ -67,6 +67,8 @@ export class UtilityConfigError extends Error {
 
 /**
  * Types `run`'s and `recordWise`'s config from the schema: a utility file declares its config type as
- * `Static<typeof configSchema>`, never by hand.
+ * `Static<typeof configSchema>`, never by hand. The id keeps its literal type, so that the registry's
+ * table types each utility's config by its id (registry.ts, UtilityConfig).
  */
-export const defineUtility = <S extends TObject>(utility: Utility<S>): Utility<S> => utility;
+export const defineUtility = <S extends TObject, const Id extends string>(utility: Utility<S> & { id: Id }): Utility<S> & { id: Id } =>
+  utility;

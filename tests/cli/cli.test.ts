@@ -214,6 +214,122 @@ describe("kiln docs", () => {
   });
 });
 
+describe("kiln docs: every document operation", () => {
+  const ids = (text: string) => json(text).map((entry: { id: string }) => entry.id);
+  const push = async (target: Target, name: string, content: string, ...options: string[]) => {
+    const pushed = await kiln(["--json", "docs", "push", "--name", name, ...options, "-"], target, { stdin: content });
+    expect(pushed.code).toBe(0);
+    return json(pushed.stdout) as { id: string; version: number };
+  };
+
+  test("restore brings back what rm deleted; purge removes a deleted document and refuses an active one", async () => {
+    const { id } = await push(user, "back.json", "{}");
+    expect((await kiln(["docs", "rm", id], user)).code).toBe(0);
+    const restored = await kiln(["docs", "restore", id], user);
+    expect([restored.code, restored.stdout]).toEqual([0, `restored ${id}  back.json\n`]);
+    expect((await kiln(["docs", "get", id], user)).code).toBe(0);
+
+    const active = await kiln(["docs", "purge", id], user);
+    expect(active.code).toBe(1);
+    expect(active.stderr).toContain("(document_not_deleted)");
+    expect((await kiln(["docs", "rm", id], user)).code).toBe(0);
+    const purged = await kiln(["--json", "docs", "purge", id], user);
+    expect(json(purged.stdout)).toEqual({ success: true, deleted: true, permanent: true });
+    expect((await kiln(["docs", "restore", id], user)).stderr).toContain("(document_not_found)");
+  });
+
+  test("edit changes only the metadata it is given; tags are replaced, or removed with --no-tags", async () => {
+    const { id } = await push(user, "meta.json", "1", "--folder", "drafts", "--tag", "a", "--description", "first");
+    const renamed = await kiln(["docs", "edit", id, "--name", "final.json", "--tag", "x", "--tag", "y"], user);
+    expect(renamed.code).toBe(0);
+    expect(renamed.stdout).toContain("name        final.json");
+    expect(renamed.stdout).toContain("tags        x, y");
+    expect(renamed.stdout).toContain("folder      drafts");
+    expect(renamed.stdout).toContain("description first");
+    const cleared = await kiln(["--json", "docs", "edit", id, "--no-tags", "--folder", "", "--description", ""], user);
+    expect(json(cleared.stdout)).toMatchObject({ name: "final.json", tags: [], folder: null });
+    expect(json(cleared.stdout).description).toBeUndefined();
+    expect((await kiln(["--json", "docs", "edit", id, "--folder", "done/2026"], user)).stdout).toContain('"folder": "done/2026"');
+
+    const nothing = await kiln(["docs", "edit", id], user);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toContain("give at least one of");
+    expect((await kiln(["docs", "edit", id, "--tag", "x", "--no-tags"], user)).code).toBe(2);
+    const bad = await kiln(["docs", "edit", id, "--folder", "a/../b"], user);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("(validation_failed)");
+  });
+
+  test("patch (JSON Patch, or --merge), versions, pull ID VERSION and restore-version", async () => {
+    const original = '{"n": 12345678901234567890, "a": 1}';
+    const { id } = await push(user, "patched.json", original);
+
+    const patched = await kiln(["docs", "patch", id, "-"], user, { stdin: '[{"op":"add","path":"/b","value":1.50}]' });
+    expect([patched.code, patched.stdout]).toEqual([0, `patched ${id}: version 2 (46 B)\n`]);
+    expect((await kiln(["docs", "pull", id], user)).stdout).toBe('{"n": 12345678901234567890, "a": 1, "b": 1.50}');
+    writeFileSync(join(work, "merge.json"), '{"a": null}');
+    expect((await kiln(["docs", "patch", id, join(work, "merge.json"), "--merge"], user)).code).toBe(0);
+    const merged = (await kiln(["docs", "pull", id], user)).stdout;
+    expect(merged).toContain('"n": 12345678901234567890');
+    expect(Object.keys(json(merged))).toEqual(["n", "b"]);
+    const failed = await kiln(["docs", "patch", id, "-"], user, { stdin: '[{"op":"test","path":"/b","value":2}]' });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain("(patch_test_failed)");
+    const malformed = await kiln(["docs", "patch", id, "-"], user, { stdin: "[{" });
+    expect(malformed.code).toBe(2);
+
+    const versions = await kiln(["--json", "docs", "versions", id], user);
+    expect(json(versions.stdout).map((version: { version: number }) => version.version)).toEqual([3, 2, 1]);
+    const table = await kiln(["docs", "versions", id, "--limit", "2"], user);
+    expect(table.stdout.split("\n")[0]).toMatch(/^version\s+size\s+created\s+etag$/);
+    expect(table.stderr).toContain("more versions follow");
+    expect((await kiln(["docs", "pull", id, "1"], user)).stdout).toBe(original);
+
+    const restored = await kiln(["docs", "restore-version", id, "1"], user);
+    expect([restored.code, restored.stdout]).toEqual([0, `restored version 1 of ${id} as version 4\n`]);
+    expect((await kiln(["docs", "pull", id], user)).stdout).toBe(original);
+    expect((await kiln(["docs", "restore-version", id, "first"], user)).code).toBe(2);
+    expect((await kiln(["docs", "pull", id, "9"], user)).stderr).toContain("(version_not_found)");
+  });
+
+  test("ls --folder takes the folder alone, with --recursive its subfolders too; folders lists them with their counts", async () => {
+    const target = { url: user.url, key: await run.newKey(["documents"]) };
+    const top = await push(target, "top.json", "1", "--folder", "tree");
+    const deep = await push(target, "deep.json", "2", "--folder", "tree/a/b");
+    await push(target, "beside.json", "3", "--folder", "tree-old");
+    expect(ids((await kiln(["--json", "docs", "ls", "--folder", "tree"], target)).stdout)).toEqual([top.id]);
+    expect(ids((await kiln(["--json", "docs", "ls", "--folder", "tree", "--recursive"], target)).stdout)).toEqual([deep.id, top.id]);
+    const exported = await kiln(["export", "--folder", "tree", "-r"], target);
+    expect(
+      exported.stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line).document.name),
+    ).toEqual(["top.json", "deep.json"]);
+
+    const folders = await kiln(["docs", "folders"], target);
+    expect(folders.stdout.split("\n")[0]).toMatch(/^path\s+documents\s+created$/);
+    const counts = await kiln(["--json", "docs", "folders"], target);
+    expect(json(counts.stdout).map((folder: { path: string; documentCount: number }) => [folder.path, folder.documentCount])).toEqual([
+      ["tree", 1],
+      ["tree-old", 1],
+      ["tree/a", 0],
+      ["tree/a/b", 1],
+    ]);
+  });
+
+  test("link prints a URL that downloads the content without a key", async () => {
+    const { id } = await push(user, "shared.json", '{"shared": true}');
+    const made = await kiln(["docs", "link", id, "--expires-in", "60"], user);
+    expect(made.code).toBe(0);
+    expect(made.stderr).toStartWith("valid until ");
+    const download = await fetch(made.stdout.trim());
+    expect(download.status).toBe(200);
+    expect(await download.text()).toBe('{"shared": true}');
+    expect((await kiln(["docs", "link", id, "--expires-in", "soon"], user)).code).toBe(2);
+  });
+});
+
 describe("keys and usage", () => {
   test("keys create prints a secret that works; ls lists it; revoke makes it answer 401", async () => {
     const account = (await (

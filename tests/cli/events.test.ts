@@ -185,27 +185,35 @@ describe("kiln events tail", () => {
     }
   });
 
-  test("one line per event for people, --type and --folder filter, --after starts after a cursor", async () => {
+  test("one line per event for people, --type and --folder (--no-recursive) filter, --after starts after a cursor", async () => {
     const key = await newKey();
     const a = await api("POST", "/api/v1/documents", key, { name: "one.json", folder: "a", content: 1 });
     await api("POST", "/api/v1/documents", key, { name: "two.json", folder: "b", content: 2 });
     await api("DELETE", `/api/v1/documents/${a.document.id}`, key);
+    await api("POST", "/api/v1/documents", key, { name: "three.json", folder: "a/deep", content: 3 });
     const all = await feed(key);
     const people = tail(["events", "tail"], tailed.url, key);
     const filtered = tail(["events", "tail", "--type", "document.deleted", "--folder", "a"], tailed.url, key);
+    const subtree = tail(["events", "tail", "--folder", "a"], tailed.url, key);
+    const exact = tail(["events", "tail", "--folder", "a", "--no-recursive"], tailed.url, key);
     const after = tail(["events", "tail", "--after", all[0].cursor], tailed.url, key);
-    await people.until(() => people.lines().length === 3);
+    await people.until(() => people.lines().length === 4);
     await filtered.until(() => filtered.lines().length === 1);
-    await after.until(() => after.lines().length === 2);
+    await subtree.until(() => subtree.lines().length === 3);
+    await exact.until(() => exact.lines().length === 2);
+    await after.until(() => after.lines().length === 3);
     await Bun.sleep(300);
-    for (const follower of [people, filtered, after]) await follower.stop();
+    for (const follower of [people, filtered, subtree, exact, after]) await follower.stop();
     expect(people.lines()).toEqual([
       expect.stringMatching(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ  document\\.created  ${a.document.id}  a/one\\.json$`)),
       expect.stringMatching(/ {2}document\.created {2}doc_\S+ {2}b\/two\.json$/),
       expect.stringMatching(new RegExp(`  document\\.deleted  ${a.document.id}  a/one\\.json$`)),
+      expect.stringMatching(/ {2}document\.created {2}doc_\S+ {2}a\/deep\/three\.json$/),
     ]);
     expect(filtered.lines()).toEqual([expect.stringMatching(/ {2}document\.deleted {2}doc_\S+ {2}a\/one\.json$/)]);
-    expect(after.lines().map((line) => line.split("  ")[3])).toEqual(["b/two.json", "a/one.json"]);
+    expect(subtree.lines().map((line) => line.split("  ")[3])).toEqual(["a/one.json", "a/one.json", "a/deep/three.json"]);
+    expect(exact.lines().map((line) => line.split("  ")[3])).toEqual(["a/one.json", "a/one.json"]);
+    expect(after.lines().map((line) => line.split("  ")[3])).toEqual(["b/two.json", "a/one.json", "a/deep/three.json"]);
     expect(people.stderr()).toBe("");
   });
 

@@ -67,9 +67,13 @@ describe("Eden Treaty from a new project, as docs/integration.md says", () => {
     writeFileSync(
       join(project, "mistakes.ts"),
       `import { treaty } from "@elysiajs/eden";
-import type { App } from "kiln";
+import type { App, UtilityConfig, UtilityRunBody } from "kiln";
 
 const kiln = treaty<App>("http://127.0.0.1:1");
+// @ts-expect-error removeNulls is a boolean
+export const wrongType: UtilityConfig<"schema.clean-json"> = { removeNulls: "yes" };
+// @ts-expect-error clean-json has no paths
+export const wrongField: UtilityRunBody<"schema.clean-json"> = { inputs: { primary: 1 }, config: { paths: ["id"] } };
 export async function mistakes() {
   // @ts-expect-error limit is a number
   await kiln.api.v1.documents.get({ query: { limit: "10" } });
@@ -98,6 +102,7 @@ export async function mistakes() {
       tags: ["clean"],
       listed: [result.id],
       content: [{ id: 1, total: 10, note: null }],
+      exact: '{"id": 12345678901234567890, "price": 1.0}',
     });
   });
 });

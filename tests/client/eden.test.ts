@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { treaty } from "@elysiajs/eden";
-import type { App } from "../../src/app";
+import type { App, UtilityConfig, UtilityRunBody } from "../../src/app";
 import { ADMIN_KEY, createTestApp, type TestApp } from "../support/app";
 
 setDefaultTimeout(60_000);
@@ -75,12 +75,22 @@ describe("Eden Treaty client", () => {
     expect(cleaned.status).toBe(200);
     expect(cleaned.data).toMatchObject({ success: true, output: [{ id: 1, total: 10 }, { id: 2 }], creditsUsed: 1 });
 
+    // a run's config typed by its utility's schema (UtilityRunBody, exported beside App)
+    const pick: UtilityRunBody<"structure.pick-fields"> = { inputs: { primary: { id: 1, secret: "s" } }, config: { paths: ["id"] } };
+    const picked = await kiln.api.v1.utilities({ utilityId: "structure.pick-fields" }).post(pick);
+    expect(picked.data?.output).toEqual({ id: 1 });
+    // @ts-expect-error paths is a list of strings
+    const wrong: UtilityConfig<"structure.pick-fields"> = { paths: "id" };
+    expect(
+      (await kiln.api.v1.utilities({ utilityId: "structure.pick-fields" }).post({ inputs: { primary: {} }, config: wrong })).status,
+    ).toBe(400);
+
     const replaced = await document.content.put(cleaned.data?.output);
     expect(replaced.data?.success).toBe(true);
     expect((await document.content.get()).data).toEqual([{ id: 1, total: 10 }, { id: 2 }]);
 
     const usage = await kiln.api.v1.usage.get();
-    expect(usage.data?.credits.used).toBe(1);
+    expect(usage.data?.credits.used).toBe(2);
 
     const deleted = await document.delete();
     expect(deleted.data?.deleted).toBe(true);

@@ -106,6 +106,8 @@ describe("openapi-typescript + openapi-fetch over the live document", () => {
     expect(result.revertedVersion).toBe(4);
 
     expect(result.utilities).toBeGreaterThanOrEqual(20);
+    expect(result.picked).toEqual({ id: 1 });
+    expect(result.wrongConfig).toEqual({ status: 400, code: "validation_failed" });
     expect(result.cleaned).toEqual({ output: { orders: [{ id: 1, total: 10 }] }, saved: "orders (clean)", folder: "shop", credits: 1 });
     expect(result.ranSaved).toEqual({ output: [{ id: 1 }, { id: 2 }], saved: "ids", credits: 2 });
     expect(result.ranInline).toEqual({ output: [{ id: 1 }, { id: 2 }], steps: ["schema.clean-json", "structure.pick-fields"] });
@@ -127,9 +129,10 @@ describe("openapi-typescript + openapi-fetch over the live document", () => {
     expect(result.throughLink).toEqual({ status: 200, text: JSON.stringify({ orders: [{ id: 1, total: 10, note: null }] }) });
     expect([result.deleted, result.trash, result.restored, result.purged]).toEqual([true, [id], id, true]);
     expect(result.gone).toEqual({ status: 404, code: "document_not_found" });
-    expect(result.credits).toBe(5); // clean-json 1, then two pipeline runs of 2 steps
+    expect(result.credits).toBe(6); // clean-json and pick-fields 1 each, then two pipeline runs of 2 steps
     expect(result.events.length).toBeGreaterThan(0);
     expect(new Set(result.events)).toEqual(new Set(["document.created"]));
+    expect(result.createdNames).toContain("orders");
     expect(result.webhook).toEqual({ secret: true, listed: true });
     expect([result.webhookDeliveries, result.webhookRemoved]).toEqual([0, true]);
   });

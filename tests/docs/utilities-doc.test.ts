@@ -4,35 +4,15 @@
  * every field with the default the utility really uses.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { join } from "node:path";
 import { createTestApp, type TestApp } from "../support/app";
+import { examplesOf, utilitySections, type UtilitySection } from "../support/docs";
 
 setDefaultTimeout(30_000);
 
-const markdown = await Bun.file(join(import.meta.dir, "../../docs/utilities.md")).text();
-
-interface Section {
-  id: string;
-  text: string;
-}
-const sections: Section[] = markdown
-  .split(/^## /m)
-  .slice(1)
-  .map((chunk) => ({ id: chunk.slice(0, chunk.indexOf("\n")).trim(), text: chunk }));
-
-function examplesOf(section: Section): { request: unknown; output: unknown }[] {
-  const blocks = [...section.text.matchAll(/```json (example|output)\n([\s\S]*?)\n```/g)];
-  const pairs: { request: unknown; output: unknown }[] = [];
-  for (let index = 0; index < blocks.length; index += 2) {
-    const [example, output] = [blocks[index], blocks[index + 1]];
-    if (example[1] !== "example" || output?.[1] !== "output") throw new Error(`${section.id}: an example must be followed by its output`);
-    pairs.push({ request: JSON.parse(example[2]), output: JSON.parse(output[2]) });
-  }
-  return pairs;
-}
+const sections = utilitySections();
 
 /** The config table rows: field → the default cell, parsed (undefined for "none"/"required"). */
-function documentedDefaults(section: Section): Map<string, unknown> {
+function documentedDefaults(section: UtilitySection): Map<string, unknown> {
   const rows = new Map<string, unknown>();
   for (const match of section.text.matchAll(/^\| `([^`]+)` \| .*? \| (`(.*?)`|none|required) \| .*\|$/gm)) {
     rows.set(match[1], match[3] === undefined ? undefined : JSON.parse(match[3]));

@@ -36,7 +36,7 @@ test("routes without Idempotency-Key do not declare it", () => {
 
 test("export and import are declared with their NDJSON bodies and query", () => {
   const exported = spec.paths["/api/v1/export"].get;
-  expect(exported.parameters.map((parameter: any) => parameter.name).sort()).toEqual(["deleted", "folder"]);
+  expect(exported.parameters.map((parameter: any) => parameter.name).sort()).toEqual(["deleted", "folder", "recursive"]);
   const imported = spec.paths["/api/v1/import"].post;
   // the body is NDJSON text; each line's schema is a named component (x-itemSchema, and the description says which)
   const ndjson = (media: any, line: string) => {

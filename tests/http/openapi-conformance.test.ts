@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { ADMIN_KEY, createTestApp, type RequestOptions, type TestApp } from "../support/app";
 import { ConformanceChecker } from "../support/conformance";
 import { fannedOut } from "../modules/webhooks/support";
+import { examplesOf, utilitySections } from "../support/docs";
+import { openApiName } from "../../src/modules/utilities/model";
 
 setDefaultTimeout(30_000);
 
@@ -228,6 +230,7 @@ export const CASES: Case[] = [
   { operation: "streamEvents", name: "no key", status: 401, method: "GET", path: () => "/api/v1/events/stream", options: () => NO_KEY },
 
   ...webhookCases(),
+  ...utilityRunCases(),
 
   { operation: "listUtilities", name: "catalogue", status: 200, method: "GET", path: () => "/api/v1/utilities", options: (f) => user(f) },
   { operation: "listUtilities", name: "no key", status: 401, method: "GET", path: () => "/api/v1/utilities", options: () => NO_KEY },
@@ -1109,6 +1112,31 @@ export const CASES: Case[] = [
 let t: TestApp;
 let checker: ConformanceChecker;
 /** The webhooks API's cases (fixtures: webhooksKey, webhookId with one delivery, doomedWebhookId). */
+/**
+ * Each utility's own run operation (run<Utility>, its config typed): the first example of its section of
+ * docs/utilities.md runs (200), and a config field it does not have is refused (400).
+ */
+function utilityRunCases(): Case[] {
+  return utilitySections().flatMap((section) => {
+    const [example] = examplesOf(section);
+    if (!example) return [];
+    const operation = `run${openApiName(section.id)}`;
+    const path = () => `/api/v1/utilities/${section.id}`;
+    const own = (f: Fixtures, body: unknown): RequestOptions => ({ key: f.utilitiesOnlyKey, body });
+    return [
+      { operation, name: "its documented example", status: 200, method: "POST", path, options: (f) => own(f, example.request) },
+      {
+        operation,
+        name: "a config field it does not have",
+        status: 400,
+        method: "POST",
+        path,
+        options: (f) => own(f, { inputs: { primary: 1 }, config: { noSuchField: 1 } }),
+      },
+    ];
+  });
+}
+
 function webhookCases(): Case[] {
   const hooks = "/api/v1/webhooks";
   const own = (f: Fixtures, options: RequestOptions = {}): RequestOptions => ({ key: f.webhooksKey, ...options });

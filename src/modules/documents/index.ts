@@ -113,6 +113,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           limit: listLimit(query.limit),
           cursor: query.cursor,
           folder: query.folder,
+          recursive: query.recursive === "true",
           deleted: query.deleted === "true",
         });
         return { success: true as const, documents: documents.map(documentView), nextCursor };
@@ -125,8 +126,8 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
             operationId: "listDocuments",
             summary: "List documents",
             description:
-              "Newest first. Pass nextCursor as cursor for the next page; null means no more. `deleted=true` lists the caller's soft-deleted documents instead.",
-            errors: { 400: "validation_failed (limit, deleted, unknown query parameter) or invalid_cursor" },
+              "Newest first. Pass nextCursor as cursor for the next page; null means no more. `folder` lists that folder's documents only; with `recursive=true`, its subfolders' too. `deleted=true` lists the caller's soft-deleted documents instead.",
+            errors: { 400: "validation_failed (limit, folder, recursive, deleted, unknown query parameter) or invalid_cursor" },
           }),
           parameters: [LIMIT_PARAMETER],
         },
@@ -453,6 +454,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
       ({ principal, query, set }) => {
         const stream = exportDocuments(deps, requirePrincipal(principal).accountId, {
           folder: query.folder,
+          recursive: query.recursive === "true",
           deleted: query.deleted === "true",
         });
         return new Response(stream, {
@@ -465,7 +467,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           operationId: "exportDocuments",
           summary: "Export documents as NDJSON",
           description:
-            'One line per document, oldest first: {"document": {metadata}, "content": <the stored JSON text, byte for byte>} (content with line breaks comes as contentText). Streamed: memory stays flat whatever the number of documents.',
+            'One line per document, oldest first: {"document": {metadata}, "content": <the stored JSON text, byte for byte>} (content with line breaks comes as contentText). `folder` and `recursive` select as in the document list. Streamed: memory stays flat whatever the number of documents.',
           responses: {
             200: {
               description: "One line per document",

@@ -74,11 +74,23 @@ export const LIMIT_PARAMETER = {
   schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: 50 },
 } as const;
 
+const FolderQuery = t.Optional(
+  t.String({
+    description: 'a folder path: only the documents directly in it, or with recursive=true in it and its subfolders; "" = any folder',
+  }),
+);
+const RecursiveQuery = t.Optional(
+  t.Union([t.Literal("true"), t.Literal("false")], {
+    description: "true: the folder's subfolders too, at any depth (folder=a matches a and a/b, never ab); default false",
+  }),
+);
+
 export const ListQuery = t.Object(
   {
     limit: t.Optional(Limit),
     cursor: t.Optional(t.String({ description: "nextCursor of the previous page" })),
-    folder: t.Optional(t.String({ description: 'exact folder path; "" = any folder' })),
+    folder: FolderQuery,
+    recursive: RecursiveQuery,
     deleted: t.Optional(
       t.Union([t.Literal("true"), t.Literal("false")], { description: "true lists the caller's soft-deleted documents" }),
     ),
@@ -88,7 +100,8 @@ export const ListQuery = t.Object(
 
 export const ExportQuery = t.Object(
   {
-    folder: t.Optional(t.String({ description: 'exact folder path; absent or "" = every folder' })),
+    folder: FolderQuery,
+    recursive: RecursiveQuery,
     deleted: t.Optional(
       t.Union([t.Literal("true"), t.Literal("false")], { description: "true exports the soft-deleted documents instead" }),
     ),

@@ -16,7 +16,7 @@ import {
   type DocumentVersionRow,
 } from "../../db/schema";
 import type { CursorPosition } from "./cursor";
-import { folderAndAncestors } from "../../core/metadata";
+import { folderAndAncestors, type FolderFilter } from "../../core/metadata";
 import {
   ACCOUNT_LIMITS,
   ACCOUNT_OF_DOCUMENT,
@@ -277,16 +277,16 @@ export const documentsRepository = (db: Db) => ({
   /** Newest first (the listing), or oldest first (an export, so that an import recreates them in order). */
   async list(
     accountId: string,
-    options: { deleted: boolean; folder?: string; after?: CursorPosition; limit: number; oldestFirst?: boolean },
+    options: { deleted: boolean; folder?: FolderFilter; after?: CursorPosition; limit: number; oldestFirst?: boolean },
   ): Promise<DocumentRow[]> {
     const shape = {
       deleted: options.deleted,
-      folder: options.folder !== undefined,
+      folder: options.folder === undefined ? (false as const) : options.folder.subfolders ? ("subtree" as const) : ("exact" as const),
       after: options.after !== undefined,
       oldestFirst: options.oldestFirst === true,
     };
     const params: unknown[] = [accountId, options.limit];
-    if (options.folder !== undefined) params.push(options.folder);
+    if (options.folder !== undefined) params.push(options.folder.path);
     if (options.after) params.push(options.after.createdAt, options.after.id);
     return run<DocumentRow>(db, pageStatement(shape), params);
   },

@@ -21,7 +21,7 @@ import {
 } from "./repository";
 import type { PatchJob } from "../../core/json/patch";
 import { ContentRetirer } from "./retirer";
-import { normalizeFolder, normalizeMetadata, type MetadataInput } from "../../core/metadata";
+import { folderFilter, normalizeMetadata, type MetadataInput } from "../../core/metadata";
 
 export interface DocumentsDeps {
   repository: DocumentsRepository;
@@ -407,15 +407,9 @@ export interface ListOptions {
   limit: number;
   cursor?: string;
   folder?: string;
+  /** with a folder: its subfolders' documents too */
+  recursive: boolean;
   deleted: boolean;
-}
-
-/** The `folder` query parameter of a listing or an export: a normalised path, or undefined for any folder. */
-export function folderFilter(raw: string | undefined): string | undefined {
-  const errors: FieldError[] = [];
-  const folder = raw === undefined ? undefined : (normalizeFolder(raw, errors, "/folder") ?? undefined);
-  if (errors.length > 0) throw validationError(errors.map((error) => ({ ...error, message: `${error.message} (query parameter folder)` })));
-  return folder;
 }
 
 export async function listDocuments(
@@ -423,7 +417,7 @@ export async function listDocuments(
   accountId: string,
   options: ListOptions,
 ): Promise<{ documents: DocumentRow[]; nextCursor: string | null }> {
-  const folder = folderFilter(options.folder);
+  const folder = folderFilter(options.folder, options.recursive);
   const after = options.cursor === undefined ? undefined : decodeCursor(accountId, options.cursor);
   const rows = await deps.repository.list(accountId, { deleted: options.deleted, folder, after, limit: options.limit + 1 });
   const { page, nextCursor } = pageOf(accountId, rows, options.limit);

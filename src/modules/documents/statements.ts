@@ -33,8 +33,8 @@ export const FIND_ACTIVE = `select ${DOCUMENT_ROW} from documents where id = $1 
 
 export interface PageShape {
   deleted: boolean;
-  /** one folder only ($3) */
-  folder: boolean;
+  /** one folder ($3): only its documents ("exact"), or also those of its subfolders ("subtree") */
+  folder: false | "exact" | "subtree";
   /** after a cursor (the next two parameters: created at, id) */
   after: boolean;
   oldestFirst: boolean;
@@ -45,18 +45,34 @@ const pages = new Map<string, string>();
 /**
  * Raw: every page of the listing, the trash and export, on the (account, state, created_at, id) indexes.
  * $1 account, $2 page size, then the folder and the cursor when the shape has them.
+ *
+ * A subtree is read folder by folder, each through the (account, folder, created_at, id) index in page
+ * order and stopped after one page, then the pages are merged: a page costs at most a page per folder
+ * of the subtree, however many documents it holds. Its folders come from the folders table, which has a
+ * row for every folder a document was ever filed in (kiln_create, the update's ensureFolder, and the
+ * trigger of drizzle/0009_folder_counts.sql); starts_with matches the path literally, `%` and `_` included.
  */
 export function pageStatement(shape: PageShape): string {
   const name = JSON.stringify(shape);
   let text = pages.get(name);
   if (text === undefined) {
     let next = 3;
-    const folder = shape.folder ? ` and folder = $${next++}` : "";
+    const folderParameter = shape.folder ? `$${next++}` : "";
     const after = shape.after ? ` and (created_at, id) ${shape.oldestFirst ? ">" : "<"} ($${next++}, $${next++})` : "";
     const order = shape.oldestFirst ? "asc" : "desc";
-    text =
-      `select ${DOCUMENT_ROW} from documents where account_id = $1 and deleted_at ${shape.deleted ? "is not null" : "is null"}` +
-      `${folder}${after} order by created_at ${order}, id ${order} limit $2`;
+    const state = `deleted_at ${shape.deleted ? "is not null" : "is null"}`;
+    if (shape.folder === "subtree") {
+      text =
+        `select d.* from folders f cross join lateral (select ${DOCUMENT_ROW} from documents` +
+        ` where account_id = $1 and folder = f.path and ${state}${after} order by created_at ${order}, id ${order} limit $2) d` +
+        ` where f.account_id = $1 and (f.path = ${folderParameter} or starts_with(f.path, ${folderParameter} || '/'))` +
+        ` order by d."createdAt" ${order}, d.id ${order} limit $2`;
+    } else {
+      const folder = shape.folder ? ` and folder = ${folderParameter}` : "";
+      text =
+        `select ${DOCUMENT_ROW} from documents where account_id = $1 and ${state}` +
+        `${folder}${after} order by created_at ${order}, id ${order} limit $2`;
+    }
     pages.set(name, text);
   }
   return text;

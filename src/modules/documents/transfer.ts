@@ -14,7 +14,8 @@ import { parseJsonBytes } from "../../core/json/parse";
 import { isObject } from "../../utilities/shared/paths";
 import type { DocumentRow } from "../../db/schema";
 import type { CursorPosition } from "./cursor";
-import { createDocument, documentView, folderFilter, type CreateInput, type DocumentsDeps } from "./service";
+import { folderFilter, type FolderFilter } from "../../core/metadata";
+import { createDocument, documentView, type CreateInput, type DocumentsDeps } from "./service";
 
 const EXPORT_BATCH = 100;
 const LF = 0x0a,
@@ -23,11 +24,19 @@ const encoder = new TextEncoder();
 
 export interface ExportOptions {
   folder?: string;
+  /** with a folder: its subfolders' documents too */
+  recursive: boolean;
   deleted: boolean;
 }
 
-/** Rows of the export (folder already normalised), oldest first, fetched EXPORT_BATCH at a time. */
-async function* exportedRows(deps: DocumentsDeps, accountId: string, options: ExportOptions): AsyncGenerator<DocumentRow> {
+/** The export's selection, its folder checked and normalised. */
+interface ExportSelection {
+  folder?: FolderFilter;
+  deleted: boolean;
+}
+
+/** Rows of the export, oldest first, fetched EXPORT_BATCH at a time. */
+async function* exportedRows(deps: DocumentsDeps, accountId: string, options: ExportSelection): AsyncGenerator<DocumentRow> {
   let after: CursorPosition | undefined;
   for (;;) {
     const rows = await deps.repository.list(accountId, {
@@ -95,7 +104,7 @@ class Chunker {
   }
 }
 
-async function* exportChunks(deps: DocumentsDeps, accountId: string, options: ExportOptions): AsyncGenerator<Uint8Array> {
+async function* exportChunks(deps: DocumentsDeps, accountId: string, options: ExportSelection): AsyncGenerator<Uint8Array> {
   const chunker = new Chunker();
   for await (const listed of exportedRows(deps, accountId, options)) {
     const found = await contentOf(deps, accountId, listed, options.deleted);
@@ -148,7 +157,7 @@ const stringBody = (text: string) => JSON.stringify(text).slice(1, -1);
 
 /** GET /api/v1/export: the NDJSON stream (errors in the options are thrown before it starts). */
 export function exportDocuments(deps: DocumentsDeps, accountId: string, options: ExportOptions): ReadableStream<Uint8Array> {
-  const chunks = exportChunks(deps, accountId, { folder: folderFilter(options.folder), deleted: options.deleted });
+  const chunks = exportChunks(deps, accountId, { folder: folderFilter(options.folder, options.recursive), deleted: options.deleted });
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {

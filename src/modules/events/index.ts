@@ -4,14 +4,16 @@
  * permissions cover (documents → document.*, utilities → pipeline.*).
  */
 import { Elysia } from "elysia";
-import { validationError, type FieldError } from "../../core/errors";
-import { normalizeFolder } from "../../core/metadata";
+import { validationError } from "../../core/errors";
+import { folderFilter } from "../../core/metadata";
 import type { Db } from "../../db/client";
 import { operation } from "../../http/openapi";
 import { LIMIT_PARAMETER } from "../documents/model";
 import { requirePrincipal, type AuthPlugin, type Principal } from "../auth";
+import type { Static } from "@sinclair/typebox";
 import {
   EventsPage,
+  type EventView,
   EventsQuery,
   EventsStreamQuery,
   LAST_EVENT_ID_PARAMETER,
@@ -30,17 +32,17 @@ import {
 } from "./service";
 import { STREAM_RETRY_MS, type EventStreams } from "./stream";
 
-/** The query's filters, checked: unknown types and invalid folders are 400s naming the parameter. */
-export function eventFilterOf(query: { type?: string; folder?: string }): EventFilter {
-  const errors: FieldError[] = [];
-  const folder = query.folder === undefined ? undefined : (normalizeFolder(query.folder, errors, "/folder") ?? undefined);
-  if (errors.length > 0) throw validationError(errors);
-  return { types: parseEventTypes(query.type), folder };
+/**
+ * The query's filters, checked: unknown types and invalid folders are 400s naming the parameter. A folder
+ * includes its subfolders unless recursive=false: the feed and webhooks have always matched a subtree.
+ */
+export function eventFilterOf(query: { type?: string; folder?: string; recursive?: "true" | "false" }): EventFilter {
+  return { types: parseEventTypes(query.type), folder: folderFilter(query.folder, query.recursive !== "false") };
 }
 
 interface StreamContext {
   principal: Principal | undefined;
-  query: { after?: string; type?: string; folder?: string; timeout?: number };
+  query: { after?: string; type?: string; folder?: string; recursive?: "true" | "false"; timeout?: number };
   request: Request;
 }
 
@@ -85,7 +87,8 @@ export const eventsModule = (deps: { db: Db; auth: AuthPlugin; streams: EventStr
         const events = await readEvents(deps.db, accountId, readableFamilies(permissions), eventFilterOf(query), after, limit);
         return {
           success: true as const,
-          events,
+          // the rows' data is JSON the database built (document fields, a stored payload): EventView documents its shape per family
+          events: events as Static<typeof EventView>[],
           nextCursor: events.at(-1)?.cursor ?? encodeEventCursor(after),
           hasMore: events.length === limit,
         };

@@ -1,7 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { ListQuery } from "../documents/model";
-import { EVENT_TYPES } from "./service";
+import type { TSchema } from "@sinclair/typebox";
+import { DocumentView } from "../documents/model";
+import { DOCUMENT_EVENT_TYPES, EVENT_TYPES, PIPELINE_EVENT_TYPES, WEBHOOK_EVENT_TYPES } from "./service";
 
 export const EventsQuery = t.Object(
   {
@@ -11,24 +13,85 @@ export const EventsQuery = t.Object(
     type: t.Optional(
       t.String({ description: `comma-separated event types (${EVENT_TYPES.join(", ")}) or families (document.*, pipeline.*)` }),
     ),
-    folder: t.Optional(t.String({ description: "only events of documents in this folder or below it" })),
+    folder: t.Optional(t.String({ description: "only events of documents in this folder or, unless recursive=false, below it" })),
+    recursive: t.Optional(
+      t.Union([t.Literal("true"), t.Literal("false")], {
+        description:
+          "with folder: true (the default here) includes its subfolders at any depth (folder=a matches a and a/b, never ab); false only the folder itself",
+      }),
+    ),
     limit: ListQuery.properties.limit,
   },
   { additionalProperties: false },
 );
 
-export const EventView = t.Object(
+/** A document event's `data`: the document as the documents API shows it, as the change left it. */
+export const DocumentEventData = t.Object(
   {
-    id: t.String({ description: "evt_…, the same on every delivery of this event" }),
-    type: t.UnionEnum(EVENT_TYPES),
-    createdAt: Type.Integer({ description: "epoch ms: when the change was made (for a create or new content, the document's updatedAt)" }),
-    cursor: t.String({ description: "resume after this event: pass it as `after` (or as Last-Event-ID on the stream)" }),
-    data: t.Record(t.String(), t.Unknown(), {
-      description: "document events: { document } (its metadata as the API shows it, never its content); pipeline events: { pipeline }",
+    document: t.Composite(
+      [
+        DocumentView,
+        t.Object({
+          deletedAt: t.Optional(Type.Integer({ description: "epoch ms: while it is in the trash, when it was deleted" })),
+          purgeAt: t.Optional(Type.Integer({ description: "epoch ms: while it is in the trash, when the sweeper purges it" })),
+        }),
+      ],
+      { title: "EventDocument", description: "its metadata as the API shows it (never its content); for a purge, as it was" },
+    ),
+  },
+  { title: "DocumentEventData" },
+);
+
+export const PipelineEventData = t.Object(
+  {
+    pipeline: t.Object({
+      id: t.String({ description: "pip_…" }),
+      name: t.String(),
+      description: t.Optional(t.String({ description: "present when set" })),
+      createdAt: Type.Integer({ description: "epoch ms" }),
+      updatedAt: Type.Integer({ description: "epoch ms" }),
     }),
   },
-  { title: "Event" },
+  { title: "PipelineEventData" },
 );
+
+export const WebhookEventData = t.Object(
+  {
+    webhook: t.Object({
+      id: t.String({ description: "whk_…" }),
+      url: t.String(),
+      failingSince: Type.Integer({ description: "epoch ms: the first failed attempt of the failing run" }),
+      disabledAt: Type.Integer({ description: "epoch ms" }),
+      reason: t.String(),
+    }),
+  },
+  { title: "WebhookEventData" },
+);
+
+/** The event fields, with `type` one of a family's types and `data` that family's shape. */
+const eventOf = <Types extends readonly [string, ...string[]], Data extends TSchema>(types: Types, data: Data, title: string) =>
+  t.Object(
+    {
+      id: t.String({ description: "evt_…, the same on every delivery of this event" }),
+      type: t.UnionEnum(types),
+      createdAt: Type.Integer({
+        description: "epoch ms: when the change was made (for a create or new content, the document's updatedAt)",
+      }),
+      cursor: t.String({ description: "resume after this event: pass it as `after` (or as Last-Event-ID on the stream)" }),
+      data,
+    },
+    { title },
+  );
+
+export const DocumentEvent = eventOf(DOCUMENT_EVENT_TYPES, DocumentEventData, "DocumentEvent");
+export const PipelineEvent = eventOf(PIPELINE_EVENT_TYPES, PipelineEventData, "PipelineEvent");
+export const WebhookEvent = eventOf(WEBHOOK_EVENT_TYPES, WebhookEventData, "WebhookEvent");
+
+/** The event schema of each family: the feed's items and the webhooks' bodies (webhooks/model.ts) are these. */
+export const EVENT_FAMILIES = { document: DocumentEvent, pipeline: PipelineEvent, webhook: WebhookEvent } as const;
+
+/** An event: its `type` says its family, and so the shape of its `data`. */
+export const EventView = t.Union([DocumentEvent, PipelineEvent, WebhookEvent], { title: "Event" });
 
 export const EventsPage = t.Object(
   {
@@ -75,6 +138,7 @@ export const EventsStreamQuery = t.Object(
     ),
     type: EventsQuery.properties.type,
     folder: EventsQuery.properties.folder,
+    recursive: EventsQuery.properties.recursive,
     timeout: t.Optional(TimeoutSeconds),
   },
   { additionalProperties: false },

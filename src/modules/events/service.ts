@@ -4,23 +4,24 @@
  * a new version: kiln_create, kiln_new_version) or by the documents' and pipelines' triggers (drizzle/0019).
  */
 import { badRequest } from "../../core/errors";
+import type { FolderFilter } from "../../core/metadata";
 import type { Permission } from "../../core/plans";
 import type { Db } from "../../db/client";
 import { documentView } from "../documents/service";
 import { EVENTS_PAGE, EXPIRED_EVENTS } from "./statements";
 
-export const EVENT_TYPES = [
+/** The event types of each family; each family has one shape of `data` (model.ts). */
+export const DOCUMENT_EVENT_TYPES = [
   "document.created",
   "document.updated",
   "document.content_replaced",
   "document.deleted",
   "document.restored",
   "document.purged",
-  "pipeline.created",
-  "pipeline.updated",
-  "pipeline.deleted",
-  "webhook.disabled",
 ] as const;
+export const PIPELINE_EVENT_TYPES = ["pipeline.created", "pipeline.updated", "pipeline.deleted"] as const;
+export const WEBHOOK_EVENT_TYPES = ["webhook.disabled"] as const;
+export const EVENT_TYPES = [...DOCUMENT_EVENT_TYPES, ...PIPELINE_EVENT_TYPES, ...WEBHOOK_EVENT_TYPES] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** The permission a key needs to see each family of events. */
@@ -62,8 +63,8 @@ export function decodeEventCursor(cursor: string | undefined, path = "/after"): 
 export interface EventFilter {
   /** exact types or families (`document.*`); undefined = every type */
   types?: string[];
-  /** a folder: its documents' events and its subfolders'; undefined = any */
-  folder?: string;
+  /** a folder: its documents' events (and with subfolders, those below it); undefined = any */
+  folder?: FolderFilter;
 }
 
 /** `type=a,b` → the list, each checked against the known types and families. */
@@ -160,8 +161,9 @@ export async function readEvents(
     after.seq,
     families,
     filter.types ?? null,
-    filter.folder ?? null,
+    filter.folder?.path ?? null,
     limit,
+    filter.folder?.subfolders ?? true,
   ] as never[])) as unknown as EventRecord[];
   return rows.map(eventView);
 }

@@ -19,7 +19,7 @@ export const EVENT_COLUMNS = `e.id as "eventId", e.type as "eventType", e.tx::fl
  * than the oldest one still running are read: every transaction below that horizon has ended, so no
  * event can later appear before the cursor. $1 account, $2/$3 the cursor (tx, seq), $4 the families a
  * key may read (`document`, `pipeline`), $5 the types asked for (null = all; `document.*` = a family),
- * $6 a folder (its documents and those of its subfolders; null = any), $7 the page size.
+ * $6 a folder (its documents, and those of its subfolders when $8; null = any), $7 the page size.
  */
 export const EVENTS_PAGE = `
   select ${EVENT_COLUMNS}
@@ -28,7 +28,7 @@ export const EVENTS_PAGE = `
     and e.tx < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
     and split_part(e.type, '.', 1) = any($4::text[])
     and ($5::text[] is null or e.type = any($5::text[]) or split_part(e.type, '.', 1) || '.*' = any($5::text[]))
-    and ($6::text is null or e.folder = $6 or starts_with(e.folder, $6 || '/'))
+    and ($6::text is null or e.folder = $6 or ($8::boolean and starts_with(e.folder, $6 || '/')))
   order by e.tx, e.seq
   limit $7`;
 

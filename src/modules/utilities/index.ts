@@ -1,15 +1,30 @@
 /** Utility catalogue and execution (permission `utilities`). */
 import { Elysia, t } from "elysia";
-import { operation } from "../../http/openapi";
+import { operation, type OperationVariant } from "../../http/openapi";
 import { requirePrincipal, type AuthPlugin } from "../auth/index";
 import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
 import { RawBody } from "../../http/body";
 import { markNoEvents } from "../../http/context";
-import { ExecuteBody, ExecuteResponse, UtilityParams, UtilityView } from "./model";
-import { executeUtility, getUtility, utilityView, type UtilityEngine } from "./service";
+import { ExecuteBody, ExecuteResponse, openApiName, runBodyOf, UtilityParams, UtilityView } from "./model";
+import { executeUtility, getUtility, publishedSchema, utilityView, type UtilityEngine } from "./service";
+import type { UtilityRegistry } from "../../utilities/registry";
 
 /** The execution route as Elysia names it: its body is read raw (see app.ts's body parser). */
 export const EXECUTE_ROUTE = "/api/v1/utilities/:utilityId";
+
+/**
+ * runUtility once more per utility in the OpenAPI document, at its own path and with its config typed by
+ * its schema, so that a generated client types `config` (the route is the same: /:utilityId serves it).
+ */
+export const utilityRunVariants = (registry: UtilityRegistry): OperationVariant[] =>
+  registry.utilities.map((utility) => ({
+    of: { method: "post", path: "/api/v1/utilities/{utilityId}" },
+    path: `/api/v1/utilities/${utility.id}`,
+    operationId: `run${openApiName(utility.id)}`,
+    summary: `Run ${utility.id} (${utility.name})`,
+    description: `${utility.description} The same run as runUtility, with this utility's config schema.`,
+    body: runBodyOf(utility.id, publishedSchema(utility.configSchema)),
+  }));
 
 export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin; idempotency: IdempotencyHooks }) =>
   new Elysia({ name: "kiln.utilities", prefix: "/api/v1/utilities", detail: { tags: ["Utilities"] } })

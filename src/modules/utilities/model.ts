@@ -1,4 +1,6 @@
 import { t } from "elysia";
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { UtilityConfig, UtilityId } from "../../utilities/registry";
 import { DocumentView } from "../documents/model";
 import { NAME_MAX } from "../../core/metadata";
 
@@ -71,7 +73,34 @@ export const UtilityView = t.Object(
     name: t.String(),
     category: t.String(),
     description: t.String(),
-    configSchema: t.Unknown({ description: "JSON Schema of `config`, with defaults" }),
+    configSchema: t.Object(
+      {},
+      {
+        additionalProperties: true,
+        description:
+          "the JSON Schema (2020-12) of `config`, with each field's default; the same schema types `config` in this utility's own run operation (run<Utility>, e.g. runSchemaCleanJson)",
+      },
+    ),
   },
   { title: "Utility" },
 );
+
+/** `schema.clean-json` → `SchemaCleanJson`: a utility's name in the OpenAPI document (operations, components). */
+export const openApiName = (utilityId: string) =>
+  utilityId
+    .split(/[.-]/)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join("");
+
+/** The run body of one utility: ExecuteBody with `config` typed by that utility's published schema. */
+export const runBodyOf = (utilityId: string, configSchema: object): TSchema =>
+  t.Object(
+    {
+      ...ExecuteBody.properties,
+      config: t.Optional({ ...(configSchema as TSchema), title: `${openApiName(utilityId)}Config` }),
+    },
+    { additionalProperties: false, title: `${openApiName(utilityId)}Run` },
+  );
+
+/** The body a client sends to run utility `Id`, its config typed by that utility's schema (for Eden clients). */
+export type UtilityRunBody<Id extends UtilityId> = Omit<Static<typeof ExecuteBody>, "config"> & { config?: UtilityConfig<Id> };

@@ -93,7 +93,7 @@ const published = new WeakMap<TObject, object>();
  * The config schema as clients should read it: a field with a default may be omitted, so it is not
  * listed as `required` (the TypeBox schema requires it because `run` always receives it filled in).
  */
-function publishedSchema(schema: TObject): object {
+export function publishedSchema(schema: TObject): object {
   let result = published.get(schema);
   if (!result) {
     const required = (schema.required ?? []).filter((key) => schema.properties[key]?.default === undefined);

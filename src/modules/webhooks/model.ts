@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { ListQuery } from "../documents/model";
 import { LIST_LIMIT_MAX } from "../documents/service";
-import { EventView } from "../events/model";
+import { EVENT_FAMILIES } from "../events/model";
 import { EVENT_TYPES } from "../events/service";
 import { URL_MAX } from "./service";
 
@@ -153,8 +153,8 @@ const DELIVERY_HEADERS = [
 
 /**
  * The OpenAPI 3.1 `webhooks` object: one entry per event type, each the POST Kiln sends to a webhook's
- * URL (docs/events.md#a-delivery). The body is the event exactly as the events API shows it (the Event
- * schema, its `type` fixed to the entry's).
+ * URL (docs/events.md#a-delivery). The body is the event exactly as the events API shows it (the schema
+ * of its family, DocumentEvent, PipelineEvent or WebhookEvent, its `type` fixed to the entry's).
  */
 export function webhookOpenApi(): Record<string, Record<string, unknown>> {
   return Object.fromEntries(
@@ -172,7 +172,12 @@ export function webhookOpenApi(): Record<string, Record<string, unknown>> {
             required: true,
             content: {
               "application/json": {
-                schema: { allOf: [EventView, { type: "object", properties: { type: { const: type } }, required: ["type"] }] },
+                schema: {
+                  allOf: [
+                    EVENT_FAMILIES[type.slice(0, type.indexOf(".")) as keyof typeof EVENT_FAMILIES],
+                    { type: "object", properties: { type: { const: type } }, required: ["type"] },
+                  ],
+                },
               },
             },
           },

@@ -107,6 +107,17 @@ export async function run(baseUrl: string, key: string) {
     // @ts-expect-error return is a boolean
     body: { inputs: { primary: 1 }, output: { return: "no" } },
   });
+  // Each utility's own path types its config by that utility's schema
+  const picked = need(
+    await kiln.POST("/api/v1/utilities/structure.pick-fields", {
+      body: { inputs: { primary: { id: 1, secret: "s" } }, config: { paths: ["id"] } },
+    }),
+    "pick-fields",
+  );
+  const wrongConfig = await kiln.POST("/api/v1/utilities/schema.clean-json", {
+    // @ts-expect-error removeNulls is a boolean
+    body: { inputs: { primary: 1 }, config: { removeNulls: "yes" } },
+  });
 
   // Pipelines: saved, run (saved output), run inline, listed, edited, deleted
   const steps = [{ utility: "schema.clean-json" }, { utility: "structure.pick-fields", config: { paths: ["id"] } }];
@@ -163,6 +174,13 @@ export async function run(baseUrl: string, key: string) {
 
   // Events and webhooks
   const feed = need(await kiln.GET("/api/v1/events", { params: { query: { type: "document.created", limit: 100 } } }), "events");
+  // an event's type says the shape of its data
+  const createdNames = feed.events.flatMap((event) => {
+    if (event.type !== "document.created") return [];
+    // @ts-expect-error a document event carries a document, not a pipeline
+    if (event.data.pipeline) throw new Error("unreachable");
+    return [event.data.document.name];
+  });
   const hook = need(
     await kiln.POST("/api/v1/webhooks", { body: { url: "http://127.0.0.1:9/hook", eventTypes: ["document.*"], enabled: false } }),
     "create webhook",
@@ -196,6 +214,8 @@ export async function run(baseUrl: string, key: string) {
     firstVersion,
     revertedVersion: reverted.document.version,
     utilities: catalogue.utilities.length,
+    picked: picked.output,
+    wrongConfig: { status: wrongConfig.response.status, code: wrongConfig.error?.code },
     cleaned: { output: cleaned.output, saved: cleaned.document?.name, folder: cleaned.document?.folder, credits: cleaned.creditsUsed },
     ranSaved: { output: ranSaved.output, saved: ranSaved.document?.name, credits: ranSaved.creditsUsed },
     ranInline: { output: ranInline.output, steps: ranInline.steps.map((step) => step.utility) },
@@ -213,6 +233,7 @@ export async function run(baseUrl: string, key: string) {
     gone: { status: gone.response.status, code: gone.error?.code },
     credits: usage.credits.used,
     events: feed.events.map((event) => event.type),
+    createdNames,
     webhook: { secret: hook.secret.startsWith("whsec_"), listed: hooks.webhooks.map((entry) => entry.id).includes(hook.webhook.id) },
     webhookDeliveries: hookDeliveries.deliveries.length,
     webhookRemoved: hookRemoved.deleted,

@@ -24,6 +24,15 @@ async function create(key: string, folder: string | null): Promise<string> {
   return created.body.document.id;
 }
 
+interface PlanNode {
+  "Relation Name"?: string;
+  "Index Name"?: string;
+  "Actual Rows": number;
+  "Actual Loops": number;
+  Plans?: PlanNode[];
+}
+const planNodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(planNodes)];
+
 async function counts(key: string): Promise<Record<string, number>> {
   const listed = await t.json("GET", "/api/v1/folders", { key });
   expect(listed.status).toBe(200);
@@ -100,13 +109,16 @@ describe("folder counts under opposite moves", () => {
 });
 
 describe("plans that do not grow with the account", () => {
-  test("with 20,000 documents in the account: the trash, first, folder and export pages and the purge claim each read through an index, and the folder counts are kept", async () => {
+  test("with 20,000 documents in the account: the trash, first, folder, subtree and export pages and the purge claim each read through an index, and the folder counts are kept", async () => {
     const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
     await create(key, "f");
     const db = t.testDb.database.db;
+    // half in f, a quarter in each of f/a and f/a/b; the deleted ones (g % 100 = 0) all in f
     await db.execute(sql`
       insert into documents (id, account_id, name, tags, folder, file_size, content_hash, content_key, created_at, updated_at, deleted_at)
-      select 'doc_bulk_' || ${accountId} || '_' || g, ${accountId}, 'bulk', '{}', 'f', 1, 'h', 'bulk-' || ${accountId} || '-' || g, g, g, case when g % 100 = 0 then g else null end
+      select 'doc_bulk_' || ${accountId} || '_' || g, ${accountId}, 'bulk', '{}',
+        case g % 4 when 1 then 'f/a' when 3 then 'f/a/b' else 'f' end,
+        1, 'h', 'bulk-' || ${accountId} || '-' || g, g, g, case when g % 100 = 0 then g else null end
       from generate_series(1, 20000) g`);
     await db.execute(sql`analyze documents`);
     await db.execute(sql`analyze folders`);
@@ -123,10 +135,43 @@ describe("plans that do not grow with the account", () => {
     const active = await plan(page({}), [accountId, 51]);
     expect(active).toContain("documents_account_list_idx");
     expect(active).not.toContain("Seq Scan");
-    const folder = await plan(page({ folder: true, after: true }), [accountId, 51, "f", 10_000, "doc_x"]);
+    const folder = await plan(page({ folder: "exact", after: true }), [accountId, 51, "f", 10_000, "doc_x"]);
     expect(folder).toContain("documents_account_folder_idx");
     expect(folder).not.toContain("Seq Scan");
     expect(folder).not.toContain('"Sort"');
+    // a subtree page reads at most a page from each of its three folders, in index order, whatever they hold
+    // the custom plan, and the generic plan a prepared statement may settle on after a few runs
+    for (const [after, generic] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ] as const) {
+      const statement = page({ folder: "subtree", after });
+      const [
+        {
+          "QUERY PLAN": [subtree],
+        },
+      ] = generic
+        ? await db.$client.begin(async (sql) => {
+            await sql.unsafe(`prepare subtree_page(text, int, text${after ? ", bigint, text" : ""}) as ${statement}`);
+            await sql.unsafe("set local plan_cache_mode = force_generic_plan");
+            const plan = await sql.unsafe(
+              `explain (analyze, format json) execute subtree_page('${accountId}', 51, 'f'${after ? ", 10000, 'doc_x'" : ""})`,
+            );
+            await sql.unsafe("deallocate subtree_page");
+            return plan;
+          })
+        : await db.$client.unsafe(
+            `explain (analyze, format json) ${statement}`,
+            (after ? [accountId, 51, "f", 10_000, "doc_x"] : [accountId, 51, "f"]) as never[],
+          );
+      const scans = planNodes(subtree.Plan).filter((node) => node["Relation Name"] === "documents");
+      expect(scans.map((node) => node["Index Name"])).toEqual(["documents_account_folder_idx"]);
+      expect(scans[0]["Actual Loops"]).toBe(3);
+      expect(scans[0]["Actual Rows"] * scans[0]["Actual Loops"]).toBeLessThanOrEqual(3 * 51);
+      expect(JSON.stringify(subtree)).not.toContain("Seq Scan");
+    }
     const exported = await plan(page({ oldestFirst: true, after: true }), [accountId, 1000, 10_000, "doc_x"]);
     expect(exported).toContain("documents_account_list_idx");
     expect(exported).not.toContain("Seq Scan");
@@ -134,7 +179,7 @@ describe("plans that do not grow with the account", () => {
     const purgeClaim = await plan(PURGE_DUE, [Date.now(), 100]);
     expect(purgeClaim).toContain("documents_purge_idx");
     expect(purgeClaim).not.toMatch(seqScanOfDocuments);
-    expect((await counts(key)).f).toBe(1 + 20000 - 200);
+    expect(await counts(key)).toEqual({ f: 1 + 10000 - 200, "f/a": 5000, "f/a/b": 5000 });
     const trashPage = await t.json("GET", `${DOCS}?deleted=true&limit=5`, { key });
     expect(trashPage.body.documents).toHaveLength(5);
   }, 60_000);

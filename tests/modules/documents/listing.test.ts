@@ -110,6 +110,48 @@ test("folder filter matches that exact folder, normalised; an unknown folder is 
   expect((await t.json("GET", `${DOCS}?folder=a/../b`, { key })).status).toBe(400);
 });
 
+test("recursive=true adds the subfolders at any depth, pages without repeats or skips, and matches % and _ literally", async () => {
+  const { key } = await t.newAccount({ permissions: ["documents"] });
+  const created: { id: string; folder: string }[] = [];
+  // interleaved, so that every page merges several folders
+  for (let round = 0; round < 4; round++)
+    for (const folder of ["a_%", "a_%/b", "a_%/b/c", "a_%b", "ax%", "a_%x/b", "a", "other"])
+      created.push(...(await createMany(key, 1, { folder })).map((id) => ({ id, folder })));
+  const subtree = created
+    .filter(({ folder }) => folder === "a_%" || folder.startsWith("a_%/"))
+    .map(({ id }) => id)
+    .reverse();
+  expect(subtree).toHaveLength(12);
+  for (const query of ["folder=a_%25&recursive=true", "folder=%2Fa_%25%2F&recursive=true"]) {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const result = await page(key, `${query}&limit=5${cursor ? `&cursor=${cursor}` : ""}`);
+      expect(result.documents.length).toBeLessThanOrEqual(5);
+      seen.push(...result.documents.map((d) => d.id));
+      cursor = result.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(subtree);
+  }
+  expect((await page(key, "folder=a_%25&recursive=false")).documents.map((d) => d.id)).toEqual(
+    created
+      .filter(({ folder }) => folder === "a_%")
+      .map(({ id }) => id)
+      .reverse(),
+  );
+  expect((await page(key, "folder=a_%25/b&recursive=true&limit=200")).documents).toHaveLength(8);
+  expect((await page(key, "folder=nowhere&recursive=true")).documents).toEqual([]);
+  expect((await page(key, "folder=&recursive=true&limit=200")).documents).toHaveLength(created.length);
+  // the trash filters the same way
+  const [trashed] = subtree;
+  expect((await t.json("DELETE", `${DOCS}/${trashed}`, { key })).status).toBe(200);
+  expect((await page(key, "folder=a_%25&recursive=true&deleted=true")).documents.map((d) => d.id)).toEqual([trashed]);
+  expect((await page(key, "folder=a_%25&recursive=true&limit=200")).documents.map((d) => d.id)).toEqual(subtree.slice(1));
+  const bad = await t.json("GET", `${DOCS}?folder=a&recursive=1`, { key });
+  expect(bad.status).toBe(400);
+  expect(bad.body.errors[0].path).toBe("/recursive");
+});
+
 test("folders are created with their ancestors and list active documents directly in them", async () => {
   const { key } = await t.newAccount({ permissions: ["documents"] });
   const [deleted] = await createMany(key, 3, { folder: "reports/2024" });

@@ -144,24 +144,29 @@ describe("export and import round trip", () => {
     expect(chunks).toBeLessThan(20);
   });
 
-  test("folder and deleted filter the export", async () => {
+  test("folder, recursive and deleted filter the export as they filter the list", async () => {
     const { key } = await t.newAccount();
     await createRaw(key, `{"name":"in a","folder":"a","content":1}`);
     await createRaw(key, `{"name":"in a/b","folder":"a/b","content":2}`);
-    const gone = await createRaw(key, `{"name":"deleted","folder":"a","content":3}`);
+    await createRaw(key, `{"name":"in ab","folder":"ab","content":4}`);
+    const gone = await createRaw(key, `{"name":"deleted","folder":"a/b","content":3}`);
     expect((await t.request("DELETE", `/api/v1/documents/${gone}`, { key })).status).toBe(200);
     const names = async (query: string) => linesOf((await exportText(key, query)).text).map((line) => JSON.parse(line).document.name);
     expect(await names("?folder=/a/")).toEqual(["in a"]);
-    expect(await names("?folder=")).toEqual(["in a", "in a/b"]);
+    expect(await names("?folder=a&recursive=true")).toEqual(["in a", "in a/b"]);
+    expect(await names("?folder=a&recursive=false")).toEqual(["in a"]);
+    expect(await names("?folder=")).toEqual(["in a", "in a/b", "in ab"]);
     expect(await names("?deleted=true")).toEqual(["deleted"]);
+    expect(await names("?deleted=true&folder=a&recursive=true")).toEqual(["deleted"]);
     expect(await names("?deleted=false&folder=a/b")).toEqual(["in a/b"]);
   });
 
-  test("an empty account exports nothing; a bad folder or deleted value is 400", async () => {
+  test("an empty account exports nothing; a bad folder, recursive or deleted value is 400", async () => {
     const { key } = await t.newAccount();
     expect(await exportText(key)).toEqual({ status: 200, type: "application/x-ndjson", text: "" });
     expect((await t.json("GET", "/api/v1/export?folder=a/../b", { key })).body.code).toBe("validation_failed");
     expect((await t.request("GET", "/api/v1/export?deleted=maybe", { key })).status).toBe(400);
+    expect((await t.json("GET", "/api/v1/export?folder=a&recursive=yes", { key })).body.errors[0].path).toBe("/recursive");
   });
 });
 

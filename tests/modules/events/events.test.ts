@@ -92,7 +92,19 @@ describe("a document's life as events", () => {
 
   test("an event written before its document's fields were kept apart (migration 0017) reads as it was stored", async () => {
     const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
-    const stored = { document: { id: "doc_before", name: "before", title: "before", tags: [], folder: null, version: 1 } };
+    const stored = {
+      document: {
+        id: "doc_before",
+        name: "before",
+        title: "before",
+        tags: [],
+        fileSize: 1,
+        version: 1,
+        createdAt: 1,
+        updatedAt: 1,
+        folder: null,
+      },
+    };
     await t.testDb.database.sql`
       insert into events (id, account_id, type, folder, data, created_at)
       values ('evt_before', ${accountId}, 'document.created', null, ${JSON.stringify(stored)}::jsonb, 1)`;
@@ -123,6 +135,8 @@ describe("reading the feed", () => {
     const paged = await readAll(key, "", "", 2);
     expect(paged.events.map((event) => event.type)).toEqual([...Array(4).fill("document.created"), "pipeline.created"]);
     expect((await readAll(key, "&folder=/a/")).events.map((event) => event.data.document.name)).toEqual(["a", "a/b"]);
+    expect((await readAll(key, "&folder=a&recursive=true")).events.map((event) => event.data.document.name)).toEqual(["a", "a/b"]);
+    expect((await readAll(key, "&folder=a&recursive=false")).events.map((event) => event.data.document.name)).toEqual(["a"]);
     expect((await readAll(key, "&type=pipeline.*")).events.map((event) => event.data.pipeline.name)).toEqual(["p"]);
     expect((await readAll(key, "&type=document.created,document.deleted")).events).toHaveLength(4);
     // nothing new: the same cursor comes back, and an empty page
@@ -144,6 +158,7 @@ describe("reading the feed", () => {
       ["after=nope", "/after"],
       ["type=document.exploded", "/type"],
       ["folder=a/../b", "/folder"],
+      ["folder=a&recursive=no", "/recursive"],
       ["limit=0", "/limit"],
     ]) {
       const answer = await t.json("GET", `${EVENTS}?${query}`, { key });

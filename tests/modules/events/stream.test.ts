@@ -250,13 +250,20 @@ describe("filters and permissions", () => {
     const { key } = await t.newAccount({ permissions: ["documents"] });
     const byType = await open(key, "?type=document.deleted");
     const byFolder = await open(key, "?folder=/a/");
+    const exact = await open(key, "?folder=a&recursive=false");
     const a = await create(key, "in a", "a");
     await create(key, "in a/b", "a/b");
     await create(key, "in ab", "ab");
     expect((await t.request("DELETE", `${DOCS}/${a}`, { key })).status).toBe(200);
     await byType.reader.until((reader) => reader.events.length === 1);
     await byFolder.reader.until((reader) => reader.events.length === 3);
+    await exact.reader.until((reader) => reader.events.length === 2);
     await Bun.sleep(300);
+    expect(exact.reader.events.map((event) => `${event.type} ${event.data.document.folder}`)).toEqual([
+      "document.created a",
+      "document.deleted a",
+    ]);
+    exact.close();
     expect(byType.reader.events.map((event) => event.type)).toEqual(["document.deleted"]);
     expect(byFolder.reader.events.map((event) => `${event.type} ${event.data.document.folder}`)).toEqual([
       "document.created a",
@@ -311,6 +318,7 @@ describe("filters and permissions", () => {
       ["", { "Last-Event-ID": "nope" }, "/Last-Event-ID"],
       ["?type=document.exploded", {}, "/type"],
       ["?folder=a/../b", {}, "/folder"],
+      ["?folder=a&recursive=no", {}, "/recursive"],
       ["?timeout=0", {}, "/timeout"],
       ["?timeout=1.5", {}, "/timeout"],
       ["?timeout=100000", {}, "/timeout"],
