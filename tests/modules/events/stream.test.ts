@@ -462,7 +462,7 @@ describe("one read of the feed per change for all the streams of an account", ()
     const wanted = specs.map((spec) => written.filter((w) => expected(spec, w.name, w.folder, w.type)).map((w) => w.name));
     await Promise.all(streams.map((stream, s) => stream.reader.until((reader) => reader.events.length === wanted[s].length)));
     await Bun.sleep(300); // nothing more comes
-    streams.forEach((stream, s) => expect(names(stream.reader)).toEqual(wanted[s]));
+    for (const [s, stream] of streams.entries()) expect(names(stream.reader)).toEqual(wanted[s]);
     const after = hub.stats();
     const shared = after.sharedReads - before.sharedReads;
     console.log(
@@ -516,10 +516,12 @@ describe("one read of the feed per change for all the streams of an account", ()
     let sharedGate: Promise<void> | undefined;
     const reader: FeedReader = async (account, families, filter, after, limit) => {
       const own = filter.types !== undefined;
-      if (own && beforeOwn) await [beforeOwn, (beforeOwn = undefined)][0]!();
-      if (!own) await sharedGate;
+      const [before, afterwards] = own ? [beforeOwn, afterOwn] : [];
+      if (own) beforeOwn = afterOwn = undefined;
+      else await sharedGate;
+      await before?.();
       const page = await readEvents(t.testDb.database.db, account, families, filter, after, limit);
-      if (own && afterOwn) await [afterOwn, (afterOwn = undefined)][0]!();
+      await afterwards?.();
       return page;
     };
     const streams = new EventStreams(t.testDb.database, { heartbeatMs: HEARTBEAT_MS, reader });
