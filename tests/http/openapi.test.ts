@@ -92,7 +92,10 @@ describe("GET /openapi.json", () => {
       const tooMany = op.spec.responses[429];
       for (const header of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"])
         expect(tooMany.headers[header].required).toBe(true);
-      expect(tooMany.content["application/problem+json"].schema).toEqual(problemOf(["rate_limited", "too_many_failed_authentications"]));
+      const own = op.path === "/api/v1/events/stream" ? ["too_many_streams"] : []; // the stream limits, before the shared ones
+      expect(tooMany.content["application/problem+json"].schema).toEqual(
+        problemOf([...own, "rate_limited", "too_many_failed_authentications"]),
+      );
     }
   });
 

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startRunServer, type RunServer } from "./support/run-server";
-import { percentile, watchServer } from "./support/watch";
+import { percentile, readBackToBack, watchServer } from "./support/watch";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 10);
 const ATTACKERS = Number(process.env.NEIGHBOUR_ATTACKERS ?? 4);
@@ -89,19 +89,8 @@ test(
       }
     });
 
-    const bLatencies: number[] = [];
-    const bFailures: number[] = [];
-    const reader = (async () => {
-      while (Date.now() < deadline) {
-        const started = performance.now();
-        const response = await call(keyB, "GET", `/api/v1/documents/${readId}`);
-        await response.arrayBuffer();
-        bLatencies.push(performance.now() - started);
-        if (response.status !== 200) bFailures.push(response.status);
-      }
-    })();
-
-    await Promise.all([...attackers, reader]);
+    const reader = readBackToBack(deadline, () => call(keyB, "GET", `/api/v1/documents/${readId}`));
+    const [{ latencies: bLatencies, failures: bFailures }] = await Promise.all([reader, ...attackers]);
     const health = await watch.stop();
     const p50 = percentile(bLatencies, 50),
       p99 = percentile(bLatencies, 99);

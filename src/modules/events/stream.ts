@@ -14,7 +14,8 @@
  * What makes an account's feed read:
  *   - a NOTIFY on `kiln_events` (the server sends one with the account id after each request that wrote:
  *     events/notifier.ts) reaches ONE listener connection per process (postgres.js `listen`), whichever
- *     node made the change;
+ *     node made the change; a read it caused that found nothing (the event behind another transaction
+ *     still running) is tried once more NOTIFIED_RETRY_MS later;
  *   - a recheck once a second while any stream is open, one statement for the whole process: the
  *     accounts whose events crossed the visibility horizon since the last look. An event is read only once
  *     every older transaction has ended (statements.ts), so its NOTIFY can come before it is readable;
@@ -198,26 +199,36 @@ export class EventStreams {
 
   private checkLimits(request: StreamRequest): void {
     const { perKey, perAccount, perProcess } = this.limits;
-    const refuse = (limit: EventStreamLimit, status: number, message: string) => {
-      this.options.metrics?.observeEventStreamRefused(limit);
-      // a slot frees when a stream ends; a client gone without closing its connection is noticed within two heartbeats
-      const retryAfter = Math.max(1, Math.ceil((2 * this.heartbeatMs) / 1000));
-      return new HttpError(status, "too_many_streams", `${message}; retry in ${retryAfter} s`, {
-        headers: { "Retry-After": String(retryAfter) },
-      });
-    };
+    // a slot frees when a stream ends; a client gone without closing its connection is noticed within two heartbeats
+    const retryAfter = Math.max(1, Math.ceil((2 * this.heartbeatMs) / 1000));
+    const extra = { headers: { "Retry-After": String(retryAfter) } };
+    const refused = (limit: EventStreamLimit) => this.options.metrics?.observeEventStreamRefused(limit);
     if ((this.perKey.get(request.keyId) ?? 0) >= perKey) {
-      throw refuse("key", 429, `This API key has ${perKey} event streams open, the most allowed (EVENT_STREAMS_PER_KEY); close one first`);
+      refused("key");
+      throw new HttpError(
+        429,
+        "too_many_streams",
+        `This API key has ${perKey} event streams open, the most allowed (EVENT_STREAMS_PER_KEY); close one first, or retry in ${retryAfter} s`,
+        extra,
+      );
     }
     if ((this.feeds.get(request.accountId)?.size ?? 0) >= perAccount) {
-      throw refuse(
-        "account",
+      refused("account");
+      throw new HttpError(
         429,
-        `This account has ${perAccount} event streams open on this node, the most allowed (EVENT_STREAMS_PER_ACCOUNT); close one first`,
+        "too_many_streams",
+        `This account has ${perAccount} event streams open on this node, the most allowed (EVENT_STREAMS_PER_ACCOUNT); close one first, or retry in ${retryAfter} s`,
+        extra,
       );
     }
     if (this.count >= perProcess) {
-      throw refuse("process", 503, `This node serves ${perProcess} event streams, the most it allows (EVENT_STREAMS_PER_PROCESS)`);
+      refused("process");
+      throw new HttpError(
+        503,
+        "too_many_streams",
+        `This node serves ${perProcess} event streams, the most it allows (EVENT_STREAMS_PER_PROCESS); retry in ${retryAfter} s`,
+        extra,
+      );
     }
   }
 
@@ -275,8 +286,8 @@ export class EventStreams {
     this.ticker = undefined;
   }
 
-  private wake(accountId: string): void {
-    this.feeds.get(accountId)?.wake();
+  private wake(accountId: string, notified = false): void {
+    this.feeds.get(accountId)?.wake(notified);
   }
 
   private wakeAll(): void {
@@ -292,7 +303,7 @@ export class EventStreams {
     this.listening ??= this.database.sql
       .listen(
         EVENTS_CHANNEL,
-        (accountId) => this.wake(accountId),
+        (accountId) => this.wake(accountId, true),
         () => {
           this.listened = true;
           this.wakeAll();
@@ -342,6 +353,12 @@ export class EventStreams {
 
 /** Events an account's feed keeps while a stream of it catches up, for it to join without reading again. */
 const RECENT_MAX = STREAM_PAGE;
+/**
+ * A read after a NOTIFY that found nothing (the event behind another transaction still running, often
+ * another tenant's write of a few milliseconds) is tried once more this much later, rather than at the
+ * recheck up to a second later.
+ */
+const NOTIFIED_RETRY_MS = 50;
 
 /**
  * The streams of one account on this process, and the one read of its feed they share. The feed has a
@@ -365,6 +382,8 @@ class AccountFeed {
   private recent: FeedItem[] = [];
   private reading = false;
   private again = false;
+  /** a NOTIFY came since the last read began */
+  private notified = false;
 
   constructor(
     private readonly hub: EventStreams,
@@ -420,8 +439,9 @@ class AccountFeed {
     if (this.joined.delete(stream) && this.joined.size === 0) this.startOver(undefined);
   }
 
-  /** Something may be readable: read (once more after the read under way, if one is). */
-  wake(): void {
+  /** Something may be readable (`notified`: a NOTIFY said so): read (once more after the read under way, if one is). */
+  wake(notified = false): void {
+    if (notified) this.notified = true;
     if (this.position === undefined) return;
     if (this.reading) {
       this.again = true;
@@ -443,13 +463,17 @@ class AccountFeed {
     try {
       do {
         this.again = false;
-        const { epoch, position } = this;
+        const { epoch, position, notified } = this;
+        this.notified = false;
         const events = await this.hub.readShared(this.accountId, position!);
         if (epoch !== this.epoch) {
           this.again = true; // started over meanwhile: read from the new position, if any
           continue;
         }
-        if (events.length === 0) continue;
+        if (events.length === 0) {
+          if (notified) setTimeout(() => this.wake(), NOTIFIED_RETRY_MS);
+          continue;
+        }
         const items = events.map((event) => ({ event, position: decodeEventCursor(event.cursor), frame: eventFrame(event) }));
         this.position = items.at(-1)!.position;
         this.handedOut += items.length;

@@ -59,3 +59,20 @@ export function watchServer(url: string, pid: number, pauseMs = 20): { stop(): P
     },
   };
 }
+
+/** Tenant B's side of a noisy-neighbour test: `read` back to back until `deadline` (epoch ms), each read timed. */
+export async function readBackToBack(
+  deadline: number,
+  read: () => Promise<Response>,
+): Promise<{ latencies: number[]; failures: number[] }> {
+  const latencies: number[] = [];
+  const failures: number[] = [];
+  while (Date.now() < deadline) {
+    const started = performance.now();
+    const response = await read();
+    await response.arrayBuffer();
+    latencies.push(performance.now() - started);
+    if (response.status !== 200) failures.push(response.status);
+  }
+  return { latencies, failures };
+}
