@@ -114,3 +114,14 @@ test("HTTP_LISTENER: bun by default, node on request, anything else stops the st
   expect(loadConfig({ HTTP_LISTENER: "node" }).httpListener).toBe("node");
   expect(message({ HTTP_LISTENER: "uws" })).toBe("HTTP_LISTENER must be one of bun, node, got 'uws'");
 });
+
+test("event stream limits: 20 per key, 100 per account, 10,000 per process by default; each at least 1", () => {
+  expect(loadConfig({}).eventStreamLimits).toEqual({ perKey: 20, perAccount: 100, perProcess: 10_000 });
+  expect(
+    loadConfig({ EVENT_STREAMS_PER_KEY: "3", EVENT_STREAMS_PER_ACCOUNT: "7", EVENT_STREAMS_PER_PROCESS: "50" }).eventStreamLimits,
+  ).toEqual({ perKey: 3, perAccount: 7, perProcess: 50 });
+  for (const name of ["EVENT_STREAMS_PER_KEY", "EVENT_STREAMS_PER_ACCOUNT", "EVENT_STREAMS_PER_PROCESS"]) {
+    expect(() => loadConfig({ [name]: "0" })).toThrow(name);
+    expect(() => loadConfig({ [name]: "many" })).toThrow(name);
+  }
+});
