@@ -10,7 +10,7 @@ import { startServerOnTestDatabase } from "../../support/server";
 import { listen } from "../../../src/server/listener";
 import type { Listener } from "../../../src/server/transport";
 import { eventStreamsOf, EventStreams, type FeedReader } from "../../../src/modules/events/stream";
-import { readEvents, type EventFilter } from "../../../src/modules/events/service";
+import { FEED_START, readEvents, type EventFilter } from "../../../src/modules/events/service";
 import { framesOf, SseReader } from "./sse";
 
 const HEARTBEAT_MS = 100;
@@ -527,7 +527,7 @@ describe("one read of the feed per change for all the streams of an account", ()
     const streams = new EventStreams(t.testDb.database, { heartbeatMs: HEARTBEAT_MS, reader });
     const aborter = new AbortController();
     const openHere = (filter: EventFilter) =>
-      new SseReader(streams.open({ accountId, keyId, families: ["document"], filter, after: { tx: 0, seq: 0 }, signal: aborter.signal }));
+      new SseReader(streams.open({ accountId, keyId, families: ["document"], filter, after: FEED_START, signal: aborter.signal }));
     const e = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `e${from + i}`);
     const ownReads = () => streams.stats().pagesRead - streams.stats().sharedReads;
     try {
