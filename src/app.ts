@@ -114,6 +114,14 @@ export function createApp(deps: AppDeps) {
     metrics,
   };
 
+  const streams = eventStreamsOf(database, {
+    heartbeatMs: config.eventsHeartbeatMs,
+    limits: config.eventStreamLimits,
+    logger,
+    metrics,
+  });
+  metrics?.watchEventStreams(() => streams.stats().open);
+
   const docs = openapiDocs({ webhooks: webhookOpenApi(), variants: utilityRunVariants(utilityEngine.registry) });
   const app = new Elysia({ normalize: false, name: "kiln" })
     .use(requestContext(logger))
@@ -138,7 +146,7 @@ export function createApp(deps: AppDeps) {
     .use(healthModule({ database, contentStore, draining: deps.draining }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth, idempotencyMaxBytesPerAccount: config.idempotencyMaxBytesPerAccount }))
-    .use(eventsModule({ db: database.db, auth, streams: eventStreamsOf(database, { heartbeatMs: config.eventsHeartbeatMs, logger }) }))
+    .use(eventsModule({ db: database.db, auth, streams }))
     .use(
       webhooksModule({
         repository: webhooksRepository(database.db),

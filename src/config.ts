@@ -40,6 +40,8 @@ export interface Config {
   readonly eventRetentionMs: number;
   /** an open event stream (GET /api/v1/events/stream) sends a heartbeat comment after this long without a write */
   readonly eventsHeartbeatMs: number;
+  /** open event streams allowed per API key, per account and per process, counted by each process */
+  readonly eventStreamLimits: EventStreamLimits;
   readonly sweepIntervalMs: number;
   readonly logLevel: LogLevel;
   readonly logFormat: LogFormat;
@@ -66,6 +68,17 @@ export interface Config {
   /** webhook deliveries (src/modules/webhooks, docs/events.md) */
   readonly webhooks: WebhookConfig;
 }
+
+export interface EventStreamLimits {
+  /** EVENT_STREAMS_PER_KEY */
+  readonly perKey: number;
+  /** EVENT_STREAMS_PER_ACCOUNT */
+  readonly perAccount: number;
+  /** EVENT_STREAMS_PER_PROCESS */
+  readonly perProcess: number;
+}
+
+export const EVENT_STREAM_LIMITS_DEFAULT: EventStreamLimits = Object.freeze({ perKey: 20, perAccount: 100, perProcess: 10_000 });
 
 export interface WebhookConfig {
   /** WEBHOOK_TIMEOUT_MS: an attempt's whole time (connect, send, the answer's status and up to 4 KiB of its body) */
@@ -226,6 +239,11 @@ export function loadConfig(env: Env = process.env): Config {
     purgeAfterMs: integer(env, "PURGE_AFTER_MS", 2_592_000_000, 0),
     eventRetentionMs: integer(env, "EVENT_RETENTION_MS", 2_592_000_000, 60_000),
     eventsHeartbeatMs: integer(env, "EVENTS_HEARTBEAT_MS", 15_000, 10, 3_600_000),
+    eventStreamLimits: Object.freeze({
+      perKey: integer(env, "EVENT_STREAMS_PER_KEY", EVENT_STREAM_LIMITS_DEFAULT.perKey, 1, 1_000_000),
+      perAccount: integer(env, "EVENT_STREAMS_PER_ACCOUNT", EVENT_STREAM_LIMITS_DEFAULT.perAccount, 1, 1_000_000),
+      perProcess: integer(env, "EVENT_STREAMS_PER_PROCESS", EVENT_STREAM_LIMITS_DEFAULT.perProcess, 1, 1_000_000),
+    }),
     sweepIntervalMs: integer(env, "SWEEP_INTERVAL_MS", 60_000, 100),
     logLevel,
     logFormat,

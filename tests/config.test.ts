@@ -134,3 +134,14 @@ test("an account's share of the worker pool: half the workers (rounded up) and 4
   expect(message({ UTILITY_WORKERS_PER_ACCOUNT: "0" })).toContain("UTILITY_WORKERS_PER_ACCOUNT");
   expect(message({ UTILITY_QUEUE_PER_ACCOUNT: "-1" })).toContain("UTILITY_QUEUE_PER_ACCOUNT");
 });
+
+test("event stream limits: 20 per key, 100 per account, 10,000 per process by default; each at least 1", () => {
+  expect(loadConfig({}).eventStreamLimits).toEqual({ perKey: 20, perAccount: 100, perProcess: 10_000 });
+  expect(
+    loadConfig({ EVENT_STREAMS_PER_KEY: "3", EVENT_STREAMS_PER_ACCOUNT: "7", EVENT_STREAMS_PER_PROCESS: "50" }).eventStreamLimits,
+  ).toEqual({ perKey: 3, perAccount: 7, perProcess: 50 });
+  for (const name of ["EVENT_STREAMS_PER_KEY", "EVENT_STREAMS_PER_ACCOUNT", "EVENT_STREAMS_PER_PROCESS"]) {
+    expect(() => loadConfig({ [name]: "0" })).toThrow(name);
+    expect(() => loadConfig({ [name]: "many" })).toThrow(name);
+  }
+});

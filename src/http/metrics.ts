@@ -17,6 +17,10 @@ import { bearerToken, tokenInQuery } from "./bearer";
 
 export type SweepKind = "purge" | "orphans";
 export type WebhookAttemptOutcome = "succeeded" | "retrying" | "failed";
+/** who read the events feed for the live streams: an account's read shared by its streams, or one stream catching up */
+export type EventFeedReader = "shared" | "stream";
+/** the limit that refused an event stream */
+export type EventStreamLimit = "key" | "account" | "process";
 
 export interface Metrics {
   readonly registry: Registry;
@@ -35,6 +39,12 @@ export interface Metrics {
   observeWebhookAttempt(outcome: WebhookAttemptOutcome, seconds: number): void;
   /** an endpoint was disabled after failing for WEBHOOK_DISABLE_AFTER_MS */
   observeWebhookDisabled(): void;
+  /** `open()` is read at each scrape: the event streams open on this process */
+  watchEventStreams(open: () => number): void;
+  /** one read of the events feed for the live streams */
+  observeEventFeedRead(reader: EventFeedReader): void;
+  /** an event stream refused because a limit was reached */
+  observeEventStreamRefused(limit: EventStreamLimit): void;
   /** the same store, with every operation and failure counted */
   instrumentStore(store: ContentStore): ContentStore;
 }
@@ -226,6 +236,28 @@ export function createMetrics(sources: MetricsSources): Metrics {
     registers,
   });
 
+  let openEventStreams = () => 0;
+  new Gauge({
+    name: "kiln_event_streams_open",
+    help: "Live event streams (GET /api/v1/events/stream) open on this process",
+    registers,
+    collect() {
+      this.set(openEventStreams());
+    },
+  });
+  const eventFeedReads = new Counter({
+    name: "kiln_event_feed_reads_total",
+    help: "Reads of the events feed by the live streams: shared (one per change of an account, for all its streams) or stream (one stream catching up)",
+    labelNames: ["reader"] as const,
+    registers,
+  });
+  const eventStreamsRefused = new Counter({
+    name: "kiln_event_streams_refused_total",
+    help: "Event streams refused because the key, the account or the process had its most open streams",
+    labelNames: ["limit"] as const,
+    registers,
+  });
+
   const counted = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
     storeOperations.inc({ operation });
     try {
@@ -255,6 +287,15 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     observeWebhookDisabled() {
       webhooksDisabled.inc();
+    },
+    watchEventStreams(open) {
+      openEventStreams = open;
+    },
+    observeEventFeedRead(reader) {
+      eventFeedReads.inc({ reader });
+    },
+    observeEventStreamRefused(limit) {
+      eventStreamsRefused.inc({ limit });
     },
     observeSweep(kind, outcome, items) {
       sweeps.inc({ kind, outcome });

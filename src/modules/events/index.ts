@@ -116,8 +116,13 @@ export const eventsModule = (deps: { db: Db; auth: AuthPlugin; streams: EventStr
         ...operation({
           operationId: "streamEvents",
           summary: "Events of the caller's account as they happen (Server-Sent Events)",
-          description: `The feed of listEvents, live: each event as \`id: <cursor>\`, \`event: <type>\`, \`data: <the event as listEvents shows it>\` and a blank line, oldest first; the same filters and permission families. It starts after Last-Event-ID (or \`after\`; absent: the oldest kept event), so a client that reconnects with the id of the last event it got misses nothing and gets nothing twice. The stream opens with \`retry: ${STREAM_RETRY_MS}\`, sends \`: heartbeat\` after EVENTS_HEARTBEAT_MS (15 s) without an event, and ends when the node shuts down, when the key is revoked or expires, after \`timeout\`, or when the client takes nothing for two heartbeat intervals: reconnect with Last-Event-ID.`,
-          errors: { 400: "validation_failed (type, folder, timeout), invalid_cursor (after or Last-Event-ID)" },
+          description: `The feed of listEvents, live: each event as \`id: <cursor>\`, \`event: <type>\`, \`data: <the event as listEvents shows it>\` and a blank line, oldest first; the same filters and permission families. It starts after Last-Event-ID (or \`after\`; absent: the oldest kept event), so a client that reconnects with the id of the last event it got misses nothing and gets nothing twice. The stream opens with \`retry: ${STREAM_RETRY_MS}\`, sends \`: heartbeat\` after EVENTS_HEARTBEAT_MS (15 s) without an event, and ends when the node shuts down, when the key is revoked or expires, after \`timeout\`, or when the client takes nothing for two heartbeat intervals: reconnect with Last-Event-ID. A key may hold EVENT_STREAMS_PER_KEY (20) streams open and an account EVENT_STREAMS_PER_ACCOUNT (100), on each node; past them 429 too_many_streams with Retry-After.`,
+          errors: {
+            400: "validation_failed (type, folder, timeout), invalid_cursor (after or Last-Event-ID)",
+            429: "too_many_streams: the key (EVENT_STREAMS_PER_KEY) or the account (EVENT_STREAMS_PER_ACCOUNT) has its most streams open on this node",
+            503: "too_many_streams: this node serves its most streams (EVENT_STREAMS_PER_PROCESS)",
+          },
+          headers: { 429: ["Retry-After"] },
           responses: {
             200: {
               description: "An endless text/event-stream of events and heartbeats",

@@ -46,6 +46,9 @@ export interface EventPosition {
 
 export const FEED_START: EventPosition = { tx: 0, seq: 0 };
 
+/** The feed's order (EVENTS_PAGE's `order by`): negative when `a` comes before `b`, 0 for the same event. */
+export const compareEventPositions = (a: EventPosition, b: EventPosition) => a.tx - b.tx || a.seq - b.seq;
+
 export const encodeEventCursor = (position: EventPosition) => `${position.tx}-${position.seq}`;
 
 const invalidEventCursor = (path: string) =>
@@ -82,6 +85,23 @@ export function parseEventTypes(raw: string | undefined): string[] | undefined {
     }
   }
   return types;
+}
+
+/** Every family: what a read shared by streams of keys with different permissions reads (stream.ts). */
+export const EVENT_FAMILIES = Object.keys(FAMILY_PERMISSION);
+
+/**
+ * Whether a read with these families and filter lists `event`: EVENTS_PAGE's rule in memory, for the
+ * live streams that share one read of their account's feed. A document event's folder is its document's.
+ */
+export function eventMatches(event: EventView, families: readonly string[], filter: EventFilter): boolean {
+  const family = event.type.split(".", 1)[0];
+  if (!families.includes(family)) return false;
+  if (filter.types && !filter.types.includes(event.type) && !filter.types.includes(`${family}.*`)) return false;
+  if (filter.folder === undefined) return true;
+  const folder = (event.data.document as { folder?: string | null } | undefined)?.folder ?? null;
+  const { path, subfolders } = filter.folder;
+  return folder !== null && (folder === path || (subfolders && folder.startsWith(`${path}/`)));
 }
 
 /** The families of events a key with these permissions may read. */

@@ -1,32 +1,60 @@
 /**
- * The live feed: GET /api/v1/events/stream as Server-Sent Events. Each stream reads the same feed as
- * GET /api/v1/events (readEvents, after its cursor, its filters and families), a page at a time, and
- * writes it as `id: <cursor>` / `event: <type>` / `data: <the event JSON>` frames.
+ * The live feed: GET /api/v1/events/stream as Server-Sent Events, `id: <cursor>` / `event: <type>` /
+ * `data: <the event JSON>` frames of the same feed as GET /api/v1/events (readEvents), with its filters
+ * and the families of the stream's key.
  *
- * What makes a stream read again:
- *   - a NOTIFY on `kiln_events` (the server sends one with the account id after each request that wrote: events/notifier.ts) reaches ONE
- *     listener connection per process (postgres.js `listen`), which wakes the streams of that account,
- *     whichever node made the change;
- *   - a recheck once a second while any stream is open, one statement for all of them: the accounts
- *     whose events crossed the visibility horizon since the last look. An event is read only once every
- *     older transaction has ended (statements.ts), so its NOTIFY can come before it is readable; this
- *     wakes its streams when it is. The same recheck ends the streams of keys revoked or expired since,
- *     and cuts clients that took nothing for two heartbeat intervals;
- *   - a heartbeat: after EVENTS_HEARTBEAT_MS without a write, a `: heartbeat` comment, and a read.
+ * One read per change of an account, whatever the number of its streams: each account with an open
+ * stream has an AccountFeed, which reads the account's feed after its own position (every family,
+ * no filter) and hands each event, its frame made once, to the streams that joined it; each stream
+ * keeps those that its filters and families let through. A stream starts behind (Last-Event-ID, `after`
+ * or the oldest event) and catches up with reads of its own, one page per page its client takes; after
+ * a read that found less than a page it joins its account's feed (AccountFeed.join says how no event is
+ * lost or repeated at that seam) and reads no more.
  *
- * Backpressure: a stream reads its next page only when the client took the previous write (the body
- * is a pull stream with no queue of its own; the listener pulls only as the socket drains), so a slow
- * client holds at most one page here plus what the socket buffers hold, and one that takes nothing at
- * all is cut after two heartbeat intervals; it resumes with Last-Event-ID and loses nothing.
+ * What makes an account's feed read:
+ *   - a NOTIFY on `kiln_events` (the server sends one with the account id after each request that wrote:
+ *     events/notifier.ts) reaches ONE listener connection per process (postgres.js `listen`), whichever
+ *     node made the change; a read it caused that found nothing (the event behind another transaction
+ *     still running) is tried once more NOTIFIED_RETRY_MS later;
+ *   - a recheck once a second while any stream is open, one statement for the whole process: the
+ *     accounts whose events crossed the visibility horizon since the last look. An event is read only once
+ *     every older transaction has ended (statements.ts), so its NOTIFY can come before it is readable;
+ *     this reads it when it is. The same recheck ends the streams of keys revoked or expired since, and
+ *     cuts clients that took nothing for two heartbeat intervals.
+ * A heartbeat (`: heartbeat` after EVENTS_HEARTBEAT_MS without a write) reads nothing.
+ *
+ * Backpressure: the body is a pull stream with no queue of its own (the listener pulls only as the socket
+ * drains). A joined stream holds at most STREAM_PAGE events handed to it and not yet taken (references to
+ * the events its account's feed read once); one more and it leaves the feed and reads on its own again,
+ * at its client's pace, so a slow client never holds the feed or the other streams. One that takes nothing
+ * at all is cut after two heartbeat intervals; it resumes with Last-Event-ID and loses nothing.
+ *
+ * Limits: EVENT_STREAMS_PER_KEY and EVENT_STREAMS_PER_ACCOUNT (429) and EVENT_STREAMS_PER_PROCESS (503),
+ * counted by this process alone: what they protect (sockets, memory, the work each event costs here) is
+ * the process's, and a count shared through Redis would outlive a node that died with its streams open.
+ * A stream's slot is freed whenever it ends: the client went away, its key was revoked, it was cut, it
+ * timed out, the node drains.
  */
+import { EVENT_STREAM_LIMITS_DEFAULT, type EventStreamLimits } from "../../config";
+import { HttpError } from "../../core/errors";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../http/context";
-import { decodeEventCursor, readEvents, type EventFilter, type EventPosition, type EventView } from "./service";
+import type { EventStreamLimit, Metrics } from "../../http/metrics";
+import {
+  compareEventPositions,
+  decodeEventCursor,
+  EVENT_FAMILIES,
+  eventMatches,
+  readEvents,
+  type EventFilter,
+  type EventPosition,
+  type EventView,
+} from "./service";
 import { EVENTS_CROSSED_HORIZON, VALID_STREAM_KEYS } from "./statements";
 
 /** The channel the server notifies after a write (notifier.ts), with the account id as payload. */
 export const EVENTS_CHANNEL = "kiln_events";
-/** Events read (and written) at once by a stream. */
+/** Events read at once (by an account's feed or a stream catching up), and written at once by a stream. */
 export const STREAM_PAGE = 100;
 /** The reconnection delay a stream suggests to its client (the `retry:` field, sent once). */
 export const STREAM_RETRY_MS = 2000;
@@ -46,21 +74,37 @@ export interface StreamRequest {
   timeoutMs?: number;
 }
 
+/** A page of the feed after `after`, oldest first (readEvents over the process's database; tests wrap it). */
+export type FeedReader = (
+  accountId: string,
+  families: string[],
+  filter: EventFilter,
+  after: EventPosition,
+  limit: number,
+) => Promise<EventView[]>;
+
 export interface EventStreamsOptions {
   heartbeatMs: number;
   recheckMs?: number;
   logger?: Logger;
+  limits?: EventStreamLimits;
+  reader?: FeedReader;
+  metrics?: Pick<Metrics, "observeEventFeedRead" | "observeEventStreamRefused">;
 }
 
 export interface EventStreamsStats {
   /** streams open on this process */
   open: number;
+  /** of them, those that joined their account's feed (the others catch up with reads of their own) */
+  joined: number;
   /** the recheck timer runs (only while a stream is open) */
   ticking: boolean;
   /** the LISTEN connection is set up */
   listening: boolean;
-  /** pages read by every stream so far */
+  /** pages of the feed read so far, shared and per stream */
   pagesRead: number;
+  /** of them, the reads of an account's feed shared by its streams */
+  sharedReads: number;
 }
 
 const encoder = new TextEncoder();
@@ -68,9 +112,23 @@ const encoder = new TextEncoder();
 /** One event as a Server-Sent Events frame; its data is the event as GET /api/v1/events lists it. */
 export const eventFrame = (event: EventView) => `id: ${event.cursor}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 
+/** An event read by an account's feed, with what every stream needs of it made once. */
+interface FeedItem {
+  event: EventView;
+  position: EventPosition;
+  frame: string;
+}
+
+/** An account's feed as a stream saw it before its last read of its own (AccountFeed.join). */
+interface FeedMark {
+  epoch: number;
+  handedOut: number;
+}
+
 /** The live streams of one process over one database: one LISTEN connection and one recheck timer for all of them. */
 export class EventStreams {
-  private readonly byAccount = new Map<string, Set<LiveStream>>();
+  private readonly feeds = new Map<string, AccountFeed>();
+  private readonly perKey = new Map<string, number>();
   private count = 0;
   private listening: Promise<void> | undefined;
   private listened = false;
@@ -81,8 +139,11 @@ export class EventStreams {
   private horizon = 0;
   private closed = false;
   private pagesRead = 0;
+  private sharedReads = 0;
   readonly heartbeatMs: number;
   private readonly recheckMs: number;
+  private readonly limits: EventStreamLimits;
+  private readonly reader: FeedReader;
 
   constructor(
     private readonly database: Pick<Database, "db" | "sql">,
@@ -90,9 +151,15 @@ export class EventStreams {
   ) {
     this.heartbeatMs = options.heartbeatMs;
     this.recheckMs = options.recheckMs ?? STREAM_RECHECK_MS;
+    this.limits = options.limits ?? EVENT_STREAM_LIMITS_DEFAULT;
+    this.reader =
+      options.reader ?? ((accountId, families, filter, after, limit) => readEvents(database.db, accountId, families, filter, after, limit));
   }
 
-  /** The body of a new stream; once close() was called, a body that suggests a retry and ends. */
+  /**
+   * The body of a new stream, or a 429 (503 for the process's limit) once a limit is reached; once close()
+   * was called, a body that suggests a retry and ends.
+   */
   open(request: StreamRequest): ReadableStream<Uint8Array> {
     if (this.closed) {
       return new ReadableStream({
@@ -102,17 +169,27 @@ export class EventStreams {
         },
       });
     }
+    this.checkLimits(request);
     return new LiveStream(this, request).body;
   }
 
   stats(): EventStreamsStats {
-    return { open: this.count, ticking: this.ticker !== undefined, listening: this.listened, pagesRead: this.pagesRead };
+    let joined = 0;
+    for (const feed of this.feeds.values()) joined += feed.joinedCount;
+    return {
+      open: this.count,
+      joined,
+      ticking: this.ticker !== undefined,
+      listening: this.listened,
+      pagesRead: this.pagesRead,
+      sharedReads: this.sharedReads,
+    };
   }
 
   /** Ends every stream (their clients resume elsewhere with Last-Event-ID) and stops listening; new streams end at once. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const streams of [...this.byAccount.values()]) for (const stream of [...streams]) stream.end();
+    for (const stream of this.streams()) stream.end();
     this.stopTicker();
     await this.listening;
     await this.unlisten?.().catch(() => {});
@@ -120,29 +197,79 @@ export class EventStreams {
     this.listened = false;
   }
 
-  /** @internal the stream starts: LISTEN (once), the recheck timer (while any is open) */
-  add(stream: LiveStream): Promise<void> {
-    let streams = this.byAccount.get(stream.request.accountId);
-    if (!streams) this.byAccount.set(stream.request.accountId, (streams = new Set()));
-    streams.add(stream);
-    this.count++;
-    this.ticker ??= setInterval(() => void this.recheck(), this.recheckMs);
-    return this.listen();
+  private checkLimits(request: StreamRequest): void {
+    const { perKey, perAccount, perProcess } = this.limits;
+    // a slot frees when a stream ends; a client gone without closing its connection is noticed within two heartbeats
+    const retryAfter = Math.max(1, Math.ceil((2 * this.heartbeatMs) / 1000));
+    const extra = { headers: { "Retry-After": String(retryAfter) } };
+    const refused = (limit: EventStreamLimit) => this.options.metrics?.observeEventStreamRefused(limit);
+    if ((this.perKey.get(request.keyId) ?? 0) >= perKey) {
+      refused("key");
+      throw new HttpError(
+        429,
+        "too_many_streams",
+        `This API key has ${perKey} event streams open, the most allowed (EVENT_STREAMS_PER_KEY); close one first, or retry in ${retryAfter} s`,
+        extra,
+      );
+    }
+    if ((this.feeds.get(request.accountId)?.size ?? 0) >= perAccount) {
+      refused("account");
+      throw new HttpError(
+        429,
+        "too_many_streams",
+        `This account has ${perAccount} event streams open on this node, the most allowed (EVENT_STREAMS_PER_ACCOUNT); close one first, or retry in ${retryAfter} s`,
+        extra,
+      );
+    }
+    if (this.count >= perProcess) {
+      refused("process");
+      throw new HttpError(
+        503,
+        "too_many_streams",
+        `This node serves ${perProcess} event streams, the most it allows (EVENT_STREAMS_PER_PROCESS); retry in ${retryAfter} s`,
+        extra,
+      );
+    }
   }
 
-  /** @internal */
+  /** @internal the stream starts: it takes its slots; LISTEN (once), the recheck timer (while any is open) */
+  add(stream: LiveStream): { feed: AccountFeed; ready: Promise<void> } {
+    const { accountId, keyId } = stream.request;
+    let feed = this.feeds.get(accountId);
+    if (!feed) this.feeds.set(accountId, (feed = new AccountFeed(this, accountId)));
+    feed.add(stream);
+    this.perKey.set(keyId, (this.perKey.get(keyId) ?? 0) + 1);
+    this.count++;
+    this.ticker ??= setInterval(() => void this.recheck(), this.recheckMs);
+    return { feed, ready: this.listen() };
+  }
+
+  /** @internal the stream ended: its slots are free */
   remove(stream: LiveStream): void {
-    const streams = this.byAccount.get(stream.request.accountId);
-    if (!streams?.delete(stream)) return;
+    const { accountId, keyId } = stream.request;
+    const feed = this.feeds.get(accountId);
+    if (!feed?.remove(stream)) return;
+    if (feed.size === 0) this.feeds.delete(accountId);
+    const keyStreams = (this.perKey.get(keyId) ?? 1) - 1;
+    if (keyStreams === 0) this.perKey.delete(keyId);
+    else this.perKey.set(keyId, keyStreams);
     this.count--;
-    if (streams.size === 0) this.byAccount.delete(stream.request.accountId);
     if (this.count === 0) this.stopTicker();
   }
 
-  /** @internal the next page after `after` */
-  read(request: StreamRequest, after: EventPosition): Promise<EventView[]> {
+  /** @internal one stream's next page after `after`, with its families and filter */
+  readOwn(request: StreamRequest, after: EventPosition): Promise<EventView[]> {
     this.pagesRead++;
-    return readEvents(this.database.db, request.accountId, request.families, request.filter, after, STREAM_PAGE);
+    this.options.metrics?.observeEventFeedRead("stream");
+    return this.reader(request.accountId, request.families, request.filter, after, STREAM_PAGE);
+  }
+
+  /** @internal the next page of an account's whole feed after `after`, for all its joined streams */
+  readShared(accountId: string, after: EventPosition): Promise<EventView[]> {
+    this.pagesRead++;
+    this.sharedReads++;
+    this.options.metrics?.observeEventFeedRead("shared");
+    return this.reader(accountId, EVENT_FAMILIES, {}, after, STREAM_PAGE);
   }
 
   /** @internal */
@@ -150,29 +277,33 @@ export class EventStreams {
     this.options.logger?.log(level, message, fields);
   }
 
+  private *streams(): Generator<LiveStream> {
+    for (const feed of [...this.feeds.values()]) yield* feed.streamList();
+  }
+
   private stopTicker(): void {
     clearInterval(this.ticker);
     this.ticker = undefined;
   }
 
-  private wake(accountId: string): void {
-    for (const stream of this.byAccount.get(accountId) ?? []) stream.wake();
+  private wake(accountId: string, notified = false): void {
+    this.feeds.get(accountId)?.wake(notified);
   }
 
   private wakeAll(): void {
-    for (const streams of this.byAccount.values()) for (const stream of streams) stream.wake();
+    for (const feed of this.feeds.values()) feed.wake();
   }
 
   /**
-   * LISTEN once; resolves when it is set up, or failed (the recheck still wakes every stream, a second
+   * LISTEN once; resolves when it is set up, or failed (the recheck still wakes every feed, a second
    * later). postgres.js listens again on a new connection after losing one, and calls back: every
-   * stream then reads, for the notifications lost meanwhile.
+   * feed then reads, for the notifications lost meanwhile.
    */
   private listen(): Promise<void> {
     this.listening ??= this.database.sql
       .listen(
         EVENTS_CHANNEL,
-        (accountId) => this.wake(accountId),
+        (accountId) => this.wake(accountId, true),
         () => {
           this.listened = true;
           this.wakeAll();
@@ -194,17 +325,16 @@ export class EventStreams {
     if (this.rechecking || this.count === 0) return;
     this.rechecking = true;
     try {
-      const streams = [...this.byAccount.values()].flatMap((set) => [...set]);
       const client = this.database.db.$client;
       const [[crossed], valid] = (await Promise.all([
-        client.unsafe(EVENTS_CROSSED_HORIZON, [[...this.byAccount.keys()], this.horizon] as never[]),
-        client.unsafe(VALID_STREAM_KEYS, [[...new Set(streams.map((stream) => stream.request.keyId))], Date.now()] as never[]),
+        client.unsafe(EVENTS_CROSSED_HORIZON, [[...this.feeds.keys()], this.horizon] as never[]),
+        client.unsafe(VALID_STREAM_KEYS, [[...this.perKey.keys()], Date.now()] as never[]),
       ])) as unknown as [[{ horizon: number; accounts: string[] }], { id: string }[]];
       this.horizon = crossed.horizon;
       for (const accountId of crossed.accounts) this.wake(accountId);
       const validKeys = new Set(valid.map((row) => row.id));
       const now = Date.now();
-      for (const stream of streams) {
+      for (const stream of this.streams()) {
         if (!validKeys.has(stream.request.keyId)) stream.end();
         else if (stream.stalledFor(now) > 2 * this.heartbeatMs) {
           this.log("warn", "event stream closed: the client took nothing for two heartbeat intervals", {
@@ -221,13 +351,157 @@ export class EventStreams {
   }
 }
 
+/** Events an account's feed keeps while a stream of it catches up, for it to join without reading again. */
+const RECENT_MAX = STREAM_PAGE;
+/**
+ * A read after a NOTIFY that found nothing (the event behind another transaction still running, often
+ * another tenant's write of a few milliseconds) is tried once more this much later, rather than at the
+ * recheck up to a second later.
+ */
+const NOTIFIED_RETRY_MS = 50;
+
+/**
+ * The streams of one account on this process, and the one read of its feed they share. The feed has a
+ * position once a stream joined it: every event up to there was read and handed to the joined streams.
+ *
+ * Joining without a gap or a repeat: before each of its own reads a stream takes a mark (the feed's epoch
+ * and how many events it had handed out). A read that found less than a page has everything readable at
+ * the time, so everything up to the feed's position at the mark (readable already when the feed read it).
+ * If the feed handed out nothing since, the stream joins; if it handed out a few events, it joins with
+ * those (kept in `recent` while a stream catches up); if more, or the feed started over (a new epoch:
+ * it lost its last joined stream, or took a first one), the stream reads again. Every event handed to a
+ * stream at or before its cursor (the last event it got) is dropped: those its own read already had.
+ */
+class AccountFeed {
+  private readonly all = new Set<LiveStream>();
+  private readonly joined = new Set<LiveStream>();
+  private position: EventPosition | undefined;
+  private epoch = 0;
+  private handedOut = 0;
+  /** the last events handed out, while a stream of the account catches up */
+  private recent: FeedItem[] = [];
+  private reading = false;
+  private again = false;
+  /** a NOTIFY came since the last read began */
+  private notified = false;
+
+  constructor(
+    private readonly hub: EventStreams,
+    readonly accountId: string,
+  ) {}
+
+  get size(): number {
+    return this.all.size;
+  }
+
+  get joinedCount(): number {
+    return this.joined.size;
+  }
+
+  streamList(): LiveStream[] {
+    return [...this.all];
+  }
+
+  add(stream: LiveStream): void {
+    this.all.add(stream);
+  }
+
+  /** Whether the stream was one of this feed's. */
+  remove(stream: LiveStream): boolean {
+    if (!this.all.delete(stream)) return false;
+    this.leave(stream);
+    return true;
+  }
+
+  mark(): FeedMark {
+    return { epoch: this.epoch, handedOut: this.handedOut };
+  }
+
+  /** After a read of its own that found less than a page: joins, or false (the stream reads again). */
+  join(stream: LiveStream, mark: FeedMark): boolean {
+    if (this.position === undefined) {
+      // the first to join: the feed reads from its cursor, at once, for a NOTIFY that came during its read
+      this.startOver(stream.cursor);
+      this.joined.add(stream);
+      this.wake();
+      return true;
+    }
+    if (mark.epoch !== this.epoch) return false;
+    const missed = this.handedOut - mark.handedOut;
+    if (missed > this.recent.length) return false;
+    if (missed > 0 && !stream.offer(this.recent.slice(this.recent.length - missed))) return false;
+    this.joined.add(stream);
+    return true;
+  }
+
+  /** The stream stops taking from the feed (it ended, or fell a page behind and reads on its own). */
+  leave(stream: LiveStream): void {
+    if (this.joined.delete(stream) && this.joined.size === 0) this.startOver(undefined);
+  }
+
+  /** Something may be readable (`notified`: a NOTIFY said so): read (once more after the read under way, if one is). */
+  wake(notified = false): void {
+    if (notified) this.notified = true;
+    if (this.position === undefined) return;
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    void this.read();
+  }
+
+  /** A new epoch: marks taken before it no longer say what the joined streams have. */
+  private startOver(position: EventPosition | undefined): void {
+    this.position = position;
+    this.epoch++;
+    this.handedOut = 0;
+    this.recent = [];
+  }
+
+  private async read(): Promise<void> {
+    this.reading = true;
+    try {
+      do {
+        this.again = false;
+        const { epoch, position, notified } = this;
+        this.notified = false;
+        const events = await this.hub.readShared(this.accountId, position!);
+        if (epoch !== this.epoch) {
+          this.again = true; // started over meanwhile: read from the new position, if any
+          continue;
+        }
+        if (events.length === 0) {
+          if (notified) setTimeout(() => this.wake(), NOTIFIED_RETRY_MS);
+          continue;
+        }
+        const items = events.map((event) => ({ event, position: decodeEventCursor(event.cursor), frame: eventFrame(event) }));
+        this.position = items.at(-1)!.position;
+        this.handedOut += items.length;
+        if (this.joined.size < this.all.size) this.recent = [...this.recent, ...items].slice(-RECENT_MAX);
+        else this.recent = [];
+        for (const stream of [...this.joined]) if (!stream.offer(items)) this.leave(stream);
+        if (events.length === STREAM_PAGE) this.again = true;
+      } while (this.again && this.position !== undefined);
+    } catch (error) {
+      // the database failed: the joined streams end, and their clients resume (a reconnect gets 503 while it is down)
+      this.hub.log("warn", "event streams ended: their account's read failed", { error: (error as Error).message });
+      for (const stream of [...this.joined]) stream.end();
+    } finally {
+      this.reading = false;
+    }
+  }
+}
+
 /** One client's stream: a pull stream that writes its greeting, then pages of events and heartbeats. */
 class LiveStream {
   readonly body: ReadableStream<Uint8Array>;
   private controller!: ReadableStreamDefaultController<Uint8Array>;
-  private cursor: EventPosition;
-  /** something may be readable: read before waiting */
-  private woken = true;
+  /** the last event handed to the client (written, or waiting in `pending`) */
+  cursor: EventPosition;
+  /** events the account's feed handed over, not yet written */
+  private pending: FeedItem[] = [];
+  /** taking events from the account's feed; else reading its own, when its client pulls */
+  private joined = false;
   private greeted = false;
   /** inside pull(): the client took everything written so far */
   private pulling = false;
@@ -237,6 +511,7 @@ class LiveStream {
   private cut = false;
   private lastWriteAt = Date.now();
   private readonly deadline: number | undefined;
+  private readonly feed: AccountFeed;
   private readonly ready: Promise<void>;
   private interrupt: (() => void) | undefined;
   private readonly onAbort = () => this.end();
@@ -257,14 +532,30 @@ class LiveStream {
       },
       { highWaterMark: 0 },
     );
-    this.ready = hub.add(this);
+    ({ feed: this.feed, ready: this.ready } = hub.add(this));
     if (request.signal.aborted) this.end();
     else request.signal.addEventListener("abort", this.onAbort, { once: true });
   }
 
-  wake(): void {
-    this.woken = true;
+  /**
+   * Takes the events after its cursor that its filters and families let through; false when that would
+   * hold more than a page unwritten: it then takes none of the rest, leaves the feed and reads on its own.
+   */
+  offer(items: FeedItem[]): boolean {
+    if (this.ended) return true;
+    for (const item of items) {
+      if (compareEventPositions(item.position, this.cursor) <= 0) continue;
+      if (!eventMatches(item.event, this.request.families, this.request.filter)) continue;
+      if (this.pending.length >= STREAM_PAGE) {
+        this.joined = false;
+        this.interrupt?.();
+        return false;
+      }
+      this.pending.push(item);
+      this.cursor = item.position;
+    }
     this.interrupt?.();
+    return true;
   }
 
   /** How long the last write has been waiting for the client to take it (0 while it takes what comes). */
@@ -280,6 +571,7 @@ class LiveStream {
     if (this.ended) return;
     this.ended = true;
     this.cut = cut;
+    this.pending = [];
     this.request.signal.removeEventListener("abort", this.onAbort);
     this.hub.remove(this);
     this.interrupt?.();
@@ -326,29 +618,32 @@ class LiveStream {
         return this.write(`retry: ${STREAM_RETRY_MS}\n\n`);
       }
       if (this.deadline !== undefined && Date.now() >= this.deadline) return this.end();
-      if (this.woken) {
+      if (this.pending.length > 0) {
+        const items = this.pending;
+        this.pending = [];
+        return this.write(items.map((item) => item.frame).join(""));
+      }
+      if (!this.joined) {
         // the first read waits for LISTEN, so that no notification of a later event comes before it
         await this.ready;
-        this.woken = false;
-        const events = await this.hub.read(this.request, this.cursor);
         if (this.ended) return;
-        if (events.length > 0) {
-          this.cursor = decodeEventCursor(events.at(-1)!.cursor);
-          if (events.length === STREAM_PAGE) this.woken = true;
-          return this.write(events.map(eventFrame).join(""));
-        }
+        const mark = this.feed.mark();
+        const events = await this.hub.readOwn(this.request, this.cursor);
+        if (this.ended) return;
+        if (events.length > 0) this.cursor = decodeEventCursor(events.at(-1)!.cursor);
+        this.joined = events.length < STREAM_PAGE && this.feed.join(this, mark);
+        if (events.length > 0) return this.write(events.map(eventFrame).join(""));
+        if (!this.joined) continue;
       }
       const now = Date.now();
       const quiet = now - this.lastWriteAt;
-      if (quiet >= this.hub.heartbeatMs) {
-        this.woken = true; // and a read after it: a safety net under the notifications and the recheck
-        return this.write(HEARTBEAT);
-      }
+      if (quiet >= this.hub.heartbeatMs) return this.write(HEARTBEAT);
+      if (this.pending.length > 0) continue;
       await this.sleep(Math.min(this.hub.heartbeatMs - quiet, this.deadline === undefined ? Infinity : this.deadline - now));
     }
   }
 
-  /** Waits `ms`, or less when woken or ended. */
+  /** Waits `ms`, or less when handed events, detached or ended. */
   private sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
@@ -358,7 +653,7 @@ class LiveStream {
       };
       const timer = setTimeout(done, Math.max(0, ms));
       this.interrupt = done;
-      if (this.woken || this.ended) done();
+      if (this.pending.length > 0 || !this.joined || this.ended) done();
     });
   }
 }

@@ -9,16 +9,18 @@ import { createTestApp, ADMIN_KEY, type TestApp } from "../../support/app";
 import { startServerOnTestDatabase } from "../../support/server";
 import { listen } from "../../../src/server/listener";
 import type { Listener } from "../../../src/server/transport";
-import { eventStreamsOf, type EventStreams } from "../../../src/modules/events/stream";
+import { eventStreamsOf, EventStreams, type FeedReader } from "../../../src/modules/events/stream";
+import { FEED_START, readEvents, type EventFilter } from "../../../src/modules/events/service";
 import { framesOf, SseReader } from "./sse";
 
 const HEARTBEAT_MS = 100;
+const METRICS_TOKEN = "stream-test-metrics-token";
 let t: TestApp;
 let hub: EventStreams;
 const listeners: Record<"bun" | "node", Listener> = {} as never;
 
 beforeAll(async () => {
-  t = await createTestApp({ EVENTS_HEARTBEAT_MS: String(HEARTBEAT_MS) });
+  t = await createTestApp({ EVENTS_HEARTBEAT_MS: String(HEARTBEAT_MS), METRICS_TOKEN });
   hub = eventStreamsOf(t.testDb.database);
   for (const kind of ["bun", "node"] as const) {
     listeners[kind] = await listen({ kind, port: 0, hostname: "127.0.0.1" }, (request) => t.app.handle(request));
@@ -57,6 +59,23 @@ async function create(key: string, name: string, folder?: string): Promise<strin
 const names = (reader: SseReader) => reader.events.map((event) => event.data.document?.name ?? event.data.pipeline?.name);
 const percentile = (values: number[], p: number) =>
   [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))];
+
+/** `count` document.created events named n1, n2, … written at once, straight into the feed (no NOTIFY: the recheck finds them). */
+async function insertEvents(accountId: string, count: number, padding = 0, prefix = "n"): Promise<void> {
+  await t.testDb.database.sql`
+    insert into events (id, account_id, type, folder, data, created_at)
+    select 'evt_' || gen_random_uuid(), ${accountId}, 'document.created', null,
+           jsonb_build_object('document', jsonb_build_object('id', 'doc_' || g, 'name', ${prefix} || g, 'pad', repeat('x', ${padding}))), 1
+    from generate_series(1, ${count}) g`;
+}
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 3000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(10);
+  }
+}
 
 async function streamsBackTo(count: number, timeoutMs = 3000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -193,11 +212,7 @@ describe("resuming", () => {
     const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
     const total = 20_000;
     // 20,000 events of ~1 KB written at once (24 MB of frames), far more than the sockets buffer
-    await t.testDb.database.sql`
-      insert into events (id, account_id, type, folder, data, created_at)
-      select 'evt_' || gen_random_uuid(), ${accountId}, 'document.created', null,
-             jsonb_build_object('document', jsonb_build_object('id', 'doc_' || g, 'name', 'n' || g, 'pad', repeat('x', 1000))), 1
-      from generate_series(1, ${total}) g`;
+    await insertEvents(accountId, total, 1000);
     const pagesBefore = hub.stats().pagesRead;
     const socket = net.connect(listeners.bun.url.port as unknown as number, "127.0.0.1");
     socket.pause(); // reads nothing
@@ -406,4 +421,267 @@ test("SIGTERM ends the open streams at once, so draining does not wait DRAIN_TIM
   } finally {
     await server.close();
   }
+});
+
+/** A metric's value from GET /metrics (the sum over its series whose labels contain `labels`). */
+async function metric(name: string, labels = ""): Promise<number> {
+  const text = await (await t.request("GET", "/metrics", { key: null, headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith(name) && line.includes(labels) && !line.startsWith(`${name}_`))
+    .reduce((sum, line) => sum + Number(line.split(" ").at(-1)), 0);
+}
+
+describe("one read of the feed per change for all the streams of an account", () => {
+  test("20 streams of one account (their own filters and families) share one read per change; each gets exactly its events", async () => {
+    const { key, accountId } = await t.newAccount({ permissions: ["documents", "utilities"] });
+    const made = await t.json("POST", "/api/v1/admin/keys", { key: ADMIN_KEY, body: { accountId, permissions: ["documents"] } });
+    const queries = ["", "?type=document.created", "?folder=f", "?type=pipeline.*"];
+    const specs = Array.from({ length: 20 }, (_, i) => ({ query: queries[i % 4], documentsOnly: i % 5 === 4 }));
+    const streams = await Promise.all(
+      specs.map((spec, i) => open(spec.documentsOnly ? made.body.key : key, spec.query, {}, i % 2 === 0 ? "bun" : "node")),
+    );
+    await waitFor(() => hub.stats().joined === 20, "20 joined streams");
+    expect(await metric("kiln_event_streams_open")).toBe(20);
+    const before = hub.stats();
+    const sharedMetricBefore = await metric("kiln_event_feed_reads_total", 'reader="shared"');
+    const expected = (spec: (typeof specs)[number], name: string, folder: string | null, type: string) =>
+      (spec.query === "" && (type.startsWith("document.") || !spec.documentsOnly)) ||
+      (spec.query === "?type=document.created" && type === "document.created") ||
+      (spec.query === "?folder=f" && folder === "f") ||
+      (spec.query === "?type=pipeline.*" && type === "pipeline.created" && !spec.documentsOnly && name !== "");
+    const written: { name: string; folder: string | null; type: string }[] = [];
+    const writes = 6;
+    for (let i = 0; i < writes; i++) {
+      const folder = i % 2 === 1 ? "f" : null;
+      await create(key, `shared-${i}`, folder ?? undefined);
+      written.push({ name: `shared-${i}`, folder, type: "document.created" });
+      await Promise.all(
+        streams.map((stream, s) =>
+          stream.reader.until(
+            (reader) => reader.events.length === written.filter((w) => expected(specs[s], w.name, w.folder, w.type)).length,
+          ),
+        ),
+      );
+    }
+    const pipeline = await t.json("POST", "/api/v1/pipelines", { key, body: { name: "pipe", steps: [{ utility: "schema.clean-json" }] } });
+    expect(pipeline.status).toBe(201);
+    written.push({ name: "pipe", folder: null, type: "pipeline.created" });
+    const wanted = specs.map((spec) => written.filter((w) => expected(spec, w.name, w.folder, w.type)).map((w) => w.name));
+    await Promise.all(streams.map((stream, s) => stream.reader.until((reader) => reader.events.length === wanted[s].length)));
+    await Bun.sleep(300); // nothing more comes
+    for (const [s, stream] of streams.entries()) expect(names(stream.reader)).toEqual(wanted[s]);
+    const after = hub.stats();
+    const shared = after.sharedReads - before.sharedReads;
+    console.log(
+      `20 streams of one account, ${writes + 1} writes: ${shared} shared reads, ${after.pagesRead - before.pagesRead - shared} reads of their own`,
+    );
+    // one read per notification, and one more per recheck that finds the account's new events: never one per stream
+    expect(shared).toBeGreaterThanOrEqual(writes + 1);
+    expect(shared).toBeLessThanOrEqual(2 * (writes + 1));
+    expect(after.pagesRead - before.pagesRead).toBe(shared);
+    expect((await metric("kiln_event_feed_reads_total", 'reader="shared"')) - sharedMetricBefore).toBe(shared);
+    for (const stream of streams) stream.close();
+    await streamsBackTo(0);
+    expect(await metric("kiln_event_streams_open")).toBe(0);
+  });
+
+  test("streams that start behind catch up with reads of their own, then join the shared read: no gap, no repeat, while writes go on", async () => {
+    const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
+    await insertEvents(accountId, 250, 0, "old-");
+    const listed = await t.json("GET", "/api/v1/events?limit=500", { key });
+    const old = listed.body.events as { cursor: string }[];
+    expect(old).toHaveLength(250);
+    const live = await open(key);
+    await live.reader.until((reader) => reader.events.length === 250);
+    const writer = (async () => {
+      for (let i = 0; i < 40; i++) await create(key, `new-${i}`);
+    })();
+    const late: { from: number; stream: Opened }[] = [];
+    for (const from of [0, 30, 120, 249]) {
+      await Bun.sleep(25);
+      late.push({ from, stream: await open(key, "", from === 0 ? {} : { "Last-Event-ID": old[from - 1].cursor }) });
+    }
+    await writer;
+    const all = [...Array.from({ length: 250 }, (_, i) => `old-${i + 1}`), ...Array.from({ length: 40 }, (_, i) => `new-${i}`)];
+    for (const { from, stream } of [{ from: 0, stream: live }, ...late]) {
+      await stream.reader.until((reader) => reader.events.length === all.length - from, 10_000);
+    }
+    await Bun.sleep(300);
+    for (const { from, stream } of [{ from: 0, stream: live }, ...late]) expect(names(stream.reader)).toEqual(all.slice(from));
+    expect(hub.stats()).toMatchObject({ open: 5, joined: 5 });
+    for (const { stream } of [{ stream: live }, ...late]) stream.close();
+    await streamsBackTo(0);
+  });
+
+  test("a stream joins with what the shared read handed out during its last read of its own, and drops what that read already had", async () => {
+    const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
+    const [{ id: keyId }] = await t.testDb.database.sql`select id from api_keys where account_id = ${accountId}`;
+    // hooks around the reads: `beforeOwn`/`afterOwn` run once around the next read of a stream of its own
+    // (the type-filtered ones here), `sharedGate` holds the shared reads back
+    let beforeOwn: (() => Promise<unknown>) | undefined;
+    let afterOwn: (() => Promise<unknown>) | undefined;
+    let sharedGate: Promise<void> | undefined;
+    const reader: FeedReader = async (account, families, filter, after, limit) => {
+      const own = filter.types !== undefined;
+      const [before, afterwards] = own ? [beforeOwn, afterOwn] : [];
+      if (own) beforeOwn = afterOwn = undefined;
+      else await sharedGate;
+      await before?.();
+      const page = await readEvents(t.testDb.database.db, account, families, filter, after, limit);
+      await afterwards?.();
+      return page;
+    };
+    const streams = new EventStreams(t.testDb.database, { heartbeatMs: HEARTBEAT_MS, reader });
+    const aborter = new AbortController();
+    const openHere = (filter: EventFilter) =>
+      new SseReader(streams.open({ accountId, keyId, families: ["document"], filter, after: FEED_START, signal: aborter.signal }));
+    const e = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `e${from + i}`);
+    const ownReads = () => streams.stats().pagesRead - streams.stats().sharedReads;
+    try {
+      for (let i = 0; i < 3; i++) await create(key, `e${i}`);
+      const first = openHere({});
+      await first.until((r) => r.events.length === 3);
+      await waitFor(() => streams.stats().joined === 1, "the first stream joined");
+
+      // three events handed out by the shared read while the second stream's own read was on its way back
+      afterOwn = async () => {
+        for (let i = 3; i < 6; i++) await create(key, `e${i}`);
+        await first.until((r) => r.events.length === 6);
+      };
+      const ownBefore = ownReads();
+      const second = openHere({ types: ["document.created"] });
+      await second.until((r) => r.events.length === 6);
+      await waitFor(() => streams.stats().joined === 2, "the second stream joined");
+      expect(ownReads() - ownBefore).toBe(1); // joined after its one read, with the three events, without reading them
+      expect(second.events.map((event) => event.data.document.name)).toEqual(e(0, 6));
+
+      // an event the third stream's own read already has, handed out by the shared read only after it joined
+      let release!: () => void;
+      sharedGate = new Promise((resolve) => (release = resolve));
+      beforeOwn = () => create(key, "e6");
+      const third = openHere({ types: ["document.*"] });
+      await third.until((r) => r.events.length === 7);
+      await waitFor(() => streams.stats().joined === 3, "the third stream joined");
+      release();
+      sharedGate = undefined;
+      await first.until((r) => r.events.length === 7);
+      await second.until((r) => r.events.length === 7);
+      await create(key, "e7");
+      for (const stream of [first, second, third]) await stream.until((r) => r.events.length === 8);
+      await Bun.sleep(300);
+      for (const stream of [first, second, third]) expect(stream.events.map((event) => event.data.document.name)).toEqual(e(0, 8));
+    } finally {
+      aborter.abort();
+      await streams.close();
+    }
+    expect(streams.stats().open).toBe(0);
+  });
+
+  test("a client that takes nothing leaves the shared read and is cut, while the account's other stream gets every event", async () => {
+    const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
+    const fast = await open(key);
+    const socket = net.connect(listeners.bun.url.port as unknown as number, "127.0.0.1");
+    socket.pause(); // reads nothing
+    socket.write(`GET ${STREAM} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\n\r\n`);
+    await waitFor(() => hub.stats().joined === 2, "both streams joined");
+    const total = 5000;
+    await insertEvents(accountId, total, 1000); // 6 MB of frames, more than the stalled socket buffers
+    await fast.reader.until((reader) => reader.events.length === total, 20_000);
+    expect(names(fast.reader)).toEqual(Array.from({ length: total }, (_, i) => `n${i + 1}`));
+    await streamsBackTo(1, 4000); // the stalled one, cut
+    expect(hub.stats().joined).toBe(1);
+    socket.destroy();
+    fast.close();
+    await streamsBackTo(0);
+  }, 30_000);
+});
+
+describe("limits on open streams", () => {
+  let limited: TestApp;
+  let listener: Listener;
+  beforeAll(async () => {
+    limited = await createTestApp({
+      EVENTS_HEARTBEAT_MS: String(HEARTBEAT_MS),
+      EVENT_STREAMS_PER_KEY: "2",
+      EVENT_STREAMS_PER_ACCOUNT: "3",
+      EVENT_STREAMS_PER_PROCESS: "5",
+    });
+    listener = await listen({ kind: "bun", port: 0, hostname: "127.0.0.1" }, (request) => limited.app.handle(request));
+  });
+  afterAll(async () => {
+    await listener.stop(true);
+    await limited.close();
+  });
+
+  const openLimited = async (key: string) => {
+    const aborter = new AbortController();
+    const response = await fetch(new URL(STREAM, listener.url), { headers: { authorization: `Bearer ${key}` }, signal: aborter.signal });
+    if (response.status !== 200) return { response, body: (await response.json()) as any, close: () => {} };
+    const reader = new SseReader(response.body!);
+    await reader.until((r) => r.frames.length > 0);
+    return { response, body: undefined as any, reader, close: () => aborter.abort() };
+  };
+  const openCount = () => eventStreamsOf(limited.testDb.database).stats().open;
+  const refusedWith = (opened: Awaited<ReturnType<typeof openLimited>>, status: number, variable: string) => {
+    expect(opened.response.status).toBe(status);
+    expect(opened.response.headers.get("content-type")).toStartWith("application/problem+json");
+    expect(opened.response.headers.get("retry-after")).toBe("1"); // two 100 ms heartbeats, rounded up to a second
+    expect(opened.body).toMatchObject({ code: "too_many_streams", status });
+    expect(opened.body.detail).toContain(variable);
+  };
+
+  test("past EVENT_STREAMS_PER_KEY and EVENT_STREAMS_PER_ACCOUNT: 429 naming the limit, with Retry-After; past EVENT_STREAMS_PER_PROCESS: 503", async () => {
+    const a = await limited.newAccount({ permissions: ["documents"] });
+    const a2 = await limited.json("POST", "/api/v1/admin/keys", {
+      key: ADMIN_KEY,
+      body: { accountId: a.accountId, permissions: ["documents"] },
+    });
+    const held = [await openLimited(a.key), await openLimited(a.key)];
+    refusedWith(await openLimited(a.key), 429, "EVENT_STREAMS_PER_KEY");
+    held.push(await openLimited(a2.body.key));
+    expect(held.map((opened) => opened.response.status)).toEqual([200, 200, 200]);
+    refusedWith(await openLimited(a2.body.key), 429, "EVENT_STREAMS_PER_ACCOUNT");
+    // HEAD opens nothing, so it is answered even at the limit
+    expect((await fetch(new URL(STREAM, listener.url), { method: "HEAD", headers: { authorization: `Bearer ${a.key}` } })).status).toBe(
+      200,
+    );
+    const b = await limited.newAccount({ permissions: ["documents"] });
+    const c = await limited.newAccount({ permissions: ["documents"] });
+    held.push(await openLimited(b.key), await openLimited(b.key));
+    expect(openCount()).toBe(5);
+    refusedWith(await openLimited(c.key), 503, "EVENT_STREAMS_PER_PROCESS");
+    for (const opened of held) opened.close();
+    await waitFor(() => openCount() === 0, "every stream closed");
+  });
+
+  test("a slot is free again as soon as its stream ends: the client closed it, dropped the connection, or its key was revoked", async () => {
+    const { accountId, key } = await limited.newAccount({ permissions: ["documents"] });
+    const second = await limited.json("POST", "/api/v1/admin/keys", { key: ADMIN_KEY, body: { accountId, permissions: ["documents"] } });
+    const first = [await openLimited(key), await openLimited(key)];
+    expect((await openLimited(key)).response.status).toBe(429);
+    // closed by the client
+    first[0].close();
+    await waitFor(() => openCount() === 1, "the closed stream's slot freed");
+    first[0] = await openLimited(key);
+    expect(first[0].response.status).toBe(200);
+    // dropped without a word: the socket is destroyed
+    const socket = net.connect(listener.url.port as unknown as number, "127.0.0.1");
+    socket.write(`GET ${STREAM} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${second.body.key}\r\n\r\n`);
+    await waitFor(() => openCount() === 3, "the raw stream open");
+    expect((await openLimited(second.body.key)).response.status).toBe(429); // the account's 3
+    socket.destroy();
+    await waitFor(() => openCount() === 2, "the dropped stream's slot freed");
+    // revoked: its streams end within the recheck, and their slots with them
+    const revocable = await openLimited(second.body.key);
+    expect(revocable.response.status).toBe(200);
+    expect((await limited.request("DELETE", `/api/v1/admin/keys/${second.body.apiKey.id}`, { key: ADMIN_KEY })).status).toBe(200);
+    await revocable.reader!.finished(3000);
+    await waitFor(() => openCount() === 2, "the revoked key's slot freed");
+    const third = await limited.json("POST", "/api/v1/admin/keys", { key: ADMIN_KEY, body: { accountId, permissions: ["documents"] } });
+    const again = await openLimited(third.body.key);
+    expect(again.response.status).toBe(200);
+    for (const opened of [...first, again]) opened.close();
+    await waitFor(() => openCount() === 0, "every stream closed");
+  });
 });
