@@ -30,6 +30,8 @@ export interface Metrics {
   observeWebhookAttempt(outcome: WebhookAttemptOutcome, seconds: number): void;
   /** an endpoint was disabled after failing for WEBHOOK_DISABLE_AFTER_MS */
   observeWebhookDisabled(): void;
+  /** at a fan-out turn: how long the oldest committed event not yet fanned out has waited (0: none) */
+  observeEventsLag(seconds: number): void;
   /** the same store, with every operation and failure counted */
   instrumentStore(store: ContentStore): ContentStore;
 }
@@ -137,6 +139,11 @@ export function createMetrics(sources: MetricsSources): Metrics {
     buckets: LATENCY_BUCKETS,
     registers,
   });
+  const eventsLag = new Gauge({
+    name: "kiln_events_feed_lag_seconds",
+    help: "At this node's last webhook fan-out turn: how long the oldest committed event not yet fanned out to webhooks had waited (0: none)",
+    registers,
+  });
   const webhooksDisabled = new Counter({
     name: "kiln_webhooks_disabled_total",
     help: "Webhook endpoints this node disabled after they failed for WEBHOOK_DISABLE_AFTER_MS",
@@ -190,6 +197,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     observeWebhookAttempt(outcome, seconds) {
       webhookAttempts.observe({ outcome }, seconds);
+    },
+    observeEventsLag(seconds) {
+      eventsLag.set(seconds);
     },
     observeWebhookDisabled() {
       webhooksDisabled.inc();

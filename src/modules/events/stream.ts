@@ -8,10 +8,9 @@
  *     listener connection per process (postgres.js `listen`), which wakes the streams of that account,
  *     whichever node made the change;
  *   - a recheck once a second while any stream is open, one statement for all of them: the accounts
- *     whose events crossed the visibility horizon since the last look. An event is read only once every
- *     older transaction has ended (statements.ts), so its NOTIFY can come before it is readable; this
- *     wakes its streams when it is. The same recheck ends the streams of keys revoked or expired since,
- *     and cuts clients that took nothing for two heartbeat intervals;
+ *     whose event counter moved since the last look (statements.ts, EVENT_COUNTERS), for changes no
+ *     request announced (the purge sweep) and notifications lost. The same recheck ends the streams of
+ *     keys revoked or expired since, and cuts clients that took nothing for two heartbeat intervals;
  *   - a heartbeat: after EVENTS_HEARTBEAT_MS without a write, a `: heartbeat` comment, and a read.
  *
  * Backpressure: a stream reads its next page only when the client took the previous write (the body
@@ -22,7 +21,7 @@
 import type { Database } from "../../db/client";
 import type { Logger } from "../../http/context";
 import { decodeEventCursor, readEvents, type EventFilter, type EventPosition, type EventView } from "./service";
-import { EVENTS_CROSSED_HORIZON, VALID_STREAM_KEYS } from "./statements";
+import { EVENT_COUNTERS, VALID_STREAM_KEYS } from "./statements";
 
 /** The channel the server notifies after a write (notifier.ts), with the account id as payload. */
 export const EVENTS_CHANNEL = "kiln_events";
@@ -77,8 +76,8 @@ export class EventStreams {
   private unlisten: (() => Promise<unknown>) | undefined;
   private ticker: ReturnType<typeof setInterval> | undefined;
   private rechecking = false;
-  /** the horizon at the last recheck: events below it were readable then */
-  private horizon = 0;
+  /** each open account's event counter at the last recheck */
+  private readonly counters = new Map<string, number>();
   private closed = false;
   private pagesRead = 0;
   readonly heartbeatMs: number;
@@ -135,7 +134,10 @@ export class EventStreams {
     const streams = this.byAccount.get(stream.request.accountId);
     if (!streams?.delete(stream)) return;
     this.count--;
-    if (streams.size === 0) this.byAccount.delete(stream.request.accountId);
+    if (streams.size === 0) {
+      this.byAccount.delete(stream.request.accountId);
+      this.counters.delete(stream.request.accountId);
+    }
     if (this.count === 0) this.stopTicker();
   }
 
@@ -196,12 +198,14 @@ export class EventStreams {
     try {
       const streams = [...this.byAccount.values()].flatMap((set) => [...set]);
       const client = this.database.db.$client;
-      const [[crossed], valid] = (await Promise.all([
-        client.unsafe(EVENTS_CROSSED_HORIZON, [[...this.byAccount.keys()], this.horizon] as never[]),
+      const [counters, valid] = (await Promise.all([
+        client.unsafe(EVENT_COUNTERS, [[...this.byAccount.keys()]] as never[]),
         client.unsafe(VALID_STREAM_KEYS, [[...new Set(streams.map((stream) => stream.request.keyId))], Date.now()] as never[]),
-      ])) as unknown as [[{ horizon: number; accounts: string[] }], { id: string }[]];
-      this.horizon = crossed.horizon;
-      for (const accountId of crossed.accounts) this.wake(accountId);
+      ])) as unknown as [{ accountId: string; lastSeq: number }[], { id: string }[]];
+      for (const { accountId, lastSeq } of counters) {
+        if (this.counters.get(accountId) !== lastSeq && this.byAccount.has(accountId)) this.wake(accountId);
+        if (this.byAccount.has(accountId)) this.counters.set(accountId, lastSeq);
+      }
       const validKeys = new Set(valid.map((row) => row.id));
       const now = Date.now();
       for (const stream of streams) {
