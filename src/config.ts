@@ -243,7 +243,7 @@ export function loadConfig(env: Env = process.env): Config {
       endpointConcurrency: integer(env, "WEBHOOK_ENDPOINT_CONCURRENCY", 4, 1, 100),
       accountConcurrency: integer(env, "WEBHOOK_ACCOUNT_CONCURRENCY", 8, 1, 1000),
       fanoutAccounts: integer(env, "WEBHOOK_FANOUT_ACCOUNTS", 50, 1, 10_000),
-      fanoutDeliveries: integer(env, "WEBHOOK_FANOUT_DELIVERIES", 1000, 1, 100_000),
+      fanoutDeliveries: integer(env, "WEBHOOK_FANOUT_DELIVERIES", 500, 1, 100_000),
       lagWarnMs: integer(env, "EVENTS_LAG_WARN_MS", 60_000, 1),
     }),
   });

@@ -50,7 +50,9 @@ export interface EventPosition {
 
 export const FEED_START: EventPosition = { commit: 0, seq: 0 };
 
-export const encodeEventCursor = (position: EventPosition) => `${position.commit}.${position.seq}`;
+/** An old cursor stays as it was until an event is read after it. */
+export const encodeEventCursor = (position: EventPosition) =>
+  position.legacyTx === undefined ? `${position.commit}.${position.seq}` : `${position.legacyTx}-${position.seq}`;
 
 const invalidEventCursor = (path: string) =>
   badRequest("invalid_cursor", "The cursor is not valid; pass the cursor of an event (or nextCursor) unchanged", [

@@ -187,7 +187,7 @@ export interface FanOutTurn {
  */
 export async function fanOutEvents(
   database: Database,
-  limits: Pick<WebhookConfig, "fanoutAccounts" | "fanoutDeliveries"> = { fanoutAccounts: 50, fanoutDeliveries: 1000 },
+  limits: Pick<WebhookConfig, "fanoutAccounts" | "fanoutDeliveries">,
 ): Promise<FanOutTurn> {
   const [row] = (await database.sql.unsafe(FAN_OUT, [
     limits.fanoutAccounts,

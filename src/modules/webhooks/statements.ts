@@ -100,9 +100,9 @@ export const DISABLE_FAILING = `
   returning id, account_id as "accountId", url, failing_since::float8 as "failingSince"`;
 
 /**
- * Raw: an event of Kiln's own (webhook.disabled) written as the documents' events are, with the same
- * notification for the live stream; the fan-out then makes its deliveries. $1 account, $2 type,
- * $3 data, $4 now.
+ * Raw: an event of Kiln's own (webhook.disabled) written as the documents' events are (numbered at the
+ * commit by the events trigger, drizzle/0020, like every event), with the same notification for the live
+ * stream; the fan-out then makes its deliveries. $1 account, $2 type, $3 data, $4 now.
  */
 export const INSERT_EVENT = `
   with inserted as (

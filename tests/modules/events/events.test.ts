@@ -225,6 +225,9 @@ describe("cursors handed out before the feed was ordered by commit", () => {
     const names = async (after: string) => (await readAll(key, "", after)).events.map((event) => event.data.document.name);
     expect(await names(`${rows[0]!.tx}-${rows[0]!.seq}`)).toEqual(["two", "three"]);
     expect(await names(`${rows[2]!.tx}-${rows[2]!.seq}`)).toEqual([]);
+    // with nothing after it, the page hands the old cursor back as it was
+    const idle = await t.json("GET", `${EVENTS}?after=${rows[2]!.tx}-${rows[2]!.seq}`, { key });
+    expect(idle.body.nextCursor).toBe(`${rows[2]!.tx}-${rows[2]!.seq}`);
     // a transaction id between two commits (one that wrote nothing here): resumes after the older one
     expect(await names(`${BigInt(rows[1]!.tx) - 1n}-0`)).toEqual(rows[1]!.tx === rows[0]!.tx ? ["three"] : ["two", "three"]);
     expect(await names("0-0")).toEqual(["one", "two", "three"]);

@@ -14,7 +14,7 @@ test("defaults: Svix's schedule, 15 s, 5 days, 24 h overlap, public https only",
     endpointConcurrency: 4,
     accountConcurrency: 8,
     fanoutAccounts: 50,
-    fanoutDeliveries: 1000,
+    fanoutDeliveries: 500,
     lagWarnMs: 60_000,
   });
   expect(WEBHOOK_RETRY_SCHEDULE_DEFAULT).toEqual([0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
