@@ -148,11 +148,18 @@ BEGIN
     SELECT p."account_id", e.*
     FROM "picked" p
     CROSS JOIN LATERAL (
-      SELECT c."seq" AS "commit_seq", ev."seq", ev."id", ev."type", ev."folder", ev."created_at"
+      -- each commit's events by the events' index in seq order, from the cursor's event in its own commit,
+      -- at most a turn's worth: the rest of a large transaction starts where the last turn stopped
+      SELECT c."seq" AS "commit_seq", ev.*
       FROM "event_commits" c
-      JOIN "events" ev ON ev."account_id" = c."account_id" AND ev."tx" = c."tx"
+      CROSS JOIN LATERAL (
+        SELECT x."seq", x."id", x."type", x."folder", x."created_at" FROM "events" x
+        WHERE x."account_id" = c."account_id" AND x."tx" = c."tx"
+          AND x."seq" > CASE WHEN c."seq" = p."fanned_seq" + 1 THEN p."fanned_event" ELSE 0 END
+        ORDER BY x."seq"
+        LIMIT p."take"
+      ) ev
       WHERE c."account_id" = p."account_id" AND c."seq" > p."fanned_seq" AND c."seq" <= p."last_seq"
-        AND (c."seq" > p."fanned_seq" + 1 OR ev."seq" > p."fanned_event")
       ORDER BY c."seq", ev."seq"
       LIMIT p."take"
     ) e

@@ -14,23 +14,48 @@ export const EVENT_COLUMNS = `e.id as "eventId", e.type as "eventType", c.seq::f
     e.document_created_at::float8 as "documentCreatedAt", e.document_updated_at::float8 as "documentUpdatedAt",
     e.document_deleted_at::float8 as "documentDeletedAt", e.document_purge_at::float8 as "documentPurgeAt"`;
 
+/** The feed's filters on an event `e`, parameters as EVENTS_PAGE numbers them. */
+const EVENT_FILTERS = `
+    and split_part(e.type, '.', 1) = any($4::text[])
+    and ($5::text[] is null or e.type = any($5::text[]) or split_part(e.type, '.', 1) || '.*' = any($5::text[]))
+    and ($6::text is null or e.folder = $6 or starts_with(e.folder, $6 || '/'))`;
+
 /**
  * Raw: one page of an account's feed after a cursor, oldest first: the account's commits in their order
  * (event_commits: an account's transactions are numbered as they commit, and a number is visible only once
  * every lower one has committed or rolled back, migration 0020), each commit's events by seq. Nothing but
  * the account's own writes decides what is visible. $1 account, $2/$3 the cursor (commit, seq), $4 the
  * families a key may read (`document`, `pipeline`), $5 the types asked for (null = all; `document.*` = a
- * family), $6 a folder (its documents and those of its subfolders; null = any), $7 the page size.
+ * family), $6 a folder (its documents and those of its subfolders; null = any), $7 the page size. Each
+ * commit's events are read by the events' index in seq order, at most a page of them, from the cursor's
+ * event in its own commit: a page in the middle of a large transaction (an import's) reads that page only.
  */
 export const EVENTS_PAGE = `
-  select ${EVENT_COLUMNS}
-  from event_commits c
-  join events e on e.account_id = c.account_id and e.tx = c.tx
-  where c.account_id = $1 and c.seq >= $2::bigint and (c.seq > $2::bigint or e.seq > $3::bigint)
-    and split_part(e.type, '.', 1) = any($4::text[])
-    and ($5::text[] is null or e.type = any($5::text[]) or split_part(e.type, '.', 1) || '.*' = any($5::text[]))
-    and ($6::text is null or e.folder = $6 or starts_with(e.folder, $6 || '/'))
-  order by c.seq, e.seq
+  with rest_of_commit as (
+    select ${EVENT_COLUMNS}
+    from event_commits c
+    cross join lateral (
+      select * from events e
+      where e.account_id = c.account_id and e.tx = c.tx and e.seq > $3::bigint ${EVENT_FILTERS}
+      order by e.seq
+      limit $7
+    ) e
+    where c.account_id = $1 and c.seq = $2::bigint
+  ), later_commits as (
+    select ${EVENT_COLUMNS}
+    from event_commits c
+    cross join lateral (
+      select * from events e
+      where e.account_id = c.account_id and e.tx = c.tx ${EVENT_FILTERS}
+      order by e.seq
+      limit $7
+    ) e
+    where c.account_id = $1 and c.seq > $2::bigint
+    order by c.seq, e.seq
+    limit $7
+  )
+  select * from (select * from rest_of_commit union all select * from later_commits) page
+  order by "eventCommit", "eventSeq"
   limit $7`;
 
 /**
