@@ -29,7 +29,7 @@ export const EVENTS_CHANNEL = "kiln_events";
 export const STREAM_PAGE = 100;
 /** The reconnection delay a stream suggests to its client (the `retry:` field, sent once). */
 export const STREAM_RETRY_MS = 2000;
-/** How often each process rechecks its open streams (horizon, keys, stalled clients). */
+/** How often each process rechecks its open streams (event counters, keys, stalled clients). */
 export const STREAM_RECHECK_MS = 1000;
 export const HEARTBEAT = ": heartbeat\n\n";
 
