@@ -113,17 +113,18 @@ ALTER TABLE "webhook_fanout" DROP COLUMN "seq_seen";--> statement-breakpoint
 CREATE FUNCTION "kiln_webhook_fanout"("p_accounts" integer, "p_deliveries" integer)
 RETURNS TABLE ("made" integer, "oldest" bigint) LANGUAGE plpgsql AS $$
 DECLARE
-  "pending" boolean;
+  "pending" text[];
   "now_ms" bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
 BEGIN
   "made" := 0;
-  -- a quiet cluster: nothing to lock or write
-  SELECT count(*) > 0, min(c."committed_at") INTO "pending", "oldest"
+  -- the accounts with commits not fanned out yet, in one pass over the counters (the steps below look up
+  -- only these); none: nothing to lock or write
+  SELECT array_agg(s."account_id"), min(c."committed_at") INTO "pending", "oldest"
   FROM "account_event_sequences" s
   LEFT JOIN "webhook_fanout_cursors" f ON f."account_id" = s."account_id"
   LEFT JOIN "event_commits" c ON c."account_id" = s."account_id" AND c."seq" = coalesce(f."fanned_seq", 0) + 1
   WHERE s."last_seq" > coalesce(f."fanned_seq", 0);
-  IF NOT "pending" THEN RETURN NEXT; RETURN; END IF;
+  IF "pending" IS NULL THEN RETURN NEXT; RETURN; END IF;
   PERFORM 1 FROM "webhook_fanout" WHERE "id" = 1 FOR UPDATE SKIP LOCKED;
   IF NOT FOUND THEN RETURN NEXT; RETURN; END IF;
 
@@ -131,7 +132,7 @@ BEGIN
   SELECT s."account_id", s."last_seq", 0, "now_ms"
   FROM "account_event_sequences" s
   LEFT JOIN "webhook_fanout_cursors" o ON o."account_id" = s."account_id"
-  WHERE s."last_seq" > coalesce(o."fanned_seq", 0)
+  WHERE s."account_id" = ANY ("pending") AND s."last_seq" > coalesce(o."fanned_seq", 0)
     AND NOT EXISTS (SELECT 1 FROM "webhooks" w WHERE w."account_id" = s."account_id" AND w."enabled")
   ON CONFLICT ("account_id") DO UPDATE SET "fanned_seq" = excluded."fanned_seq", "fanned_event" = 0, "fanned_at" = excluded."fanned_at";
 
@@ -140,7 +141,7 @@ BEGIN
       greatest(1, "p_deliveries" / (SELECT count(*) FROM "webhooks" w WHERE w."account_id" = s."account_id" AND w."enabled"))::integer AS "take"
     FROM "account_event_sequences" s
     LEFT JOIN "webhook_fanout_cursors" f ON f."account_id" = s."account_id"
-    WHERE s."last_seq" > coalesce(f."fanned_seq", 0)
+    WHERE s."account_id" = ANY ("pending") AND s."last_seq" > coalesce(f."fanned_seq", 0)
       AND EXISTS (SELECT 1 FROM "webhooks" w WHERE w."account_id" = s."account_id" AND w."enabled")
     ORDER BY f."fanned_at" NULLS FIRST, s."account_id"
     LIMIT "p_accounts"
