@@ -97,6 +97,12 @@ export interface WebhookConfig {
   readonly endpointConcurrency: number;
   /** WEBHOOK_ACCOUNT_CONCURRENCY: attempts in flight at once for one account on one node */
   readonly accountConcurrency: number;
+  /** WEBHOOK_FANOUT_ACCOUNTS: accounts whose new events one fan-out turn takes, the longest waiting first */
+  readonly fanoutAccounts: number;
+  /** WEBHOOK_FANOUT_DELIVERIES: deliveries one fan-out turn makes for one account (at least one event's) */
+  readonly fanoutDeliveries: number;
+  /** EVENTS_LAG_WARN_MS: a warning in the log while an event waits longer than this to be fanned out */
+  readonly lagWarnMs: number;
 }
 
 /** Svix's schedule: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -267,6 +273,9 @@ export function loadConfig(env: Env = process.env): Config {
       concurrency: integer(env, "WEBHOOK_CONCURRENCY", 32, 1, 1000),
       endpointConcurrency: integer(env, "WEBHOOK_ENDPOINT_CONCURRENCY", 4, 1, 100),
       accountConcurrency: integer(env, "WEBHOOK_ACCOUNT_CONCURRENCY", 8, 1, 1000),
+      fanoutAccounts: integer(env, "WEBHOOK_FANOUT_ACCOUNTS", 50, 1, 10_000),
+      fanoutDeliveries: integer(env, "WEBHOOK_FANOUT_DELIVERIES", 500, 1, 100_000),
+      lagWarnMs: integer(env, "EVENTS_LAG_WARN_MS", 60_000, 1),
     }),
   });
 }

@@ -209,8 +209,8 @@ export const clusterSecrets = pgTable("cluster_secrets", {
  * The account's events, written in the transaction of the change they describe (a transactional outbox:
  * an acknowledged write always has its event, a rolled-back one never does): by the statement of a create
  * or a new version (kiln_create, kiln_new_version), by triggers for the other changes (migration 0019).
- * `tx` is the writing transaction's id: readers order by (tx, seq) and read only below the oldest
- * transaction still running, so an event that commits late can never fall behind a reader's cursor.
+ * `tx` is the writing transaction's id: at its commit the transaction takes its account's next number in
+ * event_commits (migration 0020), and readers order by (that number, seq).
  */
 export const events = pgTable(
   "events",
@@ -248,6 +248,32 @@ export const events = pgTable(
   },
   // The retention sweep walks the primary key (seq follows created_at), so created_at has no index to keep up.
   (table) => [index("events_account_feed_idx").on(table.accountId, table.tx, table.seq)],
+);
+
+/**
+ * Each account's event counter (migration 0020): the number of the last transaction that committed events
+ * of the account. Taken at the commit (a deferred trigger on events), under this row's lock until the
+ * commit ends, so an account's numbers become visible in their order.
+ */
+export const accountEventSequences = pgTable("account_event_sequences", {
+  accountId: text("account_id").primaryKey(),
+  lastSeq: bigint("last_seq", { mode: "number" }).notNull(),
+});
+
+/** One row per transaction and account it wrote events of: the feed's order (`seq`) and the transaction (`tx`). */
+export const eventCommits = pgTable(
+  "event_commits",
+  {
+    accountId: text("account_id").notNull(),
+    seq: bigint("seq", { mode: "number" }).notNull(),
+    tx: bigint("tx", { mode: "number" }).notNull(),
+    committedAt: epochMs("committed_at").notNull(),
+  },
+  (table) => [
+    primaryKey({ name: "event_commits_pk", columns: [table.accountId, table.seq] }),
+    uniqueIndex("event_commits_tx_idx").on(table.accountId, table.tx),
+    index("event_commits_committed_idx").using("brin", table.committedAt),
+  ],
 );
 
 /**
@@ -322,24 +348,27 @@ export const webhookDeliveries = pgTable(
 );
 
 /**
- * The fan-out's place in the events feed, one row for the cluster (kiln_webhook_fanout, migration 0015):
- * every event of a transaction below `horizon` has its deliveries, and every event not yet fanned out has
- * a seq above `seq_floor`, so a run reads the feed from there by primary key. `candidate_*` is the next
- * floor, usable once the horizon reaches `candidate_tx`; `seq_seen` is the events sequence as the last
- * run left it.
+ * The lock row of the fan-out (kiln_webhook_fanout, migration 0020): one node at a time fans out, the
+ * others skip it. Each account's place is in webhook_fanout_cursors.
  */
 export const webhookFanout = pgTable(
   "webhook_fanout",
   {
     id: integer("id").primaryKey().default(1),
-    horizon: bigint("horizon", { mode: "number" }).notNull(),
-    seqFloor: bigint("seq_floor", { mode: "number" }).notNull(),
-    candidateTx: bigint("candidate_tx", { mode: "number" }),
-    candidateSeq: bigint("candidate_seq", { mode: "number" }),
-    seqSeen: bigint("seq_seen", { mode: "number" }).notNull(),
   },
   (table) => [check("webhook_fanout_one_row", sql`${table.id} = 1`)],
 );
+
+/**
+ * The fan-out's place in each account's feed (migration 0020): every commit up to `fanned_seq` fanned out
+ * and, of the next one, the events up to `fanned_event` (0: none); `fanned_at` orders the accounts of a turn.
+ */
+export const webhookFanoutCursors = pgTable("webhook_fanout_cursors", {
+  accountId: text("account_id").primaryKey(),
+  fannedSeq: bigint("fanned_seq", { mode: "number" }).notNull(),
+  fannedEvent: bigint("fanned_event", { mode: "number" }).notNull(),
+  fannedAt: epochMs("fanned_at").notNull(),
+});
 
 /** Every attempt of a delivery: what the endpoint answered (or why none came), for the deliveries API. */
 export const webhookAttempts = pgTable(

@@ -45,6 +45,8 @@ export interface Metrics {
   observeEventFeedRead(reader: EventFeedReader): void;
   /** an event stream refused because a limit was reached */
   observeEventStreamRefused(limit: EventStreamLimit): void;
+  /** at a fan-out turn: how long the oldest committed event not yet fanned out has waited (0: none) */
+  observeEventsLag(seconds: number): void;
   /** the same store, with every operation and failure counted */
   instrumentStore(store: ContentStore): ContentStore;
 }
@@ -206,6 +208,11 @@ export function createMetrics(sources: MetricsSources): Metrics {
     buckets: LATENCY_BUCKETS,
     registers,
   });
+  const eventsLag = new Gauge({
+    name: "kiln_events_feed_lag_seconds",
+    help: "At this node's last webhook fan-out turn: how long the oldest committed event not yet fanned out to webhooks had waited (0: none)",
+    registers,
+  });
   const webhooksDisabled = new Counter({
     name: "kiln_webhooks_disabled_total",
     help: "Webhook endpoints this node disabled after they failed for WEBHOOK_DISABLE_AFTER_MS",
@@ -284,6 +291,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     observeWebhookAttempt(outcome, seconds) {
       webhookAttempts.observe({ outcome }, seconds);
+    },
+    observeEventsLag(seconds) {
+      eventsLag.set(seconds);
     },
     observeWebhookDisabled() {
       webhooksDisabled.inc();

@@ -101,7 +101,7 @@ export const eventsModule = (deps: { db: Db; auth: AuthPlugin; streams: EventStr
             operationId: "listEvents",
             summary: "Events of the caller's account, oldest first, after a cursor",
             description:
-              "A consumer that passes back nextCursor never misses an event: an event is listed only once every transaction that began before it has ended, so events never appear behind a cursor. Kept for EVENT_RETENTION_MS (30 days by default).",
+              "A consumer that passes back nextCursor never misses an event: events are listed in the order their transactions committed in the account, and an event is listed only once every earlier write of the account has committed or rolled back, so events never appear behind a cursor. Kept for EVENT_RETENTION_MS (30 days by default).",
             errors: { 400: "validation_failed (type, folder or limit), invalid_cursor" },
           }),
           parameters: [

@@ -2,13 +2,15 @@
  * The events feed: what changed in an account, in an order a consumer can resume from without missing
  * anything. Events are written in the transaction of each change, by the statement that makes it (a create,
  * a new version: kiln_create, kiln_new_version) or by the documents' and pipelines' triggers (drizzle/0019).
+ * The feed's order is each account's own: its transactions numbered as they commit (drizzle/0020), then
+ * each transaction's events, so nothing another account or database does holds an account's feed back.
  */
 import { badRequest } from "../../core/errors";
 import type { FolderFilter } from "../../core/metadata";
 import type { Permission } from "../../core/plans";
 import type { Db } from "../../db/client";
 import { documentView } from "../documents/service";
-import { EVENTS_PAGE, EXPIRED_EVENTS } from "./statements";
+import { EVENTS_PAGE, EXPIRED_COMMITS, EXPIRED_EVENTS, LEGACY_CURSOR } from "./statements";
 
 /** The event types of each family; each family has one shape of `data` (model.ts). */
 export const DOCUMENT_EVENT_TYPES = [
@@ -40,16 +42,21 @@ export interface EventView {
 }
 
 export interface EventPosition {
-  tx: number;
+  /** the number of the event's transaction in its account's feed (event_commits.seq) */
+  commit: number;
   seq: number;
+  /** a cursor handed out before migration 0020 (`<tx>-<seq>`): where it resumes is looked up as it is read */
+  legacyTx?: number;
 }
 
-export const FEED_START: EventPosition = { tx: 0, seq: 0 };
+export const FEED_START: EventPosition = { commit: 0, seq: 0 };
 
 /** The feed's order (EVENTS_PAGE's `order by`): negative when `a` comes before `b`, 0 for the same event. */
-export const compareEventPositions = (a: EventPosition, b: EventPosition) => a.tx - b.tx || a.seq - b.seq;
+export const compareEventPositions = (a: EventPosition, b: EventPosition) => a.commit - b.commit || a.seq - b.seq;
 
-export const encodeEventCursor = (position: EventPosition) => `${position.tx}-${position.seq}`;
+/** An old cursor stays as it was until an event is read after it. */
+export const encodeEventCursor = (position: EventPosition) =>
+  position.legacyTx === undefined ? `${position.commit}.${position.seq}` : `${position.legacyTx}-${position.seq}`;
 
 const invalidEventCursor = (path: string) =>
   badRequest("invalid_cursor", "The cursor is not valid; pass the cursor of an event (or nextCursor) unchanged", [
@@ -58,9 +65,26 @@ const invalidEventCursor = (path: string) =>
 
 export function decodeEventCursor(cursor: string | undefined, path = "/after"): EventPosition {
   if (cursor === undefined || cursor === "") return FEED_START;
-  const match = /^([0-9]{1,15})-([0-9]{1,15})$/.exec(cursor);
+  const match = /^([0-9]{1,15})([.-])([0-9]{1,15})$/.exec(cursor);
   if (!match) throw invalidEventCursor(path);
-  return { tx: Number(match[1]), seq: Number(match[2]) };
+  const seq = Number(match[3]);
+  return match[2] === "." ? { commit: Number(match[1]), seq } : { commit: 0, seq, legacyTx: Number(match[1]) };
+}
+
+/**
+ * Where a cursor of the old feed (ordered by transaction id) resumes: right after its event when its
+ * transaction's commit row is kept, else after the last older transaction's (LEGACY_CURSOR). Exact for
+ * every cursor the old feed handed out: it listed an event only once every older transaction had ended,
+ * and the migration numbered the events kept then in transaction-id order, before any later commit.
+ */
+async function resolveLegacy(db: Db, accountId: string, position: EventPosition): Promise<EventPosition> {
+  if (position.legacyTx === undefined) return position;
+  const [found] = (await db.$client.unsafe(LEGACY_CURSOR, [accountId, position.legacyTx] as never[])) as unknown as {
+    seq: number;
+    sameTx: boolean;
+  }[];
+  if (!found) return FEED_START;
+  return found.sameTx ? { commit: found.seq, seq: position.seq } : { commit: found.seq + 1, seq: 0 };
 }
 
 export interface EventFilter {
@@ -114,7 +138,7 @@ export const readableFamilies = (permissions: ReadonlySet<Permission>) =>
 export interface EventRecord {
   eventId: string;
   eventType: EventType;
-  eventTx: number;
+  eventCommit: number;
   eventSeq: number;
   eventCreatedAt: number;
   eventFolder: string | null;
@@ -162,7 +186,7 @@ export const eventView = (record: EventRecord): EventView => ({
   id: record.eventId,
   type: record.eventType,
   createdAt: record.eventCreatedAt,
-  cursor: encodeEventCursor({ tx: record.eventTx, seq: record.eventSeq }),
+  cursor: encodeEventCursor({ commit: record.eventCommit, seq: record.eventSeq }),
   data: record.eventData ?? documentEventData(record),
 });
 
@@ -175,10 +199,11 @@ export async function readEvents(
   after: EventPosition,
   limit: number,
 ): Promise<EventView[]> {
+  const from = await resolveLegacy(db, accountId, after);
   const rows = (await db.$client.unsafe(EVENTS_PAGE, [
     accountId,
-    after.tx,
-    after.seq,
+    from.commit,
+    from.seq,
     families,
     filter.types ?? null,
     filter.folder?.path ?? null,
@@ -188,12 +213,17 @@ export async function readEvents(
   return rows.map(eventView);
 }
 
-/** Deletes events older than `cutoff`, oldest first, in batches, until a batch reaches a newer one; returns how many. */
+/**
+ * Deletes events older than `cutoff`, oldest first, in batches, until a batch reaches a newer one, then
+ * the commit rows left without events; returns how many events.
+ */
 export async function sweepExpiredEvents(db: Db, cutoff: number, batch = 5000): Promise<number> {
   let removed = 0;
   for (;;) {
     const result = await db.$client.unsafe(EXPIRED_EVENTS, [cutoff, batch]);
     removed += result.count;
-    if (result.count < batch) return removed;
+    if (result.count < batch) break;
   }
+  while ((await db.$client.unsafe(EXPIRED_COMMITS, [cutoff, batch])).count === batch);
+  return removed;
 }

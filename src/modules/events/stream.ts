@@ -14,13 +14,12 @@
  * What makes an account's feed read:
  *   - a NOTIFY on `kiln_events` (the server sends one with the account id after each request that wrote:
  *     events/notifier.ts) reaches ONE listener connection per process (postgres.js `listen`), whichever
- *     node made the change; a read it caused that found nothing (the event behind another transaction
- *     still running) is tried once more NOTIFIED_RETRY_MS later;
+ *     node made the change; a read it caused that found nothing (a notification that came before its
+ *     transaction's commit numbered its events) is tried once more NOTIFIED_RETRY_MS later;
  *   - a recheck once a second while any stream is open, one statement for the whole process: the
- *     accounts whose events crossed the visibility horizon since the last look. An event is read only once
- *     every older transaction has ended (statements.ts), so its NOTIFY can come before it is readable;
- *     this reads it when it is. The same recheck ends the streams of keys revoked or expired since, and
- *     cuts clients that took nothing for two heartbeat intervals.
+ *     accounts whose event counter moved since the last look (statements.ts, EVENT_COUNTERS), for changes
+ *     no request announced (the purge sweep) and notifications lost. The same recheck ends the streams of
+ *     keys revoked or expired since, and cuts clients that took nothing for two heartbeat intervals.
  * A heartbeat (`: heartbeat` after EVENTS_HEARTBEAT_MS without a write) reads nothing.
  *
  * Backpressure: the body is a pull stream with no queue of its own (the listener pulls only as the socket
@@ -50,7 +49,7 @@ import {
   type EventPosition,
   type EventView,
 } from "./service";
-import { EVENTS_CROSSED_HORIZON, VALID_STREAM_KEYS } from "./statements";
+import { EVENT_COUNTERS, VALID_STREAM_KEYS } from "./statements";
 
 /** The channel the server notifies after a write (notifier.ts), with the account id as payload. */
 export const EVENTS_CHANNEL = "kiln_events";
@@ -58,7 +57,7 @@ export const EVENTS_CHANNEL = "kiln_events";
 export const STREAM_PAGE = 100;
 /** The reconnection delay a stream suggests to its client (the `retry:` field, sent once). */
 export const STREAM_RETRY_MS = 2000;
-/** How often each process rechecks its open streams (horizon, keys, stalled clients). */
+/** How often each process rechecks its open streams (event counters, keys, stalled clients). */
 export const STREAM_RECHECK_MS = 1000;
 export const HEARTBEAT = ": heartbeat\n\n";
 
@@ -135,8 +134,8 @@ export class EventStreams {
   private unlisten: (() => Promise<unknown>) | undefined;
   private ticker: ReturnType<typeof setInterval> | undefined;
   private rechecking = false;
-  /** the horizon at the last recheck: events below it were readable then */
-  private horizon = 0;
+  /** each open account's event counter at the last recheck */
+  private readonly counters = new Map<string, number>();
   private closed = false;
   private pagesRead = 0;
   private sharedReads = 0;
@@ -249,7 +248,10 @@ export class EventStreams {
     const { accountId, keyId } = stream.request;
     const feed = this.feeds.get(accountId);
     if (!feed?.remove(stream)) return;
-    if (feed.size === 0) this.feeds.delete(accountId);
+    if (feed.size === 0) {
+      this.feeds.delete(accountId);
+      this.counters.delete(accountId);
+    }
     const keyStreams = (this.perKey.get(keyId) ?? 1) - 1;
     if (keyStreams === 0) this.perKey.delete(keyId);
     else this.perKey.set(keyId, keyStreams);
@@ -326,12 +328,15 @@ export class EventStreams {
     this.rechecking = true;
     try {
       const client = this.database.db.$client;
-      const [[crossed], valid] = (await Promise.all([
-        client.unsafe(EVENTS_CROSSED_HORIZON, [[...this.feeds.keys()], this.horizon] as never[]),
+      const [counters, valid] = (await Promise.all([
+        client.unsafe(EVENT_COUNTERS, [[...this.feeds.keys()]] as never[]),
         client.unsafe(VALID_STREAM_KEYS, [[...this.perKey.keys()], Date.now()] as never[]),
-      ])) as unknown as [[{ horizon: number; accounts: string[] }], { id: string }[]];
-      this.horizon = crossed.horizon;
-      for (const accountId of crossed.accounts) this.wake(accountId);
+      ])) as unknown as [{ accountId: string; lastSeq: number }[], { id: string }[]];
+      for (const { accountId, lastSeq } of counters) {
+        if (!this.feeds.has(accountId)) continue;
+        if (this.counters.get(accountId) !== lastSeq) this.wake(accountId);
+        this.counters.set(accountId, lastSeq);
+      }
       const validKeys = new Set(valid.map((row) => row.id));
       const now = Date.now();
       for (const stream of this.streams()) {

@@ -1,7 +1,9 @@
 /**
- * The delivery loop that runs on every node. Each turn it first fans the events that became visible out
- * to the webhooks they match (webhook_deliveries, one node at a time, by a cursor over the events feed:
- * the matching stays off the writes' path), then claims due deliveries with FOR UPDATE SKIP LOCKED in
+ * The delivery loop that runs on every node. Each turn it first fans newly committed events out to the
+ * webhooks they match (webhook_deliveries, one node at a time, by a cursor over each account's feed: the
+ * matching stays off the writes' path; a turn takes at most WEBHOOK_FANOUT_ACCOUNTS accounts, the longest
+ * waiting first, and about WEBHOOK_FANOUT_DELIVERIES deliveries of each, so one account's backlog delays
+ * another's events by one turn at most), then claims due deliveries with FOR UPDATE SKIP LOCKED in
  * one short statement that also takes a lease, POSTs the event with its Standard Webhooks headers, and
  * records the outcome: success on a 2xx within WEBHOOK_TIMEOUT_MS, else the next attempt per
  * WEBHOOK_RETRY_SCHEDULE_MS, and the endpoint disabled (with a webhook.disabled event) once it has been
@@ -56,7 +58,7 @@ export interface DelivererOptions {
   database: Database;
   config: WebhookConfig;
   logger: Logger;
-  metrics?: Pick<Metrics, "observeWebhookAttempt" | "observeWebhookDisabled">;
+  metrics?: Pick<Metrics, "observeWebhookAttempt" | "observeWebhookDisabled" | "observeEventsLag">;
   now?: () => number;
   lookup?: Lookup;
   /** which addresses are refused (tests allow one loopback address to show the connection is pinned) */
@@ -171,13 +173,43 @@ export interface Deliverer {
   stop(): Promise<void>;
 }
 
+export interface FanOutTurn {
+  /** deliveries made */
+  made: number;
+  /** when the oldest commit not yet fanned out at the turn's start was made (epoch ms); null: none */
+  oldest: number | null;
+}
+
 /**
- * Makes the deliveries of the events that became visible since the last fan-out, on whichever node calls
- * it first (exported for tests, which fan out without a running loop). Returns how many it made.
+ * One fan-out turn: the deliveries of newly committed events, at most `limits.accounts` accounts and
+ * about `limits.deliveries` deliveries of each, on whichever node calls it first (exported for tests,
+ * which fan out without a running loop).
  */
-export async function fanOutEvents(database: Database): Promise<number> {
-  const [row] = (await database.sql.unsafe(FAN_OUT)) as unknown as { made: number }[];
-  return row?.made ?? 0;
+export async function fanOutEvents(
+  database: Database,
+  limits: Pick<WebhookConfig, "fanoutAccounts" | "fanoutDeliveries">,
+): Promise<FanOutTurn> {
+  const [row] = (await database.sql.unsafe(FAN_OUT, [
+    limits.fanoutAccounts,
+    limits.fanoutDeliveries,
+  ] as never[])) as unknown as FanOutTurn[];
+  return { made: row?.made ?? 0, oldest: row?.oldest ?? null };
+}
+
+/** Logs a warning when the fan-out's lag passes EVENTS_LAG_WARN_MS, then at most once a minute while it stays past it. */
+export function lagWatch(warnMs: number, logger: Logger, metrics?: Pick<Metrics, "observeEventsLag">) {
+  let warnedAt = Number.NEGATIVE_INFINITY;
+  return (turn: FanOutTurn, now: number): void => {
+    const lagMs = turn.oldest === null ? 0 : Math.max(0, now - turn.oldest);
+    metrics?.observeEventsLag(lagMs / 1000);
+    if (lagMs <= warnMs) {
+      warnedAt = Number.NEGATIVE_INFINITY;
+      return;
+    }
+    if (now - warnedAt < 60_000) return;
+    warnedAt = now;
+    logger.log("warn", "events wait to be fanned out to webhooks longer than EVENTS_LAG_WARN_MS", { lagMs, warnMs });
+  };
 }
 
 /** Claims up to `limit` due deliveries for this node (exported for tests that play a node that dies). */
@@ -205,6 +237,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
   const pollMs = options.pollMs ?? POLL_MS_DEFAULT;
   const byAccount = new Map<string, number>();
   const running = new Set<Promise<void>>();
+  const watchLag = lagWatch(config.lagWarnMs, logger, options.metrics);
   let stopped = false;
   let wakeUp: (() => void) | undefined;
   let woken = false;
@@ -325,7 +358,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
       turnStarted = performance.now();
       woken = false;
       try {
-        await fanOutEvents(database);
+        watchLag(await fanOutEvents(database, config), Date.now());
       } catch (error) {
         if (!stopped) logger.log("error", "webhook fan-out failed", { error: (error as Error).message });
       }

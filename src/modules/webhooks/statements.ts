@@ -7,11 +7,13 @@
 import { EVENT_COLUMNS } from "../events/statements";
 
 /**
- * Raw: one fan-out run, events of the transactions that ended since the last run to the deliveries of
- * the webhooks they match (the plpgsql function of drizzle/0015_webhook_fanout.sql, which keeps the
- * cursor). Returns how many deliveries it made; 0 also when another node's run holds the cursor.
+ * Raw: one fan-out turn, each account's newly committed events to the deliveries of the webhooks they
+ * match (the plpgsql function of drizzle/0020_events_account_order.sql, which keeps each account's
+ * cursor): at most $1 accounts, the longest waiting first, and about $2 deliveries per account. Returns
+ * how many deliveries it made (0 also when another node's turn holds the lock) and when the oldest commit
+ * not yet fanned out was made (epoch ms; null when none).
  */
-export const FAN_OUT = "select kiln_webhook_fanout() as made";
+export const FAN_OUT = `select made, oldest::float8 as oldest from kiln_webhook_fanout($1::int, $2::int)`;
 
 /**
  * Raw: claims up to $5 due deliveries (due at $1, now) for one node, oldest due first, and takes a lease
@@ -56,8 +58,8 @@ export const CLAIM_DELIVERIES = `
   )
   update webhook_deliveries d
   set claim = $6, attempts = d.attempts + 1, next_attempt_at = $1 + $7, last_attempt_at = $1
-  from chosen c, webhooks w, events e
-  where d.id = c.id and w.id = d.webhook_id and e.seq = d.event_seq
+  from chosen ch, webhooks w, events e, event_commits c
+  where d.id = ch.id and w.id = d.webhook_id and e.seq = d.event_seq and c.account_id = e.account_id and c.tx = e.tx
   returning d.id, d.account_id as "accountId", d.attempts, d.webhook_id as "webhookId", w.url, w.secret,
     w.previous_secret as "previousSecret", w.previous_secret_until::float8 as "previousSecretUntil",
     ${EVENT_COLUMNS}`;
@@ -98,9 +100,9 @@ export const DISABLE_FAILING = `
   returning id, account_id as "accountId", url, failing_since::float8 as "failingSince"`;
 
 /**
- * Raw: an event of Kiln's own (webhook.disabled) written as the documents' events are, with the same
- * notification for the live stream; the fan-out then makes its deliveries. $1 account, $2 type,
- * $3 data, $4 now.
+ * Raw: an event of Kiln's own (webhook.disabled) written as the documents' events are (numbered at the
+ * commit by the events trigger, drizzle/0020, like every event), with the same notification for the live
+ * stream; the fan-out then makes its deliveries. $1 account, $2 type, $3 data, $4 now.
  */
 export const INSERT_EVENT = `
   with inserted as (

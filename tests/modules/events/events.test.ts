@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
 import { createTestApp, type TestApp } from "../../support/app";
+import { serverUrl } from "../../support/database";
 import { sweepExpiredEvents } from "../../../src/modules/events/service";
 
 let t: TestApp;
@@ -194,11 +195,60 @@ describe("transactions that commit out of order", () => {
     release();
     await slow;
     const after = await readAll(key, "", before.cursor);
-    const seen = [...before.events, ...after.events].map((event) => event.data.document.name);
-    expect(seen.sort()).toEqual(["fast", "slow"]);
-    // nothing is listed while an older transaction might still add an event before it
-    expect(before.events).toEqual([]);
+    // listed in the order they committed: the later writer's event first, then the one that committed
+    // last, after the cursor the consumer already holds (ordered by the event's own sequence, it would
+    // fall behind that cursor and never be read)
+    expect(before.events.map((event) => event.data.document.name)).toEqual(["fast"]);
+    expect(after.events.map((event) => event.data.document.name)).toEqual(["slow"]);
     await sql.end();
+  });
+});
+
+describe("what holds an account's feed back", () => {
+  test("a transaction left open in another database of the server, or by another account, holds nothing back", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents"] });
+    const other = await t.newAccount({ permissions: ["documents"] });
+    const draft = await t.json("POST", DOCS, { key: other.key, body: { name: "other", content: 1 } });
+    const start = await readAll(key);
+    // the server's own database (postgres), another database than this file's
+    const elsewhere = postgres(serverUrl(), { max: 1, onnotice: () => {} });
+    const sameServer = postgres(t.testDb.url, { max: 1, onnotice: () => {} });
+    try {
+      // idle in transaction, each with a transaction id: one in another database, one of another account
+      // that wrote an event and has not committed
+      await elsewhere`begin`;
+      await elsewhere`select pg_current_xact_id()`;
+      await sameServer`begin`;
+      await sameServer`update documents set name = 'held' where id = ${draft.body.document.id}`;
+      expect((await t.json("POST", DOCS, { key, body: { name: "mine", content: 1 } })).status).toBe(201);
+      const page = await readAll(key, "", start.cursor);
+      expect(page.events.map((event) => event.data.document.name)).toEqual(["mine"]);
+    } finally {
+      await sameServer`rollback`.catch(() => {});
+      await elsewhere`rollback`.catch(() => {});
+      await sameServer.end();
+      await elsewhere.end();
+    }
+  });
+});
+
+describe("cursors handed out before the feed was ordered by commit", () => {
+  test("an old cursor (transaction id - seq) resumes right after its event, and nothing is lost", async () => {
+    const { key, accountId } = await t.newAccount({ permissions: ["documents"] });
+    for (const name of ["one", "two", "three"]) expect((await t.json("POST", DOCS, { key, body: { name, content: 1 } })).status).toBe(201);
+    const rows = await t.testDb.database.sql`select tx::text, seq::text from events where account_id = ${accountId} order by tx, seq`;
+    const names = async (after: string) => (await readAll(key, "", after)).events.map((event) => event.data.document.name);
+    expect(await names(`${rows[0]!.tx}-${rows[0]!.seq}`)).toEqual(["two", "three"]);
+    expect(await names(`${rows[2]!.tx}-${rows[2]!.seq}`)).toEqual([]);
+    // with nothing after it, the page hands the old cursor back as it was
+    const idle = await t.json("GET", `${EVENTS}?after=${rows[2]!.tx}-${rows[2]!.seq}`, { key });
+    expect(idle.body.nextCursor).toBe(`${rows[2]!.tx}-${rows[2]!.seq}`);
+    // a transaction id between two commits (one that wrote nothing here): resumes after the older one
+    expect(await names(`${BigInt(rows[1]!.tx) - 1n}-0`)).toEqual(rows[1]!.tx === rows[0]!.tx ? ["three"] : ["two", "three"]);
+    expect(await names("0-0")).toEqual(["one", "two", "three"]);
+    // the cursors it hands out now are of the new form, and resume the same way
+    const first = await t.json("GET", `${EVENTS}?limit=1`, { key });
+    expect(first.body.events[0].cursor).toMatch(/^[0-9]+\.[0-9]+$/);
   });
 });
 

@@ -13,6 +13,9 @@ test("defaults: Svix's schedule, 15 s, 5 days, 24 h overlap, public https only",
     concurrency: 32,
     endpointConcurrency: 4,
     accountConcurrency: 8,
+    fanoutAccounts: 50,
+    fanoutDeliveries: 500,
+    lagWarnMs: 60_000,
   });
   expect(WEBHOOK_RETRY_SCHEDULE_DEFAULT).toEqual([0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
 });
@@ -31,4 +34,7 @@ test("WEBHOOK_ALLOW_PRIVATE_NETWORKS is true or false; the numbers have bounds",
   expect(() => webhooks({ WEBHOOK_TIMEOUT_MS: "10" })).toThrow("WEBHOOK_TIMEOUT_MS");
   expect(() => webhooks({ WEBHOOK_ENDPOINT_CONCURRENCY: "0" })).toThrow("WEBHOOK_ENDPOINT_CONCURRENCY");
   expect(webhooks({ WEBHOOK_SECRET_OVERLAP_MS: "0" }).secretOverlapMs).toBe(0);
+  expect(() => webhooks({ WEBHOOK_FANOUT_ACCOUNTS: "0" })).toThrow("WEBHOOK_FANOUT_ACCOUNTS");
+  expect(() => webhooks({ WEBHOOK_FANOUT_DELIVERIES: "0" })).toThrow("WEBHOOK_FANOUT_DELIVERIES");
+  expect(() => webhooks({ EVENTS_LAG_WARN_MS: "0" })).toThrow("EVENTS_LAG_WARN_MS");
 });

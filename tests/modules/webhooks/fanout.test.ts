@@ -27,7 +27,7 @@ async function webhookOf(key: string, body: Record<string, unknown> = {}): Promi
 }
 
 describe("the fan-out", () => {
-  test("an event whose transaction commits last, with a lower seq than events fanned out before it, is still delivered", async () => {
+  test("an event whose transaction commits last, with a lower seq than events fanned out before it, is still delivered, and the events committed meanwhile are not held back", async () => {
     const { accountId, key } = await t.newAccount({ permissions: ["documents", "webhooks"] });
     const webhookId = await webhookOf(key);
     const older = await t.testDb.database.sql.reserve();
@@ -50,9 +50,11 @@ describe("the fan-out", () => {
       // more runs while younger is open, as a busy server makes them
       for (let run = 0; run < 5; run++) {
         expect((await t.json("POST", "/api/v1/documents", { key, body: { name: `between-${run}`, content: run } })).status).toBe(201);
-        await fanOutEvents(t.testDb.database);
+        await fanOutEvents(t.testDb.database, t.config.webhooks);
       }
-      expect(await deliveredEvents(t, webhookId)).toEqual([`evt_${accountId}-older`]);
+      // the account's commits after older's are fanned out at once: nothing waits for younger
+      expect(await deliveredEvents(t, webhookId)).toHaveLength(6);
+      expect(await deliveredEvents(t, webhookId)).not.toContain(`evt_${accountId}-younger`);
       await younger`commit`;
       const delivered = await fannedOut(t, webhookId, 7);
       expect(delivered).toContain(`evt_${accountId}-younger`);
@@ -71,7 +73,7 @@ describe("the fan-out", () => {
     const webhooks = [await webhookOf(key), await webhookOf(key, { eventTypes: ["document.created"] })];
     const fanning = { on: true };
     const nodes = Array.from({ length: 4 }, async () => {
-      while (fanning.on) await fanOutEvents(t.testDb.database);
+      while (fanning.on) await fanOutEvents(t.testDb.database, t.config.webhooks);
     });
     const writes = await Promise.all(
       Array.from({ length: 60 }, (_, index) =>
@@ -110,15 +112,45 @@ describe("the fan-out", () => {
     const cursorRow = async () => (await t.testDb.database.sql`select xmin::text, xmax::text, * from webhook_fanout`)[0];
     const settled = await eventually(async () => {
       const before = await cursorRow();
-      await fanOutEvents(t.testDb.database);
+      await fanOutEvents(t.testDb.database, t.config.webhooks);
       const after = await cursorRow();
       return JSON.stringify(after) === JSON.stringify(before) ? after : undefined;
     });
-    for (let run = 0; run < 5; run++) expect(await fanOutEvents(t.testDb.database)).toBe(0);
+    for (let run = 0; run < 5; run++) expect(await fanOutEvents(t.testDb.database, t.config.webhooks)).toEqual({ made: 0, oldest: null });
     expect(await cursorRow()).toEqual(settled);
     // and the next event is fanned out as usual
     expect((await t.json("POST", "/api/v1/documents", { key, body: { name: "next", content: 2 } })).status).toBe(201);
     expect(await fannedOut(t, webhookId, 2)).toHaveLength(2);
+  });
+
+  test("one account's backlog across many webhooks takes many bounded turns; another account's event is fanned out within one", async () => {
+    const a = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    const b = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    const hooksA = [];
+    for (let index = 0; index < 20; index++) hooksA.push(await webhookOf(a.key));
+    const hookB = await webhookOf(b.key);
+    // whatever the other tests left is fanned out first
+    await eventually(async () => ((await fanOutEvents(t.testDb.database, t.config.webhooks)).oldest === null ? true : undefined));
+    // A's backlog: 300 events (an import's worth, in one transaction), committed before B's event
+    await t.testDb.database.sql`
+      insert into events (id, account_id, type, folder, data, created_at)
+      select 'evt_backlog_' || n, ${a.accountId}, 'document.created', null, '{}'::jsonb, ${Date.now()}
+      from generate_series(1, 300) n`;
+    expect((await t.json("POST", "/api/v1/documents", { key: b.key, body: { name: "b", content: 1 } })).status).toBe(201);
+    const limits = { fanoutAccounts: 1, fanoutDeliveries: 100 };
+    const made: number[] = [];
+    // one account a turn: A and B take turns, the one fanned out longest ago first
+    for (let turn = 0; turn < 2; turn++) made.push((await fanOutEvents(t.testDb.database, limits)).made);
+    expect(await deliveredEvents(t, hookB)).toHaveLength(1);
+    for (;;) {
+      const turn = await fanOutEvents(t.testDb.database, limits);
+      if (turn.oldest === null) break;
+      made.push(turn.made);
+    }
+    // 100 deliveries a turn at most (5 events of 20 webhooks), so A's 6,000 take 60 turns
+    expect(Math.max(...made)).toBeLessThanOrEqual(100);
+    expect(made.reduce((sum, count) => sum + count, 0)).toBe(6000 + 1);
+    for (const hook of hooksA) expect(await deliveredEvents(t, hook)).toHaveLength(300);
   });
 
   test("a storm of notifications wakes the delivery loop for at most one turn per 25 ms", async () => {

@@ -1,7 +1,7 @@
-/** What the delivery loop reports to /metrics: attempts by outcome, with their duration, and endpoints disabled. */
+/** What the delivery loop reports to /metrics: attempts by outcome, with their duration, endpoints disabled, and the fan-out's lag. */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { createMetrics, type Metrics } from "../../../src/http/metrics";
-import type { Deliverer } from "../../../src/modules/webhooks/deliver";
+import { lagWatch, type Deliverer } from "../../../src/modules/webhooks/deliver";
 import { createTestApp, type TestApp } from "../../support/app";
 import { eventually, startDeliverer, startReceiver, type Receiver } from "./support";
 
@@ -60,4 +60,26 @@ test("attempts are counted by outcome: two failures with a retry left, then a su
   await eventually(async () => ((await sample("kiln_webhooks_disabled_total")) === 1 ? true : undefined));
   expect((await t.json("GET", `/api/v1/webhooks/${hook}`, { key: other })).body.webhook.enabled).toBe(false);
   expect(await attempts("succeeded")).toBe(1);
+});
+
+test("the fan-out's lag: kiln_events_feed_lag_seconds at every turn, a warning once it passes EVENTS_LAG_WARN_MS (then at most once a minute)", async () => {
+  const warnings: unknown[] = [];
+  const logger = { log: (level: string, message: string, fields?: unknown) => level === "warn" && warnings.push({ message, fields }) };
+  // its own registry: the running delivery loop sets the gauge of the other at its turns
+  const own = createMetrics({ workerPool: t.workerPool, workerPoolSize: 1, database: t.testDb.database });
+  const lag = async () => Number((await own.registry.metrics()).match(/^kiln_events_feed_lag_seconds (\S+)$/m)![1]);
+  const watch = lagWatch(1000, logger as never, own);
+  const now = 10_000_000;
+  watch({ made: 0, oldest: now - 400 }, now);
+  expect(await lag()).toBe(0.4);
+  expect(warnings).toEqual([]);
+  watch({ made: 0, oldest: now - 5000 }, now);
+  watch({ made: 0, oldest: now - 5000 }, now + 1000);
+  expect(await lag()).toBe(6);
+  expect(warnings).toHaveLength(1);
+  expect(warnings[0]).toMatchObject({ fields: { lagMs: 5000, warnMs: 1000 } });
+  watch({ made: 0, oldest: now - 5000 }, now + 61_000);
+  expect(warnings).toHaveLength(2);
+  watch({ made: 0, oldest: null }, now + 62_000);
+  expect(await lag()).toBe(0);
 });

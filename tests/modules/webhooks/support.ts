@@ -92,7 +92,7 @@ export async function deliveredEvents(t: TestApp, webhookId: string): Promise<st
  */
 export async function fannedOut(t: TestApp, webhookId: string, count = 1): Promise<string[]> {
   return eventually(async () => {
-    await fanOutEvents(t.testDb.database);
+    await fanOutEvents(t.testDb.database, t.config.webhooks);
     const events = await deliveredEvents(t, webhookId);
     return events.length >= count ? events : undefined;
   });
