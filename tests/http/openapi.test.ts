@@ -95,7 +95,9 @@ describe("GET /openapi.json", () => {
       for (const header of ["Retry-After", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"])
         expect(tooMany.headers[header].required).toBe(true);
       // the routes that may wait for a utility worker also answer 429 account_busy (the account's share of the pool)
-      const codes = WORKER_ROUTES.has(op.spec.operationId) ? ["account_busy"] : [];
+      // (each utility's own run operation, `runSchemaCleanJson`, is a copy of runUtility)
+      const reachesWorker = WORKER_ROUTES.has(op.spec.operationId) || (op.method === "post" && op.path.startsWith("/api/v1/utilities/"));
+      const codes = reachesWorker ? ["account_busy"] : [];
       const own = op.path === "/api/v1/events/stream" ? ["too_many_streams"] : []; // the stream limits, before the shared ones
       expect(tooMany.content["application/problem+json"].schema).toEqual(
         problemOf([...codes, ...own, "rate_limited", "too_many_failed_authentications"]),

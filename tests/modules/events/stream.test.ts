@@ -65,7 +65,9 @@ async function insertEvents(accountId: string, count: number, padding = 0, prefi
   await t.testDb.database.sql`
     insert into events (id, account_id, type, folder, data, created_at)
     select 'evt_' || gen_random_uuid(), ${accountId}, 'document.created', null,
-           jsonb_build_object('document', jsonb_build_object('id', 'doc_' || g, 'name', ${prefix} || g, 'pad', repeat('x', ${padding}))), 1
+           jsonb_build_object('document', jsonb_build_object('id', 'doc_' || g, 'name', ${prefix} || g, 'title', ${prefix} || g,
+             'description', repeat('x', ${padding}), 'tags', '[]'::jsonb, 'folder', null, 'fileSize', 2, 'version', 1,
+             'createdAt', 1, 'updatedAt', 1)), 1
     from generate_series(1, ${count}) g`;
 }
 
