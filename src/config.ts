@@ -109,11 +109,11 @@ export class ConfigError extends Error {}
 type Env = Record<string, string | undefined>;
 
 /**
- * The bounds on every pool connection (0: none), each ending a request in 503 `database_busy`:
- * `lockTimeoutMs` on waiting for a lock, `statementTimeoutMs` on one statement,
+ * The bounds on every pool connection (0: none), each ending a request in 503: `lockTimeoutMs` on waiting
+ * for a lock, `statementTimeoutMs` on one statement and `acquireTimeoutMs` on a query's wait for a free
+ * connection (postgres.js patched: acquire_timeout, src/db/client.ts) in `database_busy`;
  * `idleInTransactionTimeoutMs` on a transaction's idle time between statements (the server closes the
- * connection), `acquireTimeoutMs` on a query's wait for a free connection (postgres.js patched:
- * acquire_timeout, src/db/client.ts).
+ * connection: `database_unavailable`).
  */
 export interface ConnectionLimits {
   lockTimeoutMs: number;

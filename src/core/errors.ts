@@ -128,10 +128,11 @@ export const isDatabaseConflict = (error: unknown) => hasCodeInCauses(error, (co
 /**
  * Errors meaning a bound on the database ran out (src/config.ts, ConnectionLimits): a lock not granted
  * within the lock timeout (55P03), a statement cancelled (57014: by the statement timeout, or by an
- * operator's pg_cancel_backend), a transaction left idle past its timeout (25P03, the server closed the
- * connection), no pool connection free within the acquire timeout. The transaction was rolled back whole.
+ * operator's pg_cancel_backend), no pool connection free within the acquire timeout. The transaction was
+ * rolled back whole. (A transaction left idle past its timeout loses its connection: the server closes it,
+ * and the request sees an unreachable database.)
  */
-const TIMEOUTS = new Set(["55P03", "57014", "25P03", "ACQUIRE_TIMEOUT"]);
+const TIMEOUTS = new Set(["55P03", "57014", "ACQUIRE_TIMEOUT"]);
 
 export const isDatabaseTimeout = (error: unknown) => hasCodeInCauses(error, (code) => TIMEOUTS.has(code));
 

@@ -107,3 +107,23 @@ test("the defaults bound every connection", async () => {
     idle: `${CONNECTION_LIMITS_DEFAULT.idleInTransactionTimeoutMs / 1000}s`,
   });
 });
+
+test("a transaction idle past the idle-in-transaction timeout loses its connection; the pool goes on", async () => {
+  const idle = connect(testDb.url, {
+    poolMax: 1,
+    limits: { lockTimeoutMs: 0, statementTimeoutMs: 0, idleInTransactionTimeoutMs: 200, acquireTimeoutMs: 1_000 },
+  });
+  try {
+    const error = await failure(
+      idle.sql.begin(async (tx) => {
+        await tx`select 1`;
+        await Bun.sleep(600);
+        await tx`select 2`;
+      }),
+    );
+    expect((error as { code?: string }).code).toBe("CONNECTION_CLOSED");
+    expect((await idle.sql`select 3 as n`)[0].n).toBe(3);
+  } finally {
+    await idle.close();
+  }
+});
