@@ -10,7 +10,7 @@ import * as schema from "./schema";
 import { startEmbeddedPostgres } from "./embedded";
 import { LOCKS } from "./locks";
 import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits } from "../config";
-import { assertOutsideTransaction, inTransactionScope } from "./pool-guard";
+import { assertOutsideTransaction, inTransactionScope, poolGuardEnabled } from "./pool-guard";
 
 /** `$client`: the postgres.js client under Drizzle, for the few reads that skip its row mapping. */
 export type Db = PostgresJsDatabase<typeof schema> & { $client: Sql };
@@ -120,7 +120,7 @@ export function connect(
     // patches/postgres@3.4.9.patch
     ...({ acquire_timeout: limits.acquireTimeoutMs || null } as object),
   });
-  const sql = guardingPool(pool);
+  const sql = poolGuardEnabled() ? guardingPool(pool) : pool;
   return {
     db: drizzle(preparingAll(sql), { schema }),
     sql,

@@ -20,21 +20,23 @@ interface Scope {
 
 let scopes: AsyncLocalStorage<Scope> | undefined;
 
+/** Before the first connect(): a pool made while the guard is off is not checked. */
 export function enablePoolGuard(): void {
   scopes ??= new AsyncLocalStorage<Scope>();
 }
+
+export const poolGuardEnabled = () => scopes !== undefined;
 
 /** Throws PoolRequestInTransaction when called inside an open transaction's callback. */
 export function assertOutsideTransaction(): void {
   if (scopes?.getStore()?.open) throw new PoolRequestInTransaction();
 }
 
-/** Runs a transaction's callback inside its scope. */
+/** Runs a transaction's callback inside its scope (the guard is on: client.ts guards only then). */
 export async function inTransactionScope<T>(work: () => Promise<T>): Promise<T> {
-  if (!scopes) return work();
   const scope = { open: true };
   try {
-    return await scopes.run(scope, work);
+    return await scopes!.run(scope, work);
   } finally {
     scope.open = false;
   }
