@@ -69,6 +69,8 @@ test("defaults: no Redis, no public URL, 20 connections, no drain delay, 30 s dr
     redisPrefix: "kiln:",
     publicUrl: undefined,
     databasePoolMax: 20,
+    databaseLimits: { lockTimeoutMs: 5_000, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 10_000, acquireTimeoutMs: 10_000 },
+    databaseStalledHealthMs: 30_000,
     drainDelayMs: 0,
     drainTimeoutMs: 30_000,
   });
@@ -80,6 +82,11 @@ test("accepted values", () => {
     REDIS_PREFIX: "prod:",
     PUBLIC_URL: "https://kiln.example.com/",
     DATABASE_POOL_MAX: "5",
+    DATABASE_LOCK_TIMEOUT_MS: "0",
+    DATABASE_STATEMENT_TIMEOUT_MS: "120000",
+    DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: "2000",
+    DATABASE_ACQUIRE_TIMEOUT_MS: "500",
+    DATABASE_STALLED_HEALTH_MS: "60000",
     DRAIN_DELAY_MS: "5000",
     DRAIN_TIMEOUT_MS: "60000",
   });
@@ -88,6 +95,8 @@ test("accepted values", () => {
     redisPrefix: "prod:",
     publicUrl: "https://kiln.example.com",
     databasePoolMax: 5,
+    databaseLimits: { lockTimeoutMs: 0, statementTimeoutMs: 120_000, idleInTransactionTimeoutMs: 2_000, acquireTimeoutMs: 500 },
+    databaseStalledHealthMs: 60_000,
     drainDelayMs: 5000,
     drainTimeoutMs: 60_000,
   });
@@ -103,6 +112,11 @@ test.each([
   ["DATABASE_POOL_MAX", "many"],
   ["DRAIN_DELAY_MS", "-1"],
   ["DRAIN_TIMEOUT_MS", "soon"],
+  ["DATABASE_LOCK_TIMEOUT_MS", "-1"],
+  ["DATABASE_STATEMENT_TIMEOUT_MS", "30s"],
+  ["DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS", "3600001"],
+  ["DATABASE_ACQUIRE_TIMEOUT_MS", "0"],
+  ["DATABASE_STALLED_HEALTH_MS", "999"],
 ])("%s=%s stops the start with a message naming it", (name, value) => {
   expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
   expect(() => loadConfig({ [name]: value })).toThrow(name);
