@@ -9,39 +9,37 @@
  *   runs. A patch waiting for a worker once held its transaction, and the events feed reads below the
  *   oldest running transaction: B's events stalled behind it. B's new document's event must now be in
  *   its feed within NEIGHBOUR_EVENT_MS of the create's answer.
- * NEIGHBOUR_SECONDS sets how long A sends (default 5 per test).
+ * NEIGHBOUR_SECONDS sets how long A sends (default 4 per test).
  */
-import { afterEach, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startRunServer, type RunServer } from "./support/run-server";
 import { percentile, watchServer } from "./support/watch";
 
-const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 5);
+const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 4);
 const P99_BOUND_MS = Number(process.env.NEIGHBOUR_P99_MS ?? 250);
 const EVENT_BOUND_MS = Number(process.env.NEIGHBOUR_EVENT_MS ?? 1_000);
 /** a request that has not answered by then hangs: the test fails instead of waiting with it */
 const HANG_MS = 30_000;
 const PATCHERS = 21;
 
-let run: RunServer | undefined;
+let run: RunServer;
 let keyA: string;
 let keyB: string;
 
-/** A server of the test's own, so that one test's wedged server cannot fail the next. */
-async function start(env: Record<string, string> = {}): Promise<RunServer> {
-  run = await startRunServer({ LOG_LEVEL: "warn", ...env });
+// one utility worker, so that A's utility runs keep patches waiting for it
+beforeAll(async () => {
+  run = await startRunServer({ LOG_LEVEL: "warn", UTILITY_WORKERS: "1" });
   keyA = await run.newKey();
   keyB = await run.newKey(["documents"]);
-  return run;
-}
-afterEach(async () => {
+}, 60_000);
+afterAll(async () => {
   await run?.close();
-  run = undefined;
 });
 
 /** The status, or "hung" when no answer came within HANG_MS. */
 async function call(key: string, method: string, path: string, body?: string, contentType = "application/json"): Promise<number | "hung"> {
   try {
-    const response = await fetch(run!.server.url + path, {
+    const response = await fetch(run.server.url + path, {
       method,
       headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": contentType }) },
       body,
@@ -56,7 +54,7 @@ async function call(key: string, method: string, path: string, body?: string, co
 }
 
 async function json(key: string, method: string, path: string, body?: unknown): Promise<any> {
-  const response = await fetch(run!.server.url + path, {
+  const response = await fetch(run.server.url + path, {
     method,
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -86,7 +84,7 @@ async function readMetadata(deadline: number): Promise<{ latencies: number[]; fa
 test(
   `${PATCHERS} concurrent patches of one tiny document for ${SECONDS} s: every request answers, B's reads stay fast`,
   async () => {
-    const { server } = await start();
+    const { server } = run;
     const docId = await createDocument(keyA, '{"a":123}');
     const watch = watchServer(server.url, server.proc.pid);
     const deadline = Date.now() + SECONDS * 1000;
@@ -123,7 +121,6 @@ test(
 test(
   `patches waiting for a busy worker for ${SECONDS} s: B's events arrive in its feed within ${EVENT_BOUND_MS} ms`,
   async () => {
-    await start({ UTILITY_WORKERS: "1" });
     const docId = await createDocument(keyA, JSON.stringify({ a: 0 }));
     // over 64 KiB: read and applied in the worker, which A keeps busy
     const bigPatch = JSON.stringify([{ op: "replace", path: "/a", value: "x".repeat(80 * 1024) }]);
