@@ -128,7 +128,7 @@ test(
     const deadline = Date.now() + SECONDS * 1000;
     const aStatuses: (number | "hung")[] = [];
     const lanes = [
-      ...Array.from({ length: 6 }, () => () => call(keyA, "POST", "/api/v1/utilities/generate.generate-mock-data", mockData)),
+      ...Array.from({ length: 10 }, () => () => call(keyA, "POST", "/api/v1/utilities/generate.generate-mock-data", mockData)),
       ...Array.from(
         { length: 4 },
         () => () => call(keyA, "PATCH", `/api/v1/documents/${docId}/content`, bigPatch, "application/json-patch+json"),
