@@ -257,7 +257,7 @@ export function loadConfig(env: Env = process.env): Config {
       ),
       acquireTimeoutMs: integer(env, "DATABASE_ACQUIRE_TIMEOUT_MS", CONNECTION_LIMITS_DEFAULT.acquireTimeoutMs, 100, 3_600_000),
     }),
-    databaseStalledHealthMs: integer(env, "DATABASE_STALLED_HEALTH_MS", 30_000, 1_000, 3_600_000),
+    databaseStalledHealthMs: integer(env, "DATABASE_STALLED_HEALTH_MS", 60_000, 1_000, 3_600_000),
     redisUrl,
     redisPrefix: env.REDIS_PREFIX ?? "kiln:",
     publicUrl,

@@ -70,7 +70,7 @@ test("defaults: no Redis, no public URL, 20 connections, no drain delay, 30 s dr
     publicUrl: undefined,
     databasePoolMax: 20,
     databaseLimits: { lockTimeoutMs: 5_000, statementTimeoutMs: 30_000, idleInTransactionTimeoutMs: 10_000, acquireTimeoutMs: 10_000 },
-    databaseStalledHealthMs: 30_000,
+    databaseStalledHealthMs: 60_000,
     drainDelayMs: 0,
     drainTimeoutMs: 30_000,
   });
@@ -86,7 +86,7 @@ test("accepted values", () => {
     DATABASE_STATEMENT_TIMEOUT_MS: "120000",
     DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: "2000",
     DATABASE_ACQUIRE_TIMEOUT_MS: "500",
-    DATABASE_STALLED_HEALTH_MS: "60000",
+    DATABASE_STALLED_HEALTH_MS: "90000",
     DRAIN_DELAY_MS: "5000",
     DRAIN_TIMEOUT_MS: "60000",
   });
@@ -96,7 +96,7 @@ test("accepted values", () => {
     publicUrl: "https://kiln.example.com",
     databasePoolMax: 5,
     databaseLimits: { lockTimeoutMs: 0, statementTimeoutMs: 120_000, idleInTransactionTimeoutMs: 2_000, acquireTimeoutMs: 500 },
-    databaseStalledHealthMs: 60_000,
+    databaseStalledHealthMs: 90_000,
     drainDelayMs: 5000,
     drainTimeoutMs: 60_000,
   });
