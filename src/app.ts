@@ -143,7 +143,7 @@ export function createApp(deps: AppDeps) {
     .use(docs.plugin)
     .use(metricsPlugin(metrics, config.metricsToken))
     .use(auth)
-    .use(healthModule({ database, contentStore, draining: deps.draining }))
+    .use(healthModule({ database, contentStore, draining: deps.draining, stalledHealthMs: config.databaseStalledHealthMs }))
     .use(adminModule({ db: database.db, authenticator }))
     .use(usageModule({ db: database.db, auth, idempotencyMaxBytesPerAccount: config.idempotencyMaxBytesPerAccount }))
     .use(eventsModule({ db: database.db, auth, streams }))

@@ -51,6 +51,10 @@ export interface Config {
   /** connections per process to PostgreSQL (several nodes share the server's max_connections) */
   readonly databasePoolMax: number;
   readonly databaseConnectTimeoutMs: number;
+  /** lock, statement, idle-in-transaction and pool-acquire bounds of every pool connection (src/db/client.ts) */
+  readonly databaseLimits: ConnectionLimits;
+  /** /health answers 503 once queries have waited this long for a pool connection with none coming free */
+  readonly databaseStalledHealthMs: number;
   /** shared rate-limit counters (redis://, rediss://, valkey://); undefined: each process counts alone */
   readonly redisUrl: string | undefined;
   /** prefix of every Redis key Kiln writes, so several deployments can share one Redis */
@@ -130,6 +134,27 @@ function booleanOf(env: Env, name: string): boolean {
 export class ConfigError extends Error {}
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * The bounds on every pool connection (0: none), each ending a request in 503: `lockTimeoutMs` on waiting
+ * for a lock, `statementTimeoutMs` on one statement and `acquireTimeoutMs` on a query's wait for a free
+ * connection (postgres.js patched: acquire_timeout, src/db/client.ts) in `database_busy`;
+ * `idleInTransactionTimeoutMs` on a transaction's idle time between statements (the server closes the
+ * connection: `database_unavailable`).
+ */
+export interface ConnectionLimits {
+  lockTimeoutMs: number;
+  statementTimeoutMs: number;
+  idleInTransactionTimeoutMs: number;
+  acquireTimeoutMs: number;
+}
+
+export const CONNECTION_LIMITS_DEFAULT: ConnectionLimits = {
+  lockTimeoutMs: 5_000,
+  statementTimeoutMs: 30_000,
+  idleInTransactionTimeoutMs: 10_000,
+  acquireTimeoutMs: 10_000,
+};
 
 function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
@@ -257,6 +282,19 @@ export function loadConfig(env: Env = process.env): Config {
     contentStore: contentStoreConfig(env),
     databasePoolMax: integer(env, "DATABASE_POOL_MAX", 20, 1, 1000),
     databaseConnectTimeoutMs: integer(env, "DATABASE_CONNECT_TIMEOUT_MS", 5_000, 1_000, 600_000),
+    databaseLimits: Object.freeze({
+      lockTimeoutMs: integer(env, "DATABASE_LOCK_TIMEOUT_MS", CONNECTION_LIMITS_DEFAULT.lockTimeoutMs, 0, 3_600_000),
+      statementTimeoutMs: integer(env, "DATABASE_STATEMENT_TIMEOUT_MS", CONNECTION_LIMITS_DEFAULT.statementTimeoutMs, 0, 3_600_000),
+      idleInTransactionTimeoutMs: integer(
+        env,
+        "DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS",
+        CONNECTION_LIMITS_DEFAULT.idleInTransactionTimeoutMs,
+        0,
+        3_600_000,
+      ),
+      acquireTimeoutMs: integer(env, "DATABASE_ACQUIRE_TIMEOUT_MS", CONNECTION_LIMITS_DEFAULT.acquireTimeoutMs, 100, 3_600_000),
+    }),
+    databaseStalledHealthMs: integer(env, "DATABASE_STALLED_HEALTH_MS", 60_000, 1_000, 3_600_000),
     redisUrl,
     redisPrefix: env.REDIS_PREFIX ?? "kiln:",
     publicUrl,

@@ -98,34 +98,46 @@ logger.log("info", "listening", {
   contentStore: config.contentStore.kind,
 });
 
+/** After DRAIN_TIMEOUT_MS, the most closing the database may take before the process exits anyway. */
+const CLOSE_DATABASE_MS = 5_000;
+
 /**
  * Drain: /ready answers 503 from now on, so a load balancer takes the node out of rotation. The node
  * goes on serving for DRAIN_DELAY_MS (for balancers that poll /ready) and while requests are in flight,
- * then stops listening and waits for the last ones; DRAIN_TIMEOUT_MS bounds the whole wait.
+ * then stops listening and waits for the last ones and its background work; DRAIN_TIMEOUT_MS bounds all
+ * of it, whatever is stuck, and closing the database gets CLOSE_DATABASE_MS more.
  */
 async function shutdown(signal: string) {
   if (draining) return;
   draining = true;
   logger.log("info", "draining", { signal, inFlight: server.pendingRequests });
+  setTimeout(
+    () => {
+      logger.log("error", "drain stuck: exiting without closing the database", { signal });
+      process.exit(1);
+    },
+    config.drainTimeoutMs + 2 * CLOSE_DATABASE_MS,
+  ).unref();
   // no new webhook attempt from now on; those under way end within WEBHOOK_TIMEOUT_MS
   const deliveriesStopped = webhookDeliverer.stop();
   const deadline = Date.now() + config.drainTimeoutMs;
   await Bun.sleep(Math.min(config.drainDelayMs, config.drainTimeoutMs));
   // live event streams never finish by themselves: end them now (their clients resume on another node with Last-Event-ID)
-  await eventStreamsOf(database).close();
+  await Promise.race([eventStreamsOf(database).close(), Bun.sleep(Math.max(0, deadline - Date.now()))]);
   while (server.pendingRequests > 0 && Date.now() < deadline) await Bun.sleep(20);
   const stopped = await Promise.race([server.stop().then(() => true), Bun.sleep(Math.max(0, deadline - Date.now())).then(() => false)]);
   if (!stopped) {
     logger.log("warn", "drain timed out: closing the requests still in flight", { inFlight: server.pendingRequests });
     await server.stop(true);
   }
-  await sweepers.stop();
-  await deliveriesStopped;
   clearInterval(idempotencySweep);
   clearInterval(eventSweep);
-  await workerPool.stop();
+  const background = Promise.all([sweepers.stop(), deliveriesStopped, workerPool.stop()]).then(() => true);
+  if (!(await Promise.race([background, Bun.sleep(Math.max(0, deadline - Date.now())).then(() => false)])))
+    logger.log("warn", "drain timed out: background work (sweeps, webhook attempts, workers) left unfinished", { signal });
   rateCounter.close();
-  await database.close();
+  // sql.end gives running queries CLOSE_DATABASE_MS, then closes their connections
+  await database.close(CLOSE_DATABASE_MS);
   logger.log("info", "stopped", { signal });
   process.exit(0);
 }

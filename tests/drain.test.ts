@@ -60,3 +60,32 @@ test("SIGTERM: /ready 503 at once, a slow in-flight upload completes with 200, t
   expect(server.output()).toContain('"msg":"draining"');
   expect(server.output()).toContain('"msg":"stopped"');
 }, 120_000);
+
+test("SIGTERM with a request that never finishes: the process exits within DRAIN_TIMEOUT_MS and the database's close", async () => {
+  await run?.close();
+  run = await startRunServer({ LOG_LEVEL: "info", DRAIN_TIMEOUT_MS: "1000" });
+  const { server } = run;
+  const key = await run.newKey(["documents"]);
+  // a body whose end never comes
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode('{"name":"never","content":['));
+    },
+  });
+  const stuck = fetch(`${server.url}/api/v1/documents`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body,
+    duplex: "half",
+  } as RequestInit).catch((error: unknown) => error);
+  await Bun.sleep(300);
+  const signalled = performance.now();
+  server.proc.kill("SIGTERM");
+  const code = await server.proc.exited;
+  const tookMs = performance.now() - signalled;
+  await stuck;
+  expect(code).toBe(0);
+  // DRAIN_TIMEOUT_MS, then 5 s at most to close the database (src/index.ts, CLOSE_DATABASE_MS)
+  expect(tookMs).toBeLessThan(1_000 + 5_000 + 2_000);
+  expect(server.output()).toContain('"msg":"drain timed out: closing the requests still in flight"');
+}, 120_000);

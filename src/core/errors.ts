@@ -126,10 +126,24 @@ const CONFLICTS = new Set(["40P01", "40001"]);
 
 export const isDatabaseConflict = (error: unknown) => hasCodeInCauses(error, (code) => CONFLICTS.has(code));
 
-export const databaseBusy = () =>
-  new HttpError(503, "database_busy", "The database gave up on this request in a conflict with another; nothing was written; retry", {
-    headers: { "Retry-After": "1" },
-  });
+/**
+ * Errors meaning a bound on the database ran out (src/config.ts, ConnectionLimits): a lock not granted
+ * within the lock timeout (55P03), a statement cancelled (57014: by the statement timeout, or by an
+ * operator's pg_cancel_backend), no pool connection free within the acquire timeout. The transaction was
+ * rolled back whole. (A transaction left idle past its timeout loses its connection: the server closes it,
+ * and the request sees an unreachable database.)
+ */
+const TIMEOUTS = new Set(["55P03", "57014", "ACQUIRE_TIMEOUT"]);
+
+export const isDatabaseTimeout = (error: unknown) => hasCodeInCauses(error, (code) => TIMEOUTS.has(code));
+
+export const databaseBusy = (message = "The database gave up on this request in a conflict with another; nothing was written; retry") =>
+  new HttpError(503, "database_busy", message, { headers: { "Retry-After": "1" } });
+
+export const databaseTimedOut = () =>
+  databaseBusy(
+    "The database is too busy to answer this request in time (a lock, a statement or a free connection took too long); nothing was written; retry",
+  );
 
 export const databaseUnavailable = () =>
   new HttpError(503, "database_unavailable", "The database cannot be reached right now; retry shortly", {

@@ -9,6 +9,8 @@ import { fileURLToPath } from "node:url";
 import * as schema from "./schema";
 import { startEmbeddedPostgres } from "./embedded";
 import { LOCKS } from "./locks";
+import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits } from "../config";
+import { assertOutsideTransaction, inTransactionScope, poolGuardEnabled } from "./pool-guard";
 
 /** `$client`: the postgres.js client under Drizzle, for the few reads that skip its row mapping. */
 export type Db = PostgresJsDatabase<typeof schema> & { $client: Sql };
@@ -18,7 +20,10 @@ export interface Database {
   readonly sql: Sql;
   /** true when the database answers a trivial query within a second */
   ping(): Promise<boolean>;
-  close(): Promise<void>;
+  /** how long queries have waited for a pool connection with none coming free (ms; 0: none waiting) */
+  stalledForMs(): number;
+  /** closes the pool, giving running queries `timeoutMs` (default 5 s), then stops an embedded server */
+  close(timeoutMs?: number): Promise<void>;
 }
 
 const MIGRATIONS_FOLDER = fileURLToPath(new URL("../../drizzle", import.meta.url));
@@ -40,6 +45,36 @@ export async function runMigrations(url: string, connectTimeoutMs?: number): Pro
   } finally {
     await client.end();
   }
+}
+
+/**
+ * The pool's own entry points (a query, `unsafe`, a transaction, a reservation) check the pool guard
+ * (pool-guard.ts); a transaction's callback runs in the guard's scope. The `sql` a transaction or a
+ * reservation hands out is its own connection and is not checked.
+ */
+function guardingPool(client: Sql): Sql {
+  type Call = (...args: unknown[]) => unknown;
+  return new Proxy(client, {
+    apply(target, thisArg, args: unknown[]) {
+      if (Array.isArray((args[0] as { raw?: unknown } | undefined)?.raw)) assertOutsideTransaction();
+      return Reflect.apply(target, thisArg, args);
+    },
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver);
+      if (property === "unsafe" || property === "reserve")
+        return (...args: unknown[]) => {
+          assertOutsideTransaction();
+          return (value as Call).apply(target, args);
+        };
+      if (property === "begin")
+        return (...args: unknown[]) => {
+          assertOutsideTransaction();
+          const work = args.at(-1) as Call;
+          return (value as Call).apply(target, [...args.slice(0, -1), (inner: unknown) => inTransactionScope(async () => work(inner))]);
+        };
+      return value;
+    },
+  });
 }
 
 /**
@@ -69,14 +104,23 @@ function preparingAll(client: Sql): Sql {
 
 export function connect(
   url: string,
-  options: { poolMax?: number; connectTimeoutMs?: number; onClose?: () => Promise<void> } = {},
+  options: { poolMax?: number; connectTimeoutMs?: number; limits?: ConnectionLimits; onClose?: () => Promise<void> } = {},
 ): Database {
   const onClose = options.onClose ?? (async () => {});
-  const sql = postgres(url, {
+  const limits = options.limits ?? CONNECTION_LIMITS_DEFAULT;
+  const pool = postgres(url, {
     max: options.poolMax ?? 20,
     onnotice: () => {},
     connect_timeout: connectTimeoutSeconds(options.connectTimeoutMs),
+    connection: {
+      lock_timeout: limits.lockTimeoutMs,
+      statement_timeout: limits.statementTimeoutMs,
+      idle_in_transaction_session_timeout: limits.idleInTransactionTimeoutMs,
+    },
+    // patches/postgres@3.4.9.patch
+    ...({ acquire_timeout: limits.acquireTimeoutMs || null } as object),
   });
+  const sql = poolGuardEnabled() ? guardingPool(pool) : pool;
   return {
     db: drizzle(preparingAll(sql), { schema }),
     sql,
@@ -88,20 +132,34 @@ export function connect(
         return false;
       }
     },
-    async close() {
-      await sql.end({ timeout: 5 });
+    stalledForMs() {
+      const since = (pool as unknown as { stalledSince: number | null }).stalledSince;
+      return since === null ? 0 : performance.now() - since;
+    },
+    async close(timeoutMs = 5_000) {
+      await pool.end({ timeout: timeoutMs / 1000 });
       await onClose();
     },
   };
 }
 
 export async function createDatabase(
-  options: { databaseUrl?: string; dataDir: string; databasePoolMax?: number; databaseConnectTimeoutMs?: number },
+  options: {
+    databaseUrl?: string;
+    dataDir: string;
+    databasePoolMax?: number;
+    databaseConnectTimeoutMs?: number;
+    databaseLimits?: ConnectionLimits;
+  },
   log: (message: string) => void = () => {},
 ): Promise<Database> {
   if (options.databaseUrl) {
     await runMigrations(options.databaseUrl, options.databaseConnectTimeoutMs);
-    return connect(options.databaseUrl, { poolMax: options.databasePoolMax, connectTimeoutMs: options.databaseConnectTimeoutMs });
+    return connect(options.databaseUrl, {
+      poolMax: options.databasePoolMax,
+      connectTimeoutMs: options.databaseConnectTimeoutMs,
+      limits: options.databaseLimits,
+    });
   }
   const embedded = await startEmbeddedPostgres(options.dataDir, log);
   try {
@@ -110,5 +168,5 @@ export async function createDatabase(
     await embedded.stop();
     throw error;
   }
-  return connect(embedded.url, { poolMax: options.databasePoolMax, onClose: () => embedded.stop() });
+  return connect(embedded.url, { poolMax: options.databasePoolMax, limits: options.databaseLimits, onClose: () => embedded.stop() });
 }

@@ -12,6 +12,8 @@ import {
   databaseUnavailable,
   isDatabaseConflict,
   databaseBusy,
+  isDatabaseTimeout,
+  databaseTimedOut,
   notFound,
   type FieldError,
 } from "../core/errors";
@@ -131,16 +133,23 @@ export const errorHandler = (options: {
   });
 
 /**
- * A database that cannot be reached, or one that rolled the request back in a conflict with another (a
- * deadlock, a serialization failure), is 503 (retry); anything else unforeseen is a logged 500.
+ * A database that cannot be reached, one that rolled the request back in a conflict with another (a
+ * deadlock, a serialization failure), or one whose bounds ran out (a lock, statement, idle-in-transaction
+ * or pool-acquire timeout) is 503 (retry); anything else unforeseen is a logged 500.
  */
 function unexpected(logger: Logger, cause: unknown, requestId: string): HttpError {
-  const unreachable = isDatabaseUnreachable(cause);
-  if (!unreachable && !isDatabaseConflict(cause)) return internal(logger, cause, requestId);
+  const problem = isDatabaseUnreachable(cause)
+    ? { error: databaseUnavailable(), log: "database unreachable" }
+    : isDatabaseConflict(cause)
+      ? { error: databaseBusy(), log: "database conflict, rolled back" }
+      : isDatabaseTimeout(cause)
+        ? { error: databaseTimedOut(), log: "database timeout, rolled back" }
+        : undefined;
+  if (!problem) return internal(logger, cause, requestId);
   let root = cause as { message?: string; cause?: unknown };
   while (root.cause) root = root.cause as typeof root; // Drizzle's own message quotes the query and its parameters
-  logger.log("warn", unreachable ? "database unreachable" : "database conflict, rolled back", { requestId, error: root.message });
-  return unreachable ? databaseUnavailable() : databaseBusy();
+  logger.log("warn", problem.log, { requestId, error: root.message });
+  return problem.error;
 }
 
 /** The content store failed a request that did nothing: the client may retry (503) or free space (507). */

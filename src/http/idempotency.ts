@@ -303,8 +303,26 @@ export const idempotency = (deps: IdempotencyDeps) => {
 /** The hooks an idempotent route spreads into its options: `...deps.idempotency`. */
 export type IdempotencyHooks = ReturnType<typeof idempotency>;
 
-/** Deletes expired keys (a retry after 24 hours runs again); returns how many. */
+/**
+ * Expired keys deleted per statement: a backlog (after a long downtime, say) never makes one statement
+ * run into DATABASE_STATEMENT_TIMEOUT_MS, which would cancel it on every sweep.
+ */
+const PURGE_BATCH = 5_000;
+
+/** Deletes expired keys (a retry after 24 hours runs again), a batch at a time; returns how many. */
 export async function purgeExpiredIdempotencyKeys(db: Db, at: number): Promise<number> {
-  const removed = await db.delete(idempotencyKeys).where(lte(idempotencyKeys.expiresAt, at)).returning({ key: idempotencyKeys.key });
-  return removed.length;
+  let total = 0;
+  for (;;) {
+    const due = db
+      .select({ accountId: idempotencyKeys.accountId, key: idempotencyKeys.key })
+      .from(idempotencyKeys)
+      .where(lte(idempotencyKeys.expiresAt, at))
+      .limit(PURGE_BATCH);
+    const removed = await db
+      .delete(idempotencyKeys)
+      .where(sql`(${idempotencyKeys.accountId}, ${idempotencyKeys.key}) in (${due})`)
+      .returning({ key: idempotencyKeys.key });
+    total += removed.length;
+    if (removed.length < PURGE_BATCH) return total;
+  }
 }

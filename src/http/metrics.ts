@@ -174,6 +174,14 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
   });
   new Gauge({
+    name: "kiln_database_pool_stalled_seconds",
+    help: "How long queries have waited for a database pool connection with none coming free (0: none waiting)",
+    registers,
+    collect() {
+      this.set(sources.database.stalledForMs() / 1000);
+    },
+  });
+  new Gauge({
     name: "kiln_database_up",
     help: "1 when the database answered a trivial query within a second at scrape time",
     registers,

@@ -174,7 +174,7 @@ test("a 422 and a 410 on the wire carry their titles", async () => {
   expect(gone.body).toMatchObject({ status: 410, code: "link_outdated", title: "Gone" });
 });
 
-test("a deadlock or serialization failure in the database is 503 database_busy with Retry-After, and nothing is written", async () => {
+test("a deadlock, serialization failure, lock or statement timeout in the database is 503 database_busy with Retry-After, and nothing is written", async () => {
   const { key } = await t.newAccount();
   const { sql } = t.testDb.database;
   // PostgreSQL itself raises the conflict, as a deadlock victim's statement gets it, for documents so named
@@ -183,11 +183,13 @@ test("a deadlock or serialization failure in the database is 503 database_busy w
     begin
       if NEW.name = 'deadlock victim' then raise exception 'deadlock detected' using errcode = '40P01'; end if;
       if NEW.name = 'serialization victim' then raise exception 'could not serialize' using errcode = '40001'; end if;
+      if NEW.name = 'lock victim' then raise exception 'canceling statement due to lock timeout' using errcode = '55P03'; end if;
+      if NEW.name = 'statement victim' then raise exception 'canceling statement due to statement timeout' using errcode = '57014'; end if;
       return NEW;
     end $$;
     create trigger test_conflict before insert on documents for each row execute function test_conflict();`);
   try {
-    for (const name of ["deadlock victim", "serialization victim"]) {
+    for (const name of ["deadlock victim", "serialization victim", "lock victim", "statement victim"]) {
       const res = await t.json("POST", "/api/v1/documents", { key, body: { name, content: { a: 1 } } });
       expect(res.status).toBe(503);
       expect(res.headers.get("content-type")).toBe("application/problem+json");

@@ -139,6 +139,20 @@ describe("POST /api/v1/documents with Idempotency-Key", () => {
     expect(await documentCount(key)).toBe(2);
   });
 
+  test("the sweep deletes a backlog of expired keys in batches, every one of them, and no live key", async () => {
+    const { accountId } = await t.newAccount();
+    const { db } = t.testDb.database;
+    await db.execute(sql`insert into idempotency_keys (account_id, key, fingerprint, claim, created_at, expires_at)
+      select ${accountId}, 'backlog-' || n, 'f', 'c', 0, 1 from generate_series(1, 12001) n`);
+    await db.execute(sql`insert into idempotency_keys (account_id, key, fingerprint, claim, created_at, expires_at)
+      values (${accountId}, 'live', 'f', 'c', 0, 100)`);
+    expect(await purgeExpiredIdempotencyKeys(db, 50)).toBe(12001);
+    const [{ count }] = await db.execute<{ count: number }>(
+      sql`select count(*)::int as count from idempotency_keys where account_id = ${accountId}`,
+    );
+    expect(count).toBe(1);
+  });
+
   test("after 24 hours a key is free again, and the sweep deletes expired keys", async () => {
     const { key } = await t.newAccount();
     const idem = newKey();

@@ -84,6 +84,7 @@ describe("with METRICS_TOKEN", () => {
     expect(text).toContain("# TYPE kiln_http_request_duration_seconds histogram");
     expect(sample(text, "kiln_database_up")).toBe(1);
     expect(sample(text, "kiln_database_pool_max_connections")).toBeGreaterThan(0);
+    expect(sample(text, "kiln_database_pool_stalled_seconds")).toBe(0);
     expect(sample(text, "kiln_worker_pool_size")).toBe(t.config.utilityWorkers);
     expect(sample(text, "kiln_worker_pool_busy")).toBe(0);
     expect(sample(text, "kiln_worker_pool_queued")).toBe(0);

@@ -8,6 +8,10 @@ import { mkdtempSync, rmSync, chmodSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbeddedPostgres } from "../../src/db/embedded";
+import { enablePoolGuard } from "../../src/db/pool-guard";
+
+// every test runs with the pool guard: a pool connection requested inside a transaction throws
+enablePoolGuard();
 
 // Worker start-up and real-server tests take seconds on a loaded 2-core machine.
 setDefaultTimeout(60_000);

@@ -20,7 +20,6 @@ import { folderAndAncestors, type FolderFilter } from "../../core/metadata";
 import {
   ACCOUNT_LIMITS,
   ACCOUNT_OF_DOCUMENT,
-  boundStatement,
   CREATE,
   documentFromJson,
   FIND_ACTIVE,
@@ -159,10 +158,10 @@ export const documentsRepository = (db: Db) => ({
 
   /**
    * A new current version in one call of `kiln_new_version` (statements.ts, NEW_VERSION): the
-   * document's row lock, If-Match, the reservation, the versions dropped, the row updated.
-   * Outside a transaction it commits on its own, so no lock outlives the call's round trip.
+   * document's row lock, If-Match, the reservation, the versions dropped, the row updated. It commits
+   * on its own, so no lock outlives the call's round trip.
    */
-  async newVersion(input: NewVersionInput, executor: Executor = db): Promise<NewVersionOutcome> {
+  async newVersion(input: NewVersionInput): Promise<NewVersionOutcome> {
     if (!isDocumentId(input.documentId)) return { outcome: "not_found" };
     const params = [
       input.accountId,
@@ -175,7 +174,7 @@ export const documentsRepository = (db: Db) => ({
     ];
     let result: Record<string, unknown>;
     try {
-      [{ result }] = await executor.execute<{ result: Record<string, unknown> }>(boundStatement(NEW_VERSION, params));
+      [{ result }] = await run<{ result: Record<string, unknown> }>(db, NEW_VERSION, params);
     } catch (error) {
       return { outcome: storageRefusal(error) };
     }

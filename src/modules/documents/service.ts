@@ -11,16 +11,10 @@ import type { ContentStore, OpenedContent, StoredContent } from "../../storage/c
 import { decodeCursor, pageOf } from "./cursor";
 import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
 import { memberValueSpan } from "../../core/json/span";
-import {
-  documentsRepository,
-  type AccountLimitsRow,
-  type DocumentsRepository,
-  type Executor,
-  type QuotaRefusal,
-  type Tx,
-} from "./repository";
+import { documentsRepository, type AccountLimitsRow, type DocumentsRepository, type QuotaRefusal, type Tx } from "./repository";
 import type { PatchJob } from "../../core/json/patch";
 import { ContentRetirer } from "./retirer";
+import { Turns } from "./turns";
 import { folderFilter, normalizeMetadata, type MetadataInput } from "../../core/metadata";
 
 export interface DocumentsDeps {
@@ -32,6 +26,8 @@ export interface DocumentsDeps {
   purgeAfterMs: number;
   /** applies (or, without a document, only reads) a patch of the account's off the main thread; undefined: on the calling thread */
   patchWorker?: (accountId: string, job: PatchJob) => Promise<Uint8Array>;
+  /** derived versions of one document (patches) are built one at a time in this process (deriveNewVersion) */
+  deriveTurns: Turns;
 }
 
 export function documentsDeps(options: {
@@ -48,6 +44,7 @@ export function documentsDeps(options: {
     now: options.now ?? Date.now,
     purgeAfterMs: options.purgeAfterMs,
     patchWorker: options.patchWorker,
+    deriveTurns: new Turns(),
   };
 }
 
@@ -266,22 +263,27 @@ export function contentBodyOf(bytes: Uint8Array | CheckedJson): Uint8Array {
 }
 
 /**
- * Makes `stored` the document's new current version (repository.newVersion: the row lock, If-Match
- * against the content as it is then, the storage reservation, the versions pushed past maxVersions
- * dropped). Returns the row and the content keys no longer referenced once this commits.
+ * Makes `stored` the document's new current version in one statement that commits on its own
+ * (repository.newVersion: the row lock, If-Match against the content as it is then, the storage
+ * reservation, the versions pushed past maxVersions dropped). Returns the row and the content keys no
+ * longer referenced.
  */
 async function adoptVersion(
   deps: DocumentsDeps,
-  executor: Executor | undefined,
   accountId: string,
   id: string,
   stored: StoredContent,
   acceptedHashes: string[] | null,
 ): Promise<{ row: DocumentRow; released: string[] }> {
-  const result = await deps.repository.newVersion(
-    { accountId, documentId: id, acceptedHashes, size: stored.size, hash: stored.hash, key: stored.key, now: deps.now() },
-    executor,
-  );
+  const result = await deps.repository.newVersion({
+    accountId,
+    documentId: id,
+    acceptedHashes,
+    size: stored.size,
+    hash: stored.hash,
+    key: stored.key,
+    now: deps.now(),
+  });
   switch (result.outcome) {
     case "stored":
       return { row: result.document, released: result.released };
@@ -312,17 +314,33 @@ export async function storeNewVersion(
     await precheckQuota(deps, accountId, bytes.byteLength, before);
   }
   const { row, released } = await withStoredContent(deps, bytes, (stored) =>
-    adoptVersion(deps, undefined, accountId, id, stored, ifMatchContentHashes(preconditions.ifMatch)),
+    adoptVersion(deps, accountId, id, stored, ifMatchContentHashes(preconditions.ifMatch)),
   );
   for (const key of released) deps.retirer.retire(key);
   return row;
 }
 
 /**
- * Derives the new version from the current content under the document's row lock (a patch): writers of
- * one document take turns, so concurrent patches all apply, each to its predecessor's result. `derive`
- * gets the account's maximum document size (null: none) to build within; the quotas are checked on its
- * result before anything is written.
+ * How many times a derived version is built again when another writer (another node, or a content
+ * replace) changed the content between the read and the write, before the request answers 409.
+ */
+export const DERIVE_ATTEMPTS = 5;
+
+const editConflict = (id: string) =>
+  new HttpError(
+    409,
+    "edit_conflict",
+    `Document '${id}' changed ${DERIVE_ATTEMPTS} times while this change was being applied to it; nothing was written; retry`,
+  );
+
+/**
+ * Derives the new version from the current content (a patch). No lock or transaction is held while
+ * `derive` runs (it may wait for a worker): the content is read, the new version built and stored, and
+ * then adopted only if the content is still the one it was built from (its hash, checked under the row
+ * lock of the adopting statement); otherwise it is built again from the newer content. Derivations of one
+ * document take turns in this process, so concurrent patches all apply, each to its predecessor's
+ * result, without rebuilding. `derive` gets the account's maximum document size (null: none) to build
+ * within; the quotas are checked on its result before anything is written.
  */
 export async function deriveNewVersion(
   deps: DocumentsDeps,
@@ -331,22 +349,25 @@ export async function deriveNewVersion(
   preconditions: Preconditions,
   derive: (current: Uint8Array, maxDocumentBytes: number | null) => Uint8Array | Promise<Uint8Array>,
 ): Promise<DocumentRow> {
-  const { row, released } = await deps.repository.transaction((tx) =>
-    underLock(tx, deps, accountId, id, preconditions, rowContentETag, async (current) => {
+  const { row, released } = await deps.deriveTurns.run(id, async () => {
+    for (let attempt = 0; attempt < DERIVE_ATTEMPTS; attempt++) {
+      const { row: current, content } = await openContent(deps, accountId, id);
+      const etag = rowContentETag(current);
+      if (!ifMatchAllows(preconditions.ifMatch, etag)) throw preconditionFailed(etag);
       const limits = await deps.repository.limits(accountId, { documentId: id, version: current.contentVersion + 1 });
-      const bytes = await derive(await readContent(deps, current.contentKey), limits?.maxDocumentBytes ?? null);
+      const bytes = await derive(new Uint8Array(await content.body.arrayBuffer()), limits?.maxDocumentBytes ?? null);
       checkQuota(limits, bytes.byteLength);
-      return withStoredContent(deps, bytes, (stored) => adoptVersion(deps, tx, accountId, id, stored, null));
-    }),
-  );
+      try {
+        return await withStoredContent(deps, bytes, (stored) => adoptVersion(deps, accountId, id, stored, [current.contentHash]));
+      } catch (error) {
+        // the content changed since it was read: build again from the new one (If-Match is checked on it above)
+        if (!(error instanceof HttpError && error.code === "precondition_failed")) throw error;
+      }
+    }
+    throw editConflict(id);
+  });
   for (const key of released) deps.retirer.retire(key);
   return row;
-}
-
-async function readContent(deps: DocumentsDeps, key: string): Promise<Uint8Array> {
-  const content = await deps.store.open(key);
-  if (!content) throw new Error(`content ${key} is missing from the content store`);
-  return new Uint8Array(await content.body.arrayBuffer());
 }
 
 export async function replaceContent(

@@ -4,7 +4,7 @@
  * Drizzle's builder cannot express it, or it runs on a hot route where assembling the same text and
  * mapping every row in JavaScript on each call costs a measurable share of the request (bench/README.md).
  */
-import { getTableColumns, sql, type SQL } from "drizzle-orm";
+import { getTableColumns } from "drizzle-orm";
 import { documents } from "../../db/schema";
 
 /**
@@ -131,16 +131,3 @@ export const PURGE_DUE = `
   )
   select (select count(*) from gone)::int as purged,
     array(select content_key from gone_versions union select content_key from gone) as content_keys`;
-
-/**
- * One of the statements above as a Drizzle SQL object, for a caller inside a Drizzle transaction: the
- * same text with its `$n` placeholders bound to `params`.
- */
-export function boundStatement(text: string, params: readonly unknown[]): SQL {
-  const parts = text.split(/\$(\d+)/);
-  const chunks: SQL[] = [];
-  for (let index = 0; index < parts.length; index++) {
-    chunks.push(index % 2 === 0 ? sql.raw(parts[index]) : sql`${params[Number(parts[index]) - 1]}`);
-  }
-  return sql.join(chunks);
-}

@@ -117,8 +117,8 @@ function asHttp<T>(work: () => T): T {
 
 /**
  * PATCH …/content. The order of checks: the document (404), the media type (415), the patch itself
- * (400), If-Match (412), then the patch applied to the current content under the row lock (400/409) and
- * the quotas on the result (413). The main thread reads small patches and does a bounded share of the
+ * (400), If-Match (412), then the patch applied to the current content (400/409; no lock is held while
+ * it runs, service.ts deriveNewVersion) and the quotas on the result (413). The main thread reads small patches and does a bounded share of the
  * work (patch.ts, INLINE_WORK); anything larger is read and applied in a worker, when the deps have one.
  */
 export async function patchContent(

@@ -6,12 +6,38 @@ import { operation } from "../../http/openapi";
 
 const notReady = (detail: string) => new HttpError(503, "not_ready", detail, { headers: { "Retry-After": "5" } });
 
-export const healthModule = (deps: { database: Database; contentStore: ContentStore; draining?: () => boolean }) =>
+export const healthModule = (deps: {
+  database: Database;
+  contentStore: ContentStore;
+  draining?: () => boolean;
+  /** /health fails once queries have waited this long for a pool connection with none coming free */
+  stalledHealthMs: number;
+}) =>
   new Elysia({ name: "kiln.health", detail: { tags: ["Operations"] } })
-    .get("/health", () => ({ success: true as const, status: "ok" }), {
-      response: { 200: t.Object({ success: t.Literal(true), status: t.String() }) },
-      detail: operation({ operationId: "getHealth", summary: "The process serves" }),
-    })
+    .get(
+      "/health",
+      () => {
+        // a wedged pool serves no request again by itself: a liveness probe that sees this restarts the process
+        const stalledMs = deps.database.stalledForMs();
+        if (stalledMs > deps.stalledHealthMs)
+          throw new HttpError(
+            503,
+            "database_pool_stalled",
+            `No database connection came free for ${Math.round(stalledMs / 1000)} s while queries waited for one`,
+          );
+        return { success: true as const, status: "ok" };
+      },
+      {
+        response: { 200: t.Object({ success: t.Literal(true), status: t.String() }) },
+        detail: operation({
+          operationId: "getHealth",
+          summary: "The process serves",
+          errors: {
+            503: "database_pool_stalled: queries have waited longer than DATABASE_STALLED_HEALTH_MS for a database connection with none coming free",
+          },
+        }),
+      },
+    )
     .get(
       "/ready",
       async () => {

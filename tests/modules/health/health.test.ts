@@ -43,3 +43,30 @@ test("ready is 503 while the content store cannot be used, and 200 again once it
   rmSync(content);
   expect((await t.json("GET", "/ready", { key: null })).status).toBe(200);
 });
+
+test("health is 503 database_pool_stalled while queries wait past DATABASE_STALLED_HEALTH_MS with no connection coming free, 200 again once one does", async () => {
+  const other = await createTestApp({ DATABASE_STALLED_HEALTH_MS: "1000" });
+  const { sql } = other.testDb.database;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  // every connection of the pool held by a transaction that waits
+  const holders = Array.from({ length: sql.options.max }, () =>
+    sql.begin(async (tx) => {
+      await tx`select 1`;
+      await released;
+    }),
+  );
+  await Bun.sleep(200);
+  const waiting = sql`select 1`.then((rows) => rows); // a query runs once awaited
+  expect((await other.json("GET", "/health", { key: null })).status).toBe(200);
+  await Bun.sleep(1_100);
+  const stalled = await other.json("GET", "/health", { key: null });
+  expect(stalled.status).toBe(503);
+  expect(stalled.body).toMatchObject({ code: "database_pool_stalled", status: 503 });
+  release();
+  await Promise.all([...holders, waiting]);
+  expect((await other.json("GET", "/health", { key: null })).body).toEqual({ success: true, status: "ok" });
+  await other.close();
+});
