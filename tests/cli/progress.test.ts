@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startRunServer, type RunServer } from "../reliability/support/run-server";
-import { kiln, onTerminal, stopTerminals, type Target } from "./support";
+import { kiln, noTerminal, onTerminal, stopTerminals, type Target } from "./support";
 
 // Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.
 setDefaultTimeout(60_000);
@@ -15,6 +15,7 @@ setDefaultTimeout(60_000);
 let run: RunServer;
 let user: Target;
 let work: string;
+if (noTerminal) console.log(`progress: the terminal tests are skipped: ${noTerminal}`);
 const BIG = JSON.stringify(Array.from({ length: 40_000 }, (_, i) => ({ id: i, name: `row ${i}`, tags: ["a", "b"], value: i * 1.5 })));
 
 beforeAll(async () => {
@@ -29,7 +30,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-test("push and pull draw a bar that reaches 100% on a terminal", async () => {
+test.skipIf(noTerminal !== undefined)("push and pull draw a bar that reaches 100% on a terminal", async () => {
   const size = Number((BIG.length / 1e6).toFixed(1));
   const pushed = await onTerminal(user, work, "push", "kiln docs push big.json");
   expect(pushed).toContain("EXIT=0");
@@ -43,7 +44,7 @@ test("push and pull draw a bar that reaches 100% on a terminal", async () => {
   expect(readFileSync(join(work, "copy.json"), "utf8")).toBe(BIG);
 });
 
-test("no bar when the data itself goes to the terminal, nor when stderr is not a terminal", async () => {
+test.skipIf(noTerminal !== undefined)("no bar when the data itself goes to the terminal, nor when stderr is not a terminal", async () => {
   const small = await kiln(["--json", "docs", "push", "--name", "small.json", "-"], user, { stdin: "[1]" });
   const id = JSON.parse(small.stdout).id;
   const screen = await onTerminal(user, work, "pull-to-screen", `kiln docs pull ${id}`);
