@@ -1,7 +1,8 @@
 /**
  * Process entry: config → database (+ migrations) → bootstrap key → listen. SIGTERM/SIGINT drain: /ready
  * answers 503 at once, in-flight requests finish, then the database closes (stopping the embedded
- * PostgreSQL) and the process exits 0.
+ * PostgreSQL) and the process exits 0. A start-up that fails prints one line naming the cause and the
+ * setting, stops what it had started (the embedded PostgreSQL above all) and exits 1.
  */
 import { ConfigError, loadConfig, type Config } from "./config";
 import { createDatabase } from "./db/client";
@@ -17,11 +18,38 @@ import { documentsRepository } from "./modules/documents/repository";
 import { startSweepers } from "./modules/documents/sweeper";
 import { rateCounterFor } from "./http/rate-limit";
 import { purgeExpiredIdempotencyKeys } from "./http/idempotency";
-import { listen } from "./server/listener";
+import { listen, listenFailure } from "./server/listener";
 import { LOCKS, withTryAdvisoryLock } from "./db/locks";
 import { sweepExpiredEvents } from "./modules/events/service";
 import { eventStreamsOf } from "./modules/events/stream";
 import { startWebhookDeliverer } from "./modules/webhooks/deliver";
+
+/** What start-up has started so far, stopped in reverse order if a later step fails. */
+const started: (() => unknown)[] = [];
+
+/** Ends a failed start: what was started is stopped, then one line (no stack trace) and exit 1. */
+async function failStart(line: string): Promise<never> {
+  for (const stop of started.reverse()) {
+    try {
+      await stop();
+    } catch {
+      // the start already failed: its cause is the line worth printing
+    }
+  }
+  console.error(`kiln: ${line}`);
+  process.exit(1);
+}
+
+/** Runs a start-up step; its failure ends the start with the line `explain` gives. */
+async function step<T>(run: () => T | Promise<T>, explain: (error: unknown) => string | Promise<string>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    return failStart(await explain(error));
+  }
+}
+
+const failed = (what: string) => (error: unknown) => `${what} failed: ${(error as Error)?.message ?? String(error)}`;
 
 let config: Config;
 try {
@@ -36,13 +64,13 @@ try {
 const logger = createLogger(config.logLevel, undefined, config.logFormat);
 const startedAt = performance.now();
 const store = createContentStore(config);
-try {
-  await store.probe();
-} catch (error) {
-  if (!(error instanceof ContentStoreUnavailable)) throw error;
-  console.error(`kiln: the content store cannot be used: ${error.setting ? `check ${error.setting}: ` : ""}${error.message}`);
-  process.exit(1);
-}
+await step(
+  () => store.probe(),
+  (error) =>
+    error instanceof ContentStoreUnavailable
+      ? `the content store cannot be used: ${error.setting ? `check ${error.setting}: ` : ""}${error.message}`
+      : failed("the content store check")(error),
+);
 /** The URL without its password, for messages. */
 const redacted = (url: string) => url.replace(/\/\/([^:/@]*):[^@]*@/, "//$1:***@");
 let database: Awaited<ReturnType<typeof createDatabase>>;
@@ -58,15 +86,21 @@ try {
   );
   process.exit(1);
 }
-const generatedKey = await bootstrap(database.db, config.bootstrapApiKey);
+started.push(() => database.close());
+const generatedKey = await step(() => bootstrap(database.db, config.bootstrapApiKey), failed("creating the first API key"));
 if (generatedKey) {
   // Printed once, on the first start of an empty database: it is stored only as a hash.
   console.log(`\n  Kiln generated an API key with every permission (shown only now):\n\n    ${generatedKey}\n`);
 }
-const workerPool = createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start();
+const workerPool = await step(
+  () => createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start(),
+  failed("starting the utility workers"),
+);
+started.push(() => workerPool.stop());
 const metrics = metricsFor(config, workerPool, database);
 const contentStore = metrics?.instrumentStore(store) ?? store;
 const rateCounter = rateCounterFor({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger });
+started.push(() => rateCounter.close());
 let draining = false;
 const app = createApp({ config, database, logger, workerPool, contentStore, metrics, rateCounter, draining: () => draining });
 const sweepers = startSweepers({
@@ -78,6 +112,7 @@ const sweepers = startSweepers({
   intervalMs: config.sweepIntervalMs,
   metrics,
 });
+started.push(() => sweepers.stop());
 const eventSweep = setInterval(() => {
   withTryAdvisoryLock(database.sql, LOCKS.eventSweep, () => sweepExpiredEvents(database.db, Date.now() - config.eventRetentionMs)).catch(
     (error) => logger.log("error", "event sweep failed", { error: (error as Error).message }),
@@ -88,8 +123,17 @@ const idempotencySweep = setInterval(() => {
     logger.log("error", "idempotency key sweep failed", { error: (error as Error).message }),
   );
 }, config.sweepIntervalMs);
+started.push(
+  () => clearInterval(eventSweep),
+  () => clearInterval(idempotencySweep),
+);
 const webhookDeliverer = startWebhookDeliverer({ database, config: config.webhooks, logger, metrics });
-const server = await listen({ kind: config.httpListener, port: config.port, hostname: config.host }, (request) => app.handle(request));
+started.push(() => webhookDeliverer.stop());
+const listenOn = { kind: config.httpListener, port: config.port, hostname: config.host };
+const server = await step(
+  () => listen(listenOn, (request) => app.handle(request)),
+  (error) => listenFailure(error, listenOn),
+);
 logger.log("info", "listening", {
   url: server.url.href,
   listener: config.httpListener,

@@ -1,14 +1,30 @@
 /**
- * Start-up with an outside system that cannot be used prints one clear line naming the variable (and
- * never a password or a stack trace) and exits 1, within the connect timeout when it hangs.
+ * Start-up with an outside system that cannot be used, or a port it cannot listen on, prints one clear
+ * line naming the variable (and never a password or a stack trace) and exits 1, within the connect
+ * timeout when it hangs, leaving nothing running (no embedded PostgreSQL).
  */
 import { expect, test } from "bun:test";
-import { resolve } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import { freePort, removeDataDir, tempDataDir } from "./support/server";
 
 const ENTRY = resolve(import.meta.dir, "../src/index.ts");
 
-async function start(env: Record<string, string>): Promise<{ code: number; stderr: string; ms: number }> {
+/** Whether a PostgreSQL started in the DATA_DIR still runs (its postmaster.pid names a live process). */
+function postgresRunsIn(dataDir: string): boolean {
+  const pidFile = join(dataDir, "pg", "postmaster.pid");
+  if (!existsSync(pidFile)) return false;
+  try {
+    process.kill(Number(readFileSync(pidFile, "utf8").split("\n")[0]), 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function start(
+  env: Record<string, string>,
+): Promise<{ code: number; stderr: string; ms: number; postgresLeft: boolean; postgresStarted: boolean }> {
   const dataDir = tempDataDir();
   const started = performance.now();
   try {
@@ -20,7 +36,13 @@ async function start(env: Record<string, string>): Promise<{ code: number; stder
     const timer = setTimeout(() => proc.kill("SIGKILL"), 30_000);
     const code = await proc.exited;
     clearTimeout(timer);
-    return { code, stderr: await new Response(proc.stderr).text(), ms: performance.now() - started };
+    return {
+      code,
+      stderr: await new Response(proc.stderr).text(),
+      ms: performance.now() - started,
+      postgresStarted: existsSync(join(dataDir, "pg", "PG_VERSION")),
+      postgresLeft: postgresRunsIn(dataDir),
+    };
   } finally {
     await removeDataDir(dataDir);
   }
@@ -76,4 +98,25 @@ test("a bucket that cannot be reached: one line naming the S3 variable, exit 1",
   });
   expect(code).toBe(1);
   expectOneClearLine(stderr, "S3_ENDPOINT");
+}, 40_000);
+
+test("a port in use: one line naming PORT, exit 1, and the embedded PostgreSQL it started is stopped", async () => {
+  const taken = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("someone else") });
+  try {
+    const { code, stderr, postgresStarted, postgresLeft } = await start({ PORT: String(taken.port) });
+    expect(code).toBe(1);
+    expectOneClearLine(stderr, `port ${taken.port} is in use`);
+    expect(stderr).toContain("(PORT)");
+    expect(postgresStarted).toBe(true);
+    expect(postgresLeft).toBe(false);
+  } finally {
+    taken.stop(true);
+  }
+}, 40_000);
+
+test("a HOST that is not an address of this machine: one line naming HOST, exit 1, nothing left running", async () => {
+  const { code, stderr, postgresLeft } = await start({ HOST: "192.0.2.1" });
+  expect(code).toBe(1);
+  expectOneClearLine(stderr, "(HOST)");
+  expect(postgresLeft).toBe(false);
 }, 40_000);

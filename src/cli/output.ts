@@ -27,16 +27,21 @@ function cellText(value: unknown): string {
   return typeof value === "object" ? JSON.stringify(value) : String(value);
 }
 
+/**
+ * A size in decimal units (1 kB = 1000 bytes, 1 GB = 10^9), the units the plans' limits are set in: a
+ * 10 GB limit shows as "10 GB" (in binary units it was "9.3 GiB", which read as a different limit).
+ */
 export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ["kB", "MB", "GB", "TB"];
   let value = bytes;
   let unit = -1;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
+  // 999.95 rounds to 1000.0: that is the next unit's 1
+  while (value >= 999.95 && unit < units.length - 1) {
+    value /= 1000;
     unit++;
   }
-  return `${value.toFixed(1)} ${units[unit]}`;
+  return `${Number(value.toFixed(1))} ${units[unit]}`;
 }
 
 export function formatTime(epochMs: number | null | undefined): string {

@@ -1,6 +1,7 @@
 /**
- * GET /openapi.json, generated from the routes themselves, and GET /docs, a browsable reference whose
- * viewer (Scalar's standalone bundle) is served by Kiln from node_modules, so it works offline.
+ * GET /openapi.json, generated from the routes themselves, GET /docs, a browsable reference whose
+ * viewer (Scalar's standalone bundle) is served by Kiln from node_modules, so it works offline, and GET /,
+ * which points to both.
  *
  * The document is built here rather than by @elysiajs/openapi because the app-wide raw body parser
  * hides route body schemas from that plugin and it declares no error responses. One central pass adds
@@ -577,22 +578,62 @@ const VIEWER = resolve(import.meta.dir, "../../node_modules/@scalar/api-referenc
 /** 4.35 MB of JavaScript: sent br- or gzip-compressed (about 1 MB), each form made once and kept in memory. */
 const viewerScript = staticAsset(VIEWER, { contentType: "text/javascript; charset=utf-8", cacheControl: "public, max-age=86400" });
 
+/** An icon in the page itself: without one the browser asks for /favicon.ico, a 404 in the log. */
+const ICON = `data:image/svg+xml,${encodeURIComponent(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect width="16" height="16" rx="3" fill="#b4532a"/><path d="M4 3h2v4l4-4h3L8 8l5 5h-3L6 9v4H4z" fill="#fff"/></svg>',
+)}`;
+
+/**
+ * The reference page. `authentication` preselects the bearer scheme in the request panel (Scalar shows
+ * "No authentication selected" otherwise, since the document sets security per operation only).
+ */
 const docsPage = (title: string) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <meta name="viewport" content="width=device-width, initial-scale=1">
+  <link rel="icon" href="${ICON}">
   <title>${title}</title>
 </head>
 <body>
   <div id="app"></div>
   <script src="/docs/standalone.js"></script>
   <script>
-    Scalar.createApiReference("#app", { url: "/openapi.json", withDefaultFonts: false, hideClientButton: true, telemetry: false, showToolbar: "never", showDeveloperTools: "never", mcp: { disabled: true }, agent: { disabled: true } });
+    Scalar.createApiReference("#app", { url: "/openapi.json", withDefaultFonts: false, hideClientButton: true, telemetry: false, showToolbar: "never", showDeveloperTools: "never", mcp: { disabled: true }, agent: { disabled: true }, authentication: { preferredSecurityScheme: "bearerAuth" } });
   </script>
 </body>
 </html>
 `;
+
+/**
+ * GET /: where to go from here, as a small JSON object of links (as API roots such as GitHub's answer),
+ * not a redirect: `curl localhost:3000` then shows the way instead of an empty 302, and a browser
+ * shows the links.
+ */
+const ROOT = {
+  success: true as const,
+  name: "Kiln",
+  description: "JSON document storage and transformation API",
+  links: { docs: "/docs", openapi: "/openapi.json", health: "/health", ready: "/ready", api: "/api/v1" },
+};
+const RootResponse = t.Object(
+  {
+    success: t.Literal(true),
+    name: t.String(),
+    description: t.String(),
+    links: t.Object(
+      {
+        docs: t.String({ description: "the browsable API reference" }),
+        openapi: t.String({ description: "the OpenAPI 3.1 document" }),
+        health: t.String({ description: "whether the process serves" }),
+        ready: t.String({ description: "whether the node is ready for traffic" }),
+        api: t.String({ description: "the base path of the API (every route under it needs a key)" }),
+      },
+      { description: "paths on this server" },
+    ),
+  },
+  { title: "ServiceIndex" },
+);
 
 const INFO: DocumentInfo = {
   title: "Kiln",
@@ -609,6 +650,10 @@ export function openapiDocs(options: Pick<DocumentInfo, "webhooks" | "variants">
   let routesOf: () => readonly RouteLike[] = () => [];
   let cached: { count: number; text: string } | undefined;
   const plugin = new Elysia({ name: "kiln.openapi", detail: { tags: ["Operations"] } })
+    .get("/", () => ROOT, {
+      response: { 200: RootResponse },
+      detail: operation({ operationId: "getServiceIndex", summary: "Links to the reference, the OpenAPI document and the health checks" }),
+    })
     .get(
       "/openapi.json",
       () => {

@@ -8,6 +8,8 @@
  *   `100 Continue` back until the app first reads the body, that is after the key, permission, rate
  *   limit and declared size were accepted; the bridge costs CPU on every request (bench/README.md).
  */
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
 import { listenNode } from "./node-listener";
 import {
   IDLE_TIMEOUT_SECONDS,
@@ -44,3 +46,31 @@ export async function listen(options: ListenOptions, fetch: FetchHandler): Promi
     stop: (force) => server.stop(force),
   };
 }
+
+/**
+ * Why the listener could not start, in one line naming the setting to change. Bun reports a host name
+ * that does not resolve as another error (EADDRINUSE, EINPROGRESS), so such a name is looked up first.
+ */
+export async function listenFailure(error: unknown, options: Pick<ListenOptions, "port" | "hostname">): Promise<string> {
+  const { port, hostname } = options;
+  const code = (error as { code?: string } | undefined)?.code;
+  if (isIP(hostname) === 0 && !(await resolves(hostname))) {
+    return `HOST ${hostname} is not a name this machine resolves (HOST)`;
+  }
+  switch (code) {
+    case "EADDRINUSE":
+      return `port ${port} is in use on ${hostname} (PORT): stop what listens there or choose another port`;
+    case "EACCES":
+      return `port ${port} needs privileges this process lacks (PORT): choose one above 1023`;
+    case "EADDRNOTAVAIL":
+      return `HOST ${hostname} is not an address of this machine (HOST)`;
+    default:
+      return `cannot listen on ${hostname}:${port} (HOST, PORT): ${(error as Error)?.message ?? String(error)}`;
+  }
+}
+
+const resolves = (hostname: string) =>
+  lookup(hostname).then(
+    () => true,
+    () => false,
+  );

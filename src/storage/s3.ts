@@ -37,6 +37,9 @@ const SPOOL_LIFETIME_MS = 60_000;
 /** The health probe's deadline, like the database ping's. */
 const PROBE_TIMEOUT_MS = 2_000;
 
+/** The object the probe reads: never written, so a bucket that works answers NoSuchKey. */
+const PROBE_OBJECT = "kiln-probe";
+
 const MISSING = new Set(["NoSuchKey", "NotFound", "ERR_S3_FILE_NOT_FOUND"]);
 /** Errors S3 asks clients to retry, and the pauses before the second and third tries. */
 const TRANSIENT = new Set(["InternalError", "ServiceUnavailable", "SlowDown"]);
@@ -124,12 +127,28 @@ export class S3ContentStore implements ContentStore {
     }
   }
 
-  /** Lists at most one key under the prefix: needs the bucket, the credentials and the endpoint. */
+  /**
+   * A GET of the first byte of an object Kiln never writes: NoSuchKey (or the byte) means the endpoint,
+   * the bucket and the credentials all answered. Not a listing: how a listing behaves varies more among
+   * S3 servers (s3rver from npm answers 500 to one that spans pages under Node 20), and readiness must not
+   * hang on it. The request is presigned and sent with fetch so that the answer's HTTP status can be
+   * told, which Bun's S3 errors leave out.
+   */
   async probe(): Promise<void> {
+    const timeoutMs = Math.min(PROBE_TIMEOUT_MS, this.timeoutMs);
     await this.call(
-      "list",
-      () => this.client.list({ prefix: this.settings.prefix, maxKeys: 1 }),
-      Math.min(PROBE_TIMEOUT_MS, this.timeoutMs),
+      "probe",
+      async () => {
+        const url = this.client.presign(`${this.settings.prefix}${PROBE_OBJECT}`, { method: "GET", expiresIn: 60 });
+        const response = await fetch(url, { headers: { Range: "bytes=0-0" }, signal: AbortSignal.timeout(timeoutMs) });
+        if (response.ok || response.status === 416) return;
+        const body = await response.text();
+        const code = /<Code>([^<]*)<\/Code>/.exec(body)?.[1];
+        if (code === "NoSuchKey") return;
+        const message = /<Message>([^<]*)<\/Message>/.exec(body)?.[1] ?? response.statusText;
+        throw Object.assign(new Error(message), { code: code ?? `HTTP ${response.status}`, status: response.status });
+      },
+      timeoutMs,
     );
   }
 
@@ -214,14 +233,21 @@ export class S3ContentStore implements ContentStore {
     }
   }
 
+  /**
+   * What the bucket answered, or that it did not: an S3 error code (Bun's S3Error, or the probe's with
+   * its HTTP status) is an answer, anything else (refused, reset, timed out) is no answer.
+   */
   private unavailable(operation: string, error: unknown): ContentStoreUnavailable {
     const code = codeOf(error);
+    const status = (error as { status?: number })?.status;
+    const answer = `S3 ${operation}: ${status ? `HTTP ${status} ` : ""}${code}`;
     const where = `bucket '${this.settings.bucket}'${this.settings.endpoint ? ` at ${this.settings.endpoint}` : ""}`;
-    if (code === "NoSuchBucket") return new ContentStoreUnavailable(`${where} does not exist (S3 ${operation}: ${code})`, "S3_BUCKET");
-    if (code in BAD_CREDENTIALS)
-      return new ContentStoreUnavailable(`${where} refused the credentials (S3 ${operation}: ${code})`, BAD_CREDENTIALS[code]);
+    if (code === "NoSuchBucket") return new ContentStoreUnavailable(`${where} does not exist (${answer})`, "S3_BUCKET");
+    if (code in BAD_CREDENTIALS) return new ContentStoreUnavailable(`${where} refused the credentials (${answer})`, BAD_CREDENTIALS[code]);
+    const message = (error as Error)?.message ?? String(error);
+    const answered = status !== undefined || (error as Error)?.name === "S3Error";
     return new ContentStoreUnavailable(
-      `${where} cannot be reached (S3 ${operation}: ${code}: ${(error as Error)?.message ?? error})`,
+      answered ? `${where} answered with an error (${answer}: ${message})` : `${where} cannot be reached (${answer}: ${message})`,
       "S3_ENDPOINT",
     );
   }

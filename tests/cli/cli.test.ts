@@ -353,7 +353,11 @@ describe("keys and usage", () => {
     expect(json(usage.stdout)).toMatchObject({ success: true, storage: { usedBytes: 0 }, credits: { used: 0 } });
     const human = await kiln(["usage"], { url: admin.url, key: secret });
     expect(human.stdout).toMatch(/^plan {6}\w+\nstorage {3}0 B of /);
-    expect(human.stdout).toMatch(/\nanswers {3}0 B of 16(\.0)? MiB kept for Idempotency-Key retries\n$/);
+    expect(human.stdout).toMatch(/\nanswers {3}0 B of 16.8 MB kept for Idempotency-Key retries\n$/);
+    // in decimal units, as plans set their limits: 50 MB shows as 50 MB (not 47.7 MiB)
+    const [, shown, unit] = /largest document: ([\d.]+) (kB|MB|GB|TB)\)/.exec(human.stdout) ?? [];
+    const factor = { kB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12 }[unit as "kB"];
+    expect(Number(shown) * factor).toBe(json(usage.stdout).storage.maxDocumentBytes);
 
     const listed = await kiln(["--json", "keys", "ls", "--account", account.account.id], admin);
     const keys = json(listed.stdout);

@@ -7,7 +7,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startRunServer, type RunServer } from "../reliability/support/run-server";
-import { kiln, onTerminal, shell, stopTerminals, type Target } from "./support";
+import { kiln, noTerminal, onTerminal, shell, stopTerminals, type Target } from "./support";
 
 // Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.
 setDefaultTimeout(60_000);
@@ -26,6 +26,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
+if (noTerminal) console.log(`transfer: the terminal tests are skipped: ${noTerminal}`);
 const contents = ['{"a":1}', "[1, 2,  3]", '{"nested":{"deep":true},"text":"é"}'];
 
 describe("export and import", () => {
@@ -80,7 +81,7 @@ describe("export and import", () => {
     expect(results[1].error.code).toBeString();
   });
 
-  test("export -o FILE and import FILE draw their progress on a terminal", async () => {
+  test.skipIf(noTerminal !== undefined)("export -o FILE and import FILE draw their progress on a terminal", async () => {
     const exported = await onTerminal(source, work, "export", "kiln export -o all.ndjson");
     expect(exported).toContain("EXIT=0");
     expect(exported).toMatch(/export 4 documents, [\d.]+ B/);

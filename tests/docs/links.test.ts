@@ -1,6 +1,6 @@
 /**
  * The README and docs/ stand alone: every relative link resolves to a file of the repository, nothing
- * points outside it (no ../ paths), and every environment variable Kiln reads is documented.
+ * points outside it (no ../ paths), and every environment variable Kiln or its tests read is documented.
  */
 import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -38,6 +38,17 @@ describe("README.md and docs/", () => {
       [...source.matchAll(/env\.([A-Z][A-Z0-9_]+)/g), ...source.matchAll(/"([A-Z][A-Z0-9_]+)"/g)].map((match) => match[1]),
     );
     const documented = readFileSync(join(root, "docs/configuration.md"), "utf8");
+    expect([...names].filter((name) => !documented.includes(`\`${name}\``))).toEqual([]);
+    expect(names.size).toBeGreaterThan(10);
+  });
+
+  test("docs/development.md documents every environment variable the tests read", () => {
+    const names = new Set<string>();
+    for (const file of new Bun.Glob("tests/**/*.ts").scanSync(root)) {
+      for (const [, name] of readFileSync(join(root, file), "utf8").matchAll(/process\.env\.([A-Z][A-Z0-9_]+)/g)) names.add(name);
+    }
+    for (const system of ["PATH", "HOME"]) names.delete(system);
+    const documented = readFileSync(join(root, "docs/development.md"), "utf8");
     expect([...names].filter((name) => !documented.includes(`\`${name}\``))).toEqual([]);
     expect(names.size).toBeGreaterThan(10);
   });

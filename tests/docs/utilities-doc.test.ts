@@ -47,6 +47,13 @@ describe("docs/utilities.md", () => {
     }
   });
 
+  test("every config row says what the field means", () => {
+    const unexplained = sections.flatMap((section) =>
+      [...section.text.matchAll(/^\| `([^`]+)` \|.*(?<!\\)\|\s*\|$/gm)].map((match) => `${section.id}: ${match[1]}`),
+    );
+    expect(unexplained).toEqual([]);
+  });
+
   for (const section of sections) {
     test(`${section.id}: every example gives the documented output`, async () => {
       for (const { request, output } of examplesOf(section)) {

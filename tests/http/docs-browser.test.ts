@@ -84,6 +84,9 @@ describe("GET /docs in a headless browser", () => {
     const text = await page.locator("body").innerText();
     for (const expected of ["Documents", "Utilities", "Admin", "Create a document", "Get document metadata"])
       expect(text).toContain(expected);
+    // the request panel starts on the bearer scheme, ready for a key
+    expect(text).toContain("Selected Auth Type: bearerAuth");
+    expect(text).not.toContain("No authentication selected");
     expect(served).toContain(`${origin}/docs/standalone.js`);
     expect(served).toContain(`${origin}/openapi.json`);
   });

@@ -63,6 +63,7 @@ const PIPELINE_STEPS = [{ utility: "schema.clean-json" }, { utility: "structure.
 export const CASES: Case[] = [
   { operation: "getOpenApiDocument", name: "the document", status: 200, method: "GET", path: () => "/openapi.json", options: () => NO_KEY },
   { operation: "getApiReference", name: "the page", status: 200, method: "GET", path: () => "/docs", options: () => NO_KEY },
+  { operation: "getServiceIndex", name: "the links", status: 200, method: "GET", path: () => "/", options: () => NO_KEY },
   {
     operation: "getApiReferenceViewer",
     name: "the script",

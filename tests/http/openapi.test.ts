@@ -87,7 +87,7 @@ describe("GET /openapi.json", () => {
   const WORKER_ROUTES = new Set(["runUtility", "runPipeline", "runSavedPipeline", "patchDocumentContent"]);
 
   test("public routes have no security; API routes declare 401 with WWW-Authenticate and 429 with Retry-After and RateLimit headers", () => {
-    for (const path of ["/health", "/ready", "/openapi.json", "/docs"]) expect(document.paths[path].get.security).toEqual([]);
+    for (const path of ["/", "/health", "/ready", "/openapi.json", "/docs"]) expect(document.paths[path].get.security).toEqual([]);
     for (const op of operations.filter((op) => op.path.startsWith("/api/"))) {
       expect(op.spec.security).toEqual([{ bearerAuth: [] }]);
       expect(op.spec.responses[401].headers["WWW-Authenticate"].required).toBe(true);
@@ -252,5 +252,22 @@ describe("GET /openapi.json", () => {
     const listed = new Set(operations.flatMap((op) => Object.values<any>(op.spec.responses).flatMap(codesListed)));
     expect([...listed].filter((code) => !thrown.has(code))).toEqual([]);
     expect(listed.size).toBeGreaterThan(40);
+  });
+});
+
+describe("GET / and GET /docs, for a first visit", () => {
+  test("GET / answers links to the reference, the document and the health checks, each of which answers without a key", async () => {
+    const root = await t.json("GET", "/", { key: null });
+    expect(root.status).toBe(200);
+    expect(root.body.links).toEqual({ docs: "/docs", openapi: "/openapi.json", health: "/health", ready: "/ready", api: "/api/v1" });
+    for (const path of [root.body.links.docs, root.body.links.openapi, root.body.links.health, root.body.links.ready])
+      expect([path, (await t.request("GET", path, { key: null })).status]).toEqual([path, 200]);
+  });
+
+  test("the /docs page carries its own icon (no /favicon.ico request) and preselects the bearer scheme", async () => {
+    const page = await (await t.request("GET", "/docs", { key: null })).text();
+    expect(page).toMatch(/<link rel="icon" href="data:image\/svg\+xml,/);
+    expect(page).toContain('authentication: { preferredSecurityScheme: "bearerAuth" }');
+    expect(document.components.securitySchemes.bearerAuth).toBeDefined();
   });
 });

@@ -1,7 +1,8 @@
 /**
  * An s3rver (a small S3 implementation on the local file system) in its own process, for tests and the
- * bench: `bun tests/support/s3rver-main.ts <port> <directory> <bucket>`. Prints `ready <port>` once it
- * listens; SIGTERM stops it once its connections are closed (the tests SIGKILL it).
+ * bench, and a local bucket to try Kiln on (docs/storage.md): `bun tests/support/s3rver-main.ts <port>
+ * <directory> <bucket>`. Prints `ready <port>` once it listens; SIGTERM stops it once its connections
+ * are closed (the tests SIGKILL it).
  */
 import crypto from "node:crypto";
 import fs from "node:fs";

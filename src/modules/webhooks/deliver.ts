@@ -334,10 +334,14 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
     running.add(task);
   }
 
-  /** Waits `ms` or until woken (a notification, an attempt's end, stop). */
+  /**
+   * Waits `ms` or until woken (a notification, an attempt's end, stop). A wait computed from the clock
+   * can have run out, and gone below 0, by the time it gets here (a slow turn after a restart with a
+   * backlog): a negative delay makes the runtime print a TimeoutNegativeWarning, so it is clamped.
+   */
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
+      const timer = setTimeout(resolve, Math.max(0, ms));
       wakeUp = () => {
         clearTimeout(timer);
         resolve();
