@@ -105,9 +105,14 @@ export async function runDbKillTrial(options: DbKillOptions): Promise<DbKillResu
       }
     }
   };
-  const postmasterPid = () => {
+  /** undefined while no postmaster has written its pid file (the embedded one is being started again) */
+  const postmasterPid = (): number | undefined => {
     if (external) return external.pid();
-    return Number(readFileSync(join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+    try {
+      return Number(readFileSync(join(dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0]);
+    } catch {
+      return undefined;
+    }
   };
 
   try {
@@ -251,7 +256,7 @@ export async function runDbKillTrial(options: DbKillOptions): Promise<DbKillResu
         if (ready?.status === 503) {
           sawUnready = true;
           unavailableAnswers++;
-        } else if (ready?.status === 200 && !external && postmasterPid() !== killedPid) backFirst = true;
+        } else if (ready?.status === 200 && !external && ![undefined, killedPid].includes(postmasterPid())) backFirst = true;
         else if (ready && ready.status !== 200) fail(`round ${round}: /ready answered ${ready.status} while the database was down`);
         await ready?.body?.cancel();
         if (!sawUnready && !backFirst) await Bun.sleep(10);
