@@ -14,9 +14,10 @@ const receivers: Receiver[] = [];
 beforeAll(async () => {
   t = await createTestApp({
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
-    WEBHOOK_RETRY_SCHEDULE_MS: "0,100,100",
+    // the second attempt comes well before WEBHOOK_DISABLE_AFTER_MS even on a loaded machine, the third well after
+    WEBHOOK_RETRY_SCHEDULE_MS: "0,50,1500",
     WEBHOOK_TIMEOUT_MS: "1000",
-    WEBHOOK_DISABLE_AFTER_MS: "150",
+    WEBHOOK_DISABLE_AFTER_MS: "1000",
   });
   metrics = createMetrics({ workerPool: t.workerPool, workerPoolSize: 1, database: t.testDb.database });
   deliverer = startDeliverer(t, { metrics });
