@@ -2,6 +2,7 @@
  * `bun run bench` / `bun run bench:full`: every section in one run, then one table of ratios.
  *
  *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,metrics,cluster,growth,events] [--readme]
+ *   bun bench/run.ts --help
  *
  * `growth` (an account grown to a million documents, bench/growth.ts) and `events` (the outbox's cost,
  * commit-to-stream and commit-to-webhook latency, 1,000 stream clients; bench/events.ts) run only when
@@ -48,10 +49,32 @@ type Section = (typeof SECTIONS)[number];
 /** what a run without --only measures */
 const DEFAULT_SECTIONS = SECTIONS.filter((section) => section !== "growth" && section !== "events");
 
+const USAGE = `bun bench/run.ts [--full] [--only <sections>] [--readme]
+  --full     longer loads, more repetitions and 50 MB utility inputs (\`bun run bench:full\`)
+  --only     a comma-separated list of sections: ${SECTIONS.join(",")}
+             (default: all but growth and events, which run only when named)
+  --readme   also writes the table into bench/README.md, between its results markers
+Scripts run by hand, outside the suite: bench/experiments/README.md`;
+
 const { values } = parseArgs({
-  options: { full: { type: "boolean", default: false }, only: { type: "string" }, readme: { type: "boolean", default: false } },
+  options: {
+    full: { type: "boolean", default: false },
+    only: { type: "string" },
+    readme: { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
+  },
 });
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const only = new Set((values.only?.split(",") ?? DEFAULT_SECTIONS) as Section[]);
+const unknown = [...only].filter((section) => !SECTIONS.includes(section));
+if (unknown.length > 0) {
+  // a misspelt section would otherwise measure nothing and print an empty table
+  console.error(`bench: no section named ${unknown.join(", ")}\n${USAGE}`);
+  process.exit(2);
+}
 const settings = settingsFor(values.full!);
 
 ensureTool("wrk", "wrk");

@@ -6,7 +6,7 @@
  *   `100 Continue` itself, before the app has seen the request.
  * - `node`: Bun's node:http server bridged to the same handler (src/server/node-listener.ts). It holds the
  *   `100 Continue` back until the app first reads the body, that is after the key, permission, rate
- *   limit and declared size were accepted; the bridge costs CPU on every request (bench/README.md).
+ *   limit and declared size were accepted; the bridge costs CPU on every request (bench/experiments/README.md).
  */
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";

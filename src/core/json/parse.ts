@@ -16,7 +16,7 @@ const OPEN_BRACE = 0x7b,
 /**
  * Whether the JSON text nests deeper than `limit`: one linear pass over the bytes, counting brackets
  * outside strings, so the check itself cannot overflow a stack. In WebAssembly SIMD where the runtime
- * has it (depth-scan.wat, several times faster: bench/README.md, "Depth check in WebAssembly SIMD"),
+ * has it (depth-scan.wat, several times faster: bench/experiments/README.md, "Depth check in WebAssembly SIMD"),
  * else in JavaScript; the answers are the same.
  */
 export function exceedsDepth(bytes: Uint8Array, limit = MAX_JSON_DEPTH): boolean {

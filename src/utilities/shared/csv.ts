@@ -1,8 +1,8 @@
 /**
  * RFC 4180 reading and writing, hand-written.
  *
- * Chosen over papaparse and csv-parse/csv-stringify by measurement (`bun bench/csv-candidates.ts`;
- * figures in bench/README.md): the fastest at both parsing and writing, and it does what the contract
+ * Chosen over papaparse and csv-parse/csv-stringify by measurement (`bun bench/experiments/csv-candidates.ts`;
+ * figures in bench/experiments/README.md): the fastest at both parsing and writing, and it does what the contract
  * needs in one pass: papaparse adds an empty row after a final line break, cannot trim only unquoted
  * cells, and takes the rest of the file as one cell after an unterminated quote (here a 400 naming the
  * line); csv-parse agrees on every tricky input the bench checks but is an order of magnitude slower.

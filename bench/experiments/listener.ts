@@ -5,15 +5,15 @@
  * requests/s, p50 and the server's CPU time per request (user + system from /proc, far less sensitive
  * to other work on the machine than the rates), their medians and the load average.
  *
- *   bun bench/listener.ts [--rounds 3] [--seconds 3] [--mode embedded|external]
+ *   bun bench/experiments/listener.ts [--rounds 3] [--seconds 3] [--mode embedded|external]
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { api, startKiln, stopAll, type KilnServer } from "./lib/servers";
-import { dataPath, KB, recordsOfSize } from "./lib/data";
-import { load, type LoadSpec } from "./lib/wrk";
-import { loadAverage } from "./lib/report";
-import { ensureTool } from "./lib/tools";
+import { api, startKiln, stopAll, type KilnServer } from "../lib/servers";
+import { dataPath, KB, recordsOfSize } from "../lib/data";
+import { load, type LoadSpec } from "../lib/wrk";
+import { loadAverage } from "../lib/report";
+import { ensureTool } from "../lib/tools";
 
 const { values } = parseArgs({
   options: {

@@ -4,19 +4,19 @@
  * records (record-wise) and as one document holding one big array (wildcards over 100k+ elements), to
  * show the time grows linearly (a ratio near 2, not 4). Best of RUNS runs.
  *
- * Run: bun bench/structure-large.ts   (SIZE_MB=10, RUNS=3 by default)
+ * Run: bun bench/experiments/structure-large.ts   (SIZE_MB=10, RUNS=3 by default)
  */
 import type { TObject } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { bestOf } from "./lib/best-of";
-import { fillRecords } from "./lib/data";
-import truncate from "../src/utilities/schema/truncate";
-import copyMove from "../src/utilities/structure/copy-move";
-import findReplace from "../src/utilities/structure/find-replace";
-import flattenNest from "../src/utilities/structure/flatten-nest";
-import pickFields from "../src/utilities/structure/pick-fields";
-import removeFields from "../src/utilities/structure/remove-fields";
-import type { Utility } from "../src/utilities/types";
+import { bestOf } from "../lib/best-of";
+import { fillRecords } from "../lib/data";
+import truncate from "../../src/utilities/schema/truncate";
+import copyMove from "../../src/utilities/structure/copy-move";
+import findReplace from "../../src/utilities/structure/find-replace";
+import flattenNest from "../../src/utilities/structure/flatten-nest";
+import pickFields from "../../src/utilities/structure/pick-fields";
+import removeFields from "../../src/utilities/structure/remove-fields";
+import type { Utility } from "../../src/utilities/types";
 
 const sizeMb = Number(process.env.SIZE_MB ?? 10);
 const runs = Number(process.env.RUNS ?? 3);

@@ -1,12 +1,12 @@
 /**
  * The depth check over 10 MB bodies made like the utilities benchmark's: the byte scan in JavaScript,
  * the former scan over the decoded text (kept here only, for the comparison) and the WebAssembly SIMD
- * scan that replaced both. Medians of 15 runs. `bun bench/depth-scan.ts`
+ * scan that replaced both. Medians of 15 runs. `bun bench/experiments/depth-scan.ts`
  */
-import { exceedsDepthInJavaScript, MAX_JSON_DEPTH } from "../src/core/json/parse";
-import { simdDepthCheck } from "../src/core/json/depth-scan";
-import { CASES } from "./utilities";
-import { MB } from "./lib/data";
+import { exceedsDepthInJavaScript, MAX_JSON_DEPTH } from "../../src/core/json/parse";
+import { simdDepthCheck } from "../../src/core/json/depth-scan";
+import { CASES } from "../utilities";
+import { MB } from "../lib/data";
 
 const RUNS = 15;
 const QUOTE = 0x22,

@@ -6,14 +6,14 @@
  *   - csv-parse / csv-stringify, when importable: they are not dependencies, so install them
  *     outside the project and point CSV_PARSE_DIR at that node_modules folder, e.g.
  *       (mkdir -p /tmp/csvbench && cd /tmp/csvbench && bun add csv-parse csv-stringify)
- *       CSV_PARSE_DIR=/tmp/csvbench/node_modules bun bench/csv-candidates.ts
+ *       CSV_PARSE_DIR=/tmp/csvbench/node_modules bun bench/experiments/csv-candidates.ts
  * and first checks that every candidate reads the tricky inputs the same way.
  *
- * Run: bun bench/csv-candidates.ts   (SIZE_MB=10 by default; best of RUNS=5)
+ * Run: bun bench/experiments/csv-candidates.ts   (SIZE_MB=10 by default; best of RUNS=5)
  */
 import Papa from "papaparse";
-import { bestOf } from "./lib/best-of";
-import { parseCsv, stringifyCsv } from "../src/utilities/shared/csv";
+import { bestOf } from "../lib/best-of";
+import { parseCsv, stringifyCsv } from "../../src/utilities/shared/csv";
 
 type Rows = string[][];
 interface Candidate {

@@ -3,13 +3,13 @@
  * account (8 connections), on Kiln and on the bare baseline, two rounds each: pg_stat_activity sampled
  * every 3 ms, shown as active backends per sample by wait event, state and statement.
  *
- *   bun bench/lock-waits.ts [<checkout>/src/index.ts]
+ *   bun bench/experiments/lock-waits.ts [<checkout>/src/index.ts]
  */
 import { writeFileSync } from "node:fs";
 import postgres from "postgres";
-import { api, startBare, startKiln, stopAll } from "./lib/servers";
-import { dataPath, KB, recordsOfSize } from "./lib/data";
-import { ensureTool } from "./lib/tools";
+import { api, startBare, startKiln, stopAll } from "../lib/servers";
+import { dataPath, KB, recordsOfSize } from "../lib/data";
+import { ensureTool } from "../lib/tools";
 
 ensureTool("wrk", "wrk");
 const entry = process.argv[2];

@@ -4,17 +4,17 @@
  * and generate.generate-mock-data (5,000 and 10,000 records, the most a request may ask for).
  * Config filled from the schema per run, as per request in the engine. Best of RUNS runs.
  *
- * Run: bun bench/cleanup-large.ts   (SIZE_MB=10, RUNS=3 by default; ONLY=redact runs the cases whose label holds it)
+ * Run: bun bench/experiments/cleanup-large.ts   (SIZE_MB=10, RUNS=3 by default; ONLY=redact runs the cases whose label holds it)
  */
 import type { TObject } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { bestOf } from "./lib/best-of";
-import diff from "../src/utilities/analysis/diff";
-import formatValues from "../src/utilities/cleanup/format-values";
-import mapValues from "../src/utilities/cleanup/map-values";
-import redact from "../src/utilities/cleanup/redact";
-import generateMockData from "../src/utilities/generate/generate-mock-data";
-import type { Utility, UtilityInputs } from "../src/utilities/types";
+import { bestOf } from "../lib/best-of";
+import diff from "../../src/utilities/analysis/diff";
+import formatValues from "../../src/utilities/cleanup/format-values";
+import mapValues from "../../src/utilities/cleanup/map-values";
+import redact from "../../src/utilities/cleanup/redact";
+import generateMockData from "../../src/utilities/generate/generate-mock-data";
+import type { Utility, UtilityInputs } from "../../src/utilities/types";
 
 const sizeMb = Number(process.env.SIZE_MB ?? 10);
 const runs = Number(process.env.RUNS ?? 3);

@@ -5,10 +5,10 @@
  * UTILITY_INLINE_BUDGET_MS and with a budget too large to matter (60 s: the behaviour before the
  * budget), so the table shows both. Best and worst of RUNS runs per case.
  *
- * Run: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bun bench/main-thread.ts
+ * Run: TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres bun bench/experiments/main-thread.ts
  *      (RUNS=3 by default; BUDGET_MS sets the budget measured, default 20)
  */
-import { createTestApp, type TestApp } from "../tests/support/app";
+import { createTestApp, type TestApp } from "../../tests/support/app";
 
 const runs = Number(process.env.RUNS ?? 3);
 const budgetMs = process.env.BUDGET_MS ?? "20";

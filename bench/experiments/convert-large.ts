@@ -3,17 +3,17 @@
  * schema.normalize: each utility's run() on ~SIZE_MB and ~2×SIZE_MB of JSON/CSV, to show the time
  * grows linearly (a ratio near 2, not 4). Best of RUNS runs.
  *
- * Run: bun bench/convert-large.ts   (SIZE_MB=10, RUNS=3 by default)
+ * Run: bun bench/experiments/convert-large.ts   (SIZE_MB=10, RUNS=3 by default)
  */
 import type { TObject } from "@sinclair/typebox";
-import { bestOf } from "./lib/best-of";
-import { fillRecords } from "./lib/data";
+import { bestOf } from "../lib/best-of";
+import { fillRecords } from "../lib/data";
 import { Value } from "@sinclair/typebox/value";
-import addLocalization from "../src/utilities/convert/add-localization";
-import csvToJson from "../src/utilities/convert/csv-to-json";
-import jsonToCsv from "../src/utilities/convert/json-to-csv";
-import normalize from "../src/utilities/schema/normalize";
-import type { Utility } from "../src/utilities/types";
+import addLocalization from "../../src/utilities/convert/add-localization";
+import csvToJson from "../../src/utilities/convert/csv-to-json";
+import jsonToCsv from "../../src/utilities/convert/json-to-csv";
+import normalize from "../../src/utilities/schema/normalize";
+import type { Utility } from "../../src/utilities/types";
 
 const sizeMb = Number(process.env.SIZE_MB ?? 10);
 const runs = Number(process.env.RUNS ?? 3);

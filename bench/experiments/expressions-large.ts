@@ -4,18 +4,18 @@
  * of JSON records, to show the time grows linearly (a ratio near 2). Config compiled per run, as
  * per request in the engine. Best of RUNS runs.
  *
- * Run: bun bench/expressions-large.ts   (SIZE_MB=10, RUNS=3 by default; ONLY=summarize runs the cases whose label holds it)
+ * Run: bun bench/experiments/expressions-large.ts   (SIZE_MB=10, RUNS=3 by default; ONLY=summarize runs the cases whose label holds it)
  */
 import type { TObject } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { bestOf } from "./lib/best-of";
-import { fillRecords } from "./lib/data";
-import aggregate from "../src/utilities/analysis/aggregate";
-import summarize from "../src/utilities/analysis/summarize";
-import filter from "../src/utilities/generate/filter";
-import compute from "../src/utilities/schema/compute";
-import restructure from "../src/utilities/structure/restructure";
-import type { Utility } from "../src/utilities/types";
+import { bestOf } from "../lib/best-of";
+import { fillRecords } from "../lib/data";
+import aggregate from "../../src/utilities/analysis/aggregate";
+import summarize from "../../src/utilities/analysis/summarize";
+import filter from "../../src/utilities/generate/filter";
+import compute from "../../src/utilities/schema/compute";
+import restructure from "../../src/utilities/structure/restructure";
+import type { Utility } from "../../src/utilities/types";
 
 const sizeMb = Number(process.env.SIZE_MB ?? 10);
 const runs = Number(process.env.RUNS ?? 3);

@@ -6,12 +6,12 @@
  * turn, R rounds. The figure is the backend's CPU time (/proc/<pid>/stat), which the other work on a
  * shared machine moves far less than wall time; the events themselves are written in both states.
  *
- *   bun bench/events-numbering.ts      (N=5000 R=8 by default; BENCH_SERVER_URL: a PostgreSQL server
+ *   bun bench/experiments/events-numbering.ts      (N=5000 R=8 by default; BENCH_SERVER_URL: a PostgreSQL server
  *                                      on this machine, default postgres://postgres@127.0.0.1:5432/postgres)
  */
 import { readFileSync } from "node:fs";
 import postgres from "postgres";
-import { runMigrations } from "../src/db/client";
+import { runMigrations } from "../../src/db/client";
 
 const SERVER = process.env.BENCH_SERVER_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const N = Number(process.env.N ?? 5000);

@@ -2,13 +2,13 @@
  * CPU of one 10 MB record-wise run in-process, the whole-document path against the streamed one,
  * interleaved, median of 8: what streaming costs (src/engine/streaming.ts).
  *
- *   bun bench/stream-cpu.ts
+ *   bun bench/experiments/stream-cpu.ts
  */
-import { runStreamed } from "../src/engine/streaming";
-import { runSteps, validateConfig } from "../src/engine/execution";
-import { registry } from "../src/utilities/registry";
-import { unlimitedBudget } from "../src/utilities/budget";
-import { MB, recordsOfSize } from "./lib/data";
+import { runStreamed } from "../../src/engine/streaming";
+import { runSteps, validateConfig } from "../../src/engine/execution";
+import { registry } from "../../src/utilities/registry";
+import { unlimitedBudget } from "../../src/utilities/budget";
+import { MB, recordsOfSize } from "../lib/data";
 const cases = [
   ["structure.find-replace", { search: "alpha", replacement: "omega" }],
   ["structure.pick-fields", { paths: ["id", "name", "address.city"] }],
