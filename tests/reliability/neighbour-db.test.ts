@@ -34,7 +34,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await run?.close();
-});
+}, 60_000);
 
 /** The status, or "hung" when no answer came within HANG_MS. */
 async function call(key: string, method: string, path: string, body?: string, contentType = "application/json"): Promise<number | "hung"> {

@@ -70,7 +70,7 @@ afterAll(async () => {
   receiverB.stop(true);
   await database?.drop();
   if (dataDir) await removeDataDir(dataDir);
-});
+}, 60_000);
 
 async function call(key: string, method: string, path: string, body?: unknown): Promise<Response> {
   return fetch(server.url + path, {

@@ -29,7 +29,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await run?.close();
-});
+}, 60_000);
 
 const call = (key: string, method: string, path: string, body?: unknown, idempotencyKey?: string) =>
   fetch(run.server.url + path, {

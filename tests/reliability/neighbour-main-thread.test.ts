@@ -29,7 +29,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await run?.close();
-});
+}, 60_000);
 
 async function call(key: string, method: string, path: string, body?: string): Promise<Response> {
   return fetch(run.server.url + path, {

@@ -58,7 +58,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await run?.close();
-});
+}, 60_000);
 
 const call = (key: string, method: string, path: string, body?: unknown) =>
   fetch(run.server.url + path, {

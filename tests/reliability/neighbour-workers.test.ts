@@ -86,7 +86,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   for (const server of servers) await server.close();
-});
+}, 60_000); // two servers, each draining and stopping its embedded PostgreSQL
 
 describe("finding 4: a flood of long runs from one account", () => {
   test(
