@@ -1,8 +1,9 @@
 /**
  * The events feed: what changed in an account, in an order a consumer can resume from without missing
  * anything. Events are written in the transaction of each change, by the statement that makes it (a create,
- * a new version: kiln_create, kiln_new_version) or by the documents' and pipelines' triggers (drizzle/0019).
- * The feed's order is each account's own: its transactions numbered as they commit (drizzle/0020), then
+ * a new version: kiln_create, kiln_new_version) or by the documents' and pipelines' triggers (kiln_document_events,
+ * kiln_pipeline_events). The feed's order is each account's own: its transactions numbered as they commit
+ * (kiln_number_events), then
  * each transaction's events, so nothing another account or database does holds an account's feed back.
  */
 import { badRequest } from "../../core/errors";
@@ -45,7 +46,7 @@ export interface EventPosition {
   /** the number of the event's transaction in its account's feed (event_commits.seq) */
   commit: number;
   seq: number;
-  /** a cursor handed out before migration 0020 (`<tx>-<seq>`): where it resumes is looked up as it is read */
+  /** a cursor handed out before commit numbering (`<tx>-<seq>`): where it resumes is looked up as it is read */
   legacyTx?: number;
 }
 
@@ -142,7 +143,7 @@ export interface EventRecord {
   eventSeq: number;
   eventCreatedAt: number;
   eventFolder: string | null;
-  /** null for a document event written since migration 0017: its payload is made from the fields below */
+  /** null for a document event written since its fields became columns: its payload is made from the fields below */
   eventData: Record<string, unknown> | null;
   documentId: string | null;
   documentName: string | null;

@@ -1,7 +1,7 @@
 /**
  * Webhooks: an account's endpoints that receive its events, signed per Standard Webhooks. The rules of
- * the API live here; the deliveries are made by the loop in deliver.ts, from rows a trigger writes in
- * the transaction of each event (drizzle/0012_webhooks.sql).
+ * the API live here; the deliveries are made by the loop in deliver.ts, from the rows each fan-out turn
+ * writes for the newly committed events (kiln_webhook_fanout).
  *
  * Which events a webhook receives: the types it names (`*`, a family such as `document.*`, or exact
  * types), of documents in its folder or below when it has one, and only of the families that the key
