@@ -8,27 +8,10 @@
  */
 import { badRequest } from "../../core/errors";
 import type { FolderFilter } from "../../core/metadata";
-import type { Permission } from "../../core/plans";
 import type { Db } from "../../db/client";
 import { documentView } from "../documents/service";
+import { EVENT_TYPES, type EventType, isEventFamily } from "./catalogue";
 import { EVENTS_PAGE, EXPIRED_COMMITS, EXPIRED_EVENTS, LEGACY_CURSOR } from "./statements";
-
-/** The event types of each family; each family has one shape of `data` (model.ts). */
-export const DOCUMENT_EVENT_TYPES = [
-  "document.created",
-  "document.updated",
-  "document.content_replaced",
-  "document.deleted",
-  "document.restored",
-  "document.purged",
-] as const;
-export const PIPELINE_EVENT_TYPES = ["pipeline.created", "pipeline.updated", "pipeline.deleted"] as const;
-export const WEBHOOK_EVENT_TYPES = ["webhook.disabled"] as const;
-export const EVENT_TYPES = [...DOCUMENT_EVENT_TYPES, ...PIPELINE_EVENT_TYPES, ...WEBHOOK_EVENT_TYPES] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/** The permission a key needs to see each family of events. */
-const FAMILY_PERMISSION: Record<string, Permission> = { document: "documents", pipeline: "utilities", webhook: "webhooks" };
 
 export const EVENTS_LIMIT_DEFAULT = 100;
 export const EVENTS_LIMIT_MAX = 500;
@@ -101,7 +84,7 @@ export function parseEventTypes(raw: string | undefined): string[] | undefined {
   const types = raw.split(",").map((type) => type.trim());
   for (const type of types) {
     const family = type.endsWith(".*") ? type.slice(0, -2) : undefined;
-    if (family !== undefined ? !(family in FAMILY_PERMISSION) : !(EVENT_TYPES as readonly string[]).includes(type)) {
+    if (family !== undefined ? !isEventFamily(family) : !(EVENT_TYPES as readonly string[]).includes(type)) {
       throw badRequest(
         "validation_failed",
         `type: unknown event type '${type}'; known: ${EVENT_TYPES.join(", ")} (or a family such as document.*)`,
@@ -112,8 +95,8 @@ export function parseEventTypes(raw: string | undefined): string[] | undefined {
   return types;
 }
 
-/** Every family: what a read shared by streams of keys with different permissions reads (stream.ts). */
-export const EVENT_FAMILIES = Object.keys(FAMILY_PERMISSION);
+// the catalogue's names this module has always exported (stream.ts, tests)
+export { EVENT_FAMILIES, EVENT_TYPES } from "./catalogue";
 
 /**
  * Whether a read with these families and filter lists `event`: EVENTS_PAGE's rule in memory, for the
@@ -128,12 +111,6 @@ export function eventMatches(event: EventView, families: readonly string[], filt
   const { path, subfolders } = filter.folder;
   return folder !== null && (folder === path || (subfolders && folder.startsWith(`${path}/`)));
 }
-
-/** The families of events a key with these permissions may read. */
-export const readableFamilies = (permissions: ReadonlySet<Permission>) =>
-  Object.entries(FAMILY_PERMISSION)
-    .filter(([, permission]) => permissions.has(permission))
-    .map(([family]) => family);
 
 /** An event as EVENT_COLUMNS reads it. */
 export interface EventRecord {
