@@ -5,7 +5,7 @@
 -- transaction's commit (kiln_number_events). The caller sends the live stream's NOTIFY after the commit.
 -- Called by kiln_pipeline_events and by the delivery loop's webhook.disabled (INSERT_EVENT); kiln_create,
 -- kiln_new_version and kiln_document_events write the same row inline, because a call costs those hot
--- writes 9 to 12% of their PostgreSQL CPU (docs/architecture.md, Logic in the database), and
+-- writes a tenth of their PostgreSQL CPU or more (bench/event-writer.ts), and
 -- tests/db/event-writer.test.ts checks that their rows are the ones this function writes.
 CREATE OR REPLACE FUNCTION "kiln_record_event"(
   "p_account" text, "p_type" text, "p_folder" text, "p_data" jsonb, "p_document" "documents", "p_created_at" bigint
