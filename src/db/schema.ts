@@ -23,7 +23,7 @@ export const accounts = pgTable(
     /** content versions kept per document, the current one included */
     maxVersions: integer("max_versions"),
     createdAt: epochMs("created_at").notNull(),
-    /** the sum of idempotency_keys.kept_bytes, kept by triggers (drizzle/0021); bounded by IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT */
+    /** the sum of idempotency_keys.kept_bytes, kept by kiln_idempotency_kept_bytes; bounded by IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT */
     idempotencyKeptBytes: bytes("idempotency_kept_bytes").notNull().default(0),
   },
   (table) => [
@@ -62,7 +62,7 @@ export const folders = pgTable(
     createdAt: epochMs("created_at").notNull(),
     /**
      * Active documents in exactly this folder, kept by the trigger documents_folder_counts
-     * (drizzle/0009_folder_counts.sql) in the transaction of every write that changes it, so listing
+     * (kiln_folder_counts) in the transaction of every write that changes it, so listing
      * the folders never counts the account's documents.
      */
     documentCount: integer("document_count").notNull().default(0),
@@ -208,9 +208,10 @@ export const clusterSecrets = pgTable("cluster_secrets", {
 /**
  * The account's events, written in the transaction of the change they describe (a transactional outbox:
  * an acknowledged write always has its event, a rolled-back one never does): by the statement of a create
- * or a new version (kiln_create, kiln_new_version), by triggers for the other changes (migration 0019).
+ * or a new version (kiln_create, kiln_new_version), by the documents' and pipelines' triggers for the
+ * other changes (kiln_document_events, kiln_pipeline_events), by webhook.disabled's INSERT_EVENT.
  * `tx` is the writing transaction's id: at its commit the transaction takes its account's next number in
- * event_commits (migration 0020), and readers order by (that number, seq).
+ * event_commits (kiln_number_events), and readers order by (that number, seq).
  */
 export const events = pgTable(
   "events",
@@ -229,7 +230,7 @@ export const events = pgTable(
     folder: text("folder"),
     /**
      * The payload of events other than a document's (pipelines, webhooks), and of document events written
-     * before migration 0017. A document event keeps the document's fields below instead, as the change
+     * before the document's fields became columns. A document event keeps the document's fields below instead, as the change
      * left them, and its payload is made from them as it is read (eventView, src/modules/events/service.ts): the
      * same view as the documents API, and no JSON built on the write's path.
      */
@@ -251,7 +252,7 @@ export const events = pgTable(
 );
 
 /**
- * Each account's event counter (migration 0020): the number of the last transaction that committed events
+ * Each account's event counter (kiln_number_events): the number of the last transaction that committed events
  * of the account. Taken at the commit (a deferred trigger on events), under this row's lock until the
  * commit ends, so an account's numbers become visible in their order.
  */
@@ -309,8 +310,8 @@ export const webhooks = pgTable(
 );
 
 /**
- * One row per (webhook, event), made by the delivery loop's fan-out from the events feed (migration 0015,
- * `kiln_webhook_fanout`): the outbox the delivery loop of every node claims from. While an attempt runs,
+ * One row per (webhook, event), made by the delivery loop's fan-out from the events feed
+ * (`kiln_webhook_fanout`): the outbox the delivery loop of every node claims from. While an attempt runs,
  * `claim` names it and `next_attempt_at` is its lease: a node that dies mid-attempt leaves a claim that
  * expires and is retried.
  */
@@ -348,7 +349,7 @@ export const webhookDeliveries = pgTable(
 );
 
 /**
- * The lock row of the fan-out (kiln_webhook_fanout, migration 0020): one node at a time fans out, the
+ * The lock row of the fan-out (kiln_webhook_fanout): one node at a time fans out, the
  * others skip it. Each account's place is in webhook_fanout_cursors.
  */
 export const webhookFanout = pgTable(
@@ -360,7 +361,7 @@ export const webhookFanout = pgTable(
 );
 
 /**
- * The fan-out's place in each account's feed (migration 0020): every commit up to `fanned_seq` fanned out
+ * The fan-out's place in each account's feed (kiln_webhook_fanout): every commit up to `fanned_seq` fanned out
  * and, of the next one, the events up to `fanned_event` (0: none); `fanned_at` orders the accounts of a turn.
  */
 export const webhookFanoutCursors = pgTable("webhook_fanout_cursors", {

@@ -23,7 +23,7 @@
  * them again could create a second document or spend a second credit).
  *
  * What an account holds in kept answers is bounded too: IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT, counted in
- * accounts.idempotency_kept_bytes (each row's kept_bytes, summed by triggers in drizzle/0021 on every
+ * accounts.idempotency_kept_bytes (each row's kept_bytes, summed by kiln_idempotency_kept_bytes on every
  * change, so expiry, takeover and purges release exactly). An answer that would pass it is sent but not
  * kept, as a too-large one: the bound is predictable and never refuses a request, a document write
  * included, which counting the answers in the storage limit would. The bound is checked and the bytes

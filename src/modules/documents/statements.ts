@@ -50,7 +50,7 @@ const pages = new Map<string, string>();
  * order and stopped after one page, then the pages are merged: a page costs at most a page per folder
  * of the subtree, however many documents it holds. Its folders come from the folders table, which has a
  * row for every folder a document was ever filed in (kiln_create, the update's ensureFolder, and the
- * trigger of drizzle/0009_folder_counts.sql); starts_with matches the path literally, `%` and `_` included.
+ * trigger function kiln_folder_counts); starts_with matches the path literally, `%` and `_` included.
  */
 export function pageStatement(shape: PageShape): string {
   const name = JSON.stringify(shape);
@@ -90,8 +90,8 @@ export const ACCOUNT_LIMITS = `
   from accounts a where id = $1`;
 
 /**
- * Raw: a call of the plpgsql function `kiln_create` (drizzle/0018_reserve_storage_last.sql): the folders,
- * the document and its version 1, then the storage reservation on the account row, whose refusal raises
+ * Raw: a call of the plpgsql function `kiln_create` (src/db/sql/functions): the folders, the
+ * document, its version 1 and its event, then the storage reservation on the account row, whose refusal raises
  * STORAGE_REFUSED and so writes nothing. $1 account, $2 size, $3 created at, $4 folder paths, $5 id,
  * $6 name, $7 description, $8 tags, $9 folder, $10 hash, $11 content key, $12 updated at.
  */
@@ -101,8 +101,8 @@ export const CREATE = "select kiln_create($1, $2, $3, $4::text[], $5, $6, $7, $8
 export const STORAGE_REFUSED = "KL001";
 
 /**
- * Raw: a call of the plpgsql function `kiln_new_version` (drizzle/0018_reserve_storage_last.sql), which
- * takes the row lock, checks If-Match, drops old versions, updates the row and reserves the storage last
+ * Raw: a call of the plpgsql function `kiln_new_version` (src/db/sql/functions), which takes the
+ * row lock, checks If-Match, drops old versions, updates the row, writes its event and reserves the storage last
  * (a refusal raises STORAGE_REFUSED) in one round trip.
  * $1 account, $2 document, $3 accepted hashes (text[] or null), $4 size, $5 hash, $6 key, $7 now.
  */

@@ -26,10 +26,10 @@ import {
   EVENTS_LIMIT_DEFAULT,
   EVENTS_LIMIT_MAX,
   parseEventTypes,
-  readableFamilies,
   readEvents,
   type EventFilter,
 } from "./service";
+import { readableFamilies } from "./catalogue";
 import { STREAM_RETRY_MS, type EventStreams } from "./stream";
 
 /**

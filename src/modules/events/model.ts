@@ -2,8 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { ListQuery } from "../documents/model";
 import type { TSchema } from "@sinclair/typebox";
-import { DocumentView } from "../documents/model";
-import { DOCUMENT_EVENT_TYPES, EVENT_TYPES, PIPELINE_EVENT_TYPES, WEBHOOK_EVENT_TYPES } from "./service";
+import { EVENT_CATALOGUE, EVENT_TYPES, type EventFamily } from "./catalogue";
 
 export const EventsQuery = t.Object(
   {
@@ -25,49 +24,6 @@ export const EventsQuery = t.Object(
   { additionalProperties: false },
 );
 
-/** A document event's `data`: the document as the documents API shows it, as the change left it. */
-export const DocumentEventData = t.Object(
-  {
-    document: t.Composite(
-      [
-        DocumentView,
-        t.Object({
-          deletedAt: t.Optional(Type.Integer({ description: "epoch ms: while it is in the trash, when it was deleted" })),
-          purgeAt: t.Optional(Type.Integer({ description: "epoch ms: while it is in the trash, when the sweeper purges it" })),
-        }),
-      ],
-      { title: "EventDocument", description: "its metadata as the API shows it (never its content); for a purge, as it was" },
-    ),
-  },
-  { title: "DocumentEventData" },
-);
-
-export const PipelineEventData = t.Object(
-  {
-    pipeline: t.Object({
-      id: t.String({ description: "pip_…" }),
-      name: t.String(),
-      description: t.Optional(t.String({ description: "present when set" })),
-      createdAt: Type.Integer({ description: "epoch ms" }),
-      updatedAt: Type.Integer({ description: "epoch ms" }),
-    }),
-  },
-  { title: "PipelineEventData" },
-);
-
-export const WebhookEventData = t.Object(
-  {
-    webhook: t.Object({
-      id: t.String({ description: "whk_…" }),
-      url: t.String(),
-      failingSince: Type.Integer({ description: "epoch ms: the first failed attempt of the failing run" }),
-      disabledAt: Type.Integer({ description: "epoch ms" }),
-      reason: t.String(),
-    }),
-  },
-  { title: "WebhookEventData" },
-);
-
 /** The event fields, with `type` one of a family's types and `data` that family's shape. */
 const eventOf = <Types extends readonly [string, ...string[]], Data extends TSchema>(types: Types, data: Data, title: string) =>
   t.Object(
@@ -83,15 +39,22 @@ const eventOf = <Types extends readonly [string, ...string[]], Data extends TSch
     { title },
   );
 
-export const DocumentEvent = eventOf(DOCUMENT_EVENT_TYPES, DocumentEventData, "DocumentEvent");
-export const PipelineEvent = eventOf(PIPELINE_EVENT_TYPES, PipelineEventData, "PipelineEvent");
-export const WebhookEvent = eventOf(WEBHOOK_EVENT_TYPES, WebhookEventData, "WebhookEvent");
+/** A family's event schema, from its catalogue entry. */
+const familyEvent = <Family extends EventFamily>(family: Family) =>
+  eventOf(EVENT_CATALOGUE[family].types, EVENT_CATALOGUE[family].data, EVENT_CATALOGUE[family].title);
 
-/** The event schema of each family: the feed's items and the webhooks' bodies (webhooks/model.ts) are these. */
-export const EVENT_FAMILIES = { document: DocumentEvent, pipeline: PipelineEvent, webhook: WebhookEvent } as const;
+/**
+ * The event schema of each family: the feed's items and the webhooks' bodies (webhooks/model.ts) are these.
+ * Listed by name for the route types; the compiler refuses a family of the catalogue missing here.
+ */
+export const EVENT_FAMILIES = {
+  document: familyEvent("document"),
+  pipeline: familyEvent("pipeline"),
+  webhook: familyEvent("webhook"),
+} satisfies Record<EventFamily, unknown>;
 
 /** An event: its `type` says its family, and so the shape of its `data`. */
-export const EventView = t.Union([DocumentEvent, PipelineEvent, WebhookEvent], { title: "Event" });
+export const EventView = t.Union([EVENT_FAMILIES.document, EVENT_FAMILIES.pipeline, EVENT_FAMILIES.webhook], { title: "Event" });
 
 export const EventsPage = t.Object(
   {

@@ -1,33 +1,17 @@
 /**
  * The events feed: what changed in an account, in an order a consumer can resume from without missing
  * anything. Events are written in the transaction of each change, by the statement that makes it (a create,
- * a new version: kiln_create, kiln_new_version) or by the documents' and pipelines' triggers (drizzle/0019).
- * The feed's order is each account's own: its transactions numbered as they commit (drizzle/0020), then
+ * a new version: kiln_create, kiln_new_version) or by the documents' and pipelines' triggers (kiln_document_events,
+ * kiln_pipeline_events). The feed's order is each account's own: its transactions numbered as they commit
+ * (kiln_number_events), then
  * each transaction's events, so nothing another account or database does holds an account's feed back.
  */
 import { badRequest } from "../../core/errors";
 import type { FolderFilter } from "../../core/metadata";
-import type { Permission } from "../../core/plans";
 import type { Db } from "../../db/client";
 import { documentView } from "../documents/service";
+import { EVENT_TYPES, type EventType, isEventFamily } from "./catalogue";
 import { EVENTS_PAGE, EXPIRED_COMMITS, EXPIRED_EVENTS, LEGACY_CURSOR } from "./statements";
-
-/** The event types of each family; each family has one shape of `data` (model.ts). */
-export const DOCUMENT_EVENT_TYPES = [
-  "document.created",
-  "document.updated",
-  "document.content_replaced",
-  "document.deleted",
-  "document.restored",
-  "document.purged",
-] as const;
-export const PIPELINE_EVENT_TYPES = ["pipeline.created", "pipeline.updated", "pipeline.deleted"] as const;
-export const WEBHOOK_EVENT_TYPES = ["webhook.disabled"] as const;
-export const EVENT_TYPES = [...DOCUMENT_EVENT_TYPES, ...PIPELINE_EVENT_TYPES, ...WEBHOOK_EVENT_TYPES] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/** The permission a key needs to see each family of events. */
-const FAMILY_PERMISSION: Record<string, Permission> = { document: "documents", pipeline: "utilities", webhook: "webhooks" };
 
 export const EVENTS_LIMIT_DEFAULT = 100;
 export const EVENTS_LIMIT_MAX = 500;
@@ -45,7 +29,7 @@ export interface EventPosition {
   /** the number of the event's transaction in its account's feed (event_commits.seq) */
   commit: number;
   seq: number;
-  /** a cursor handed out before migration 0020 (`<tx>-<seq>`): where it resumes is looked up as it is read */
+  /** a cursor handed out before commit numbering (`<tx>-<seq>`): where it resumes is looked up as it is read */
   legacyTx?: number;
 }
 
@@ -100,7 +84,7 @@ export function parseEventTypes(raw: string | undefined): string[] | undefined {
   const types = raw.split(",").map((type) => type.trim());
   for (const type of types) {
     const family = type.endsWith(".*") ? type.slice(0, -2) : undefined;
-    if (family !== undefined ? !(family in FAMILY_PERMISSION) : !(EVENT_TYPES as readonly string[]).includes(type)) {
+    if (family !== undefined ? !isEventFamily(family) : !(EVENT_TYPES as readonly string[]).includes(type)) {
       throw badRequest(
         "validation_failed",
         `type: unknown event type '${type}'; known: ${EVENT_TYPES.join(", ")} (or a family such as document.*)`,
@@ -111,8 +95,8 @@ export function parseEventTypes(raw: string | undefined): string[] | undefined {
   return types;
 }
 
-/** Every family: what a read shared by streams of keys with different permissions reads (stream.ts). */
-export const EVENT_FAMILIES = Object.keys(FAMILY_PERMISSION);
+// the catalogue's names this module has always exported (stream.ts, tests)
+export { EVENT_FAMILIES, EVENT_TYPES } from "./catalogue";
 
 /**
  * Whether a read with these families and filter lists `event`: EVENTS_PAGE's rule in memory, for the
@@ -128,12 +112,6 @@ export function eventMatches(event: EventView, families: readonly string[], filt
   return folder !== null && (folder === path || (subfolders && folder.startsWith(`${path}/`)));
 }
 
-/** The families of events a key with these permissions may read. */
-export const readableFamilies = (permissions: ReadonlySet<Permission>) =>
-  Object.entries(FAMILY_PERMISSION)
-    .filter(([, permission]) => permissions.has(permission))
-    .map(([family]) => family);
-
 /** An event as EVENT_COLUMNS reads it. */
 export interface EventRecord {
   eventId: string;
@@ -142,7 +120,7 @@ export interface EventRecord {
   eventSeq: number;
   eventCreatedAt: number;
   eventFolder: string | null;
-  /** null for a document event written since migration 0017: its payload is made from the fields below */
+  /** null for a document event written since its fields became columns: its payload is made from the fields below */
   eventData: Record<string, unknown> | null;
   documentId: string | null;
   documentName: string | null;

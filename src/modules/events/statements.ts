@@ -23,7 +23,7 @@ const EVENT_FILTERS = `
 /**
  * Raw: one page of an account's feed after a cursor, oldest first: the account's commits in their order
  * (event_commits: an account's transactions are numbered as they commit, and a number is visible only once
- * every lower one has committed or rolled back, migration 0020), each commit's events by seq. Nothing but
+ * every lower one has committed or rolled back, kiln_number_events), each commit's events by seq. Nothing but
  * the account's own writes decides what is visible. $1 account, $2/$3 the cursor (commit, seq), $4 the
  * families a key may read (`document`, `pipeline`), $5 the types asked for (null = all; `document.*` = a
  * family), $6 a folder (its documents, and those of its subfolders when $8; null = any), $7 the page size. Each
@@ -59,7 +59,7 @@ export const EVENTS_PAGE = `
   limit $7`;
 
 /**
- * Raw: where a cursor of the feed before migration 0020 (`<transaction id>-<seq>`, ordered by transaction
+ * Raw: where a cursor of the feed before commit numbering (`<transaction id>-<seq>`, ordered by transaction
  * id) resumes in the account's commits: the events kept then were numbered in transaction-id order, and
  * every later commit is numbered after them. The commit of the cursor's transaction: resume after its
  * event; else after the last commit of an older transaction (null: from the start). $1 account, $2 tx.

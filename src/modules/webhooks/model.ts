@@ -3,7 +3,7 @@ import { t } from "elysia";
 import { ListQuery } from "../documents/model";
 import { LIST_LIMIT_MAX } from "../documents/service";
 import { EVENT_FAMILIES } from "../events/model";
-import { EVENT_TYPES } from "../events/service";
+import { EVENT_TYPES } from "../events/catalogue";
 import { URL_MAX } from "./service";
 
 const Url = t.String({ maxLength: URL_MAX, description: "https:// (http:// too with WEBHOOK_ALLOW_PRIVATE_NETWORKS); no credentials" });

@@ -1,12 +1,12 @@
 /**
  * Webhooks: an account's endpoints that receive its events, signed per Standard Webhooks. The rules of
- * the API live here; the deliveries are made by the loop in deliver.ts, from rows a trigger writes in
- * the transaction of each event (drizzle/0012_webhooks.sql).
+ * the API live here; the deliveries are made by the loop in deliver.ts, from the rows each fan-out turn
+ * writes for the newly committed events (kiln_webhook_fanout).
  *
  * Which events a webhook receives: the types it names (`*`, a family such as `document.*`, or exact
  * types), of documents in its folder or below when it has one, and only of the families that the key
- * which last created or edited it could read (documents → document.*, utilities → pipeline.*, webhooks →
- * webhook.*): a key cannot route to an endpoint the events it may not read itself.
+ * which last created or edited it could read (each family's permission, events/catalogue.ts): a key
+ * cannot route to an endpoint the events it may not read itself.
  */
 import { isIP } from "node:net";
 import { badRequest, forbidden, HttpError, notFound, validationError, type FieldError } from "../../core/errors";
@@ -16,7 +16,7 @@ import { newId } from "../../core/keys";
 import type { WebhookConfig } from "../../config";
 import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookRow } from "../../db/schema";
 import { decodeCursor, pageOf } from "../documents/cursor";
-import { EVENT_TYPES, readableFamilies } from "../events/service";
+import { EVENT_TYPES, familyPermission, isEventFamily, readableFamilies } from "../events/catalogue";
 import { AddressRefused, hostOf, resolvePublic, systemLookup, type Lookup } from "./address";
 import { generateSecret } from "./signing";
 import type { WebhooksRepository } from "./repository";
@@ -33,9 +33,6 @@ export const WEBHOOKS_PER_ACCOUNT_MAX = 50;
 export const URL_MAX = 2048;
 /** how long saving a webhook waits for DNS before accepting a name it could not resolve yet */
 const SAVE_LOOKUP_TIMEOUT_MS = 2_000;
-
-/** The family permission of each event family (the events API's rule). */
-const FAMILY_OF_PERMISSION: Record<string, Permission> = { document: "documents", pipeline: "utilities", webhook: "webhooks" };
 
 export const webhookView = (row: WebhookRow) => ({
   id: row.id,
@@ -120,8 +117,8 @@ export async function checkUrl(raw: string, config: WebhookConfig, lookup: Looku
 
 /** 403 unless the key may read the events of `family` (the events API's rule); `refused` says what it may not do. */
 function requireFamily(family: string, permissions: ReadonlySet<Permission>, refused: string): void {
-  const permission = FAMILY_OF_PERMISSION[family]!;
-  if (!permissions.has(permission))
+  const permission = familyPermission(family);
+  if (permission === undefined || !permissions.has(permission))
     throw forbidden(`This API key lacks the '${permission}' permission, which ${family}.* events need: ${refused}`);
 }
 
@@ -147,7 +144,7 @@ function checkEventTypes(types: string[], permissions: ReadonlySet<Permission>):
   unique.forEach((type, index) => {
     if (type === "*") return;
     const family = type.endsWith(".*") ? type.slice(0, -2) : known.includes(type) ? type.split(".")[0]! : undefined;
-    if (family === undefined || !(family in FAMILY_OF_PERMISSION)) {
+    if (family === undefined || !isEventFamily(family)) {
       errors.push({
         path: `/eventTypes/${index}`,
         message: `unknown event type '${type}'; known: *, ${EVENT_TYPES.join(", ")} or a family such as document.*`,

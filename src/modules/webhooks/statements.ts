@@ -8,7 +8,7 @@ import { EVENT_COLUMNS } from "../events/statements";
 
 /**
  * Raw: one fan-out turn, each account's newly committed events to the deliveries of the webhooks they
- * match (the plpgsql function of drizzle/0020_events_account_order.sql, which keeps each account's
+ * match (the plpgsql function kiln_webhook_fanout, which keeps each account's
  * cursor): at most $1 accounts, the longest waiting first, and about $2 deliveries per account. Returns
  * how many deliveries it made (0 also when another node's turn holds the lock) and when the oldest commit
  * not yet fanned out was made (epoch ms; null when none).
@@ -100,14 +100,9 @@ export const DISABLE_FAILING = `
   returning id, account_id as "accountId", url, failing_since::float8 as "failingSince"`;
 
 /**
- * Raw: an event of Kiln's own (webhook.disabled) written as the documents' events are (numbered at the
- * commit by the events trigger, drizzle/0020, like every event), with the same notification for the live
- * stream; the fan-out then makes its deliveries. $1 account, $2 type, $3 data, $4 now.
+ * Raw: an event of Kiln's own (webhook.disabled), recorded by the one writer of event rows
+ * (kiln_record_event; numbered at the commit by kiln_number_events, like every event), with the same
+ * notification for the live stream; the fan-out then makes its deliveries. $1 account, $2 type, $3 data,
+ * $4 now.
  */
-export const INSERT_EVENT = `
-  with inserted as (
-    insert into events (id, account_id, type, folder, data, created_at)
-    values ('evt_' || gen_random_uuid(), $1, $2, null, $3::jsonb, $4)
-    returning id
-  )
-  select id, pg_notify('kiln_events', $1) from inserted`;
+export const INSERT_EVENT = `select kiln_record_event($1, $2, null, $3::jsonb, null, $4::bigint), pg_notify('kiln_events', $1)`;

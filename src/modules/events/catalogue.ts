@@ -1,0 +1,109 @@
+/**
+ * Every event Kiln records, in one place: each family's types, the permission a key needs to read them
+ * (the events API and the stream) or to route them to a webhook, and the shape of their `data`. The events
+ * API (service.ts), the webhooks (webhooks/service.ts) and the OpenAPI schemas (model.ts, webhooks/model.ts)
+ * read it; none lists a type or a family of its own.
+ *
+ * Adding an event: its type here (a new family: an entry, with its permission and its data's schema);
+ * its writer, which records it through kiln_record_event (src/db/sql/functions) in the transaction of the
+ * change; and docs/events.md.
+ */
+import { Type } from "@sinclair/typebox";
+import { t } from "elysia";
+import type { Permission } from "../../core/plans";
+import { DocumentView } from "../documents/model";
+
+/** A document event's `data`: the document as the documents API shows it, as the change left it. */
+const DocumentEventData = t.Object(
+  {
+    document: t.Composite(
+      [
+        DocumentView,
+        t.Object({
+          deletedAt: t.Optional(Type.Integer({ description: "epoch ms: while it is in the trash, when it was deleted" })),
+          purgeAt: t.Optional(Type.Integer({ description: "epoch ms: while it is in the trash, when the sweeper purges it" })),
+        }),
+      ],
+      { title: "EventDocument", description: "its metadata as the API shows it (never its content); for a purge, as it was" },
+    ),
+  },
+  { title: "DocumentEventData" },
+);
+
+const PipelineEventData = t.Object(
+  {
+    pipeline: t.Object({
+      id: t.String({ description: "pip_…" }),
+      name: t.String(),
+      description: t.Optional(t.String({ description: "present when set" })),
+      createdAt: Type.Integer({ description: "epoch ms" }),
+      updatedAt: Type.Integer({ description: "epoch ms" }),
+    }),
+  },
+  { title: "PipelineEventData" },
+);
+
+const WebhookEventData = t.Object(
+  {
+    webhook: t.Object({
+      id: t.String({ description: "whk_…" }),
+      url: t.String(),
+      failingSince: Type.Integer({ description: "epoch ms: the first failed attempt of the failing run" }),
+      disabledAt: Type.Integer({ description: "epoch ms" }),
+      reason: t.String(),
+    }),
+  },
+  { title: "WebhookEventData" },
+);
+
+/**
+ * The families, in the order the API lists them. `title`: the OpenAPI name of the family's event schema.
+ * Who writes each: document.created and document.content_replaced by kiln_create and kiln_new_version, the
+ * other document events by kiln_document_events (the documents trigger), pipeline events by
+ * kiln_pipeline_events (the pipelines trigger), webhook.disabled by the delivery loop (INSERT_EVENT).
+ */
+export const EVENT_CATALOGUE = {
+  document: {
+    permission: "documents",
+    types: [
+      "document.created",
+      "document.updated",
+      "document.content_replaced",
+      "document.deleted",
+      "document.restored",
+      "document.purged",
+    ],
+    data: DocumentEventData,
+    title: "DocumentEvent",
+  },
+  pipeline: {
+    permission: "utilities",
+    types: ["pipeline.created", "pipeline.updated", "pipeline.deleted"],
+    data: PipelineEventData,
+    title: "PipelineEvent",
+  },
+  webhook: {
+    permission: "webhooks",
+    types: ["webhook.disabled"],
+    data: WebhookEventData,
+    title: "WebhookEvent",
+  },
+} as const satisfies Record<string, { permission: Permission; types: readonly [string, ...string[]]; data: unknown; title: string }>;
+
+export type EventFamily = keyof typeof EVENT_CATALOGUE;
+export type EventType = (typeof EVENT_CATALOGUE)[EventFamily]["types"][number];
+
+/** Every family: what a read shared by streams of keys with different permissions reads (stream.ts). */
+export const EVENT_FAMILIES = Object.keys(EVENT_CATALOGUE) as EventFamily[];
+
+export const EVENT_TYPES: readonly EventType[] = EVENT_FAMILIES.flatMap((family) => EVENT_CATALOGUE[family].types);
+
+export const isEventFamily = (family: string): family is EventFamily => Object.hasOwn(EVENT_CATALOGUE, family);
+
+/** The permission a key needs to read a family's events, or to have a webhook receive them (undefined: no such family). */
+export const familyPermission = (family: string): Permission | undefined =>
+  isEventFamily(family) ? EVENT_CATALOGUE[family].permission : undefined;
+
+/** The families of events a key with these permissions may read. */
+export const readableFamilies = (permissions: ReadonlySet<Permission>): EventFamily[] =>
+  EVENT_FAMILIES.filter((family) => permissions.has(EVENT_CATALOGUE[family].permission));
