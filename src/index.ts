@@ -6,8 +6,8 @@
  */
 import { ConfigError, loadConfig, type Config } from "./config";
 import { createDatabase } from "./db/client";
-import { createLogger } from "./http/context";
-import { metricsFor } from "./http/metrics";
+import { createLogger } from "./observability/logger";
+import { metricsFor } from "./observability/metrics";
 import { bootstrap } from "./modules/admin/service";
 import { createApp } from "./app";
 import { registry } from "./utilities/registry";

@@ -7,8 +7,8 @@
  */
 import type { Database } from "../../db/client";
 import { LOCKS, withTryAdvisoryLock } from "../../db/locks";
-import type { Logger } from "../../http/context";
-import type { Metrics, SweepKind } from "../../http/metrics";
+import type { Logger } from "../../observability/logger";
+import type { Metrics, SweepKind } from "../../observability/metrics";
 import type { ContentStore } from "../../storage/content-store";
 import type { DocumentsRepository } from "./repository";
 

@@ -37,8 +37,8 @@
 import { EVENT_STREAM_LIMITS_DEFAULT, type EventStreamLimits } from "../../config";
 import { HttpError } from "../../core/errors";
 import type { Database } from "../../db/client";
-import type { Logger } from "../../http/context";
-import type { EventStreamLimit, Metrics } from "../../http/metrics";
+import type { Logger } from "../../observability/logger";
+import type { EventStreamLimit, Metrics } from "../../observability/metrics";
 import {
   compareEventPositions,
   decodeEventCursor,

@@ -17,8 +17,8 @@
  */
 import type { WebhookConfig } from "../../config";
 import type { Database } from "../../db/client";
-import type { Logger } from "../../http/context";
-import type { Metrics } from "../../http/metrics";
+import type { Logger } from "../../observability/logger";
+import type { Metrics } from "../../observability/metrics";
 import { eventView, type EventRecord } from "../events/service";
 import { AddressRefused, hostOf, resolvePublic, systemLookup, type Lookup, type ResolvedAddress } from "./address";
 import { webhookHeaders } from "./signing";
