@@ -246,7 +246,8 @@ export class WorkerPool {
 
   /**
    * While any run is under way, checks the process's memory; past the limit the run whose worker
-   * brought in the most memory since it started is stopped (memoryHog).
+   * brought in the most memory since it started is stopped (memoryHog). Per node by design: it watches
+   * this process's memory, from the first run under way to the last.
    */
   private watchMemory(): void {
     const limit = this.options.memoryLimitBytes;

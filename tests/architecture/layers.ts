@@ -21,6 +21,7 @@ export const LAYERS: Readonly<Record<string, number>> = {
   http: 5,
   modules: 6,
   app: 7,
+  process: 7,
   index: 8,
   cli: 9,
 };

@@ -33,8 +33,13 @@
  * the process's, and a count shared through Redis would outlive a node that died with its streams open.
  * A stream's slot is freed whenever it ends: the client went away, its key was revoked, it was cut, it
  * timed out, the node drains.
+ *
+ * Cluster-once: per node by design. The recheck (core/background.ts `every`, while a stream is open)
+ * looks after this process's own streams, and each node's streams need their own look; it is started by
+ * the first stream and stopped with the last, and the node's drain ends the streams (src/index.ts).
  */
 import { EVENT_STREAM_LIMITS_DEFAULT, type EventStreamLimits } from "../../config";
+import { every, type Running } from "../../core/background";
 import { HttpError } from "../../core/errors";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../observability/logger";
@@ -91,7 +96,7 @@ export class EventStreams {
   private listening: Promise<void> | undefined;
   private listened = false;
   private unlisten: (() => Promise<unknown>) | undefined;
-  private ticker: ReturnType<typeof setInterval> | undefined;
+  private ticker: Running | undefined;
   private rechecking = false;
   /** each open account's event counter at the last recheck */
   private readonly counters = new Map<string, number>();
@@ -198,7 +203,7 @@ export class EventStreams {
     feed.add(stream);
     this.perKey.set(keyId, (this.perKey.get(keyId) ?? 0) + 1);
     this.count++;
-    this.ticker ??= setInterval(() => void this.recheck(), this.recheckMs);
+    this.ticker ??= every(this.recheckMs, () => this.recheck());
     return { feed, ready: this.listen() };
   }
 
@@ -243,7 +248,7 @@ export class EventStreams {
   }
 
   private stopTicker(): void {
-    clearInterval(this.ticker);
+    void this.ticker?.stop();
     this.ticker = undefined;
   }
 

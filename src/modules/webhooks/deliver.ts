@@ -14,7 +14,12 @@
  * WEBHOOK_ACCOUNT_CONCURRENCY per account and WEBHOOK_CONCURRENCY in all on one node; a claim skips
  * endpoints and accounts that are full, so a slow endpoint holds only its own slots and the others'
  * deliveries are claimed as soon as they are due.
+ *
+ * Cluster-once: every node runs the loop, and both its parts claim with FOR UPDATE SKIP LOCKED: a
+ * fan-out turn takes the single webhook_fanout row (kiln_webhook_fanout; a node that finds it taken
+ * skips the turn), and each delivery is claimed with a lease, so each attempt is made by one node.
  */
+import type { BackgroundWork } from "../../core/background";
 import type { WebhookConfig } from "../../config";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../observability/logger";
@@ -129,6 +134,13 @@ export async function claimDeliveries(
   ] as never[]);
   return { claim, deliveries: rows as unknown as ClaimedDelivery[] };
 }
+
+/** The delivery loop as the node's background work (src/index.ts). */
+export const webhookDelivery = (options: DelivererOptions): BackgroundWork => ({
+  name: "webhook delivery",
+  clusterOnce: ["SKIP LOCKED claim"],
+  start: () => startWebhookDeliverer(options),
+});
 
 export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
   const { database, config, logger } = options;
