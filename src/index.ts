@@ -91,7 +91,7 @@ async function main(): Promise<void> {
       return `cannot use ${where}: ${reason}${(error as Error)?.message && (error as Error).message !== reason ? ` (${(error as Error).message})` : ""}`;
     },
   );
-  start.started(() => database.close());
+  start.stopOnFailure(() => database.close());
   const generatedKey = await start.step(() => bootstrap(database.db, config.bootstrapApiKey), failed("creating the first API key"));
   if (generatedKey) {
     // Printed once, on the first start of an empty database: it is stored only as a hash.
@@ -101,18 +101,18 @@ async function main(): Promise<void> {
     () => createWorkerPool(config, registry.module, (reason) => logger.log("warn", "utility worker lost", { reason })).start(),
     failed("starting the utility workers"),
   );
-  start.started(() => workerPool.stop());
+  start.stopOnFailure(() => workerPool.stop());
   const metrics = metricsFor(config, workerPool, database);
   const contentStore = metrics?.instrumentStore(store) ?? store;
   const rateCounter = rateCounterFor({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger });
-  start.started(() => rateCounter.close());
+  start.stopOnFailure(() => rateCounter.close());
   let draining = false;
   const app = createApp({ config, database, logger, workerPool, contentStore, metrics, rateCounter, draining: () => draining });
   const background = await start.step(
     () => startInOrder(backgroundWork({ config, database, logger, metrics, contentStore })),
     failed("starting the background work"),
   );
-  start.started(() => background.stop());
+  start.stopOnFailure(() => background.stop());
   const listenOn = { kind: config.httpListener, port: config.port, hostname: config.host };
   const server = await start.step(
     () => listen(listenOn, (request) => app.handle(request)),

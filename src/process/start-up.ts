@@ -10,7 +10,7 @@ export class StartUp {
   constructor(private readonly exit: (code: number) => never = (code) => process.exit(code)) {}
 
   /** Remembers how to stop what a step started, should a later step fail. */
-  started(stop: () => unknown): void {
+  stopOnFailure(stop: () => unknown): void {
     this.stops.push(stop);
   }
 

@@ -12,8 +12,8 @@ test("a failing step stops what was started in reverse, prints one line naming t
   const printed = spyOn(console, "error").mockImplementation(() => {});
   try {
     expect(await start.step(() => "database", String)).toBe("database");
-    start.started(() => stopped.push("database"));
-    start.started(async () => {
+    start.stopOnFailure(() => stopped.push("database"));
+    start.stopOnFailure(async () => {
       stopped.push("workers");
       throw new Error("a stop that fails does not hide the cause");
     });
