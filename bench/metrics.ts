@@ -10,8 +10,10 @@
  */
 import { readFileSync } from "node:fs";
 import { Elysia } from "elysia";
-import { createLogger, requestContext } from "../src/http/context";
-import { createMetrics, metricsPlugin } from "../src/http/metrics";
+import { requestContext } from "../src/http/context";
+import { createLogger } from "../src/observability/logger";
+import { metricsPlugin } from "../src/http/metrics";
+import { createMetrics } from "../src/observability/metrics";
 import type { Database } from "../src/db/client";
 import type { WorkerPool } from "../src/engine/pool";
 import { api, startKiln, type KilnServer } from "./lib/servers";

@@ -10,8 +10,10 @@ export const LOCKS = {
   migrations: 4_242_001,
   /** src/modules/documents/sweeper.ts: the orphaned-content sweep */
   orphanSweep: 4_242_002,
-  /** src/index.ts: the sweep of events past EVENT_RETENTION_MS */
+  /** src/modules/events/retention.ts: the sweep of events past EVENT_RETENTION_MS */
   eventSweep: 4_242_003,
+  /** src/http/idempotency-sweep.ts: the sweep of expired idempotency keys */
+  idempotencySweep: 4_242_004,
 } as const;
 
 /**

@@ -1,6 +1,7 @@
 /** Patches that need more than the main thread's share, applied in the utility worker pool. */
 import { HttpError } from "../core/errors";
-import { AccountBusyError, PoolBusyError, refusalOf, RunMemoryError, RunTimeoutError, WorkerCrashedError, type WorkerPool } from "./pool";
+import type { WorkerPool } from "./pool";
+import { AccountBusyError, PoolBusyError, refusalOf, RunMemoryError, RunTimeoutError, WorkerCrashedError } from "./pool-errors";
 import type { PatchJob } from "../core/json/patch";
 
 /** A patch is a run of the account whose document it changes: it takes that account's share of the pool. */

@@ -15,30 +15,11 @@
  * another's runs by more than one run per account.
  */
 import type { Config } from "../config";
-import { HttpError } from "../core/errors";
 import type { PatchJob } from "../core/json/patch";
 import type { StepsJob, ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
-import { currentThreadId, memoryPageSize, threadPageFaults } from "./thread-memory";
-
-/** Every worker is busy and the queue is full (or the pool is shutting down). */
-export class PoolBusyError extends Error {}
-/** The account already has as many runs waiting for a worker as it may. */
-export class AccountBusyError extends Error {
-  constructor(
-    readonly waitingLimit: number,
-    readonly runningLimit: number,
-  ) {
-    super(`this account already has ${waitingLimit} runs waiting for a utility worker`);
-  }
-}
-/** The run took longer than the pool's time limit. */
-export class RunTimeoutError extends Error {}
-/** The caller's signal aborted the run (e.g. the client disconnected). */
-export class RunCancelledError extends Error {}
-/** The worker died while running (out of memory, exit). */
-export class WorkerCrashedError extends Error {}
-/** The process's memory passed the pool's limit and this run had brought in the most of it: it was stopped. */
-export class RunMemoryError extends Error {}
+import { memoryHog } from "./memory-hog";
+import { AccountBusyError, PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, WorkerCrashedError } from "./pool-errors";
+import { withTransfers } from "./transfers";
 
 export interface PoolOptions {
   size: number;
@@ -265,7 +246,8 @@ export class WorkerPool {
 
   /**
    * While any run is under way, checks the process's memory; past the limit the run whose worker
-   * brought in the most memory since it started is stopped (memoryHog).
+   * brought in the most memory since it started is stopped (memoryHog). Per node by design: it watches
+   * this process's memory, from the first run under way to the last.
    */
   private watchMemory(): void {
     const limit = this.options.memoryLimitBytes;
@@ -357,70 +339,6 @@ export class WorkerPool {
     if (jobs.length === 0) this.waiting.delete(job.accountId);
     job.reject(new RunCancelledError("the run was cancelled while waiting for a worker"));
   }
-}
-
-/** Whether this system tells each thread's page faults (./thread-memory.ts). */
-const THREADS_MEASURED = currentThreadId() !== undefined;
-
-/** Memory a run's worker brought in since the run started; 0 before the worker said it started. */
-const broughtIn = (run: Running) =>
-  run.thread ? Math.max(0, (threadPageFaults(run.thread.id) ?? 0) - run.thread.faultsAtStart) * memoryPageSize() : 0;
-
-/**
- * The run to stop when the process is `excessBytes` past the memory limit: the one whose worker
- * brought in the most memory since it started, whichever started first. When the runs under way
- * brought in less than the excess together, the memory is held elsewhere (a stopped worker's, not yet
- * given back; request bodies) and stopping one would free little: none is stopped. Where threads are
- * not measured, the longest running run is stopped.
- */
-function memoryHog(running: Running[], excessBytes: number): Running | undefined {
-  if (!THREADS_MEASURED) return running.reduce((a, b) => (b.startedAt < a.startedAt ? b : a));
-  const ranked = running.map((run) => ({ run, bytes: broughtIn(run) }));
-  if (ranked.reduce((sum, { bytes }) => sum + bytes, 0) < excessBytes) return undefined;
-  return ranked.reduce((a, b) => (b.bytes > a.bytes ? b : a)).run;
-}
-
-const BUSY_RETRY_SECONDS = 1;
-
-/**
- * The answer to a run the pool refused, naming the limit: 429 `account_busy` to an account past its
- * own queue (the other accounts' runs are not affected), 503 `busy` when the pool's queue is full.
- */
-export function refusalOf(error: PoolBusyError | AccountBusyError): HttpError {
-  const headers = { "Retry-After": String(BUSY_RETRY_SECONDS) };
-  if (error instanceof AccountBusyError)
-    return new HttpError(
-      429,
-      "account_busy",
-      `This account already has ${error.waitingLimit} runs waiting for a utility worker (UTILITY_QUEUE_PER_ACCOUNT) besides the ${error.runningLimit} it may run at once (UTILITY_WORKERS_PER_ACCOUNT); retry after ${BUSY_RETRY_SECONDS} s`,
-      { headers },
-    );
-  const detail = error.message.charAt(0).toUpperCase() + error.message.slice(1);
-  return new HttpError(503, "busy", `${detail}; retry after ${BUSY_RETRY_SECONDS} s`, { headers });
-}
-
-/** The job as posted, and the buffers it moves to the worker. */
-function withTransfers(work: WorkerJob): { work: WorkerJob; transfer: ArrayBuffer[] } {
-  if (work.kind === "request") {
-    const bytes = transferable(work.bytes);
-    return { work: { ...work, bytes }, transfer: [bytes.buffer] };
-  }
-  if (work.kind === "patch") {
-    const patch = transferable(work.patch);
-    const document = work.document && transferable(work.document);
-    return { work: { ...work, patch, document }, transfer: [patch.buffer, ...(document ? [document.buffer] : [])] };
-  }
-  const sources = [work.primary, ...work.steps.map((step) => step.secondary)];
-  const buffers = new Set<ArrayBuffer>();
-  for (const source of sources)
-    if (source && "json" in source && source.json.buffer instanceof ArrayBuffer) buffers.add(source.json.buffer);
-  return { work, transfer: [...buffers] };
-}
-
-/** A view that owns its whole buffer, so transferring it moves exactly the request bytes. */
-export function transferable(bytes: Uint8Array): Uint8Array<ArrayBuffer> {
-  const whole = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
-  return whole ? (bytes as Uint8Array<ArrayBuffer>) : bytes.slice();
 }
 
 /** The pool the configuration asks for; call start() to spawn its workers up front. */

@@ -17,7 +17,8 @@ import {
   notFound,
   type FieldError,
 } from "../core/errors";
-import { requestState, type Logger } from "./context";
+import type { Logger } from "../observability/logger";
+import { requestState } from "./context";
 import { ContentStoreFull, ContentStoreUnavailable } from "../storage/content-store";
 
 /**

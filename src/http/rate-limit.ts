@@ -4,7 +4,7 @@
  * (RedisRateLimiter, with REDIS_URL), which falls back to the in-memory count while Redis is unreachable.
  */
 import { RedisClient } from "bun";
-import type { Logger } from "./context";
+import type { Logger } from "../observability/logger";
 
 export interface RateDecision {
   allowed: boolean;

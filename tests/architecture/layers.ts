@@ -17,11 +17,13 @@ export const LAYERS: Readonly<Record<string, number>> = {
   storage: 2,
   engine: 2,
   server: 3,
-  http: 4,
-  modules: 5,
-  app: 6,
-  index: 7,
-  cli: 8,
+  observability: 4,
+  http: 5,
+  modules: 6,
+  app: 7,
+  process: 7,
+  index: 8,
+  cli: 9,
 };
 
 /**

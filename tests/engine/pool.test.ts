@@ -2,6 +2,7 @@ import { afterEach, describe, expect, test, setDefaultTimeout } from "bun:test";
 import { executeBytes } from "../../src/engine/execute-request";
 import { validateConfig } from "../../src/engine/execution";
 import type { WorkerOutcome } from "../../src/engine/messages";
+import { WorkerPool, type PoolOptions } from "../../src/engine/pool";
 import {
   AccountBusyError,
   PoolBusyError,
@@ -10,9 +11,7 @@ import {
   RunMemoryError,
   RunTimeoutError,
   WorkerCrashedError,
-  WorkerPool,
-  type PoolOptions,
-} from "../../src/engine/pool";
+} from "../../src/engine/pool-errors";
 import { registry } from "./fixtures/registry";
 
 // Worker start-up (importing every utility) takes seconds on a loaded 2-core machine.

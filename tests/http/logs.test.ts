@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, setDefaultTimeout, describe, expect, test } from "bun:test";
 import { ConfigError, loadConfig } from "../../src/config";
-import { createLogger } from "../../src/http/context";
+import { createLogger } from "../../src/observability/logger";
 import { startRunServer, type RunServer } from "../reliability/support/run-server";
 
 // Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.

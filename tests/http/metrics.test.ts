@@ -3,7 +3,7 @@ import { createTestApp, type TestApp } from "../support/app";
 import { documentsRepository } from "../../src/modules/documents/repository";
 import { startSweepers } from "../../src/modules/documents/sweeper";
 import { contentStoreIn } from "../../src/storage/disk";
-import { createMetrics } from "../../src/http/metrics";
+import { createMetrics } from "../../src/observability/metrics";
 import { startRunServer } from "../reliability/support/run-server";
 
 // Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { RedisClient } from "bun";
-import { createLogger } from "../../src/http/context";
+import { createLogger } from "../../src/observability/logger";
 import { RateLimiter, RedisRateLimiter, type RateCounter, type RateDecision } from "../../src/http/rate-limit";
 import { createTestApp, type TestApp } from "../support/app";
 import { freePort } from "../support/server";

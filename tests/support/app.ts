@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, type App } from "../../src/app";
 import { loadConfig, type Config } from "../../src/config";
-import { createLogger } from "../../src/http/context";
+import { createLogger } from "../../src/observability/logger";
 import type { RateCounter } from "../../src/http/rate-limit";
 import { bootstrap, createAccount, createKey } from "../../src/modules/admin/service";
 import type { Permission, PlanName } from "../../src/core/plans";

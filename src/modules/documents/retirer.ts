@@ -5,6 +5,11 @@
  * burst of replaces from turning, one delay later, into as many concurrent deletes against the store:
  * on S3 those took every connection to the bucket and starved downloads and writes (bench/README.md,
  * Storage).
+ *
+ * Cluster-once: per node by design. A node retires only the content its own requests replaced, and
+ * keeps the queue in memory: a node that stops or dies with keys waiting leaves their content to the
+ * orphan sweep (sweeper.ts), which runs cluster-once. So it needs no start or stop: its timer is
+ * unreferenced and set only while keys wait.
  */
 import type { ContentStore } from "../../storage/content-store";
 

@@ -1,14 +1,17 @@
 /**
  * Background sweeps: purging soft-deleted documents (every version) whose purgeAt has passed, and
  * removing content files no document or kept version points at (left by a crash between writing a file
- * and committing its row, or between committing a replacement and removing the old file). Every node
- * runs them; they coordinate through PostgreSQL (each job below names its lock), so the cluster does
- * each piece of work once.
+ * and committing its row, or between committing a replacement and removing the old file).
+ *
+ * Cluster-once: every node runs them; the purge claims its rows with FOR UPDATE SKIP LOCKED (purgeDue)
+ * and the orphan sweep runs under the advisory lock LOCKS.orphanSweep (sweepOrphansOnce), so the cluster
+ * does each piece of work once.
  */
+import { every, type BackgroundWork, type Running } from "../../core/background";
 import type { Database } from "../../db/client";
 import { LOCKS, withTryAdvisoryLock } from "../../db/locks";
-import type { Logger } from "../../http/context";
-import type { Metrics, SweepKind } from "../../http/metrics";
+import type { Logger } from "../../observability/logger";
+import type { Metrics, SweepKind } from "../../observability/metrics";
 import type { ContentStore } from "../../storage/content-store";
 import type { DocumentsRepository } from "./repository";
 
@@ -84,14 +87,25 @@ export function sweepOrphansOnce(
   return withTryAdvisoryLock(deps.database.sql, LOCKS.orphanSweep, () => sweepOrphans(deps, graceMs));
 }
 
+type SweepersDeps = SweepDeps & {
+  database: Pick<Database, "sql">;
+  logger: Logger;
+  intervalMs: number;
+  metrics?: Pick<Metrics, "observeSweep">;
+};
+
+/** Both sweeps as the node's background work (src/index.ts). */
+export const documentSweeps = (deps: SweepersDeps): BackgroundWork => ({
+  name: "document sweeps",
+  clusterOnce: ["SKIP LOCKED claim", "advisory lock"],
+  start: () => startSweepers(deps),
+});
+
 /**
  * Runs both sweeps at once and then periodically (purges every `intervalMs`, orphans at most once per
  * grace period); stop() waits for a sweep in progress.
  */
-export function startSweepers(
-  deps: SweepDeps & { database: Pick<Database, "sql">; logger: Logger; intervalMs: number; metrics?: Pick<Metrics, "observeSweep"> },
-): { stop(): Promise<void> } {
-  let running: Promise<void> | undefined;
+export function startSweepers(deps: SweepersDeps): Running {
   let lastOrphanSweep = -Infinity;
   const tick = async () => {
     let kind: SweepKind = "purge";
@@ -112,17 +126,5 @@ export function startSweepers(
       deps.logger.log("error", "sweep failed", { sweep: kind, error: (error as Error).message });
     }
   };
-  const schedule = () => {
-    running ??= tick().finally(() => {
-      running = undefined;
-    });
-  };
-  schedule();
-  const timer = setInterval(schedule, deps.intervalMs);
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return every(deps.intervalMs, tick, { immediately: true });
 }

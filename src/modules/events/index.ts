@@ -30,7 +30,8 @@ import {
   type EventFilter,
 } from "./service";
 import { readableFamilies } from "./catalogue";
-import { STREAM_RETRY_MS, type EventStreams } from "./stream";
+import type { EventStreams } from "./stream";
+import { STREAM_RETRY_MS } from "./stream-protocol";
 
 /**
  * The query's filters, checked: unknown types and invalid folders are 400s naming the parameter. A folder

@@ -29,7 +29,7 @@ import {
   updatePipeline,
   type PipelinesDeps,
 } from "./service";
-import type { ResponseBody } from "../utilities/service";
+import type { ResponseBody } from "../utilities/response-body";
 
 /** The run routes, as Elysia names them: their bodies are read raw (inline inputs may go to a worker unparsed). */
 export const PIPELINE_RUN_ROUTES = ["/api/v1/pipelines/run", "/api/v1/pipelines/:id/run"] as const;

@@ -10,8 +10,9 @@ import { newId } from "../../core/keys";
 import { decodeCursor, pageOf } from "../documents/cursor";
 import { normalizeMetadata } from "../../core/metadata";
 import { readBody, readPipelineRun, readSteps } from "../../engine/run-plan";
-import { executeRun, type ReplayRequires, type ResponseBody, type UtilityEngine } from "../utilities/service";
-import { transferable } from "../../engine/pool";
+import type { ResponseBody } from "../utilities/response-body";
+import { executeRun, type ReplayRequires, type UtilityEngine } from "../utilities/service";
+import { transferable } from "../../engine/transfers";
 import type { PipelinesRepository } from "./repository";
 
 export interface PipelinesDeps {

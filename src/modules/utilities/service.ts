@@ -10,41 +10,25 @@ import type { TObject } from "@sinclair/typebox";
 import type { Db } from "../../db/client";
 import type { DocumentRow } from "../../db/schema";
 import type { Principal } from "../auth/index";
-import type { Logger } from "../../http/context";
-import type { Metrics } from "../../http/metrics";
+import type { Logger } from "../../observability/logger";
+import type { Metrics } from "../../observability/metrics";
 import { badRequest, forbidden, HttpError, notFound, validationError } from "../../core/errors";
 import { CheckedJson } from "../../core/json/parse";
 import type { OpenedContent } from "../../storage/content-store";
 import type { UtilityRegistry } from "../../utilities/registry";
 import type { Utility } from "../../utilities/types";
-import type { WorkerOutcome } from "../../engine/messages";
-import {
-  AccountBusyError,
-  PoolBusyError,
-  refusalOf,
-  RunCancelledError,
-  RunMemoryError,
-  RunTimeoutError,
-  transferable,
-  WorkerCrashedError,
-  type WorkerPool,
-} from "../../engine/pool";
+import type { WorkerPool } from "../../engine/pool";
+import { transferable } from "../../engine/transfers";
 import { contentETag, ifMatchAllows } from "../documents/etag";
-import {
-  createDocument,
-  documentView,
-  getDocument,
-  openContent,
-  preconditionFailed,
-  replaceContent,
-  type DocumentsDeps,
-} from "../documents/service";
+import { createDocument, getDocument, openContent, preconditionFailed, replaceContent, type DocumentsDeps } from "../documents/service";
 import { creditPeriodStart } from "../usage/service";
 import type { RunResult, Source } from "../../engine/run-result";
 import { runSteps } from "../../engine/execution";
 import { WorkBudget, WorkBudgetExceededError } from "../../utilities/budget";
 import type { InlineCooldown } from "./inline-cooldown";
+import { inWorker } from "./in-worker";
 import { refundCredits, reserveCredits } from "./repository";
+import { outputBytes, responseBody, type ResponseBody } from "./response-body";
 import {
   needsReadingHere,
   readBody,
@@ -272,14 +256,6 @@ async function checkSaveTarget(documents: DocumentsDeps, accountId: string, outp
   if (!ifMatchAllows(output.ifMatch ?? null, current)) throw preconditionFailed(current);
 }
 
-const encoder = new TextEncoder();
-
-/** The run's output bytes, text or streamed chunks alike. */
-const outputBytes = (result: RunResult): Uint8Array => {
-  if ("outputJson" in result) return encoder.encode(result.outputJson);
-  return result.outputChunks.length === 1 ? result.outputChunks[0] : Buffer.concat(result.outputChunks);
-};
-
 function saveOutput(documents: DocumentsDeps, accountId: string, output: OutputSpec, result: RunResult): Promise<DocumentRow> | undefined {
   if (!output.saveAs && output.saveTo === undefined) return undefined;
   const content = new CheckedJson(outputBytes(result));
@@ -288,59 +264,11 @@ function saveOutput(documents: DocumentsDeps, accountId: string, output: OutputS
   return undefined;
 }
 
-const rounded = (ms: number) => Math.round(ms * 1000) / 1000;
-
-/**
- * A run's success body: JSON text (an inline run), a Blob of the text around the output bytes (a
- * worker's run: its Content-Length is known and no 10 MB string is built or encoded here), or for a
- * streamed run the same bytes as a stream.
- */
-export type ResponseBody = string | Blob | ReadableStream<Uint8Array>;
-
-/**
- * A single run answers `{ success, output, durationMs (the utility's own), creditsUsed }`, a pipeline
- * adds `steps` and its `durationMs` is the whole run's; `document` when the output was saved. Output
- * bytes from a worker are sent between the text before and after them: one chunk as a Blob, the many
- * chunks of a streamed run as a stream that lets go of each once it is sent (a Blob would copy them all).
- */
-function responseBody(
-  plan: Pick<RunPlan, "pipeline" | "output"> & { steps: { utility: Utility }[] },
-  result: RunResult,
-  credits: number,
-  document?: DocumentRow,
-): ResponseBody {
-  const after: string[] = [];
-  if (plan.pipeline) {
-    const steps = plan.steps.map((step, index) => ({ utility: step.utility.id, durationMs: rounded(result.stepDurationsMs[index]) }));
-    after.push(`"steps":${JSON.stringify(steps)}`, `"durationMs":${rounded(result.durationMs)}`);
-  } else after.push(`"durationMs":${rounded(result.stepDurationsMs[0])}`);
-  after.push(`"creditsUsed":${credits}`);
-  if (document) after.push(`"document":${JSON.stringify(documentView(document))}`);
-  const tail = `,${after.join(",")}}`;
-  if (plan.output?.returnOutput === false) return `{"success":true${tail}`;
-  if ("outputJson" in result) return `{"success":true,"output":${result.outputJson}${tail}`;
-  if (result.outputChunks.length === 1) return new Blob([`{"success":true,"output":`, result.outputChunks[0], tail]);
-  return streamOf([`{"success":true,"output":`, ...result.outputChunks, tail]);
-}
-
 /** The response body; a worker's single output buffer, copied into it (or not sent), goes back to the worker. */
 function answer(engine: UtilityEngine, ...[plan, result, credits, document]: Parameters<typeof responseBody>): ResponseBody {
   const body = responseBody(plan, result, credits, document);
   if ("outputChunks" in result && result.outputChunks.length === 1) engine.pool.recycle(result.outputChunks[0]);
   return body;
-}
-
-/** The parts in order, letting go of each once it is sent. */
-function streamOf(parts: (string | Uint8Array | undefined)[]): ReadableStream<Uint8Array> {
-  let next = 0;
-  return new ReadableStream({
-    pull(controller) {
-      const part = parts[next];
-      if (part === undefined) return controller.close();
-      parts[next++] = undefined;
-      controller.enqueue(typeof part === "string" ? encoder.encode(part) : part);
-    },
-  });
 }
 
 /** The metrics label of a pipeline run (its steps run as one); a single run is labelled by its utility id. */
@@ -380,39 +308,4 @@ async function withCredits<T>(
     if (!(error instanceof HttpError && error.extra.charged)) await refundCredits(engine.db, accountId, periodStart, count);
     throw error;
   }
-}
-
-async function inWorker(engine: UtilityEngine, utilityId: string, run: () => Promise<WorkerOutcome>): Promise<RunResult> {
-  let outcome: WorkerOutcome;
-  try {
-    outcome = await run();
-  } catch (error) {
-    throw poolFailure(error);
-  }
-  if (outcome.ok) return outcome;
-  if (outcome.status >= 500) {
-    engine.logger.log("error", "utility worker failed", { utilityId, error: outcome.message });
-    throw new HttpError(500, "internal_error", "The utility worker failed unexpectedly");
-  }
-  throw new HttpError(outcome.status, outcome.code, outcome.message, { errors: outcome.errors, charged: outcome.charged });
-}
-
-function poolFailure(error: unknown): unknown {
-  if (error instanceof RunTimeoutError)
-    return new HttpError(408, "utility_timeout", `The utility was stopped: ${error.message}; the run's credit is used`, {
-      charged: true,
-    });
-  if (error instanceof RunMemoryError)
-    return new HttpError(
-      413,
-      "result_too_large",
-      `The utility was stopped: ${error.message} (UTILITY_MEMORY_LIMIT_BYTES); no credit was used`,
-    );
-  if (error instanceof PoolBusyError || error instanceof AccountBusyError) return refusalOf(error);
-  if (error instanceof RunCancelledError)
-    return new HttpError(499, "request_cancelled", "The client closed the request; the run was stopped");
-  if (error instanceof WorkerCrashedError) {
-    return badRequest("utility_failed", "The utility stopped while processing this input (it may be too large to process)");
-  }
-  return error;
 }

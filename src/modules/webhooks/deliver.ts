@@ -14,19 +14,22 @@
  * WEBHOOK_ACCOUNT_CONCURRENCY per account and WEBHOOK_CONCURRENCY in all on one node; a claim skips
  * endpoints and accounts that are full, so a slow endpoint holds only its own slots and the others'
  * deliveries are claimed as soon as they are due.
+ *
+ * Cluster-once: every node runs the loop, and both its parts claim with FOR UPDATE SKIP LOCKED: a
+ * fan-out turn takes the single webhook_fanout row (kiln_webhook_fanout; a node that finds it taken
+ * skips the turn), and each delivery is claimed with a lease, so each attempt is made by one node.
  */
+import type { BackgroundWork } from "../../core/background";
 import type { WebhookConfig } from "../../config";
 import type { Database } from "../../db/client";
-import type { Logger } from "../../http/context";
-import type { Metrics } from "../../http/metrics";
+import type { Logger } from "../../observability/logger";
+import type { Metrics } from "../../observability/metrics";
 import { eventView, type EventRecord } from "../events/service";
-import { AddressRefused, hostOf, resolvePublic, systemLookup, type Lookup, type ResolvedAddress } from "./address";
+import type { Lookup } from "./address";
+import { attempt, type AttemptOutcome } from "./attempt";
 import { webhookHeaders } from "./signing";
 import { CLAIM_DELIVERIES, DISABLE_FAILING, FAN_OUT, INSERT_EVENT, RECORD_ATTEMPT } from "./statements";
 
-/** the answer's bytes kept for the attempt log */
-export const RESPONSE_BODY_MAX_BYTES = 4096;
-const USER_AGENT = "Kiln-Webhooks/1";
 /** an idle loop looks for due deliveries this often (a notification of a new event wakes it sooner) */
 const POLL_MS_DEFAULT = 1_000;
 /**
@@ -47,13 +50,6 @@ export interface ClaimedDelivery extends EventRecord {
   previousSecretUntil: number | null;
 }
 
-export interface AttemptOutcome {
-  statusCode: number | null;
-  error: string | null;
-  responseBody: string | null;
-  durationMs: number;
-}
-
 export interface DelivererOptions {
   database: Database;
   config: WebhookConfig;
@@ -72,97 +68,6 @@ export interface DelivererOptions {
 
 /** The body of every attempt of a delivery: the event as GET /api/v1/events shows it. */
 export const payloadOf = (delivery: ClaimedDelivery) => JSON.stringify(eventView(delivery));
-
-/** Reads at most `max` bytes of a body as text, then lets the rest go. */
-async function readBounded(response: Response, max: number): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < max) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } finally {
-    reader.cancel().catch(() => {});
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, max));
-}
-
-/** What a failure says in the log: the error's own words, never a header or the body sent. */
-function reasonOf(error: unknown, timeoutMs: number): string {
-  if (error instanceof AddressRefused) return `refused: ${error.message}`;
-  const name = (error as Error)?.name;
-  if (name === "TimeoutError" || name === "AbortError") return `timeout: no answer within ${timeoutMs} ms`;
-  const code = (error as { code?: string })?.code;
-  const message = (error as Error)?.message ?? String(error);
-  return (code && !message.includes(code) ? `${code}: ${message}` : message).slice(0, 500);
-}
-
-/**
- * One attempt: POST the body with the headers to the URL, redirects not followed, WEBHOOK_TIMEOUT_MS for
- * all of it. Without WEBHOOK_ALLOW_PRIVATE_NETWORKS the host is resolved here, every address checked,
- * and the connection made to the checked address (the name goes in Host and, for https, in SNI and the
- * certificate check), so the address used is the address checked.
- */
-export async function attempt(
-  target: string,
-  body: string,
-  headers: Record<string, string>,
-  options: { config: WebhookConfig; lookup?: Lookup; refused?: (address: string) => string | undefined; tls?: { ca?: string } },
-): Promise<AttemptOutcome> {
-  const started = performance.now();
-  const { timeoutMs } = options.config;
-  const signal = AbortSignal.timeout(timeoutMs);
-  const done = (outcome: Omit<AttemptOutcome, "durationMs">): AttemptOutcome => ({
-    ...outcome,
-    durationMs: Math.round(performance.now() - started),
-  });
-  try {
-    const url = new URL(target);
-    let connectTo = url;
-    const sendHeaders: Record<string, string> = { "content-type": "application/json", "user-agent": USER_AGENT, ...headers };
-    const tls: Record<string, unknown> = { ...options.tls };
-    if (!options.config.allowPrivateNetworks) {
-      if (url.protocol !== "https:") throw new AddressRefused("only https:// URLs are delivered to");
-      const checked: ResolvedAddress[] = await Promise.race([
-        resolvePublic(url, options.lookup ?? systemLookup, options.refused),
-        new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true })),
-      ]);
-      const address = checked[0]!;
-      connectTo = new URL(url.href);
-      connectTo.hostname = address.family === 6 ? `[${address.address}]` : address.address;
-      sendHeaders.host = url.host;
-      tls.serverName = hostOf(url);
-    }
-    const response = await fetch(connectTo, {
-      method: "POST",
-      headers: sendHeaders,
-      body,
-      redirect: "manual",
-      signal,
-      // a pooled connection is keyed by the address: never reuse one made for another name's TLS session
-      keepalive: options.config.allowPrivateNetworks,
-      ...(Object.keys(tls).length > 0 ? { tls } : {}),
-    } as RequestInit);
-    const statusCode = response.status;
-    let responseBody: string | null = null;
-    try {
-      responseBody = await readBounded(response, RESPONSE_BODY_MAX_BYTES);
-    } catch {}
-    if (statusCode >= 200 && statusCode < 300) return done({ statusCode, error: null, responseBody });
-    const error =
-      statusCode >= 300 && statusCode < 400
-        ? `redirect ${statusCode} not followed${response.headers.get("location") ? ` (to ${response.headers.get("location")!.slice(0, 200)})` : ""}`
-        : `status ${statusCode}`;
-    return done({ statusCode, error, responseBody });
-  } catch (error) {
-    return done({ statusCode: null, error: reasonOf(error, timeoutMs), responseBody: null });
-  }
-}
 
 export interface Deliverer {
   /** looks for due deliveries now (tests; notifications do it in production) */
@@ -229,6 +134,13 @@ export async function claimDeliveries(
   ] as never[]);
   return { claim, deliveries: rows as unknown as ClaimedDelivery[] };
 }
+
+/** The delivery loop as the node's background work (src/index.ts). */
+export const webhookDelivery = (options: DelivererOptions): BackgroundWork => ({
+  name: "webhook delivery",
+  clusterOnce: ["SKIP LOCKED claim"],
+  start: () => startWebhookDeliverer(options),
+});
 
 export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
   const { database, config, logger } = options;

@@ -1,6 +1,6 @@
 /** What the delivery loop reports to /metrics: attempts by outcome, with their duration, endpoints disabled, and the fan-out's lag. */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { createMetrics, type Metrics } from "../../../src/http/metrics";
+import { createMetrics, type Metrics } from "../../../src/observability/metrics";
 import { lagWatch, type Deliverer } from "../../../src/modules/webhooks/deliver";
 import { createTestApp, type TestApp } from "../../support/app";
 import { eventually, startDeliverer, startReceiver, type Receiver } from "./support";

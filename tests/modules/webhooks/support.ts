@@ -1,5 +1,5 @@
 /** A webhook receiver on 127.0.0.1 that records every request and answers as a test tells it to. */
-import { createLogger } from "../../../src/http/context";
+import { createLogger } from "../../../src/observability/logger";
 import { fanOutEvents, startWebhookDeliverer, type Deliverer, type DelivererOptions } from "../../../src/modules/webhooks/deliver";
 import type { TestApp } from "../../support/app";
 
