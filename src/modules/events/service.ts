@@ -10,21 +10,12 @@ import type { FolderFilter } from "../../core/metadata";
 import type { Permission } from "../../core/plans";
 import type { Db } from "../../db/client";
 import { documentView } from "../documents/service";
-import { EVENTS_PAGE, EXPIRED_COMMITS, EXPIRED_EVENTS, LEGACY_CURSOR } from "./statements";
+import { deleteExpiredCommits, deleteExpiredEvents, eventsPage, legacyCommit } from "./repository";
+import type { EventRecord } from "./statements";
+import { EVENT_TYPES, type EventType } from "./types";
 
-/** The event types of each family; each family has one shape of `data` (model.ts). */
-export const DOCUMENT_EVENT_TYPES = [
-  "document.created",
-  "document.updated",
-  "document.content_replaced",
-  "document.deleted",
-  "document.restored",
-  "document.purged",
-] as const;
-export const PIPELINE_EVENT_TYPES = ["pipeline.created", "pipeline.updated", "pipeline.deleted"] as const;
-export const WEBHOOK_EVENT_TYPES = ["webhook.disabled"] as const;
-export const EVENT_TYPES = [...DOCUMENT_EVENT_TYPES, ...PIPELINE_EVENT_TYPES, ...WEBHOOK_EVENT_TYPES] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+// the event types (types.ts), as this module has always exported them (model.ts, tests)
+export { DOCUMENT_EVENT_TYPES, EVENT_TYPES, type EventType, PIPELINE_EVENT_TYPES, WEBHOOK_EVENT_TYPES } from "./types";
 
 /** The permission a key needs to see each family of events. */
 const FAMILY_PERMISSION: Record<string, Permission> = { document: "documents", pipeline: "utilities", webhook: "webhooks" };
@@ -79,10 +70,7 @@ export function decodeEventCursor(cursor: string | undefined, path = "/after"): 
  */
 async function resolveLegacy(db: Db, accountId: string, position: EventPosition): Promise<EventPosition> {
   if (position.legacyTx === undefined) return position;
-  const [found] = (await db.$client.unsafe(LEGACY_CURSOR, [accountId, position.legacyTx] as never[])) as unknown as {
-    seq: number;
-    sameTx: boolean;
-  }[];
+  const found = await legacyCommit(db, accountId, position.legacyTx);
   if (!found) return FEED_START;
   return found.sameTx ? { commit: found.seq, seq: position.seq } : { commit: found.seq + 1, seq: 0 };
 }
@@ -134,27 +122,7 @@ export const readableFamilies = (permissions: ReadonlySet<Permission>) =>
     .filter(([, permission]) => permissions.has(permission))
     .map(([family]) => family);
 
-/** An event as EVENT_COLUMNS reads it. */
-export interface EventRecord {
-  eventId: string;
-  eventType: EventType;
-  eventCommit: number;
-  eventSeq: number;
-  eventCreatedAt: number;
-  eventFolder: string | null;
-  /** null for a document event written since migration 0017: its payload is made from the fields below */
-  eventData: Record<string, unknown> | null;
-  documentId: string | null;
-  documentName: string | null;
-  documentDescription: string | null;
-  documentTags: string[] | null;
-  documentFileSize: number | null;
-  documentVersion: number | null;
-  documentCreatedAt: number | null;
-  documentUpdatedAt: number | null;
-  documentDeletedAt: number | null;
-  documentPurgeAt: number | null;
-}
+export type { EventRecord } from "./statements";
 
 /**
  * A document event's payload: the document as the documents API shows it, as the change left it (for a
@@ -200,7 +168,7 @@ export async function readEvents(
   limit: number,
 ): Promise<EventView[]> {
   const from = await resolveLegacy(db, accountId, after);
-  const rows = (await db.$client.unsafe(EVENTS_PAGE, [
+  const rows = await eventsPage(db, [
     accountId,
     from.commit,
     from.seq,
@@ -209,7 +177,7 @@ export async function readEvents(
     filter.folder?.path ?? null,
     limit,
     filter.folder?.subfolders ?? true,
-  ] as never[])) as unknown as EventRecord[];
+  ]);
   return rows.map(eventView);
 }
 
@@ -220,10 +188,10 @@ export async function readEvents(
 export async function sweepExpiredEvents(db: Db, cutoff: number, batch = 5000): Promise<number> {
   let removed = 0;
   for (;;) {
-    const result = await db.$client.unsafe(EXPIRED_EVENTS, [cutoff, batch]);
-    removed += result.count;
-    if (result.count < batch) break;
+    const count = await deleteExpiredEvents(db, cutoff, batch);
+    removed += count;
+    if (count < batch) break;
   }
-  while ((await db.$client.unsafe(EXPIRED_COMMITS, [cutoff, batch])).count === batch);
+  while ((await deleteExpiredCommits(db, cutoff, batch)) === batch);
   return removed;
 }

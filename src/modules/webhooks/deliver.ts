@@ -19,10 +19,11 @@ import type { WebhookConfig } from "../../config";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../http/context";
 import type { Metrics } from "../../http/metrics";
-import { eventView, type EventRecord } from "../events/service";
+import { eventView } from "../events/service";
 import { AddressRefused, hostOf, resolvePublic, systemLookup, type Lookup, type ResolvedAddress } from "./address";
 import { webhookHeaders } from "./signing";
-import { CLAIM_DELIVERIES, DISABLE_FAILING, FAN_OUT, INSERT_EVENT, RECORD_ATTEMPT } from "./statements";
+import { claimDue, disableFailingEndpoint, fanOut, insertEvent, recordAttempt } from "./repository";
+import type { ClaimedDelivery, FanOutTurn } from "./statements";
 
 /** the answer's bytes kept for the attempt log */
 export const RESPONSE_BODY_MAX_BYTES = 4096;
@@ -34,18 +35,6 @@ const POLL_MS_DEFAULT = 1_000;
  * loop, and a turn per notification would spend the database on fan-outs of one event each
  */
 const TURN_SPACING_MS = 25;
-
-/** A claimed delivery with its event (EVENT_COLUMNS). */
-export interface ClaimedDelivery extends EventRecord {
-  id: string;
-  accountId: string;
-  attempts: number;
-  webhookId: string;
-  url: string;
-  secret: string;
-  previousSecret: string | null;
-  previousSecretUntil: number | null;
-}
 
 export interface AttemptOutcome {
   statusCode: number | null;
@@ -173,13 +162,6 @@ export interface Deliverer {
   stop(): Promise<void>;
 }
 
-export interface FanOutTurn {
-  /** deliveries made */
-  made: number;
-  /** when the oldest commit not yet fanned out at the turn's start was made (epoch ms); null: none */
-  oldest: number | null;
-}
-
 /**
  * One fan-out turn: the deliveries of newly committed events, at most `limits.accounts` accounts and
  * about `limits.deliveries` deliveries of each, on whichever node calls it first (exported for tests,
@@ -189,10 +171,7 @@ export async function fanOutEvents(
   database: Database,
   limits: Pick<WebhookConfig, "fanoutAccounts" | "fanoutDeliveries">,
 ): Promise<FanOutTurn> {
-  const [row] = (await database.sql.unsafe(FAN_OUT, [
-    limits.fanoutAccounts,
-    limits.fanoutDeliveries,
-  ] as never[])) as unknown as FanOutTurn[];
+  const [row] = await fanOut(database.sql, limits.fanoutAccounts, limits.fanoutDeliveries);
   return { made: row?.made ?? 0, oldest: row?.oldest ?? null };
 }
 
@@ -218,7 +197,7 @@ export async function claimDeliveries(
   options: { now: number; limit: number; config: WebhookConfig; leaseMs: number; inFlightByAccount?: Record<string, number> },
 ): Promise<{ claim: string; deliveries: ClaimedDelivery[] }> {
   const claim = crypto.randomUUID();
-  const rows = await database.sql.unsafe(CLAIM_DELIVERIES, [
+  const deliveries = await claimDue(database.sql, [
     options.now,
     options.config.endpointConcurrency,
     options.config.accountConcurrency,
@@ -226,8 +205,8 @@ export async function claimDeliveries(
     options.limit,
     claim,
     options.leaseMs,
-  ] as never[]);
-  return { claim, deliveries: rows as unknown as ClaimedDelivery[] };
+  ]);
+  return { claim, deliveries };
 }
 
 export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
@@ -258,7 +237,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
     const retryAt = !succeeded && delivery.attempts < schedule.length ? finishedAt + schedule[delivery.attempts]! : null;
     const status = succeeded ? "succeeded" : retryAt === null ? "failed" : "pending";
     options.metrics?.observeWebhookAttempt(status === "pending" ? "retrying" : status, outcome.durationMs / 1000);
-    const [endpoint] = (await database.sql.unsafe(RECORD_ATTEMPT, [
+    const [endpoint] = await recordAttempt(database.sql, [
       delivery.id,
       claim,
       status,
@@ -270,7 +249,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
       outcome.statusCode,
       outcome.error,
       outcome.responseBody,
-    ] as never[])) as unknown as { failingSince: number | null; enabled: boolean }[];
+    ]);
     if (!succeeded && endpoint?.enabled && endpoint.failingSince !== null && finishedAt - endpoint.failingSince >= config.disableAfterMs) {
       await disableFailing(delivery.webhookId, finishedAt);
     }
@@ -280,15 +259,10 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
   async function disableFailing(webhookId: string, at: number): Promise<void> {
     const disabled = await database.sql.begin(async (sql) => {
       const reason = `every attempt failed for ${Math.round(config.disableAfterMs / 60_000)} min or more`;
-      const [webhook] = (await sql.unsafe(DISABLE_FAILING, [webhookId, at - config.disableAfterMs, at, reason] as never[])) as unknown as {
-        id: string;
-        accountId: string;
-        url: string;
-        failingSince: number;
-      }[];
+      const [webhook] = await disableFailingEndpoint(sql, [webhookId, at - config.disableAfterMs, at, reason]);
       if (!webhook) return false;
       const data = { webhook: { id: webhook.id, url: webhook.url, failingSince: webhook.failingSince, disabledAt: at, reason } };
-      await sql.unsafe(INSERT_EVENT, [webhook.accountId, "webhook.disabled", JSON.stringify(data), at] as never[]);
+      await insertEvent(sql, [webhook.accountId, "webhook.disabled", JSON.stringify(data), at]);
       logger.log("warn", "webhook disabled", { webhookId, failingSince: webhook.failingSince });
       return true;
     });
