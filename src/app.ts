@@ -71,13 +71,6 @@ export function createApp(deps: AppDeps) {
   const contentStore = deps.contentStore ?? instrumented(createContentStore(config), metrics);
   const authenticator = new Authenticator(database.db, deps.now, deps.rateCounter);
   const auth = authentication(authenticator);
-  const idempotency = idempotencyHooks({
-    db: database.db,
-    now: deps.now,
-    maxAnswerBytes: config.idempotencyMaxAnswerBytes,
-    maxBytesPerAccount: config.idempotencyMaxBytesPerAccount,
-    onOutcome: (outcome) => metrics?.observeIdempotency(outcome),
-  });
   const documentBodyLimit: BodyLimit = {
     bytes: MAX_DOCUMENT_BODY_BYTES,
     tooLarge: (limit) => new HttpError(413, "document_too_large", `The request body exceeds ${limit} bytes`),
@@ -100,6 +93,14 @@ export function createApp(deps: AppDeps) {
     now: deps.now,
     purgeAfterMs: config.purgeAfterMs,
     patchWorker: patchInPool(deps.workerPool),
+  });
+  const idempotency = idempotencyHooks({
+    db: database.db,
+    presentDocuments: documents.repository.presentIds,
+    now: deps.now,
+    maxAnswerBytes: config.idempotencyMaxAnswerBytes,
+    maxBytesPerAccount: config.idempotencyMaxBytesPerAccount,
+    onOutcome: (outcome) => metrics?.observeIdempotency(outcome),
   });
   const utilityEngine = {
     db: database.db,

@@ -12,7 +12,7 @@ import { LOCKS } from "./locks";
 import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits } from "../config";
 import { assertOutsideTransaction, inTransactionScope, poolGuardEnabled } from "./pool-guard";
 
-/** `$client`: the postgres.js client under Drizzle, for the few reads that skip its row mapping. */
+/** `$client`: the postgres.js client under Drizzle, which runs the hand-written statements (statement.ts). */
 export type Db = PostgresJsDatabase<typeof schema> & { $client: Sql };
 
 export interface Database {

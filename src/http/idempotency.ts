@@ -34,12 +34,13 @@
  * (a kept 4xx) carries that same id as its `requestId`, so the body, the header and the log line agree.
  * The first request's id stays in the first request's log line.
  */
-import { and, eq, inArray, isNull, lte, type SQL, sql } from "drizzle-orm";
+import { and, eq, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { accounts, documents, idempotencyKeys } from "../db/schema";
+import { idempotencyKeys } from "../db/schema";
 import { badRequest, forbidden, HttpError, notFound } from "../core/errors";
 import { rawBody } from "./body";
 import { requestState } from "./context";
+import { keepAnswerWithinBound } from "./idempotency-repository";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
@@ -137,6 +138,8 @@ function asResponse(value: unknown, set: { status?: number | string; headers: Re
 
 export interface IdempotencyDeps {
   db: Db;
+  /** which of these documents the account still has, not deleted (the documents module answers: its table) */
+  presentDocuments: (accountId: string, documentIds: string[]) => Promise<string[]>;
   now?: () => number;
   /** answers larger than this are not kept (IDEMPOTENCY_MAX_ANSWER_BYTES) */
   maxAnswerBytes: number;
@@ -160,11 +163,8 @@ export const idempotency = (deps: IdempotencyDeps) => {
     if (missing)
       throw forbidden(`Replaying this answer needs the '${missing}' permission, which the first request had and this API key lacks`);
     if (requires.documentIds.length === 0) return;
-    const found = await db
-      .select({ id: documents.id })
-      .from(documents)
-      .where(and(eq(documents.accountId, principal.accountId), inArray(documents.id, requires.documentIds), isNull(documents.deletedAt)));
-    const gone = requires.documentIds.find((id) => !found.some((row) => row.id === id));
+    const found = await deps.presentDocuments(principal.accountId, requires.documentIds);
+    const gone = requires.documentIds.find((id) => !found.includes(id));
     if (gone)
       throw notFound(
         "document_not_found",
@@ -243,7 +243,7 @@ export const idempotency = (deps: IdempotencyDeps) => {
       await db.update(idempotencyKeys).set({ status: response.status, headers: null, body: null, replayRequires }).where(mine);
       deps.onOutcome?.("not_kept");
     } else {
-      const kept = await keepWithinBound(claim.accountId, mine, response.status, storableHeaders(response.headers), body, replayRequires);
+      const kept = await keepWithinBound(claim, response.status, storableHeaders(response.headers), body, replayRequires);
       deps.onOutcome?.(kept ? "kept" : "not_kept_account_full");
     }
     return new Response(body, { status: response.status, headers: response.headers });
@@ -256,25 +256,26 @@ export const idempotency = (deps: IdempotencyDeps) => {
    * so two answers cannot both take the last room; the trigger then adds the row's kept_bytes.
    */
   async function keepWithinBound(
-    accountId: string,
-    mine: SQL | undefined,
+    claim: Claim,
     status: number,
     headers: Record<string, string>,
     body: string,
     replayRequires: ReplayRequirements | null,
   ): Promise<boolean> {
     const bytes = Buffer.byteLength(body) + Buffer.byteLength(JSON.stringify(headers));
-    const rows = await db.execute<{ kept: boolean }>(sql`
-      update ${idempotencyKeys} set status = ${status}, replay_requires = ${replayRequires && JSON.stringify(replayRequires)}::jsonb,
-        headers = case when room.fits then ${JSON.stringify(headers)}::jsonb end,
-        body = case when room.fits then ${body} end,
-        kept_bytes = case when room.fits then ${bytes} else 0 end
-      from (
-        select ${accounts.idempotencyKeptBytes} + ${bytes} <= ${deps.maxBytesPerAccount} as fits
-        from ${accounts} where ${accounts.id} = ${accountId} for no key update
-      ) as room
-      where ${mine}
-      returning room.fits as kept`);
+    const rows = await keepAnswerWithinBound(db, [
+      status,
+      replayRequires && JSON.stringify(replayRequires),
+      JSON.stringify(headers),
+      body,
+      bytes,
+      bytes,
+      deps.maxBytesPerAccount,
+      claim.accountId,
+      claim.accountId,
+      claim.key,
+      claim.claim,
+    ]);
     return rows[0]?.kept === true;
   }
 

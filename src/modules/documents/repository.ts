@@ -6,29 +6,29 @@
 import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { causeWithCode } from "../../core/errors";
 import type { Db } from "../../db/client";
-import {
-  accounts,
-  documents,
-  documentVersions,
-  folders,
-  idempotencyKeys,
-  type DocumentRow,
-  type DocumentVersionRow,
-} from "../../db/schema";
+import { run, type Executor as StatementExecutor, type Statement } from "../../db/statement";
+import { forgetAnswersNaming, type PurgedDocuments } from "../../http/idempotency-repository";
+import { documents, documentVersions, folders, type DocumentRow, type DocumentVersionRow } from "../../db/schema";
 import type { CursorPosition } from "./cursor";
 import { folderAndAncestors, type FolderFilter } from "../../core/metadata";
 import {
   ACCOUNT_LIMITS,
   ACCOUNT_OF_DOCUMENT,
+  type AccountLimitsRow,
   CREATE,
   documentFromJson,
   FIND_ACTIVE,
   NEW_VERSION,
   pageStatement,
+  type PageParams,
   PURGE_DUE,
+  PURGE_ONE,
   STORAGE_REFUSED,
+  type PurgedRow,
+  type TextArray,
 } from "./statements";
 
+export type { AccountLimitsRow };
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type Executor = Db | Tx;
 export type NewDocument = typeof documents.$inferInsert;
@@ -71,18 +71,7 @@ export type NewVersionOutcome =
   | { outcome: QuotaRefusal };
 
 /** A text[] parameter (Drizzle would spread a plain array into a list of parameters). */
-const textArray = (values: string[]) => documents.tags.mapToDriverValue(values) as string;
-
-export interface AccountLimitsRow {
-  storageLimitBytes: number | null;
-  storageUsedBytes: number;
-  maxDocumentBytes: number | null;
-  /** bytes of the versions a new version of the document would drop (maxVersions) */
-  droppableBytes: number;
-}
-
-/** postgres.js runs a fixed statement of statements.ts with its parameters; its rows come back as they are. */
-const run = <T>(db: Db, text: string, params: unknown[]) => db.$client.unsafe(text, params as never[]) as unknown as Promise<T[]>;
+const textArray = (values: string[]) => documents.tags.mapToDriverValue(values) as TextArray;
 
 /** The refusal a failed write's reservation raised (STORAGE_REFUSED); any other error is thrown on. */
 function storageRefusal(error: unknown): QuotaRefusal {
@@ -91,16 +80,35 @@ function storageRefusal(error: unknown): QuotaRefusal {
   return refused.message as QuotaRefusal;
 }
 
-export const documentsRepository = (db: Db) => ({
+/**
+ * What else goes with a purged document, in the purge's transaction, on its connection: another module's
+ * rows that name it (by default, the Idempotency-Key answers that may carry its content).
+ */
+export type PurgeHook = (tx: StatementExecutor, purged: PurgedDocuments) => Promise<void>;
+
+/** Every purge: the statement (PURGE_ONE or PURGE_DUE), then the hook, in one transaction. */
+const purgeWith = <Params extends readonly unknown[]>(
+  db: Db,
+  onPurged: PurgeHook,
+  statement: Statement<Params, PurgedRow>,
+  params: Params,
+): Promise<PurgedRow> =>
+  db.$client.begin(async (tx) => {
+    const [row] = await run(tx, statement, params);
+    if (row.purged > 0) await onPurged(tx, row);
+    return row;
+  });
+
+export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersNaming) => ({
   transaction: <T>(work: (tx: Tx) => Promise<T>) => db.transaction(work),
 
   /** The account's limits; with a document, also what its next version would release. */
   async limits(accountId: string, next?: { documentId: string; version: number }): Promise<AccountLimitsRow | undefined> {
-    return (await run<AccountLimitsRow>(db, ACCOUNT_LIMITS, [accountId, next?.documentId ?? null, next?.version ?? null]))[0];
+    return (await run(db, ACCOUNT_LIMITS, [accountId, next?.documentId ?? null, next?.version ?? null]))[0];
   },
 
   async findActive(accountId: string, id: string): Promise<DocumentRow | undefined> {
-    return isDocumentId(id) ? (await run<DocumentRow>(db, FIND_ACTIVE, [id, accountId]))[0] : undefined;
+    return isDocumentId(id) ? (await run(db, FIND_ACTIVE, [id, accountId]))[0] : undefined;
   },
 
   /** An active document by id alone, whatever its account: for signed links, which carry no key. */
@@ -122,6 +130,15 @@ export const documentsRepository = (db: Db) => ({
     return row;
   },
 
+  /** Which of these documents the account has, not deleted: a replay of a kept answer checks its documents (http/idempotency.ts). */
+  async presentIds(accountId: string, ids: string[]): Promise<string[]> {
+    const rows = await db
+      .select({ id: documents.id })
+      .from(documents)
+      .where(and(eq(documents.accountId, accountId), inArray(documents.id, ids), isNull(documents.deletedAt)));
+    return rows.map((row) => row.id);
+  },
+
   async exists(accountId: string, id: string, tx: Executor = db): Promise<{ deleted: boolean } | undefined> {
     const [row] = await tx.select({ deletedAt: documents.deletedAt }).from(documents).where(owned(accountId, id));
     return row && { deleted: row.deletedAt !== null };
@@ -136,7 +153,7 @@ export const documentsRepository = (db: Db) => ({
   async create(document: NewDocumentRow): Promise<{ outcome: "stored"; document: DocumentRow } | { outcome: QuotaRefusal }> {
     const folderPaths = document.folder ? folderAndAncestors(document.folder) : [];
     try {
-      const [row] = await run<{ document: Record<string, unknown> }>(db, CREATE, [
+      const [row] = await run(db, CREATE, [
         document.accountId,
         document.fileSize,
         document.createdAt,
@@ -163,18 +180,17 @@ export const documentsRepository = (db: Db) => ({
    */
   async newVersion(input: NewVersionInput): Promise<NewVersionOutcome> {
     if (!isDocumentId(input.documentId)) return { outcome: "not_found" };
-    const params = [
-      input.accountId,
-      input.documentId,
-      input.acceptedHashes === null ? null : textArray(input.acceptedHashes),
-      input.size,
-      input.hash,
-      input.key,
-      input.now,
-    ];
     let result: Record<string, unknown>;
     try {
-      [{ result }] = await run<{ result: Record<string, unknown> }>(db, NEW_VERSION, params);
+      [{ result }] = await run(db, NEW_VERSION, [
+        input.accountId,
+        input.documentId,
+        input.acceptedHashes === null ? null : textArray(input.acceptedHashes),
+        input.size,
+        input.hash,
+        input.key,
+        input.now,
+      ]);
     } catch (error) {
       return { outcome: storageRefusal(error) };
     }
@@ -238,39 +254,24 @@ export const documentsRepository = (db: Db) => ({
     return row;
   },
 
-  /** Deletes a soft-deleted document with every version and releases their bytes; returns their content keys. */
-  async purge(tx: Tx, accountId: string, id: string): Promise<string[] | undefined> {
-    const [row] = await tx
-      .select({ id: documents.id })
-      .from(documents)
-      .where(and(owned(accountId, id), deleted))
-      .for("update");
-    if (!row) return undefined;
-    const versions = await tx
-      .delete(documentVersions)
-      .where(eq(documentVersions.documentId, id))
-      .returning({ size: documentVersions.fileSize, contentKey: documentVersions.contentKey });
-    const [document] = await tx.delete(documents).where(eq(documents.id, id)).returning({ contentKey: documents.contentKey });
-    // kept Idempotency-Key answers that name the document may carry its content
-    await tx
-      .delete(idempotencyKeys)
-      .where(and(eq(idempotencyKeys.accountId, accountId), sql`${idempotencyKeys.replayRequires}->'documentIds' ? ${id}`));
-    const released = versions.reduce((sum, version) => sum + version.size, 0);
-    await tx
-      .update(accounts)
-      .set({ storageUsedBytes: sql`${accounts.storageUsedBytes} - ${released}` })
-      .where(eq(accounts.id, accountId));
-    return [...new Set([document.contentKey, ...versions.map((version) => version.contentKey)])];
+  /**
+   * Deletes a soft-deleted document with every version and releases their bytes, in its own transaction
+   * (waiting for the document's row lock); returns their content keys, or undefined when it is not in the trash.
+   */
+  async purge(accountId: string, id: string): Promise<string[] | undefined> {
+    if (!isDocumentId(id)) return undefined;
+    const row = await purgeWith(db, onPurged, PURGE_ONE, [id, accountId]);
+    return row.purged > 0 ? row.contentKeys : undefined;
   },
 
   /**
-   * Purges up to `batch` documents whose purgeAt has passed, with every version, releasing their bytes,
-   * in one statement; returns how many and the content keys to remove. SKIP LOCKED lets several
-   * processes sweep one database without waiting on each other.
+   * Purges up to `batch` documents whose purgeAt has passed, with every version, releasing their bytes;
+   * returns how many and the content keys to remove. SKIP LOCKED lets several processes sweep one
+   * database without waiting on each other.
    */
   async purgeDue(now: number, batch: number): Promise<{ purged: number; contentKeys: string[] }> {
-    const [row] = await run<{ purged: number; content_keys: string[] }>(db, PURGE_DUE, [now, batch]);
-    return { purged: row.purged, contentKeys: row.content_keys };
+    const row = await purgeWith(db, onPurged, PURGE_DUE, [now, batch]);
+    return { purged: row.purged, contentKeys: row.contentKeys };
   },
 
   /** Newest first (the listing), or oldest first (an export, so that an import recreates them in order). */
@@ -284,10 +285,10 @@ export const documentsRepository = (db: Db) => ({
       after: options.after !== undefined,
       oldestFirst: options.oldestFirst === true,
     };
-    const params: unknown[] = [accountId, options.limit];
+    const params: PageParams = [accountId, options.limit];
     if (options.folder !== undefined) params.push(options.folder.path);
     if (options.after) params.push(options.after.createdAt, options.after.id);
-    return run<DocumentRow>(db, pageStatement(shape), params);
+    return run(db, pageStatement(shape), params);
   },
 
   /** The account's folders with their counts, kept by a trigger (see folders.documentCount): no document is read. */

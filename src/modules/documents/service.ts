@@ -397,12 +397,11 @@ export async function softDelete(deps: DocumentsDeps, accountId: string, id: str
 }
 
 export async function purgeDocument(deps: DocumentsDeps, accountId: string, id: string): Promise<void> {
-  const contentKeys = await deps.repository.transaction(async (tx) => {
-    const keys = await deps.repository.purge(tx, accountId, id);
-    if (keys) return keys;
-    if ((await deps.repository.exists(accountId, id, tx))?.deleted === false) throw documentNotDeleted(id);
+  const contentKeys = await deps.repository.purge(accountId, id);
+  if (!contentKeys) {
+    if ((await deps.repository.exists(accountId, id))?.deleted === false) throw documentNotDeleted(id);
     throw documentNotFound(id);
-  });
+  }
   for (const key of contentKeys) await deps.store.remove(key).catch(() => {});
 }
 

@@ -5,7 +5,8 @@
  * mapping every row in JavaScript on each call costs a measurable share of the request (bench/README.md).
  */
 import { getTableColumns } from "drizzle-orm";
-import { documents } from "../../db/schema";
+import { documents, type DocumentRow } from "../../db/schema";
+import { statement, type Statement } from "../../db/statement";
 
 /**
  * The account compared as an expression, not as an indexable column, so that every plan finds a
@@ -15,6 +16,17 @@ import { documents } from "../../db/schema";
 export const ACCOUNT_OF_DOCUMENT = "account_id || ''";
 
 const documentColumns = Object.entries(getTableColumns(documents));
+
+/** A text[] parameter as PostgreSQL's array literal (repository.ts, textArray). */
+export type TextArray = string;
+
+export interface AccountLimitsRow {
+  storageLimitBytes: number | null;
+  storageUsedBytes: number;
+  maxDocumentBytes: number | null;
+  /** bytes of the versions a new version of the document would drop (maxVersions) */
+  droppableBytes: number;
+}
 
 /**
  * A documents row's columns under the names and with the types Drizzle gives them (bigint as float8,
@@ -29,7 +41,9 @@ export const documentFromJson = (json: Record<string, unknown>) =>
   Object.fromEntries(documentColumns.map(([field, column]) => [field, json[column.name]])) as typeof documents.$inferSelect;
 
 /** Raw: the metadata and download routes' read. $1 id, $2 account. */
-export const FIND_ACTIVE = `select ${DOCUMENT_ROW} from documents where id = $1 and ${ACCOUNT_OF_DOCUMENT} = $2 and deleted_at is null`;
+export const FIND_ACTIVE = statement<[id: string, accountId: string], DocumentRow>(
+  `select ${DOCUMENT_ROW} from documents where id = $1 and ${ACCOUNT_OF_DOCUMENT} = $2 and deleted_at is null`,
+);
 
 export interface PageShape {
   deleted: boolean;
@@ -40,7 +54,11 @@ export interface PageShape {
   oldestFirst: boolean;
 }
 
-const pages = new Map<string, string>();
+/** $1 account, $2 page size, then the folder ($3) when the shape has one, then the cursor (created at, id) when it has one. */
+export type PageParams = [accountId: string, limit: number, ...rest: (string | number)[]];
+type PageStatement = Statement<PageParams, DocumentRow>;
+
+const pages = new Map<string, PageStatement>();
 
 /**
  * Raw: every page of the listing, the trash and export, on the (account, state, created_at, id) indexes.
@@ -52,10 +70,11 @@ const pages = new Map<string, string>();
  * row for every folder a document was ever filed in (kiln_create, the update's ensureFolder, and the
  * trigger function kiln_folder_counts); starts_with matches the path literally, `%` and `_` included.
  */
-export function pageStatement(shape: PageShape): string {
+export function pageStatement(shape: PageShape): PageStatement {
   const name = JSON.stringify(shape);
-  let text = pages.get(name);
-  if (text === undefined) {
+  let page = pages.get(name);
+  if (page === undefined) {
+    let text: string;
     let next = 3;
     const folderParameter = shape.folder ? `$${next++}` : "";
     const after = shape.after ? ` and (created_at, id) ${shape.oldestFirst ? ">" : "<"} ($${next++}, $${next++})` : "";
@@ -73,21 +92,22 @@ export function pageStatement(shape: PageShape): string {
         `select ${DOCUMENT_ROW} from documents where account_id = $1 and ${state}` +
         `${folder}${after} order by created_at ${order}, id ${order} limit $2`;
     }
-    pages.set(name, text);
+    page = statement<PageParams, DocumentRow>(text);
+    pages.set(name, page);
   }
-  return text;
+  return page;
 }
 
 /**
  * Raw: the quota pre-check of every write. $1 account; with $2 a document and $3 its next version,
  * also the bytes of the versions that version would push past maxVersions (0 without).
  */
-export const ACCOUNT_LIMITS = `
+export const ACCOUNT_LIMITS = statement<[accountId: string, documentId: string | null, version: number | null], AccountLimitsRow>(`
   select storage_limit_bytes::float8 as "storageLimitBytes", storage_used_bytes::float8 as "storageUsedBytes",
     max_document_bytes::float8 as "maxDocumentBytes",
     (select coalesce(sum(v.file_size), 0)::float8 from document_versions v
       where $2::text is not null and v.document_id = $2 and v.version <= $3::int - a.max_versions) as "droppableBytes"
-  from accounts a where id = $1`;
+  from accounts a where id = $1`);
 
 /**
  * Raw: a call of the plpgsql function `kiln_create` (src/db/sql/functions): the folders, the
@@ -95,7 +115,23 @@ export const ACCOUNT_LIMITS = `
  * STORAGE_REFUSED and so writes nothing. $1 account, $2 size, $3 created at, $4 folder paths, $5 id,
  * $6 name, $7 description, $8 tags, $9 folder, $10 hash, $11 content key, $12 updated at.
  */
-export const CREATE = "select kiln_create($1, $2, $3, $4::text[], $5, $6, $7, $8::text[], $9, $10, $11, $12) as document";
+export const CREATE = statement<
+  [
+    accountId: string,
+    size: number,
+    createdAt: number,
+    folderPaths: TextArray,
+    id: string,
+    name: string,
+    description: string | null,
+    tags: TextArray,
+    folder: string | null,
+    hash: string,
+    contentKey: string,
+    updatedAt: number,
+  ],
+  { document: Record<string, unknown> }
+>("select kiln_create($1, $2, $3, $4::text[], $5, $6, $7, $8::text[], $9, $10, $11, $12) as document");
 
 /** The SQLSTATE of a refused storage reservation (kiln_reserve_storage); the message names the refusal. */
 export const STORAGE_REFUSED = "KL001";
@@ -106,28 +142,52 @@ export const STORAGE_REFUSED = "KL001";
  * (a refusal raises STORAGE_REFUSED) in one round trip.
  * $1 account, $2 document, $3 accepted hashes (text[] or null), $4 size, $5 hash, $6 key, $7 now.
  */
-export const NEW_VERSION = "select kiln_new_version($1, $2, $3::text[], $4, $5, $6, $7) as result";
+export const NEW_VERSION = statement<
+  [accountId: string, documentId: string, acceptedHashes: TextArray | null, size: number, hash: string, key: string, now: number],
+  { result: Record<string, unknown> }
+>("select kiln_new_version($1, $2, $3::text[], $4, $5, $6, $7) as result");
+
+/** What a purge did: how many documents went, which (the accounts and ids, pairwise) and the content keys to remove. */
+export interface PurgedRow {
+  purged: number;
+  accountIds: string[];
+  documentIds: string[];
+  contentKeys: string[];
+}
 
 /**
- * Raw: the purge sweep in one statement Drizzle's builder cannot express (data-modifying CTEs with
- * SKIP LOCKED, so several processes sweep one database without waiting on each other). $1 now, $2 batch.
+ * Every purge: the documents `due` selects (locked), with every version, releasing their bytes. The
+ * answers kept for Idempotency-Keys that name them are the idempotency module's: the repository's
+ * purge hook forgets them in the same transaction.
  */
-export const PURGE_DUE = `
-  with due as (
-    select id, account_id from documents where purge_at <= $1
-    order by purge_at limit $2 for update skip locked
+const purgeOf = <Params extends readonly unknown[]>(due: string) =>
+  statement<Params, PurgedRow>(`
+  with due as (${due}
   ), gone_versions as (
     delete from document_versions v using due where v.document_id = due.id
     returning due.account_id, v.file_size, v.content_key
   ), gone as (
     delete from documents d using due where d.id = due.id
-    returning d.content_key
-  ), forgotten as (
-    delete from idempotency_keys k using due where k.account_id = due.account_id and k.replay_requires->'documentIds' ? due.id
+    returning d.id, d.account_id, d.content_key
   ), freed as (
     update accounts a set storage_used_bytes = a.storage_used_bytes - g.bytes
     from (select account_id, sum(file_size) as bytes from gone_versions group by account_id) g
     where a.id = g.account_id
   )
-  select (select count(*) from gone)::int as purged,
-    array(select content_key from gone_versions union select content_key from gone) as content_keys`;
+  select g.purged, g."accountIds", g."documentIds",
+    array(select content_key from gone_versions union select content_key from gone) as "contentKeys"
+  from (select count(*)::int as purged, coalesce(array_agg(account_id), '{}') as "accountIds",
+    coalesce(array_agg(id), '{}') as "documentIds" from gone) g`);
+
+/**
+ * Raw: the purge sweep in one statement Drizzle's builder cannot express (data-modifying CTEs with
+ * SKIP LOCKED, so several processes sweep one database without waiting on each other). $1 now, $2 batch.
+ */
+export const PURGE_DUE = purgeOf<[now: number, batch: number]>(`
+    select id, account_id from documents where purge_at <= $1
+    order by purge_at limit $2 for update skip locked`);
+
+/** Raw: the purge of one soft-deleted document, waiting for its row lock (none when it is not in the trash). $1 id, $2 account. */
+export const PURGE_ONE = purgeOf<[id: string, accountId: string]>(`
+    select id, account_id from documents where id = $1 and ${ACCOUNT_OF_DOCUMENT} = $2 and deleted_at is not null
+    for update`);

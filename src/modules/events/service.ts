@@ -11,7 +11,8 @@ import type { FolderFilter } from "../../core/metadata";
 import type { Db } from "../../db/client";
 import { documentView } from "../documents/service";
 import { EVENT_TYPES, type EventType, isEventFamily } from "./catalogue";
-import { EVENTS_PAGE, EXPIRED_COMMITS, EXPIRED_EVENTS, LEGACY_CURSOR } from "./statements";
+import { deleteExpiredCommits, deleteExpiredEvents, eventsPage, legacyCommit } from "./repository";
+import type { EventRecord } from "./statements";
 
 export const EVENTS_LIMIT_DEFAULT = 100;
 export const EVENTS_LIMIT_MAX = 500;
@@ -63,10 +64,7 @@ export function decodeEventCursor(cursor: string | undefined, path = "/after"): 
  */
 async function resolveLegacy(db: Db, accountId: string, position: EventPosition): Promise<EventPosition> {
   if (position.legacyTx === undefined) return position;
-  const [found] = (await db.$client.unsafe(LEGACY_CURSOR, [accountId, position.legacyTx] as never[])) as unknown as {
-    seq: number;
-    sameTx: boolean;
-  }[];
+  const found = await legacyCommit(db, accountId, position.legacyTx);
   if (!found) return FEED_START;
   return found.sameTx ? { commit: found.seq, seq: position.seq } : { commit: found.seq + 1, seq: 0 };
 }
@@ -112,27 +110,7 @@ export function eventMatches(event: EventView, families: readonly string[], filt
   return folder !== null && (folder === path || (subfolders && folder.startsWith(`${path}/`)));
 }
 
-/** An event as EVENT_COLUMNS reads it. */
-export interface EventRecord {
-  eventId: string;
-  eventType: EventType;
-  eventCommit: number;
-  eventSeq: number;
-  eventCreatedAt: number;
-  eventFolder: string | null;
-  /** null for a document event written since its fields became columns: its payload is made from the fields below */
-  eventData: Record<string, unknown> | null;
-  documentId: string | null;
-  documentName: string | null;
-  documentDescription: string | null;
-  documentTags: string[] | null;
-  documentFileSize: number | null;
-  documentVersion: number | null;
-  documentCreatedAt: number | null;
-  documentUpdatedAt: number | null;
-  documentDeletedAt: number | null;
-  documentPurgeAt: number | null;
-}
+export type { EventRecord } from "./statements";
 
 /**
  * A document event's payload: the document as the documents API shows it, as the change left it (for a
@@ -178,7 +156,7 @@ export async function readEvents(
   limit: number,
 ): Promise<EventView[]> {
   const from = await resolveLegacy(db, accountId, after);
-  const rows = (await db.$client.unsafe(EVENTS_PAGE, [
+  const rows = await eventsPage(db, [
     accountId,
     from.commit,
     from.seq,
@@ -187,7 +165,7 @@ export async function readEvents(
     filter.folder?.path ?? null,
     limit,
     filter.folder?.subfolders ?? true,
-  ] as never[])) as unknown as EventRecord[];
+  ]);
   return rows.map(eventView);
 }
 
@@ -198,10 +176,10 @@ export async function readEvents(
 export async function sweepExpiredEvents(db: Db, cutoff: number, batch = 5000): Promise<number> {
   let removed = 0;
   for (;;) {
-    const result = await db.$client.unsafe(EXPIRED_EVENTS, [cutoff, batch]);
-    removed += result.count;
-    if (result.count < batch) break;
+    const count = await deleteExpiredEvents(db, cutoff, batch);
+    removed += count;
+    if (count < batch) break;
   }
-  while ((await db.$client.unsafe(EXPIRED_COMMITS, [cutoff, batch])).count === batch);
+  while ((await deleteExpiredCommits(db, cutoff, batch)) === batch);
   return removed;
 }

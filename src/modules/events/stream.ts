@@ -47,7 +47,7 @@ import type { EventStreamLimit, Metrics } from "../../observability/metrics";
 import { AccountFeed } from "./account-feed";
 import { LiveStream, type StreamRequest } from "./live-stream";
 import { EVENT_FAMILIES, readEvents, type EventFilter, type EventPosition, type EventView } from "./service";
-import { EVENT_COUNTERS, VALID_STREAM_KEYS } from "./statements";
+import { eventCounters, validStreamKeys } from "./repository";
 import { encoder, STREAM_PAGE, STREAM_RETRY_MS } from "./stream-protocol";
 
 /** The channel the server notifies after a write (notifier.ts), with the account id as payload. */
@@ -291,11 +291,10 @@ export class EventStreams {
     if (this.rechecking || this.count === 0) return;
     this.rechecking = true;
     try {
-      const client = this.database.db.$client;
-      const [counters, valid] = (await Promise.all([
-        client.unsafe(EVENT_COUNTERS, [[...this.feeds.keys()]] as never[]),
-        client.unsafe(VALID_STREAM_KEYS, [[...this.perKey.keys()], Date.now()] as never[]),
-      ])) as unknown as [{ accountId: string; lastSeq: number }[], { id: string }[]];
+      const [counters, valid] = await Promise.all([
+        eventCounters(this.database.db, [...this.feeds.keys()]),
+        validStreamKeys(this.database.db, [...this.perKey.keys()], Date.now()),
+      ]);
       for (const { accountId, lastSeq } of counters) {
         if (!this.feeds.has(accountId)) continue;
         if (this.counters.get(accountId) !== lastSeq) this.wake(accountId);

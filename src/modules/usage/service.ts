@@ -1,21 +1,12 @@
 /** Storage and credit figures of one account (GET /api/v1/usage). */
-import { and, eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { creditUsage } from "../../db/schema";
 import { getAccount } from "../admin/service";
+import { creditsUsed } from "../utilities/repository";
 
 /** Credits are counted per calendar month, UTC: the period starts at 00:00 on its first day. */
 export function creditPeriodStart(now: number): number {
   const date = new Date(now);
   return Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1);
-}
-
-export async function creditsUsed(db: Db, accountId: string, periodStart: number): Promise<number> {
-  const [row] = await db
-    .select({ used: creditUsage.used })
-    .from(creditUsage)
-    .where(and(eq(creditUsage.accountId, accountId), eq(creditUsage.periodStart, periodStart)));
-  return row?.used ?? 0;
 }
 
 /** `idempotencyLimitBytes`: IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT, the same for every account. */

@@ -24,11 +24,12 @@ import type { WebhookConfig } from "../../config";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../observability/logger";
 import type { Metrics } from "../../observability/metrics";
-import { eventView, type EventRecord } from "../events/service";
+import { eventView } from "../events/service";
 import type { Lookup } from "./address";
 import { attempt, type AttemptOutcome } from "./attempt";
 import { webhookHeaders } from "./signing";
-import { CLAIM_DELIVERIES, DISABLE_FAILING, FAN_OUT, INSERT_EVENT, RECORD_ATTEMPT } from "./statements";
+import { claimDue, disableFailingEndpoint, fanOut, insertEvent, recordAttempt } from "./repository";
+import type { ClaimedDelivery, FanOutTurn } from "./statements";
 
 /** an idle loop looks for due deliveries this often (a notification of a new event wakes it sooner) */
 const POLL_MS_DEFAULT = 1_000;
@@ -37,18 +38,6 @@ const POLL_MS_DEFAULT = 1_000;
  * loop, and a turn per notification would spend the database on fan-outs of one event each
  */
 const TURN_SPACING_MS = 25;
-
-/** A claimed delivery with its event (EVENT_COLUMNS). */
-export interface ClaimedDelivery extends EventRecord {
-  id: string;
-  accountId: string;
-  attempts: number;
-  webhookId: string;
-  url: string;
-  secret: string;
-  previousSecret: string | null;
-  previousSecretUntil: number | null;
-}
 
 export interface DelivererOptions {
   database: Database;
@@ -78,13 +67,6 @@ export interface Deliverer {
   stop(): Promise<void>;
 }
 
-export interface FanOutTurn {
-  /** deliveries made */
-  made: number;
-  /** when the oldest commit not yet fanned out at the turn's start was made (epoch ms); null: none */
-  oldest: number | null;
-}
-
 /**
  * One fan-out turn: the deliveries of newly committed events, at most `limits.accounts` accounts and
  * about `limits.deliveries` deliveries of each, on whichever node calls it first (exported for tests,
@@ -94,10 +76,7 @@ export async function fanOutEvents(
   database: Database,
   limits: Pick<WebhookConfig, "fanoutAccounts" | "fanoutDeliveries">,
 ): Promise<FanOutTurn> {
-  const [row] = (await database.sql.unsafe(FAN_OUT, [
-    limits.fanoutAccounts,
-    limits.fanoutDeliveries,
-  ] as never[])) as unknown as FanOutTurn[];
+  const [row] = await fanOut(database.sql, limits.fanoutAccounts, limits.fanoutDeliveries);
   return { made: row?.made ?? 0, oldest: row?.oldest ?? null };
 }
 
@@ -123,7 +102,7 @@ export async function claimDeliveries(
   options: { now: number; limit: number; config: WebhookConfig; leaseMs: number; inFlightByAccount?: Record<string, number> },
 ): Promise<{ claim: string; deliveries: ClaimedDelivery[] }> {
   const claim = crypto.randomUUID();
-  const rows = await database.sql.unsafe(CLAIM_DELIVERIES, [
+  const deliveries = await claimDue(database.sql, [
     options.now,
     options.config.endpointConcurrency,
     options.config.accountConcurrency,
@@ -131,8 +110,8 @@ export async function claimDeliveries(
     options.limit,
     claim,
     options.leaseMs,
-  ] as never[]);
-  return { claim, deliveries: rows as unknown as ClaimedDelivery[] };
+  ]);
+  return { claim, deliveries };
 }
 
 /** The delivery loop as the node's background work (src/index.ts). */
@@ -170,7 +149,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
     const retryAt = !succeeded && delivery.attempts < schedule.length ? finishedAt + schedule[delivery.attempts]! : null;
     const status = succeeded ? "succeeded" : retryAt === null ? "failed" : "pending";
     options.metrics?.observeWebhookAttempt(status === "pending" ? "retrying" : status, outcome.durationMs / 1000);
-    const [endpoint] = (await database.sql.unsafe(RECORD_ATTEMPT, [
+    const [endpoint] = await recordAttempt(database.sql, [
       delivery.id,
       claim,
       status,
@@ -182,7 +161,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
       outcome.statusCode,
       outcome.error,
       outcome.responseBody,
-    ] as never[])) as unknown as { failingSince: number | null; enabled: boolean }[];
+    ]);
     if (!succeeded && endpoint?.enabled && endpoint.failingSince !== null && finishedAt - endpoint.failingSince >= config.disableAfterMs) {
       await disableFailing(delivery.webhookId, finishedAt);
     }
@@ -192,15 +171,10 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
   async function disableFailing(webhookId: string, at: number): Promise<void> {
     const disabled = await database.sql.begin(async (sql) => {
       const reason = `every attempt failed for ${Math.round(config.disableAfterMs / 60_000)} min or more`;
-      const [webhook] = (await sql.unsafe(DISABLE_FAILING, [webhookId, at - config.disableAfterMs, at, reason] as never[])) as unknown as {
-        id: string;
-        accountId: string;
-        url: string;
-        failingSince: number;
-      }[];
+      const [webhook] = await disableFailingEndpoint(sql, [webhookId, at - config.disableAfterMs, at, reason]);
       if (!webhook) return false;
       const data = { webhook: { id: webhook.id, url: webhook.url, failingSince: webhook.failingSince, disabledAt: at, reason } };
-      await sql.unsafe(INSERT_EVENT, [webhook.accountId, "webhook.disabled", JSON.stringify(data), at] as never[]);
+      await insertEvent(sql, [webhook.accountId, "webhook.disabled", JSON.stringify(data), at]);
       logger.log("warn", "webhook disabled", { webhookId, failingSince: webhook.failingSince });
       return true;
     });

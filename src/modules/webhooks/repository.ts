@@ -10,6 +10,8 @@ import {
   type WebhookRow,
 } from "../../db/schema";
 import type { CursorPosition } from "../documents/cursor";
+import { type Executor, run, type StatementParams } from "../../db/statement";
+import { CLAIM_DELIVERIES, DISABLE_FAILING, FAN_OUT, INSERT_EVENT, RECORD_ATTEMPT, WAKE_DELIVERERS } from "./statements";
 
 export type NewWebhook = typeof webhooks.$inferInsert;
 
@@ -110,9 +112,27 @@ export const webhooksRepository = (db: Db) => ({
         ),
       )
       .returning();
-    if (row) await db.$client`select pg_notify('kiln_webhooks', ${webhookId})`;
+    if (row) await run(db, WAKE_DELIVERERS, [webhookId]);
     return row;
   },
 });
 
 export type WebhooksRepository = ReturnType<typeof webhooksRepository>;
+
+// The delivery loop's statements (statements.ts, which names their parameters), on the pool or on the
+// connection of the loop's own transaction.
+
+/** One fan-out turn (FAN_OUT): one row, or none. */
+export const fanOut = (on: Executor, accounts: number, deliveriesPerAccount: number) => run(on, FAN_OUT, [accounts, deliveriesPerAccount]);
+
+/** Claims due deliveries and takes their lease (CLAIM_DELIVERIES). */
+export const claimDue = (on: Executor, params: StatementParams<typeof CLAIM_DELIVERIES>) => run(on, CLAIM_DELIVERIES, params);
+
+/** Records the end of an attempt (RECORD_ATTEMPT). */
+export const recordAttempt = (on: Executor, params: StatementParams<typeof RECORD_ATTEMPT>) => run(on, RECORD_ATTEMPT, params);
+
+/** Disables an endpoint failing since long enough (DISABLE_FAILING). */
+export const disableFailingEndpoint = (on: Executor, params: StatementParams<typeof DISABLE_FAILING>) => run(on, DISABLE_FAILING, params);
+
+/** Records an event of Kiln's own (INSERT_EVENT). */
+export const insertEvent = (on: Executor, params: StatementParams<typeof INSERT_EVENT>) => run(on, INSERT_EVENT, params);

@@ -4,7 +4,27 @@
  * rank per account, the record of abandoned attempts and the update that takes the lease), which
  * Drizzle's builder cannot express.
  */
-import { EVENT_COLUMNS } from "../events/statements";
+import { statement } from "../../db/statement";
+import { EVENT_COLUMNS, type EventRecord } from "../events/statements";
+
+export interface FanOutTurn {
+  /** deliveries made */
+  made: number;
+  /** when the oldest commit not yet fanned out at the turn's start was made (epoch ms); null: none */
+  oldest: number | null;
+}
+
+/** A claimed delivery with its event (EVENT_COLUMNS). */
+export interface ClaimedDelivery extends EventRecord {
+  id: string;
+  accountId: string;
+  attempts: number;
+  webhookId: string;
+  url: string;
+  secret: string;
+  previousSecret: string | null;
+  previousSecretUntil: number | null;
+}
 
 /**
  * Raw: one fan-out turn, each account's newly committed events to the deliveries of the webhooks they
@@ -13,7 +33,9 @@ import { EVENT_COLUMNS } from "../events/statements";
  * how many deliveries it made (0 also when another node's turn holds the lock) and when the oldest commit
  * not yet fanned out was made (epoch ms; null when none).
  */
-export const FAN_OUT = `select made, oldest::float8 as oldest from kiln_webhook_fanout($1::int, $2::int)`;
+export const FAN_OUT = statement<[accounts: number, deliveriesPerAccount: number], FanOutTurn>(
+  `select made, oldest::float8 as oldest from kiln_webhook_fanout($1::int, $2::int)`,
+);
 
 /**
  * Raw: claims up to $5 due deliveries (due at $1, now) for one node, oldest due first, and takes a lease
@@ -24,7 +46,18 @@ export const FAN_OUT = `select made, oldest::float8 as oldest from kiln_webhook_
  * running. A claim taken over from a node that stopped records that attempt as abandoned. Returns what
  * an attempt needs: the endpoint, its secrets and the event.
  */
-export const CLAIM_DELIVERIES = `
+export const CLAIM_DELIVERIES = statement<
+  [
+    now: number,
+    endpointConcurrency: number,
+    accountConcurrency: number,
+    inFlightByAccount: string,
+    limit: number,
+    claim: string,
+    leaseMs: number,
+  ],
+  ClaimedDelivery
+>(`
   with candidates as (
     select d.id, d.account_id, d.next_attempt_at, d.event_seq
     from webhooks w
@@ -62,7 +95,7 @@ export const CLAIM_DELIVERIES = `
   where d.id = ch.id and w.id = d.webhook_id and e.seq = d.event_seq and c.account_id = e.account_id and c.tx = e.tx
   returning d.id, d.account_id as "accountId", d.attempts, d.webhook_id as "webhookId", w.url, w.secret,
     w.previous_secret as "previousSecret", w.previous_secret_until::float8 as "previousSecretUntil",
-    ${EVENT_COLUMNS}`;
+    ${EVENT_COLUMNS}`);
 
 /**
  * Raw: the end of an attempt, if this node still holds its claim ($2): the delivery's new state, the
@@ -71,7 +104,22 @@ export const CLAIM_DELIVERIES = `
  * $6 attempt number, $7 started at, $8 duration, $9 status code, $10 error, $11 the answer's first bytes.
  * Returns the endpoint's failure streak start and whether it is enabled.
  */
-export const RECORD_ATTEMPT = `
+export const RECORD_ATTEMPT = statement<
+  [
+    deliveryId: string,
+    claim: string,
+    status: "pending" | "succeeded" | "failed",
+    retryAt: number | null,
+    now: number,
+    attempt: number,
+    startedAt: number,
+    durationMs: number,
+    statusCode: number | null,
+    error: string | null,
+    responseBody: string | null,
+  ],
+  { failingSince: number | null; enabled: boolean }
+>(`
   with done as (
     update webhook_deliveries
     set status = $3, next_attempt_at = $4, claim = null, last_status_code = $9, last_error = $10,
@@ -87,17 +135,23 @@ export const RECORD_ATTEMPT = `
   set failing_since = case when $3 = 'succeeded' then null else coalesce(w.failing_since, $7::bigint) end
   from done
   where w.id = done.webhook_id
-  returning w.failing_since::float8 as "failingSince", w.enabled`;
+  returning w.failing_since::float8 as "failingSince", w.enabled`);
+
+/** Raw: wakes the delivery loops of every node (a delivery made due by hand, retryDelivery). $1 webhook. */
+export const WAKE_DELIVERERS = statement<[webhookId: string], never>("select pg_notify('kiln_webhooks', $1)");
 
 /**
  * Raw: disables an endpoint whose failures began at or before $2 and have not stopped since, once (the
  * node whose update matches writes the event). $1 webhook, $3 now, $4 the reason.
  */
-export const DISABLE_FAILING = `
+export const DISABLE_FAILING = statement<
+  [webhookId: string, failingSinceAtMost: number, now: number, reason: string],
+  { id: string; accountId: string; url: string; failingSince: number }
+>(`
   update webhooks
   set enabled = false, disabled_at = $3, disabled_reason = $4, updated_at = $3
   where id = $1 and enabled and failing_since is not null and failing_since <= $2
-  returning id, account_id as "accountId", url, failing_since::float8 as "failingSince"`;
+  returning id, account_id as "accountId", url, failing_since::float8 as "failingSince"`);
 
 /**
  * Raw: an event of Kiln's own (webhook.disabled), recorded by the one writer of event rows
@@ -105,4 +159,6 @@ export const DISABLE_FAILING = `
  * notification for the live stream; the fan-out then makes its deliveries. $1 account, $2 type, $3 data,
  * $4 now.
  */
-export const INSERT_EVENT = `select kiln_record_event($1, $2, null, $3::jsonb, null, $4::bigint), pg_notify('kiln_events', $1)`;
+export const INSERT_EVENT = statement<[accountId: string, type: string, data: string, now: number], never>(
+  `select kiln_record_event($1, $2, null, $3::jsonb, null, $4::bigint), pg_notify('kiln_events', $1)`,
+);
