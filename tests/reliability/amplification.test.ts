@@ -16,7 +16,11 @@ import { rssOf, watchServer } from "./support/watch";
 const RUNS = Number(process.env.AMPLIFICATION_RUNS ?? 12);
 const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 const RSS_BOUND_BYTES = 1024 * 1024 * 1024;
-const HEALTH_BOUND_MS = 100;
+/**
+ * /health's slowest answer while the cases run: a run holding the main thread shows as seconds (the
+ * class this catches); a loaded 2-core machine alone gave 113 and 277 ms with other suites running.
+ */
+const HEALTH_BOUND_MS = 250;
 
 let run: RunServer;
 let key: string;
