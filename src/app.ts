@@ -7,7 +7,8 @@ import type { Config } from "./config";
 import type { Database } from "./db/client";
 import { bodyParser, type BodyLimit } from "./http/body";
 import { createLogger, requestContext, requestState, type Logger } from "./http/context";
-import { HttpError } from "./core/errors";
+import { httpError } from "./core/errors";
+import { ERRORS } from "./core/error-codes";
 import { errorHandler, methodsAllowed } from "./http/errors";
 import { authentication, Authenticator } from "./modules/auth";
 import type { RateCounter } from "./http/rate-limit";
@@ -78,15 +79,15 @@ export function createApp(deps: AppDeps) {
   });
   const documentBodyLimit: BodyLimit = {
     bytes: MAX_DOCUMENT_BODY_BYTES,
-    tooLarge: (limit) => new HttpError(413, "document_too_large", `The request body exceeds ${limit} bytes`),
+    tooLarge: (limit) => httpError(ERRORS.document_too_large, `The request body exceeds ${limit} bytes`),
   };
   const utilityBodyLimit: BodyLimit = {
     bytes: config.utilityMaxPayloadBytes,
-    tooLarge: (limit) => new HttpError(413, "payload_too_large", `The utility payload exceeds ${limit} bytes`),
+    tooLarge: (limit) => httpError(ERRORS.payload_too_large, `The utility payload exceeds ${limit} bytes`),
   };
   const pipelineBodyLimit: BodyLimit = {
     bytes: PIPELINE_DEFINITION_MAX_BYTES,
-    tooLarge: (limit) => new HttpError(413, "pipeline_too_large", `A pipeline definition may hold at most ${limit} bytes`),
+    tooLarge: (limit) => httpError(ERRORS.pipeline_too_large, `A pipeline definition may hold at most ${limit} bytes`),
   };
   const bodyLimits = new Map<string, BodyLimit>([
     ...[EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES].map((route) => [route, utilityBodyLimit] as const),

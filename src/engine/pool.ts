@@ -15,7 +15,8 @@
  * another's runs by more than one run per account.
  */
 import type { Config } from "../config";
-import { HttpError } from "../core/errors";
+import { type HttpError, httpError } from "../core/errors";
+import { ERRORS } from "../core/error-codes";
 import type { PatchJob } from "../core/json/patch";
 import type { StepsJob, ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
 import { currentThreadId, memoryPageSize, threadPageFaults } from "./thread-memory";
@@ -389,14 +390,13 @@ const BUSY_RETRY_SECONDS = 1;
 export function refusalOf(error: PoolBusyError | AccountBusyError): HttpError {
   const headers = { "Retry-After": String(BUSY_RETRY_SECONDS) };
   if (error instanceof AccountBusyError)
-    return new HttpError(
-      429,
-      "account_busy",
+    return httpError(
+      ERRORS.account_busy,
       `This account already has ${error.waitingLimit} runs waiting for a utility worker (UTILITY_QUEUE_PER_ACCOUNT) besides the ${error.runningLimit} it may run at once (UTILITY_WORKERS_PER_ACCOUNT); retry after ${BUSY_RETRY_SECONDS} s`,
       { headers },
     );
   const detail = error.message.charAt(0).toUpperCase() + error.message.slice(1);
-  return new HttpError(503, "busy", `${detail}; retry after ${BUSY_RETRY_SECONDS} s`, { headers });
+  return httpError(ERRORS.busy, `${detail}; retry after ${BUSY_RETRY_SECONDS} s`, { headers });
 }
 
 /** The job as posted, and the buffers it moves to the worker. */

@@ -6,7 +6,8 @@
  * lossless document content and for utility inputs that travel to workers unparsed.
  */
 import { Elysia } from "elysia";
-import { HttpError, badRequest } from "../core/errors";
+import { HttpError, httpError } from "../core/errors";
+import { ERRORS } from "../core/error-codes";
 import { parseJsonBytes } from "../core/json/parse";
 
 export class BodyProblem {
@@ -132,13 +133,12 @@ const FORM_TYPES = /^\s*(multipart\/|application\/x-www-form-urlencoded)/i;
 function unsupportedBody(request: Request): HttpError | undefined {
   const encoding = request.headers.get("content-encoding");
   if (encoding !== null && encoding.trim().toLowerCase() !== "identity") {
-    return new HttpError(415, "unsupported_media_type", `Content-Encoding '${encoding}' is not accepted; send the body uncompressed`);
+    return httpError(ERRORS.unsupported_media_type, `Content-Encoding '${encoding}' is not accepted; send the body uncompressed`);
   }
   const type = request.headers.get("content-type");
   if (type !== null && FORM_TYPES.test(type)) {
-    return new HttpError(
-      415,
-      "unsupported_media_type",
+    return httpError(
+      ERRORS.unsupported_media_type,
       `Content-Type '${type.split(";")[0].trim()}' is not accepted; send JSON (application/json)`,
     );
   }
@@ -169,7 +169,7 @@ export const bodyParser = (options: BodyParserOptions) =>
     if (raw) return new RawBody(bytes);
     if (bytes.byteLength === 0) return new ParsedBody(undefined);
     const parsed = parseJsonBytes(bytes);
-    if (!parsed.ok) return new BodyProblem(badRequest("malformed_json", parsed.message));
+    if (!parsed.ok) return new BodyProblem(httpError(ERRORS.malformed_json, parsed.message));
     makePrintable(bytes, parsed.value);
     return new ParsedBody(parsed.value);
   });

@@ -37,7 +37,8 @@
 import { and, eq, inArray, isNull, lte, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { accounts, documents, idempotencyKeys } from "../db/schema";
-import { badRequest, forbidden, HttpError, notFound } from "../core/errors";
+import { forbidden, httpError } from "../core/errors";
+import { ERRORS } from "../core/error-codes";
 import { rawBody } from "./body";
 import { requestState } from "./context";
 
@@ -78,19 +79,17 @@ interface Claim {
 const claims = new WeakMap<Request, Claim>();
 
 const answerNotKept = (status: number) =>
-  new HttpError(
-    409,
-    "idempotency_answer_not_kept",
+  httpError(
+    ERRORS.idempotency_answer_not_kept,
     `The first request with this Idempotency-Key answered ${status}, but its answer was not kept (larger than IDEMPOTENCY_MAX_ANSWER_BYTES, or the account's kept answers had reached IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT); use a new key to run the request again (or ask for a smaller answer, e.g. output.return: false)`,
   );
 const keyReused = () =>
-  new HttpError(
-    422,
-    "idempotency_key_reused",
+  httpError(
+    ERRORS.idempotency_key_reused,
     "This Idempotency-Key was already used with a different request (method, path or body); use a new key for a new request",
   );
 const inProgress = () =>
-  new HttpError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still running; retry once it has finished", {
+  httpError(ERRORS.idempotency_in_progress, "A request with this Idempotency-Key is still running; retry once it has finished", {
     headers: { "Retry-After": "1" },
   });
 
@@ -98,7 +97,8 @@ const inProgress = () =>
 function idempotencyKeyOf(request: Request): string | undefined {
   const key = request.headers.get("idempotency-key");
   if (key === null) return undefined;
-  if (!KEY.test(key)) throw badRequest("invalid_idempotency_key", "The Idempotency-Key header must be 1 to 255 printable ASCII characters");
+  if (!KEY.test(key))
+    throw httpError(ERRORS.invalid_idempotency_key, "The Idempotency-Key header must be 1 to 255 printable ASCII characters");
   return key;
 }
 
@@ -166,8 +166,8 @@ export const idempotency = (deps: IdempotencyDeps) => {
       .where(and(eq(documents.accountId, principal.accountId), inArray(documents.id, requires.documentIds), isNull(documents.deletedAt)));
     const gone = requires.documentIds.find((id) => !found.some((row) => row.id === id));
     if (gone)
-      throw notFound(
-        "document_not_found",
+      throw httpError(
+        ERRORS.document_not_found,
         `No document with id '${gone}': the answer kept for this Idempotency-Key names a document that was deleted since`,
       );
   }

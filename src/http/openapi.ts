@@ -16,12 +16,14 @@
  * problem statuses with the codes they carry, response headers, If-Match / If-None-Match, Range, 304, and
  * a raw request body with its media type.
  *
- * Every problem response lists the codes it can carry as an `enum` of `code` (codesOf reads them from the
- * status's description; the shared statuses add theirs), so a generated client can switch on them.
+ * Every problem response lists the codes it can carry as an `enum` of `code` (the catalogue entries its
+ * description is written around, src/core/error-codes.ts; the shared statuses add theirs), so a generated
+ * client can switch on them.
  */
 import { Elysia, t, type AnyElysia } from "elysia";
 import { Type, type TSchema } from "@sinclair/typebox";
 import { resolve } from "node:path";
+import { ERRORS, problems, type Problems } from "../core/error-codes";
 import { requiredPermission } from "./permissions";
 import { staticAsset } from "./static-asset";
 
@@ -85,34 +87,20 @@ const RATE_LIMIT_HEADERS: HeaderName[] = [
 
 /** The shared statuses, one code each, added to a route by what it has (buildOpenApiDocument decides). */
 const SHARED = {
-  validationFailed: "validation_failed: errors[] names each invalid field or parameter",
-  malformedJson: "malformed_json: the body is not JSON",
-  bodyRequired: "body_required: the body is empty",
-  bodyTooLarge: "document_too_large: the request body is larger than the route accepts",
-  unsupportedMediaType: "unsupported_media_type: a Content-Encoding or Content-Type Kiln does not take",
-  tokenInQuery: "token_in_query: a key or token in the query string; send it in the Authorization header",
-  unauthorized: "unauthorized: no key, not the Bearer scheme, or a key that is unknown, revoked or expired",
-  forbidden: "forbidden: the key lacks the permission of this API area",
-  rateLimited: "rate_limited: the account's requests per minute are used up",
-  tooManyFailures:
-    "too_many_failed_authentications: too many unknown, revoked or expired keys from this client (a valid key is still served)",
-  databaseUnavailable: "database_unavailable: the database cannot be reached right now; retry after Retry-After",
-  databaseBusy:
-    "database_busy: the database rolled the request back in a conflict with another (a deadlock or a serialization failure); nothing was written; retry after Retry-After",
-  internalError: "internal_error: logged with the request id",
+  validationFailed: problems`${ERRORS.validation_failed}: errors[] names each invalid field or parameter`,
+  malformedJson: problems`${ERRORS.malformed_json}: the body is not JSON`,
+  bodyRequired: problems`${ERRORS.body_required}: the body is empty`,
+  bodyTooLarge: problems`${ERRORS.document_too_large}: the request body is larger than the route accepts`,
+  unsupportedMediaType: problems`${ERRORS.unsupported_media_type}: a Content-Encoding or Content-Type Kiln does not take`,
+  tokenInQuery: problems`${ERRORS.token_in_query}: a key or token in the query string; send it in the Authorization header`,
+  unauthorized: problems`${ERRORS.unauthorized}: no key, not the Bearer scheme, or a key that is unknown, revoked or expired`,
+  forbidden: problems`${ERRORS.forbidden}: the key lacks the permission of this API area`,
+  rateLimited: problems`${ERRORS.rate_limited}: the account's requests per minute are used up`,
+  tooManyFailures: problems`${ERRORS.too_many_failed_authentications}: too many unknown, revoked or expired keys from this client (a valid key is still served)`,
+  databaseUnavailable: problems`${ERRORS.database_unavailable}: the database cannot be reached right now; retry after Retry-After`,
+  databaseBusy: problems`${ERRORS.database_busy}: the database rolled the request back in a conflict with another (a deadlock or a serialization failure); nothing was written; retry after Retry-After`,
+  internalError: problems`${ERRORS.internal_error}: logged with the request id`,
 } as const;
-
-/**
- * The codes a problem description names, in order: each snake_case word (`document_not_found`), and a
- * plain word that opens a clause with a colon (`busy: …`, `…; draining: …`).
- */
-export function codesOf(description: string): string[] {
-  const codes = new Set<string>();
-  for (const match of description.matchAll(/(?<![\w./-])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)(?![\w/-])|(?:^|;\s*)([a-z]+):/g)) {
-    codes.add(match[1] ?? match[2]);
-  }
-  return [...codes];
-}
 
 const PROBLEM = { $ref: "#/components/schemas/Problem" };
 
@@ -122,10 +110,10 @@ const problemSchema = (codes: string[]): Json =>
     ? PROBLEM
     : { allOf: [PROBLEM, { type: "object", properties: { code: { type: "string", enum: codes } }, required: ["code"] }] };
 
-const problemResponse = (description: string, headers: HeaderName[] = [], optionalHeaders: HeaderName[] = []): Json => ({
-  description,
+const problemResponse = (problem: Problems, headers: HeaderName[] = [], optionalHeaders: HeaderName[] = []): Json => ({
+  description: problem.description,
   ...(headers.length || optionalHeaders.length ? { headers: { ...headerRefs(headers, headers), ...headerRefs(optionalHeaders) } } : {}),
-  content: { "application/problem+json": { schema: problemSchema(codesOf(description)) } },
+  content: { "application/problem+json": { schema: problemSchema([...problem.codes]) } },
 });
 
 /** The codes a problem response lists. */
@@ -136,21 +124,21 @@ export function problemCodes(response: Json): string[] {
 }
 
 /**
- * Adds a problem to `responses`: a new status, or the codes of `description` that the status does not
- * list yet (its description then gains that sentence, its headers these ones).
+ * Adds a problem to `responses`: a new status, or the codes of `problem` that the status does not list
+ * yet (its description then gains that sentence, its headers these ones).
  */
-function addProblem(responses: Record<string, Json>, status: number, description: string, headers: HeaderName[] = []): void {
+function addProblem(responses: Record<string, Json>, status: number, problem: Problems, headers: HeaderName[] = []): void {
   const existing = responses[status];
   if (!existing) {
-    responses[status] = problemResponse(description, headers);
+    responses[status] = problemResponse(problem, headers);
     return;
   }
   const listed = problemCodes(existing);
-  const added = codesOf(description).filter((code) => !listed.includes(code));
+  const added = problem.codes.filter((code) => !listed.includes(code));
   if (added.length === 0) return;
   responses[status] = {
     ...existing,
-    description: `${existing.description}; ${description}`,
+    description: `${existing.description}; ${problem.description}`,
     headers: { ...(existing.headers as Json), ...headerRefs(headers, headers) },
     content: { "application/problem+json": { schema: problemSchema([...listed, ...added]) } },
   };
@@ -168,10 +156,10 @@ export interface OperationOptions {
   summary: string;
   description?: string;
   /**
-   * route-specific problem statuses: a description naming the codes each carries (their `enum`, read by
-   * codesOf: snake_case words, or a plain word opening a clause with a colon) and why
+   * route-specific problem statuses: the codes each carries (their `enum`) and why, as prose around
+   * catalogue entries: problems`${ERRORS.document_not_found} (also another account's)`
    */
-  errors?: Record<number, string>;
+  errors?: Record<number, Problems>;
   /** headers every response of this status carries */
   headers?: Record<number, HeaderName[]>;
   /** the route takes an Idempotency-Key (http/idempotency.ts): the header, 409, 422, and Idempotent-Replayed on this success status */
@@ -249,7 +237,7 @@ function rangeResponses(success: Json | undefined): Json {
       content: { "application/json": { schema: { type: "string", description: "the requested bytes of the stored JSON text" } } },
     },
     416: problemResponse(
-      "range_not_satisfiable: the Range starts past the end of the content; Content-Range (bytes */<size>) gives its size",
+      problems`${ERRORS.range_not_satisfiable}: the Range starts past the end of the content; Content-Range (bytes */<size>) gives its size`,
       ["Content-Range"],
       ["Accept-Ranges"],
     ),
@@ -259,8 +247,8 @@ function rangeResponses(success: Json | undefined): Json {
 /** A route's `detail`: standard OpenAPI operation fields, merged by the generator with what it derives. */
 export function operation(options: OperationOptions) {
   const responses: Json = {};
-  for (const [status, description] of Object.entries(options.errors ?? {})) {
-    responses[status] = problemResponse(description, Number(status) === 503 ? ["Retry-After"] : []);
+  for (const [status, problem] of Object.entries(options.errors ?? {})) {
+    responses[status] = problemResponse(problem, Number(status) === 503 ? ["Retry-After"] : []);
   }
   for (const [status, response] of Object.entries(options.responses ?? {})) {
     responses[status] = { description: response.description, content: mediaTypes(response.content) };
@@ -271,15 +259,21 @@ export function operation(options: OperationOptions) {
     response.headers = { ...(response.headers as Json), ...headerRefs(names, names) };
   }
   if (options.idempotent) {
-    const problems = responses as Record<string, Json>;
-    addProblem(problems, 400, "invalid_idempotency_key: the Idempotency-Key is not 1 to 255 printable ASCII characters");
-    addProblem(problems, 409, "idempotency_in_progress: a request with this Idempotency-Key is still running", ["Retry-After"]);
+    const answers = responses as Record<string, Json>;
+    addProblem(answers, 400, problems`${ERRORS.invalid_idempotency_key}: the Idempotency-Key is not 1 to 255 printable ASCII characters`);
+    addProblem(answers, 409, problems`${ERRORS.idempotency_in_progress}: a request with this Idempotency-Key is still running`, [
+      "Retry-After",
+    ]);
     addProblem(
-      problems,
+      answers,
       409,
-      "idempotency_answer_not_kept: the first request with this Idempotency-Key was carried out, but its answer was too large to keep",
+      problems`${ERRORS.idempotency_answer_not_kept}: the first request with this Idempotency-Key was carried out, but its answer was too large to keep`,
     );
-    addProblem(problems, 422, "idempotency_key_reused: this Idempotency-Key was used with another request (method, path or body)");
+    addProblem(
+      answers,
+      422,
+      problems`${ERRORS.idempotency_key_reused}: this Idempotency-Key was used with another request (method, path or body)`,
+    );
     const success = (responses[options.idempotent.success] ??= {}) as Json;
     success.headers = { ...(success.headers as Json), ...headerRefs(["Idempotent-Replayed"]) };
   }

@@ -8,7 +8,8 @@
  */
 import { Elysia } from "elysia";
 import type { Db } from "../../db/client";
-import { forbidden, HttpError, unauthorized } from "../../core/errors";
+import { forbidden, HttpError, unauthorized, httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import { clientAddressOf } from "../../server/transport";
 import { requestState } from "../../http/context";
 import { settleBody } from "../../http/body";
@@ -90,9 +91,8 @@ export function clientOf(address: string): string {
 
 function tooManyFailures(until: number, now: number, from: string): HttpError {
   const retryAfter = Math.max(1, Math.ceil((until - now) / 1000));
-  return new HttpError(
-    429,
-    "too_many_failed_authentications",
+  return httpError(
+    ERRORS.too_many_failed_authentications,
     `Too many requests with an invalid API key ${from}; retry in ${retryAfter} s with a valid key`,
     { headers: { "Retry-After": String(retryAfter) } },
   );
@@ -252,9 +252,8 @@ export class Authenticator {
       const decision = taken instanceof Promise ? await taken : taken;
       Object.assign(state.headers, rateLimitHeaders(decision, this.now()));
       if (!decision.allowed)
-        throw new HttpError(
-          429,
-          "rate_limited",
+        throw httpError(
+          ERRORS.rate_limited,
           `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfterSeconds} s`,
         );
     }

@@ -3,7 +3,8 @@ import { Elysia, t } from "elysia";
 import { requirePrincipal, type AuthPlugin } from "../auth/index";
 import type { IdempotencyHooks } from "../../http/idempotency";
 import { RawBody, rawBody } from "../../http/body";
-import { badRequest, HttpError } from "../../core/errors";
+import { httpError } from "../../core/errors";
+import { ERRORS, problems } from "../../core/error-codes";
 import { parseJsonBytes } from "../../core/json/parse";
 import { contentResponse, downloadResponse, notModifiedResponse, stringHeaders } from "./download";
 import { contentETag, ifNoneMatchHits, metadataETag } from "./etag";
@@ -127,7 +128,9 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
             summary: "List documents",
             description:
               "Newest first. Pass nextCursor as cursor for the next page; null means no more. `folder` lists that folder's documents only; with `recursive=true`, its subfolders' too. `deleted=true` lists the caller's soft-deleted documents instead.",
-            errors: { 400: "validation_failed (limit, folder, recursive, deleted, unknown query parameter) or invalid_cursor" },
+            errors: {
+              400: problems`${ERRORS.validation_failed} (limit, folder, recursive, deleted, unknown query parameter) or ${ERRORS.invalid_cursor}`,
+            },
           }),
           parameters: [LIMIT_PARAMETER],
         },
@@ -151,9 +154,9 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           description:
             "Exactly one of content (stored exactly as written in the request) and contentText (JSON text, stored byte for byte).",
           errors: {
-            413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded",
-            503: "content_store_unavailable: the content store cannot be reached; nothing was stored (Retry-After)",
-            507: "insufficient_storage: the content store has no room (a full disk); nothing was stored",
+            413: problems`${ERRORS.document_too_large} (over the account's maximum document size) or ${ERRORS.storage_limit_exceeded}`,
+            503: problems`${ERRORS.content_store_unavailable}: the content store cannot be reached; nothing was stored (Retry-After)`,
+            507: problems`${ERRORS.insufficient_storage}: the content store has no room (a full disk); nothing was stored`,
           },
           headers: { 201: ["Location", "ETag"] },
           idempotent: { success: 201 },
@@ -175,7 +178,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           operationId: "getDocument",
           summary: "Get document metadata",
           description: "ETag is the metadata version; If-None-Match gives 304.",
-          errors: { 404: "document_not_found" },
+          errors: { 404: problems`${ERRORS.document_not_found}` },
           headers: { 200: ["ETag"] },
           conditional: ["If-None-Match"],
           notModified: true,
@@ -205,9 +208,9 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           description:
             "The stored bytes, streamed from the content store, with Content-Length and Content-Disposition: attachment. ETag is the content hash; If-None-Match gives 304 without reading the content.",
           errors: {
-            404: "document_not_found",
-            500: "content_missing: the content is missing from the content store (removed behind Kiln's back; logged), or internal_error",
-            503: "content_store_unavailable: the content store cannot be reached (Retry-After)",
+            404: problems`${ERRORS.document_not_found}`,
+            500: problems`${ERRORS.content_missing}: the content is missing from the content store (removed behind Kiln's back; logged), or ${ERRORS.internal_error}`,
+            503: problems`${ERRORS.content_store_unavailable}: the content store cannot be reached (Retry-After)`,
           },
           headers: { 200: ["ETag", "Content-Disposition"] },
           conditional: ["If-None-Match"],
@@ -231,9 +234,9 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           const { principal, params } = context as unknown as { principal: Parameters<typeof requirePrincipal>[0]; params: { id: string } };
           await getDocument(deps, requirePrincipal(principal).accountId, params.id);
           const bytes = rawBytes(context.body);
-          if (bytes.byteLength === 0) throw badRequest("body_required", "A JSON request body is required");
+          if (bytes.byteLength === 0) throw httpError(ERRORS.body_required, "A JSON request body is required");
           const parsed = parseJsonBytes(bytes);
-          if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
+          if (!parsed.ok) throw httpError(ERRORS.malformed_json, parsed.message);
           context.body = parsed.value as typeof context.body;
         },
         body: UpdateDocumentBody,
@@ -243,7 +246,10 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           summary: "Update document metadata",
           description: "At least one field. Tags are replaced, not merged.",
           requestBody: { content: { "application/json": UpdateDocumentBody } },
-          errors: { 404: "document_not_found", 412: "precondition_failed: If-Match is not the current metadata ETag" },
+          errors: {
+            404: problems`${ERRORS.document_not_found}`,
+            412: problems`${ERRORS.precondition_failed}: If-Match is not the current metadata ETag`,
+          },
           headers: { 200: ["ETag"] },
           conditional: ["If-Match"],
         }),
@@ -267,11 +273,11 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           description: "The body is the new JSON value itself, stored byte for byte.",
           requestBody: { description: "any JSON value", content: { "application/json": {} } },
           errors: {
-            404: "document_not_found",
-            412: "precondition_failed: If-Match is not the current content ETag",
-            413: "document_too_large (over the account's maximum document size) or storage_limit_exceeded",
-            503: "content_store_unavailable: the content store cannot be reached; nothing was stored (Retry-After)",
-            507: "insufficient_storage: the content store has no room (a full disk); nothing was stored",
+            404: problems`${ERRORS.document_not_found}`,
+            412: problems`${ERRORS.precondition_failed}: If-Match is not the current content ETag`,
+            413: problems`${ERRORS.document_too_large} (over the account's maximum document size) or ${ERRORS.storage_limit_exceeded}`,
+            503: problems`${ERRORS.content_store_unavailable}: the content store cannot be reached; nothing was stored (Retry-After)`,
+            507: problems`${ERRORS.insufficient_storage}: the content store has no room (a full disk); nothing was stored`,
           },
           headers: { 200: ["ETag"] },
           conditional: ["If-Match"],
@@ -304,15 +310,15 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
             content: { [JSON_PATCH]: JsonPatchDocument, [MERGE_PATCH]: MergePatchDocument },
           },
           errors: {
-            400: "patch_invalid: not an array of operations, a malformed operation, or a path that does not exist (errors[0].path is /<index> of the operation); malformed_json; body_required",
-            404: "document_not_found",
-            409: "patch_test_failed: a test operation found a different value",
-            412: "precondition_failed: If-Match is not the current content ETag",
-            408: "patch_timeout: a patch applied in a worker ran past UTILITY_TIMEOUT_MS; nothing was stored",
-            413: "document_too_large (the result would be over the account's maximum document size: refused at that operation, before it copies anything), storage_limit_exceeded, or patch_too_expensive (more than 16 × the limit plus the patch in work: split it)",
-            415: "unsupported_media_type: neither application/json-patch+json nor application/merge-patch+json",
-            429: "account_busy: a patch too large for the request thread, and the account already has UTILITY_QUEUE_PER_ACCOUNT runs waiting for a worker; retry after Retry-After",
-            503: "busy: a patch too large for the request thread, and every worker is busy with UTILITY_QUEUE_LIMIT runs waiting; retry after Retry-After",
+            400: problems`${ERRORS.patch_invalid}: not an array of operations, a malformed operation, or a path that does not exist (errors[0].path is /<index> of the operation); ${ERRORS.malformed_json}; ${ERRORS.body_required}`,
+            404: problems`${ERRORS.document_not_found}`,
+            409: problems`${ERRORS.patch_test_failed}: a test operation found a different value`,
+            412: problems`${ERRORS.precondition_failed}: If-Match is not the current content ETag`,
+            408: problems`${ERRORS.patch_timeout}: a patch applied in a worker ran past UTILITY_TIMEOUT_MS; nothing was stored`,
+            413: problems`${ERRORS.document_too_large} (the result would be over the account's maximum document size: refused at that operation, before it copies anything), ${ERRORS.storage_limit_exceeded}, or ${ERRORS.patch_too_expensive} (more than 16 × the limit plus the patch in work: split it)`,
+            415: problems`${ERRORS.unsupported_media_type}: neither application/json-patch+json nor application/merge-patch+json`,
+            429: problems`${ERRORS.account_busy}: a patch too large for the request thread, and the account already has UTILITY_QUEUE_PER_ACCOUNT runs waiting for a worker; retry after Retry-After`,
+            503: problems`${ERRORS.busy}: a patch too large for the request thread, and every worker is busy with UTILITY_QUEUE_LIMIT runs waiting; retry after Retry-After`,
           },
           headers: { 200: ["ETag"] },
           conditional: ["If-Match"],
@@ -338,7 +344,10 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
             summary: "List a document's kept versions",
             description:
               "Newest first (the current content is the newest); limit and cursor as in the document list. The account's maxVersions bounds how many are kept; older ones are dropped.",
-            errors: { 400: "validation_failed (limit, unknown query parameter) or invalid_cursor", 404: "document_not_found" },
+            errors: {
+              400: problems`${ERRORS.validation_failed} (limit, unknown query parameter) or ${ERRORS.invalid_cursor}`,
+              404: problems`${ERRORS.document_not_found}`,
+            },
           }),
           parameters: [LIMIT_PARAMETER],
         },
@@ -362,7 +371,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           operationId: "downloadDocumentVersion",
           summary: "Download one version's content",
           description: "That version's bytes, with its ETag and Content-Disposition like the current download; If-None-Match gives 304.",
-          errors: { 404: "document_not_found, or version_not_found for a version that is not kept" },
+          errors: { 404: problems`${ERRORS.document_not_found}, or ${ERRORS.version_not_found} for a version that is not kept` },
           headers: { 200: ["ETag", "Content-Disposition"] },
           conditional: ["If-None-Match"],
           notModified: true,
@@ -388,9 +397,9 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           description:
             "The content of that version becomes a new version (history is never rewritten); 200 with the document and its new content ETag.",
           errors: {
-            404: "document_not_found, or version_not_found for a version that is not kept",
-            412: "precondition_failed: If-Match is not the current content ETag",
-            413: "document_too_large or storage_limit_exceeded: the copy does not fit the account",
+            404: problems`${ERRORS.document_not_found}, or ${ERRORS.version_not_found} for a version that is not kept`,
+            412: problems`${ERRORS.precondition_failed}: If-Match is not the current content ETag`,
+            413: problems`${ERRORS.document_too_large} or ${ERRORS.storage_limit_exceeded}: the copy does not fit the account`,
           },
           headers: { 200: ["ETag"] },
           conditional: ["If-Match"],
@@ -410,7 +419,10 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           operationId: "deleteDocument",
           summary: "Soft-delete a document",
           description: "It stays restorable (and counts towards storage) until purgeAt.",
-          errors: { 404: "document_not_found", 412: "precondition_failed: If-Match is not the current metadata ETag" },
+          errors: {
+            404: problems`${ERRORS.document_not_found}`,
+            412: problems`${ERRORS.precondition_failed}: If-Match is not the current metadata ETag`,
+          },
           conditional: ["If-Match"],
         }),
       },
@@ -428,7 +440,10 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
           operationId: "purgeDocument",
           summary: "Purge a soft-deleted document",
           description: "Permanent; releases its storage.",
-          errors: { 404: "document_not_found", 409: "document_not_deleted: the document is active; delete it first" },
+          errors: {
+            404: problems`${ERRORS.document_not_found}`,
+            409: problems`${ERRORS.document_not_deleted}: the document is active; delete it first`,
+          },
         }),
       },
     )
@@ -444,7 +459,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
         detail: operation({
           operationId: "restoreDocument",
           summary: "Restore a soft-deleted document",
-          errors: { 404: "document_not_found", 409: "document_not_deleted: the document is active" },
+          errors: { 404: problems`${ERRORS.document_not_found}`, 409: problems`${ERRORS.document_not_deleted}: the document is active` },
           headers: { 200: ["ETag"] },
         }),
       },
@@ -483,7 +498,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
         const accountId = requirePrincipal(principal).accountId;
         const type = request.headers.get("content-type")?.split(";")[0].trim().toLowerCase();
         if (type !== "application/x-ndjson")
-          throw new HttpError(415, "unsupported_media_type", "The import body must be NDJSON: Content-Type: application/x-ndjson");
+          throw httpError(ERRORS.unsupported_media_type, "The import body must be NDJSON: Content-Type: application/x-ndjson");
         const results = importDocuments(deps, accountId, request.body, deps.importLineMaxBytes);
         return new Response(results, {
           headers: { ...stringHeaders(set.headers as Record<string, string>), "Content-Type": "application/x-ndjson" },
@@ -505,7 +520,7 @@ export const documentsModule = (deps: DocumentsDeps & { auth: AuthPlugin; idempo
               content: { "application/x-ndjson": new NdjsonLines(ImportResult, "one result per non-blank input line, in order") },
             },
           },
-          errors: { 415: "unsupported_media_type: the body is not application/x-ndjson (or has a Content-Encoding)" },
+          errors: { 415: problems`${ERRORS.unsupported_media_type}: the body is not application/x-ndjson (or has a Content-Encoding)` },
         }),
       },
     )

@@ -4,7 +4,8 @@
  * and whatever a crash leaves behind is collected by the orphan sweep.
  */
 import type { DocumentRow } from "../../db/schema";
-import { HttpError, badRequest, notFound, validationError, type FieldError } from "../../core/errors";
+import { HttpError, validationError, type FieldError, httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import { CheckedJson, parseJsonBytes } from "../../core/json/parse";
 import { newId } from "../../core/keys";
 import type { ContentStore, OpenedContent, StoredContent } from "../../storage/content-store";
@@ -67,16 +68,16 @@ export const documentView = (row: DocumentViewFields) => ({
   updatedAt: row.updatedAt,
 });
 
-export const documentNotFound = (id: string) => notFound("document_not_found", `No document with id '${id}'`);
+export const documentNotFound = (id: string) => httpError(ERRORS.document_not_found, `No document with id '${id}'`);
 const documentNotDeleted = (id: string) =>
-  new HttpError(409, "document_not_deleted", `Document '${id}' is not deleted; delete it first (DELETE /api/v1/documents/${id})`);
+  httpError(ERRORS.document_not_deleted, `Document '${id}' is not deleted; delete it first (DELETE /api/v1/documents/${id})`);
 export const preconditionFailed = (current: string) =>
-  new HttpError(412, "precondition_failed", `If-Match does not match the current ETag ${current}`);
+  httpError(ERRORS.precondition_failed, `If-Match does not match the current ETag ${current}`);
 
 function quotaError(outcome: QuotaRefusal, size: number): HttpError {
   return outcome === "document_too_large"
-    ? new HttpError(413, "document_too_large", `The content (${size} bytes) exceeds the account's maximum document size`)
-    : new HttpError(413, "storage_limit_exceeded", `Storing ${size} bytes would exceed the account's storage limit`);
+    ? httpError(ERRORS.document_too_large, `The content (${size} bytes) exceeds the account's maximum document size`)
+    : httpError(ERRORS.storage_limit_exceeded, `Storing ${size} bytes would exceed the account's storage limit`);
 }
 
 /**
@@ -201,7 +202,7 @@ export async function openContent(
     if (content) return { row, content };
   }
   // Removed behind Kiln's back (or lost by the store): nothing to serve and nothing a retry would fix.
-  throw new HttpError(500, "content_missing", `The content of document '${id}' (key ${key}) is missing from the content store`);
+  throw httpError(ERRORS.content_missing, `The content of document '${id}' (key ${key}) is missing from the content store`);
 }
 
 export interface Preconditions {
@@ -256,9 +257,9 @@ export async function updateMetadata(
 /** The raw body of a content update: not empty, and JSON. */
 export function contentBodyOf(bytes: Uint8Array | CheckedJson): Uint8Array {
   if (bytes instanceof CheckedJson) return bytes.bytes;
-  if (bytes.byteLength === 0) throw badRequest("body_required", "The request body must be the new JSON content; it is empty");
+  if (bytes.byteLength === 0) throw httpError(ERRORS.body_required, "The request body must be the new JSON content; it is empty");
   const parsed = parseJsonBytes(bytes);
-  if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
+  if (!parsed.ok) throw httpError(ERRORS.malformed_json, parsed.message);
   return bytes;
 }
 
@@ -327,9 +328,8 @@ export async function storeNewVersion(
 export const DERIVE_ATTEMPTS = 5;
 
 const editConflict = (id: string) =>
-  new HttpError(
-    409,
-    "edit_conflict",
+  httpError(
+    ERRORS.edit_conflict,
     `Document '${id}' changed ${DERIVE_ATTEMPTS} times while this change was being applied to it; nothing was written; retry`,
   );
 

@@ -35,7 +35,8 @@
  * timed out, the node drains.
  */
 import { EVENT_STREAM_LIMITS_DEFAULT, type EventStreamLimits } from "../../config";
-import { HttpError } from "../../core/errors";
+import { httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../http/context";
 import type { EventStreamLimit, Metrics } from "../../http/metrics";
@@ -204,27 +205,24 @@ export class EventStreams {
     const refused = (limit: EventStreamLimit) => this.options.metrics?.observeEventStreamRefused(limit);
     if ((this.perKey.get(request.keyId) ?? 0) >= perKey) {
       refused("key");
-      throw new HttpError(
-        429,
-        "too_many_streams",
+      throw httpError(
+        ERRORS.too_many_streams,
         `This API key has ${perKey} event streams open, the most allowed (EVENT_STREAMS_PER_KEY); close one first, or retry in ${retryAfter} s`,
         extra,
       );
     }
     if ((this.feeds.get(request.accountId)?.size ?? 0) >= perAccount) {
       refused("account");
-      throw new HttpError(
-        429,
-        "too_many_streams",
+      throw httpError(
+        ERRORS.too_many_streams,
         `This account has ${perAccount} event streams open on this node, the most allowed (EVENT_STREAMS_PER_ACCOUNT); close one first, or retry in ${retryAfter} s`,
         extra,
       );
     }
     if (this.count >= perProcess) {
       refused("process");
-      throw new HttpError(
-        503,
-        "too_many_streams",
+      throw httpError(
+        ERRORS.too_many_streams_on_node,
         `This node serves ${perProcess} event streams, the most it allows (EVENT_STREAMS_PER_PROCESS); retry in ${retryAfter} s`,
         extra,
       );

@@ -12,7 +12,8 @@ import type { DocumentRow } from "../../db/schema";
 import type { Principal } from "../auth/index";
 import type { Logger } from "../../http/context";
 import type { Metrics } from "../../http/metrics";
-import { badRequest, forbidden, HttpError, notFound, validationError } from "../../core/errors";
+import { forbidden, HttpError, validationError, httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import { CheckedJson } from "../../core/json/parse";
 import type { OpenedContent } from "../../storage/content-store";
 import type { UtilityRegistry } from "../../utilities/registry";
@@ -78,7 +79,7 @@ export interface UtilityEngine {
 
 export function getUtility(registry: UtilityRegistry, utilityId: string): Utility {
   const utility = registry.find(utilityId);
-  if (!utility) throw notFound("utility_not_found", `No utility with id '${utilityId}'; GET /api/v1/utilities lists them`);
+  if (!utility) throw httpError(ERRORS.utility_not_found, `No utility with id '${utilityId}'; GET /api/v1/utilities lists them`);
   return utility;
 }
 
@@ -124,7 +125,7 @@ export interface ExecuteRequest {
 export async function executeUtility(engine: UtilityEngine, request: ExecuteRequest): Promise<ResponseBody> {
   const utility = getUtility(engine.registry, request.utilityId);
   const { bytes } = request;
-  if (bytes.byteLength === 0) throw badRequest("body_required", "A JSON request body `{ inputs: { primary }, config? }` is required");
+  if (bytes.byteLength === 0) throw httpError(ERRORS.body_required, "A JSON request body `{ inputs: { primary }, config? }` is required");
   const large = bytes.byteLength > engine.inlineMaxBytes;
   if (large && !needsReadingHere(bytes)) {
     // Inline inputs only: the worker reads the whole body, this thread does not even scan it.
@@ -171,9 +172,8 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
   const stored = await openStoredInputs(engine.documents, principal.accountId, plan);
   const payloadBytes = [...stored.values()].reduce((sum, content) => sum + content.size, request.payloadBytes);
   if (payloadBytes > engine.maxPayloadBytes) {
-    throw new HttpError(
-      413,
-      "payload_too_large",
+    throw httpError(
+      ERRORS.payload_too_large,
       `The run's inputs (${payloadBytes} bytes with the stored documents) exceed ${engine.maxPayloadBytes} bytes`,
     );
   }
@@ -360,9 +360,8 @@ async function withCredits<T>(
   const periodStart = creditPeriodStart(engine.now());
   if (!(await reserveCredits(engine.db, accountId, periodStart, count))) {
     const needed = count === 1 ? "" : ` (this run needs ${count}, one per step)`;
-    throw new HttpError(
-      402,
-      "credits_exhausted",
+    throw httpError(
+      ERRORS.credits_exhausted,
       `The account's monthly utility credits are used up${needed}; they renew on the first day of next month (UTC)`,
     );
   }
@@ -392,27 +391,22 @@ async function inWorker(engine: UtilityEngine, utilityId: string, run: () => Pro
   if (outcome.ok) return outcome;
   if (outcome.status >= 500) {
     engine.logger.log("error", "utility worker failed", { utilityId, error: outcome.message });
-    throw new HttpError(500, "internal_error", "The utility worker failed unexpectedly");
+    throw httpError(ERRORS.internal_error, "The utility worker failed unexpectedly");
   }
   throw new HttpError(outcome.status, outcome.code, outcome.message, { errors: outcome.errors, charged: outcome.charged });
 }
 
 function poolFailure(error: unknown): unknown {
   if (error instanceof RunTimeoutError)
-    return new HttpError(408, "utility_timeout", `The utility was stopped: ${error.message}; the run's credit is used`, {
+    return httpError(ERRORS.utility_timeout, `The utility was stopped: ${error.message}; the run's credit is used`, {
       charged: true,
     });
   if (error instanceof RunMemoryError)
-    return new HttpError(
-      413,
-      "result_too_large",
-      `The utility was stopped: ${error.message} (UTILITY_MEMORY_LIMIT_BYTES); no credit was used`,
-    );
+    return httpError(ERRORS.result_too_large, `The utility was stopped: ${error.message} (UTILITY_MEMORY_LIMIT_BYTES); no credit was used`);
   if (error instanceof PoolBusyError || error instanceof AccountBusyError) return refusalOf(error);
-  if (error instanceof RunCancelledError)
-    return new HttpError(499, "request_cancelled", "The client closed the request; the run was stopped");
+  if (error instanceof RunCancelledError) return httpError(ERRORS.request_cancelled, "The client closed the request; the run was stopped");
   if (error instanceof WorkerCrashedError) {
-    return badRequest("utility_failed", "The utility stopped while processing this input (it may be too large to process)");
+    return httpError(ERRORS.utility_failed, "The utility stopped while processing this input (it may be too large to process)");
   }
   return error;
 }
