@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { LIMIT_RULE, LIST_LIMIT_MAX } from "./service";
+import { LIMIT_RULE, LIST_LIMIT_MAX } from "./listing";
 import { DESCRIPTION_MAX, FOLDER_MAX, NAME_MAX, TAG_MAX, TAGS_MAX } from "../../core/metadata";
 import { Type } from "@sinclair/typebox";
 

@@ -6,7 +6,7 @@ import { RawBody } from "../../http/body";
 import { markNoEvents } from "../../http/context";
 import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
 import { operation } from "../../http/openapi";
-import { listLimit } from "../documents/service";
+import { listLimit } from "../documents/listing";
 import { LIMIT_PARAMETER } from "../documents/model";
 import {
   CreatePipelineBody,

@@ -6,7 +6,7 @@ import { ERRORS, problems } from "../../core/error-codes";
 import { Elysia } from "elysia";
 import { operation } from "../../http/openapi";
 import { requirePrincipal, type AuthPlugin } from "../auth/index";
-import { listLimit } from "../documents/service";
+import { listLimit } from "../documents/listing";
 import { LIMIT_PARAMETER } from "../documents/model";
 import {
   CreateWebhookBody,

@@ -17,7 +17,8 @@ import {
   ListResponse,
   UpdateDocumentBody,
 } from "../model";
-import { createDocument, documentView, getDocument, listDocuments, listLimit, listFolders, updateMetadata } from "../service";
+import { listDocuments, listFolders, listLimit } from "../listing";
+import { createDocument, documentView, getDocument, updateMetadata } from "../service";
 import { rawBytes, withMetadataETag, type DocumentRoutesDeps } from "./common";
 
 export const documentRoutes = (deps: DocumentRoutesDeps) =>

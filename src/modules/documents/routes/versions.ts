@@ -7,7 +7,8 @@ import { contentResponse, notModifiedResponse } from "../download";
 import { contentETag, ifNoneMatchHits } from "../etag";
 import { DocumentResponse, IdParams, LIMIT_PARAMETER, VersionParams, VersionsQuery, VersionsResponse } from "../model";
 import { findVersion, listVersions, openVersionContent, restoreVersion, versionView } from "../versions";
-import { documentView, listLimit } from "../service";
+import { listLimit } from "../listing";
+import { documentView } from "../service";
 import type { DocumentRoutesDeps } from "./common";
 
 export const versionRoutes = (deps: DocumentRoutesDeps) =>
