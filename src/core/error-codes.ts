@@ -1,7 +1,7 @@
 /**
  * Every problem Kiln answers, as data: its stable `code`, its HTTP status, the status's `title` and what
  * it means. Errors are thrown from an entry (`httpError(ERRORS.document_not_found, …)` in ./errors.ts), and
- * routes declare the problems they answer from entries (`problems` below, read by src/http/openapi.ts), so
+ * routes declare the problems they answer from entries (`problems` below, read by src/http/openapi/), so
  * a code is spelled once, here. A code that two statuses carry has one entry per status.
  */
 
