@@ -9,6 +9,7 @@ import { Elysia } from "elysia";
 import { HttpError, httpError } from "../core/errors";
 import { ERRORS } from "../core/error-codes";
 import { parseJsonBytes } from "../core/json/parse";
+import { requestState } from "../server/request-state";
 
 export class BodyProblem {
   constructor(readonly error: HttpError) {}
@@ -38,7 +39,12 @@ class ParsedBody {
   constructor(readonly value: unknown) {}
 }
 
-const rawBodies = new WeakMap<Request, Uint8Array>();
+declare module "../server/request-state" {
+  interface RequestState {
+    /** the body's bytes as read by the parser, for the routes that store or hash them */
+    rawBody?: Uint8Array;
+  }
+}
 
 const printAsObject = () => "[object]";
 
@@ -68,7 +74,7 @@ function makePrintable(bytes: Uint8Array, value: unknown): void {
 }
 
 export function rawBody(request: Request): Uint8Array | undefined {
-  return rawBodies.get(request);
+  return requestState(request).rawBody;
 }
 
 export interface BodyLimit {
@@ -165,7 +171,7 @@ export const bodyParser = (options: BodyParserOptions) =>
     const limit = options.limitFor(route);
     const bytes = await readLimited(request, limit.bytes);
     if (bytes === "too_large") return raw ? new RawBody(limit.tooLarge(limit.bytes)) : new BodyProblem(limit.tooLarge(limit.bytes));
-    rawBodies.set(request, bytes);
+    requestState(request).rawBody = bytes;
     if (raw) return new RawBody(bytes);
     if (bytes.byteLength === 0) return new ParsedBody(undefined);
     const parsed = parseJsonBytes(bytes);

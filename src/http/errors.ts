@@ -17,7 +17,8 @@ import {
   httpError,
 } from "../core/errors";
 import { ERRORS, STATUS_TITLES } from "../core/error-codes";
-import { requestState, type Logger } from "./context";
+import type { Logger } from "./context";
+import { requestState } from "../server/request-state";
 import { ContentStoreFull, ContentStoreUnavailable } from "../storage/content-store";
 
 export { STATUS_TITLES };

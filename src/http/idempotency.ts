@@ -40,7 +40,7 @@ import { accounts, documents, idempotencyKeys } from "../db/schema";
 import { forbidden, httpError } from "../core/errors";
 import { ERRORS } from "../core/error-codes";
 import { rawBody } from "./body";
-import { requestState } from "./context";
+import { requestState } from "../server/request-state";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /**
@@ -58,14 +58,11 @@ export interface ReplayRequirements {
   documentIds: string[];
 }
 
-const requirements = new WeakMap<Request, ReplayRequirements>();
-
 /** Called by a route during the first request: a replay of its answer needs this permission and these documents too. */
 export function requireOnReplay(request: Request, needed: { permission?: string; documentIds?: readonly string[] }): void {
-  const kept = requirements.get(request) ?? { permissions: [], documentIds: [] };
+  const kept = (requestState(request).replayRequirements ??= { permissions: [], documentIds: [] });
   if (needed.permission && !kept.permissions.includes(needed.permission)) kept.permissions.push(needed.permission);
   for (const id of needed.documentIds ?? []) if (!kept.documentIds.includes(id)) kept.documentIds.push(id);
-  requirements.set(request, kept);
 }
 /** Headers that describe one exchange, not the answer: a replay carries its own. */
 const PER_REQUEST_HEADER = /^(x-request-id|ratelimit-|x-ratelimit-|retry-after|content-length|idempotent-replayed)/i;
@@ -76,7 +73,14 @@ interface Claim {
   claim: string;
 }
 
-const claims = new WeakMap<Request, Claim>();
+declare module "../server/request-state" {
+  interface RequestState {
+    /** what a replay of this request's answer must pass again (requireOnReplay) */
+    replayRequirements?: ReplayRequirements;
+    /** the Idempotency-Key this request claimed, until its answer is kept or the claim released */
+    idempotencyClaim?: Claim;
+  }
+}
 
 const answerNotKept = (status: number) =>
   httpError(
@@ -205,7 +209,7 @@ export const idempotency = (deps: IdempotencyDeps) => {
       })
       .returning({ claim: idempotencyKeys.claim });
     if (claimed.length > 0) {
-      claims.set(request, { accountId, key, claim });
+      requestState(request).idempotencyClaim = { accountId, key, claim };
       return undefined;
     }
     const [existing] = await db
@@ -224,9 +228,10 @@ export const idempotency = (deps: IdempotencyDeps) => {
 
   /** Keeps the answer for the key this request claimed (or releases it), and gives the answer back unread. */
   async function finish(request: Request, response: Response): Promise<Response | undefined> {
-    const claim = claims.get(request);
+    const state = requestState(request);
+    const claim = state.idempotencyClaim;
     if (!claim) return undefined;
-    claims.delete(request);
+    state.idempotencyClaim = undefined;
     const mine = and(
       eq(idempotencyKeys.accountId, claim.accountId),
       eq(idempotencyKeys.key, claim.key),
@@ -238,7 +243,7 @@ export const idempotency = (deps: IdempotencyDeps) => {
       return undefined;
     }
     const body = await response.text();
-    const replayRequires = requirements.get(request) ?? null;
+    const replayRequires = requestState(request).replayRequirements ?? null;
     if (Buffer.byteLength(body) > deps.maxAnswerBytes) {
       await db.update(idempotencyKeys).set({ status: response.status, headers: null, body: null, replayRequires }).where(mine);
       deps.onOutcome?.("not_kept");
@@ -294,7 +299,7 @@ export const idempotency = (deps: IdempotencyDeps) => {
       set: { status?: number | string; headers: Record<string, unknown> };
       responseValue?: unknown;
     }) {
-      if (!claims.has(context.request)) return;
+      if (requestState(context.request).idempotencyClaim === undefined) return;
       return finish(context.request, asResponse(context.responseValue, context.set));
     },
   };
