@@ -1,14 +1,18 @@
 /**
- * createApp(deps) composes the plugins and feature modules. It never listens, so tests build it
- * in-process and call app.handle(new Request(...)).
+ * createApp(deps) composes the plugins and feature modules into the Elysia app, and the app into the
+ * one fetch handler Kiln serves: `handle`, which adds what acts on the final Response (CORS, compression)
+ * and on a committed write (the event notification). It never listens, so tests build it in-process and
+ * call handle(new Request(...)).
  */
 import { Elysia } from "elysia";
 import type { Config } from "./config";
 import type { Database } from "./db/client";
 import { bodyParser, type BodyLimit } from "./http/body";
-import { requestContext, requestState } from "./http/context";
+import { requestContext } from "./http/context";
 import { createLogger, type Logger } from "./observability/logger";
-import { HttpError } from "./core/errors";
+import { requestState } from "./server/request-state";
+import { httpError } from "./core/errors";
+import { ERRORS } from "./core/error-codes";
 import { errorHandler, methodsAllowed } from "./http/errors";
 import { authentication, Authenticator } from "./modules/auth";
 import type { RateCounter } from "./http/rate-limit";
@@ -73,15 +77,15 @@ export function createApp(deps: AppDeps) {
   const auth = authentication(authenticator);
   const documentBodyLimit: BodyLimit = {
     bytes: MAX_DOCUMENT_BODY_BYTES,
-    tooLarge: (limit) => new HttpError(413, "document_too_large", `The request body exceeds ${limit} bytes`),
+    tooLarge: (limit) => httpError(ERRORS.document_too_large, `The request body exceeds ${limit} bytes`),
   };
   const utilityBodyLimit: BodyLimit = {
     bytes: config.utilityMaxPayloadBytes,
-    tooLarge: (limit) => new HttpError(413, "payload_too_large", `The utility payload exceeds ${limit} bytes`),
+    tooLarge: (limit) => httpError(ERRORS.payload_too_large, `The utility payload exceeds ${limit} bytes`),
   };
   const pipelineBodyLimit: BodyLimit = {
     bytes: PIPELINE_DEFINITION_MAX_BYTES,
-    tooLarge: (limit) => new HttpError(413, "pipeline_too_large", `A pipeline definition may hold at most ${limit} bytes`),
+    tooLarge: (limit) => httpError(ERRORS.pipeline_too_large, `A pipeline definition may hold at most ${limit} bytes`),
   };
   const bodyLimits = new Map<string, BodyLimit>([
     ...[EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES].map((route) => [route, utilityBodyLimit] as const),
@@ -169,23 +173,24 @@ export function createApp(deps: AppDeps) {
 
   // Once a write has committed, every node's streams and webhook deliveries of its account are woken.
   const notifier = createEventNotifier(database.sql, (error) => logger.log("warn", "event notification failed", { error: error.message }));
-  const handle = app.handle;
   const handleAndNotify = async (request: Request) => {
-    const response = await handle(request);
+    const response = await app.handle(request);
     const { accountId, madeNoEvents } = requestState(request);
     if (accountId !== undefined && !madeNoEvents && mayHaveWritten(request.method, response.status)) notifier.notify(accountId);
     return response;
   };
-  // in-process callers (tests, the listener) all go through app.handle, so the wrapper replaces it
-  app.handle = withCorsAndCompression(handleAndNotify, config.corsOrigins);
-  return app;
+  // every caller, in process (tests) or the listener, serves through `handle`, never through app.handle
+  return { app, handle: withCorsAndCompression(handleAndNotify, config.corsOrigins) };
 }
 
 function instrumented(store: ContentStore, metrics: Metrics | undefined): ContentStore {
   return metrics ? metrics.instrumentStore(store) : store;
 }
 
-export type App = ReturnType<typeof createApp>;
+/** What createApp makes: the Elysia app, and the handler that serves it. */
+export type KilnApp = ReturnType<typeof createApp>;
+/** The Elysia app, its routes typed, for Eden clients. */
+export type App = KilnApp["app"];
 /** For Eden clients: a run's body with `config` typed for one utility (the route's own body is any utility's). */
 export type { UtilityRunBody } from "./modules/utilities/model";
 export type { UtilityConfig, UtilityId } from "./utilities/registry";

@@ -5,6 +5,7 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { ERRORS, type ErrorEntry } from "./error-codes";
 
 export interface FieldError {
   path: string;
@@ -23,12 +24,14 @@ export class HttpError extends Error {
   }
 }
 
-export const badRequest = (code: string, message: string, errors?: FieldError[]) => new HttpError(400, code, message, { errors });
+/** The error of a catalogue entry (./error-codes.ts), with this occurrence's message. */
+export const httpError = (entry: ErrorEntry, message: string, extra?: HttpError["extra"]) =>
+  new HttpError(entry.status, entry.code, message, extra);
+
 export const validationError = (errors: FieldError[]) =>
-  new HttpError(400, "validation_failed", errors.map((e) => `${e.path || "/"}: ${e.message}`).join("; "), { errors });
-export const unauthorized = (message: string) => new HttpError(401, "unauthorized", message, { headers: { "WWW-Authenticate": "Bearer" } });
-export const forbidden = (message: string) => new HttpError(403, "forbidden", message);
-export const notFound = (code: string, message: string) => new HttpError(404, code, message);
+  httpError(ERRORS.validation_failed, errors.map((e) => `${e.path || "/"}: ${e.message}`).join("; "), { errors });
+export const unauthorized = (message: string) => httpError(ERRORS.unauthorized, message, { headers: { "WWW-Authenticate": "Bearer" } });
+export const forbidden = (message: string) => httpError(ERRORS.forbidden, message);
 
 interface ValidationIssue {
   path?: string;
@@ -79,7 +82,7 @@ export function fromValidation(error: { validator?: unknown; value?: unknown; me
   }
   if (errors.length === 0) errors.push({ path: "", message: `invalid ${on}` });
   const where = on === "body" ? "" : ` in ${on}`;
-  return new HttpError(400, "validation_failed", errors.map((e) => `${e.path || "/"}${where}: ${e.message}`).join("; "), { errors });
+  return httpError(ERRORS.validation_failed, errors.map((e) => `${e.path || "/"}${where}: ${e.message}`).join("; "), { errors });
 }
 
 function describeIssue(issue: ValidationIssue): string {
@@ -138,7 +141,7 @@ const TIMEOUTS = new Set(["55P03", "57014", "ACQUIRE_TIMEOUT"]);
 export const isDatabaseTimeout = (error: unknown) => hasCodeInCauses(error, (code) => TIMEOUTS.has(code));
 
 export const databaseBusy = (message = "The database gave up on this request in a conflict with another; nothing was written; retry") =>
-  new HttpError(503, "database_busy", message, { headers: { "Retry-After": "1" } });
+  httpError(ERRORS.database_busy, message, { headers: { "Retry-After": "1" } });
 
 export const databaseTimedOut = () =>
   databaseBusy(
@@ -146,6 +149,6 @@ export const databaseTimedOut = () =>
   );
 
 export const databaseUnavailable = () =>
-  new HttpError(503, "database_unavailable", "The database cannot be reached right now; retry shortly", {
+  httpError(ERRORS.database_unavailable, "The database cannot be reached right now; retry shortly", {
     headers: { "Retry-After": "1" },
   });

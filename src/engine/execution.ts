@@ -8,7 +8,8 @@
 import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import type { TObject, TSchema } from "@sinclair/typebox";
-import { badRequest, HttpError, validationError, type FieldError } from "../core/errors";
+import { HttpError, validationError, type FieldError, httpError } from "../core/errors";
+import { ERRORS } from "../core/error-codes";
 import { parseJsonBytes } from "../core/json/parse";
 import { UtilityConfigError, UtilityError, type Utility, type UtilityInputs } from "../utilities/types";
 import { OutputBudget, ResultTooLargeError, WorkBudgetExceededError, type WorkBudget } from "../utilities/budget";
@@ -86,7 +87,7 @@ export function failingAsHttp<T>(utility: Utility, work: () => T): T {
 function readSource(source: Source): unknown {
   if ("value" in source) return source.value;
   const parsed = parseJsonBytes(source.json);
-  if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
+  if (!parsed.ok) throw httpError(ERRORS.malformed_json, parsed.message);
   return parsed.value;
 }
 
@@ -139,23 +140,22 @@ function runFailure(utility: Utility, error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   // budget stops: the run did the work up to its bound, so it costs its credit (docs/api.md, Credits)
   if (error instanceof ResultTooLargeError) {
-    return new HttpError(
-      413,
-      "result_too_large",
+    return httpError(
+      ERRORS.result_too_large,
       `${utility.id} would build an output larger than UTILITY_MAX_OUTPUT_BYTES (${error.limitBytes} bytes); the run's credit is used`,
       { charged: true },
     );
   }
   if (error instanceof ExpressionTooLargeError)
-    return new HttpError(400, "utility_failed", `${error.message}; the run's credit is used`, { charged: true });
+    return httpError(ERRORS.utility_failed, `${error.message}; the run's credit is used`, { charged: true });
   if (error instanceof UtilityConfigError) {
     const path = error.path === "" || error.path.startsWith("/") ? error.path : `/${error.path}`;
     return validationError([{ path: `/config${path}`, message: error.message }]);
   }
-  if (error instanceof UtilityError) return badRequest("utility_failed", error.message);
+  if (error instanceof UtilityError) return httpError(ERRORS.utility_failed, error.message);
   if (error instanceof RangeError && /call stack/i.test(error.message)) {
-    return badRequest("utility_failed", `${utility.id} could not process the input: it is nested too deeply`);
+    return httpError(ERRORS.utility_failed, `${utility.id} could not process the input: it is nested too deeply`);
   }
   const reason = error instanceof Error ? error.message : String(error);
-  return badRequest("utility_failed", `${utility.id} could not process the input: ${reason}`);
+  return httpError(ERRORS.utility_failed, `${utility.id} could not process the input: ${reason}`);
 }

@@ -1,5 +1,6 @@
 /** Patches that need more than the main thread's share, applied in the utility worker pool. */
-import { HttpError } from "../core/errors";
+import { HttpError, httpError } from "../core/errors";
+import { ERRORS } from "../core/error-codes";
 import type { WorkerPool } from "./pool";
 import { AccountBusyError, PoolBusyError, refusalOf, RunMemoryError, RunTimeoutError, WorkerCrashedError } from "./pool-errors";
 import type { PatchJob } from "../core/json/patch";
@@ -13,14 +14,13 @@ export const patchInPool =
       outcome = await pool.runPatch(accountId, job);
     } catch (error) {
       if (error instanceof RunTimeoutError)
-        throw new HttpError(408, "patch_timeout", `The patch was stopped: ${error.message}; nothing was stored`);
+        throw httpError(ERRORS.patch_timeout, `The patch was stopped: ${error.message}; nothing was stored`);
       if (error instanceof PoolBusyError || error instanceof AccountBusyError) throw refusalOf(error);
       if (error instanceof RunMemoryError)
-        throw new HttpError(413, "patch_too_expensive", `The patch was stopped: ${error.message}; split it into smaller patches`);
+        throw httpError(ERRORS.patch_too_expensive, `The patch was stopped: ${error.message}; split it into smaller patches`);
       if (error instanceof WorkerCrashedError)
-        throw new HttpError(
-          413,
-          "patch_too_expensive",
+        throw httpError(
+          ERRORS.patch_too_expensive,
           "The patch could not be applied within the worker's resources; split it into smaller patches",
         );
       throw error;

@@ -2,7 +2,8 @@
  * What a run on the worker pool fails with besides its utility's own errors, and the answer a refused
  * run gets: the pool rejects with these, the routes turn a refusal into 429 or 503 (refusalOf).
  */
-import { HttpError } from "../core/errors";
+import { type HttpError, httpError } from "../core/errors";
+import { ERRORS } from "../core/error-codes";
 
 /** Every worker is busy and the queue is full (or the pool is shutting down). */
 export class PoolBusyError extends Error {}
@@ -33,12 +34,11 @@ const BUSY_RETRY_SECONDS = 1;
 export function refusalOf(error: PoolBusyError | AccountBusyError): HttpError {
   const headers = { "Retry-After": String(BUSY_RETRY_SECONDS) };
   if (error instanceof AccountBusyError)
-    return new HttpError(
-      429,
-      "account_busy",
+    return httpError(
+      ERRORS.account_busy,
       `This account already has ${error.waitingLimit} runs waiting for a utility worker (UTILITY_QUEUE_PER_ACCOUNT) besides the ${error.runningLimit} it may run at once (UTILITY_WORKERS_PER_ACCOUNT); retry after ${BUSY_RETRY_SECONDS} s`,
       { headers },
     );
   const detail = error.message.charAt(0).toUpperCase() + error.message.slice(1);
-  return new HttpError(503, "busy", `${detail}; retry after ${BUSY_RETRY_SECONDS} s`, { headers });
+  return httpError(ERRORS.busy, `${detail}; retry after ${BUSY_RETRY_SECONDS} s`, { headers });
 }

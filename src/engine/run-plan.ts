@@ -4,7 +4,8 @@
  * member spans instead: its inline inputs (`inputs.primary`, `inputs.secondary`) stay unparsed bytes
  * that go to the worker, and only the small rest (ids, config, output, steps) is parsed here.
  */
-import { badRequest, HttpError, type FieldError } from "../core/errors";
+import { HttpError, type FieldError, httpError } from "../core/errors";
+import { ERRORS } from "../core/error-codes";
 import { memberSpans } from "../core/json/scan";
 import { parseJsonBytes } from "../core/json/parse";
 import { isObject } from "../utilities/shared/paths";
@@ -71,7 +72,7 @@ export function needsReadingHere(bytes: Uint8Array): boolean {
 
 function parseSmall(bytes: Uint8Array): unknown {
   const parsed = parseJsonBytes(bytes);
-  if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
+  if (!parsed.ok) throw httpError(ERRORS.malformed_json, parsed.message);
   return parsed.value;
 }
 

@@ -7,7 +7,8 @@
  * gives a one-buffer output of a megabyte or more back once it has copied it into the response, for
  * the next output.
  */
-import { HttpError } from "../core/errors";
+import { HttpError, httpError } from "../core/errors";
+import { ERRORS } from "../core/error-codes";
 import type { RunResult } from "./run-result";
 import { runSteps } from "./execution";
 import { executeBytes } from "./execute-request";
@@ -26,7 +27,7 @@ let maxOutputBytes = Number.POSITIVE_INFINITY;
 
 function find(loaded: UtilityRegistry | undefined, utilityId: string): Utility {
   const utility = loaded?.find(utilityId);
-  if (!utility) throw new HttpError(404, "utility_not_found", `No utility with id '${utilityId}'`);
+  if (!utility) throw httpError(ERRORS.utility_not_found, `No utility with id '${utilityId}'`);
   return utility;
 }
 
@@ -106,7 +107,12 @@ async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
         errors: error.extra.errors,
         charged: error.extra.charged,
       };
-    return { ok: false, status: 500, code: "worker_failed", message: error instanceof Error ? error.message : String(error) };
+    return {
+      ok: false,
+      status: ERRORS.worker_failed.status,
+      code: ERRORS.worker_failed.code,
+      message: error instanceof Error ? error.message : String(error),
+    };
   }
 }
 

@@ -11,7 +11,8 @@
  *
  * Hand-written rather than @elysiajs/bearer: docs/architecture.md says why.
  */
-import { badRequest, type HttpError } from "../core/errors";
+import { type HttpError, httpError } from "../core/errors";
+import { ERRORS } from "../core/error-codes";
 
 const BEARER = /^bearer +(.*)$/i;
 
@@ -32,8 +33,8 @@ export function tokenInQuery(request: Request): HttpError | undefined {
   const parameters = new URLSearchParams(url.slice(query + 1).split("#")[0]);
   const named = QUERY_TOKEN_PARAMETERS.find((name) => parameters.has(name));
   if (named === undefined) return undefined;
-  return badRequest(
-    "token_in_query",
+  return httpError(
+    ERRORS.token_in_query,
     `A credential is never read from the query string ('${named}'): send it in the Authorization header ('Authorization: Bearer <key>'), and treat the one in the URL as exposed`,
   );
 }

@@ -6,8 +6,10 @@
  * lossless document content and for utility inputs that travel to workers unparsed.
  */
 import { Elysia } from "elysia";
-import { HttpError, badRequest } from "../core/errors";
+import { HttpError, httpError } from "../core/errors";
+import { ERRORS } from "../core/error-codes";
 import { parseJsonBytes } from "../core/json/parse";
+import { requestState } from "../server/request-state";
 
 export class BodyProblem {
   constructor(readonly error: HttpError) {}
@@ -37,7 +39,12 @@ class ParsedBody {
   constructor(readonly value: unknown) {}
 }
 
-const rawBodies = new WeakMap<Request, Uint8Array>();
+declare module "../server/request-state" {
+  interface RequestState {
+    /** the body's bytes as read by the parser, for the routes that store or hash them */
+    rawBody?: Uint8Array;
+  }
+}
 
 const printAsObject = () => "[object]";
 
@@ -67,7 +74,7 @@ function makePrintable(bytes: Uint8Array, value: unknown): void {
 }
 
 export function rawBody(request: Request): Uint8Array | undefined {
-  return rawBodies.get(request);
+  return requestState(request).rawBody;
 }
 
 export interface BodyLimit {
@@ -132,13 +139,12 @@ const FORM_TYPES = /^\s*(multipart\/|application\/x-www-form-urlencoded)/i;
 function unsupportedBody(request: Request): HttpError | undefined {
   const encoding = request.headers.get("content-encoding");
   if (encoding !== null && encoding.trim().toLowerCase() !== "identity") {
-    return new HttpError(415, "unsupported_media_type", `Content-Encoding '${encoding}' is not accepted; send the body uncompressed`);
+    return httpError(ERRORS.unsupported_media_type, `Content-Encoding '${encoding}' is not accepted; send the body uncompressed`);
   }
   const type = request.headers.get("content-type");
   if (type !== null && FORM_TYPES.test(type)) {
-    return new HttpError(
-      415,
-      "unsupported_media_type",
+    return httpError(
+      ERRORS.unsupported_media_type,
       `Content-Type '${type.split(";")[0].trim()}' is not accepted; send JSON (application/json)`,
     );
   }
@@ -165,11 +171,11 @@ export const bodyParser = (options: BodyParserOptions) =>
     const limit = options.limitFor(route);
     const bytes = await readLimited(request, limit.bytes);
     if (bytes === "too_large") return raw ? new RawBody(limit.tooLarge(limit.bytes)) : new BodyProblem(limit.tooLarge(limit.bytes));
-    rawBodies.set(request, bytes);
+    requestState(request).rawBody = bytes;
     if (raw) return new RawBody(bytes);
     if (bytes.byteLength === 0) return new ParsedBody(undefined);
     const parsed = parseJsonBytes(bytes);
-    if (!parsed.ok) return new BodyProblem(badRequest("malformed_json", parsed.message));
+    if (!parsed.ok) return new BodyProblem(httpError(ERRORS.malformed_json, parsed.message));
     makePrintable(bytes, parsed.value);
     return new ParsedBody(parsed.value);
   });

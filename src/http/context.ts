@@ -3,32 +3,16 @@
  */
 import { Elysia } from "elysia";
 import type { Logger } from "../observability/logger";
-import { requestIdFor } from "../server/request-id";
+import { requestState, type RequestState } from "../server/request-state";
 
-export interface RequestState {
-  requestId: string;
-  startedAt: number;
-  accountId?: string;
-  /** set when an error response was rendered, for the log line */
-  status?: number;
-  /** headers that every response of this request carries (request id, rate limit) */
-  headers: Record<string, string>;
-  /** set by a write that made no event whatever its answer (a run that saves nothing): no notification follows it */
-  madeNoEvents?: boolean;
-}
-
-/** Per-request state lives beside the Request object, so any hook, from parse to error, can reach it. */
-const states = new WeakMap<Request, RequestState>();
-
-export function beginRequest(request: Request): RequestState {
-  const state: RequestState = { requestId: requestIdFor(request), startedAt: performance.now(), headers: {} };
-  state.headers["X-Request-Id"] = state.requestId;
-  states.set(request, state);
-  return state;
-}
-
-export function requestState(request: Request): RequestState {
-  return states.get(request) ?? beginRequest(request);
+declare module "../server/request-state" {
+  interface RequestState {
+    accountId?: string;
+    /** set when an error response was rendered, for the log line */
+    status?: number;
+    /** set by a write that made no event whatever its answer (a run that saves nothing): no notification follows it */
+    madeNoEvents?: boolean;
+  }
 }
 
 export function markNoEvents(request: Request): void {
@@ -46,8 +30,7 @@ export function statusSent(state: RequestState, response: unknown, setStatus: un
 export const requestContext = (logger: Logger) =>
   new Elysia({ name: "kiln.context" })
     .onRequest(({ request, set }) => {
-      const state = beginRequest(request);
-      set.headers["X-Request-Id"] = state.requestId;
+      set.headers["X-Request-Id"] = requestState(request).requestId;
     })
     .onAfterResponse({ as: "global" }, ({ request, set, path, responseValue }) => {
       const state = requestState(request);

@@ -5,7 +5,6 @@
  */
 import { Elysia } from "elysia";
 import {
-  badRequest,
   fromValidation,
   HttpError,
   isDatabaseUnreachable,
@@ -14,52 +13,15 @@ import {
   databaseBusy,
   isDatabaseTimeout,
   databaseTimedOut,
-  notFound,
   type FieldError,
+  httpError,
 } from "../core/errors";
+import { ERRORS, STATUS_TITLES } from "../core/error-codes";
 import type { Logger } from "../observability/logger";
-import { requestState } from "./context";
+import { requestState } from "../server/request-state";
 import { ContentStoreFull, ContentStoreUnavailable } from "../storage/content-store";
 
-/**
- * The `title` of a problem: the status's reason phrase (RFC 9110 §15; 429 and 431 from RFC 6585, 507
- * from RFC 4918, 499 as nginx names it). Every status Kiln sends is here: tests/http/errors.test.ts
- * greps the source for the statuses thrown and fails on one without its phrase.
- */
-export const STATUS_TITLES: Readonly<Record<number, string>> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  402: "Payment Required",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  406: "Not Acceptable",
-  407: "Proxy Authentication Required",
-  408: "Request Timeout",
-  409: "Conflict",
-  410: "Gone",
-  411: "Length Required",
-  412: "Precondition Failed",
-  413: "Content Too Large",
-  414: "URI Too Long",
-  415: "Unsupported Media Type",
-  416: "Range Not Satisfiable",
-  417: "Expectation Failed",
-  421: "Misdirected Request",
-  422: "Unprocessable Content",
-  426: "Upgrade Required",
-  428: "Precondition Required",
-  429: "Too Many Requests",
-  431: "Request Header Fields Too Large",
-  499: "Client Closed Request",
-  500: "Internal Server Error",
-  501: "Not Implemented",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-  504: "Gateway Timeout",
-  505: "HTTP Version Not Supported",
-  507: "Insufficient Storage",
-};
+export { STATUS_TITLES };
 
 export interface ProblemBody {
   success: false;
@@ -112,7 +74,7 @@ export const errorHandler = (options: {
       const validation = error as { type: string; value?: unknown; validator?: unknown; message: string };
       problem =
         validation.type === "body" && validation.value === undefined
-          ? badRequest("body_required", "A JSON request body is required")
+          ? httpError(ERRORS.body_required, "A JSON request body is required")
           : fromValidation(validation, validation.type);
     } else if (code === "NOT_FOUND") {
       try {
@@ -120,14 +82,14 @@ export const errorHandler = (options: {
         const allowed = options.methodsAllowed(path);
         problem =
           allowed.length > 0
-            ? new HttpError(405, "method_not_allowed", `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`, {
+            ? httpError(ERRORS.method_not_allowed, `${request.method} is not allowed on ${path}; allowed: ${allowed.join(", ")}`, {
                 headers: { Allow: allowed.join(", ") },
               })
-            : notFound("route_not_found", `No route for ${request.method} ${path}`);
+            : httpError(ERRORS.route_not_found, `No route for ${request.method} ${path}`);
       } catch (authError) {
         problem = authError instanceof HttpError ? authError : unexpected(options.logger, authError, state.requestId);
       }
-    } else if (code === "PARSE") problem = badRequest("malformed_json", "Malformed request body");
+    } else if (code === "PARSE") problem = httpError(ERRORS.malformed_json, "Malformed request body");
     else problem = unexpected(options.logger, error, state.requestId);
     state.status = problem.status;
     return problemResponse(problem, state.requestId, state.headers);
@@ -157,8 +119,8 @@ function unexpected(logger: Logger, cause: unknown, requestId: string): HttpErro
 function storeProblem(logger: Logger, cause: ContentStoreUnavailable | ContentStoreFull, requestId: string): HttpError {
   logger.log("warn", "content store failure", { requestId, error: cause.message });
   return cause instanceof ContentStoreFull
-    ? new HttpError(507, "insufficient_storage", "The content store has no room for this content; nothing was stored")
-    : new HttpError(503, "content_store_unavailable", "The content store cannot be reached; nothing was changed, retry later", {
+    ? httpError(ERRORS.insufficient_storage, "The content store has no room for this content; nothing was stored")
+    : httpError(ERRORS.content_store_unavailable, "The content store cannot be reached; nothing was changed, retry later", {
         headers: { "Retry-After": "5" },
       });
 }
@@ -185,5 +147,5 @@ export function methodsAllowed(routes: readonly { method: string; path: string }
 function internal(logger: Logger, cause: unknown, requestId: string): HttpError {
   const err = cause as Error;
   logger.log("error", "unhandled error", { requestId, error: err?.message, stack: err?.stack });
-  return new HttpError(500, "internal_error", "The server could not complete the request; it has been logged with this request id");
+  return httpError(ERRORS.internal_error, "The server could not complete the request; it has been logged with this request id");
 }

@@ -37,9 +37,10 @@
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
-import { badRequest, forbidden, HttpError, notFound } from "../core/errors";
+import { forbidden, HttpError, httpError } from "../core/errors";
+import { ERRORS } from "../core/error-codes";
 import { rawBody } from "./body";
-import { requestState } from "./context";
+import { requestState } from "../server/request-state";
 import { keepAnswerWithinBound } from "./idempotency-repository";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -58,14 +59,11 @@ export interface ReplayRequirements {
   documentIds: string[];
 }
 
-const requirements = new WeakMap<Request, ReplayRequirements>();
-
 /** Called by a route during the first request: a replay of its answer needs this permission and these documents too. */
 export function requireOnReplay(request: Request, needed: { permission?: string; documentIds?: readonly string[] }): void {
-  const kept = requirements.get(request) ?? { permissions: [], documentIds: [] };
+  const kept = (requestState(request).replayRequirements ??= { permissions: [], documentIds: [] });
   if (needed.permission && !kept.permissions.includes(needed.permission)) kept.permissions.push(needed.permission);
   for (const id of needed.documentIds ?? []) if (!kept.documentIds.includes(id)) kept.documentIds.push(id);
-  requirements.set(request, kept);
 }
 /** Headers that describe one exchange, not the answer: a replay carries its own. */
 const PER_REQUEST_HEADER = /^(x-request-id|ratelimit-|x-ratelimit-|retry-after|content-length|idempotent-replayed)/i;
@@ -76,22 +74,27 @@ interface Claim {
   claim: string;
 }
 
-const claims = new WeakMap<Request, Claim>();
+declare module "../server/request-state" {
+  interface RequestState {
+    /** what a replay of this request's answer must pass again (requireOnReplay) */
+    replayRequirements?: ReplayRequirements;
+    /** the Idempotency-Key this request claimed, until its answer is kept or the claim released */
+    idempotencyClaim?: Claim;
+  }
+}
 
 const answerNotKept = (status: number) =>
-  new HttpError(
-    409,
-    "idempotency_answer_not_kept",
+  httpError(
+    ERRORS.idempotency_answer_not_kept,
     `The first request with this Idempotency-Key answered ${status}, but its answer was not kept (larger than IDEMPOTENCY_MAX_ANSWER_BYTES, or the account's kept answers had reached IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT); use a new key to run the request again (or ask for a smaller answer, e.g. output.return: false)`,
   );
 const keyReused = () =>
-  new HttpError(
-    422,
-    "idempotency_key_reused",
+  httpError(
+    ERRORS.idempotency_key_reused,
     "This Idempotency-Key was already used with a different request (method, path or body); use a new key for a new request",
   );
 const inProgress = () =>
-  new HttpError(409, "idempotency_in_progress", "A request with this Idempotency-Key is still running; retry once it has finished", {
+  httpError(ERRORS.idempotency_in_progress, "A request with this Idempotency-Key is still running; retry once it has finished", {
     headers: { "Retry-After": "1" },
   });
 
@@ -99,7 +102,8 @@ const inProgress = () =>
 function idempotencyKeyOf(request: Request): string | undefined {
   const key = request.headers.get("idempotency-key");
   if (key === null) return undefined;
-  if (!KEY.test(key)) throw badRequest("invalid_idempotency_key", "The Idempotency-Key header must be 1 to 255 printable ASCII characters");
+  if (!KEY.test(key))
+    throw httpError(ERRORS.invalid_idempotency_key, "The Idempotency-Key header must be 1 to 255 printable ASCII characters");
   return key;
 }
 
@@ -166,8 +170,8 @@ export const idempotency = (deps: IdempotencyDeps) => {
     const found = await deps.presentDocuments(principal.accountId, requires.documentIds);
     const gone = requires.documentIds.find((id) => !found.includes(id));
     if (gone)
-      throw notFound(
-        "document_not_found",
+      throw httpError(
+        ERRORS.document_not_found,
         `No document with id '${gone}': the answer kept for this Idempotency-Key names a document that was deleted since`,
       );
   }
@@ -205,7 +209,7 @@ export const idempotency = (deps: IdempotencyDeps) => {
       })
       .returning({ claim: idempotencyKeys.claim });
     if (claimed.length > 0) {
-      claims.set(request, { accountId, key, claim });
+      requestState(request).idempotencyClaim = { accountId, key, claim };
       return undefined;
     }
     const [existing] = await db
@@ -224,9 +228,10 @@ export const idempotency = (deps: IdempotencyDeps) => {
 
   /** Keeps the answer for the key this request claimed (or releases it), and gives the answer back unread. */
   async function finish(request: Request, response: Response): Promise<Response | undefined> {
-    const claim = claims.get(request);
+    const state = requestState(request);
+    const claim = state.idempotencyClaim;
     if (!claim) return undefined;
-    claims.delete(request);
+    state.idempotencyClaim = undefined;
     const mine = and(
       eq(idempotencyKeys.accountId, claim.accountId),
       eq(idempotencyKeys.key, claim.key),
@@ -238,7 +243,7 @@ export const idempotency = (deps: IdempotencyDeps) => {
       return undefined;
     }
     const body = await response.text();
-    const replayRequires = requirements.get(request) ?? null;
+    const replayRequires = requestState(request).replayRequirements ?? null;
     if (Buffer.byteLength(body) > deps.maxAnswerBytes) {
       await db.update(idempotencyKeys).set({ status: response.status, headers: null, body: null, replayRequires }).where(mine);
       deps.onOutcome?.("not_kept");
@@ -295,7 +300,7 @@ export const idempotency = (deps: IdempotencyDeps) => {
       set: { status?: number | string; headers: Record<string, unknown> };
       responseValue?: unknown;
     }) {
-      if (!claims.has(context.request)) return;
+      if (requestState(context.request).idempotencyClaim === undefined) return;
       return finish(context.request, asResponse(context.responseValue, context.set));
     },
   };

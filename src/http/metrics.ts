@@ -5,8 +5,10 @@
 import { timingSafeEqual } from "node:crypto";
 import { Elysia, t } from "elysia";
 import type { Metrics } from "../observability/metrics";
-import { requestState, statusSent } from "./context";
-import { HttpError, notFound } from "../core/errors";
+import { statusSent } from "./context";
+import { requestState } from "../server/request-state";
+import { httpError } from "../core/errors";
+import { ERRORS, problems } from "../core/error-codes";
 import { operation } from "./openapi";
 import { bearerToken, tokenInQuery } from "./bearer";
 
@@ -27,11 +29,11 @@ export const metricsPlugin = (metrics: Metrics | undefined, token: string | unde
   const plugin = new Elysia({ name: "kiln.metrics", detail: { tags: ["Operations"] } }).get(
     "/metrics",
     async ({ request, path, set }) => {
-      if (!metrics || !token) throw notFound("route_not_found", `No route for GET ${path}`);
+      if (!metrics || !token) throw httpError(ERRORS.route_not_found, `No route for GET ${path}`);
       const inQuery = tokenInQuery(request);
       if (inQuery) throw inQuery;
       if (!tokenMatches(request.headers.get("authorization"), token)) {
-        throw new HttpError(401, "unauthorized", "GET /metrics needs 'Authorization: Bearer <METRICS_TOKEN>'", {
+        throw httpError(ERRORS.unauthorized, "GET /metrics needs 'Authorization: Bearer <METRICS_TOKEN>'", {
           headers: { "WWW-Authenticate": "Bearer" },
         });
       }
@@ -45,7 +47,10 @@ export const metricsPlugin = (metrics: Metrics | undefined, token: string | unde
           summary: "Prometheus metrics",
           description:
             "Requests, utility runs, worker pool, database pool, sweepers and content store, in the Prometheus text format. Needs `Authorization: Bearer <METRICS_TOKEN>`; without METRICS_TOKEN the route answers 404 like any unknown path.",
-          errors: { 401: "unauthorized: no METRICS_TOKEN or a wrong one", 404: "route_not_found: METRICS_TOKEN is not set" },
+          errors: {
+            401: problems`${ERRORS.unauthorized}: no METRICS_TOKEN or a wrong one`,
+            404: problems`${ERRORS.route_not_found}: METRICS_TOKEN is not set`,
+          },
           headers: { 401: ["WWW-Authenticate"] },
           responses: {
             200: {

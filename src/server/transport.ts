@@ -1,5 +1,6 @@
 /** What both listeners share: the shape src/index.ts drives, their limits, and each request's peer address. */
 import type { HttpListener } from "../config";
+import { requestState } from "./request-state";
 
 /** What src/index.ts needs of a listening server (the subset of Bun.Server it used). */
 export interface Listener {
@@ -29,11 +30,9 @@ export const MAX_REQUEST_BODY_BYTES = 1 << 30;
 /** A connection waiting on its client this long (an idle keep-alive, a stalled upload or download) is closed. */
 export const IDLE_TIMEOUT_SECONDS = 30;
 
-/** The peer address of each request, as the listener saw it (none for requests made in process). */
-const clientAddresses = new WeakMap<Request, string>();
-
+/** The peer address of a request, as the listener saw it (none for requests made in process). */
 export function setClientAddress(request: Request, address: string | undefined): void {
-  if (address) clientAddresses.set(request, address);
+  if (address) requestState(request).clientAddress = address;
 }
 
-export const clientAddressOf = (request: Request): string | undefined => clientAddresses.get(request);
+export const clientAddressOf = (request: Request): string | undefined => requestState(request).clientAddress;

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createApp, type App } from "../../src/app";
+import { createApp, type KilnApp } from "../../src/app";
 import { loadConfig, type Config } from "../../src/config";
 import { createLogger } from "../../src/observability/logger";
 import type { RateCounter } from "../../src/http/rate-limit";
@@ -28,7 +28,7 @@ export interface RequestOptions {
 }
 
 export interface TestApp {
-  app: App;
+  app: KilnApp;
   config: Config;
   testDb: TestDatabase;
   workerPool: WorkerPool;

@@ -4,6 +4,7 @@
  * not touch keep their exact bytes, and every value a patch writes is stored as written in the patch.
  * Nothing here knows about HTTP or storage: a patch is read from bytes and applied to bytes.
  */
+import { ERRORS } from "../error-codes";
 import { MAX_JSON_DEPTH, parseJsonBytes } from "./parse";
 import {
   cloneNode,
@@ -163,16 +164,14 @@ export function patchProblemOf(error: PatchError): {
   errors?: { path: string; message: string }[];
 } {
   const errors = error.index === undefined ? undefined : [{ path: `/${error.index}`, message: error.message }];
-  const [status, code] = (
-    {
-      empty: [400, "body_required"],
-      malformed: [400, "malformed_json"],
-      invalid: [400, "patch_invalid"],
-      test_failed: [409, "patch_test_failed"],
-      too_large: [413, "document_too_large"],
-      too_much_work: [413, "patch_too_expensive"],
-    } as const
-  )[error.kind];
+  const { status, code } = {
+    empty: ERRORS.body_required,
+    malformed: ERRORS.malformed_json,
+    invalid: ERRORS.patch_invalid,
+    test_failed: ERRORS.patch_test_failed,
+    too_large: ERRORS.document_too_large,
+    too_much_work: ERRORS.patch_too_expensive,
+  }[error.kind];
   return { status, code, message: error.message, ...(errors ? { errors } : {}) };
 }
 

@@ -2,7 +2,8 @@
  * Byte-level scanning of JSON text: where values start and end, without parsing them. Used to find
  * members of a large body (or document) so that only the small ones are parsed.
  */
-import { badRequest } from "../errors";
+import { httpError } from "../errors";
+import { ERRORS } from "../error-codes";
 import { parseJsonBytes } from "./parse";
 
 /** The bytes of JSON's structure, shared with the lossless tree (tree.ts). */
@@ -50,7 +51,7 @@ export function skipValue(bytes: Uint8Array, at: number): number {
   return i;
 }
 
-const malformed = (at: number) => badRequest("malformed_json", `Malformed JSON: unexpected input at byte ${at}`);
+const malformed = (at: number) => httpError(ERRORS.malformed_json, `Malformed JSON: unexpected input at byte ${at}`);
 
 function keyOf(text: Uint8Array, at: number): string {
   const parsed = parseJsonBytes(text);

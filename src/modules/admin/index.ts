@@ -1,4 +1,5 @@
 /** Admin API (permission `admin`): accounts with plans and limits, API keys. */
+import { ERRORS, problems } from "../../core/error-codes";
 import { Elysia, t } from "elysia";
 import type { Db } from "../../db/client";
 import type { Authenticator } from "../auth/index";
@@ -27,7 +28,7 @@ export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
     .get("/accounts/:id", async ({ params }) => ({ success: true as const, account: accountView(await getAccount(deps.db, params.id)) }), {
       params: t.Object({ id: Text() }),
       response: { 200: t.Object({ success: t.Literal(true), account: AccountView }) },
-      detail: operation({ operationId: "getAccount", summary: "Get an account", errors: { 404: "account_not_found" } }),
+      detail: operation({ operationId: "getAccount", summary: "Get an account", errors: { 404: problems`${ERRORS.account_not_found}` } }),
     })
     .patch(
       "/accounts/:id",
@@ -44,7 +45,7 @@ export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
           operationId: "updateAccount",
           summary: "Edit an account's name, plan or limits",
           description: "A new plan resets the limits to its defaults, except limits given in the same request.",
-          errors: { 404: "account_not_found" },
+          errors: { 404: problems`${ERRORS.account_not_found}` },
         }),
       },
     )
@@ -72,7 +73,7 @@ export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
           operationId: "createKey",
           summary: "Create an API key",
           description: "The plaintext key is returned once; only its SHA-256 hash is stored.",
-          errors: { 404: "account_not_found: accountId names no account" },
+          errors: { 404: problems`${ERRORS.account_not_found}: accountId names no account` },
         }),
       },
     )
@@ -95,7 +96,7 @@ export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>
           operationId: "revokeKey",
           summary: "Revoke an API key",
           description: "The key answers 401 from then on (within one second on every process sharing the database).",
-          errors: { 404: "key_not_found" },
+          errors: { 404: problems`${ERRORS.key_not_found}` },
         }),
       },
     );

@@ -1,7 +1,8 @@
 /** Accounts, plans and keys: the rules behind the admin API and the start-up bootstrap. */
 import type { Db } from "../../db/client";
 import type { Account, ApiKey } from "../../db/schema";
-import { badRequest, notFound } from "../../core/errors";
+import { httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import { keysRepository } from "../auth/repository";
 import { accountsRepository } from "./repository";
 import { generateApiKey, hashApiKey, newId } from "../../core/keys";
@@ -51,7 +52,7 @@ export async function createAccount(db: Db, input: AccountInput, now = Date.now(
 
 export async function getAccount(db: Db, id: string): Promise<Account> {
   const account = await accountsRepository(db).find(id);
-  if (!account) throw notFound("account_not_found", `No account with id '${id}'`);
+  if (!account) throw httpError(ERRORS.account_not_found, `No account with id '${id}'`);
   return account;
 }
 
@@ -75,7 +76,9 @@ export interface KeyInput {
 export async function createKey(db: Db, input: KeyInput, now = Date.now()): Promise<{ key: string; apiKey: ApiKey }> {
   await getAccount(db, input.accountId);
   if (input.expiresAt != null && input.expiresAt <= now)
-    throw badRequest("validation_failed", "expiresAt must be in the future", [{ path: "/expiresAt", message: "must be in the future" }]);
+    throw httpError(ERRORS.validation_failed, "expiresAt must be in the future", {
+      errors: [{ path: "/expiresAt", message: "must be in the future" }],
+    });
   const key = generateApiKey();
   const apiKey = await keysRepository(db).insert({
     id: newId("key"),
@@ -95,7 +98,7 @@ export async function listKeys(db: Db, accountId: string | undefined): Promise<A
 
 export async function revokeKey(db: Db, id: string, now = Date.now()): Promise<ApiKey> {
   const key = await keysRepository(db).revoke(id, now);
-  if (!key) throw notFound("key_not_found", `No API key with id '${id}'`);
+  if (!key) throw httpError(ERRORS.key_not_found, `No API key with id '${id}'`);
   return key;
 }
 

@@ -8,9 +8,10 @@
  */
 import { Elysia } from "elysia";
 import type { Db } from "../../db/client";
-import { forbidden, HttpError, unauthorized } from "../../core/errors";
+import { forbidden, HttpError, unauthorized, httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import { clientAddressOf } from "../../server/transport";
-import { requestState } from "../../http/context";
+import { requestState } from "../../server/request-state";
 import { settleBody } from "../../http/body";
 import { RateLimiter, rateLimitHeaders, type RateCounter } from "../../http/rate-limit";
 import { keysRepository } from "./repository";
@@ -25,6 +26,13 @@ export interface Principal {
   accountId: string;
   permissions: ReadonlySet<Permission>;
   rateLimitPerMinute: number | null;
+}
+
+declare module "../../server/request-state" {
+  interface RequestState {
+    /** the one decision on this request's key, rate limit and permission (Authenticator.authorize) */
+    authorization?: Promise<Principal | undefined>;
+  }
 }
 
 /** How long a key lookup may be reused: a revoked key answers 401 within this (well under one second). */
@@ -90,9 +98,8 @@ export function clientOf(address: string): string {
 
 function tooManyFailures(until: number, now: number, from: string): HttpError {
   const retryAfter = Math.max(1, Math.ceil((until - now) / 1000));
-  return new HttpError(
-    429,
-    "too_many_failed_authentications",
+  return httpError(
+    ERRORS.too_many_failed_authentications,
     `Too many requests with an invalid API key ${from}; retry in ${retryAfter} s with a valid key`,
     { headers: { "Retry-After": String(retryAfter) } },
   );
@@ -220,19 +227,14 @@ export class Authenticator {
     };
   }
 
-  private readonly decisions = new WeakMap<Request, Promise<Principal | undefined>>();
-
   /**
    * Authenticates, rate-limits and authorises one request; undefined for public paths. Decided once per
    * request: the body parser asks first (so a refused request's body is never read), the route after.
    */
   authorize(request: Request, path: string): Promise<Principal | undefined> {
-    let decision = this.decisions.get(request);
-    if (!decision) {
-      decision = this.decide(request, path);
-      this.decisions.set(request, decision);
-    }
-    return decision;
+    const state = requestState(request);
+    state.authorization ??= this.decide(request, path);
+    return state.authorization;
   }
 
   private async decide(request: Request, path: string): Promise<Principal | undefined> {
@@ -252,9 +254,8 @@ export class Authenticator {
       const decision = taken instanceof Promise ? await taken : taken;
       Object.assign(state.headers, rateLimitHeaders(decision, this.now()));
       if (!decision.allowed)
-        throw new HttpError(
-          429,
-          "rate_limited",
+        throw httpError(
+          ERRORS.rate_limited,
           `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfterSeconds} s`,
         );
     }

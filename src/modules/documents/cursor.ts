@@ -4,7 +4,8 @@
  * document). A cursor is base64url text; it cannot reach another account's documents (queries are always
  * scoped to the caller, and a cursor made for another account is refused).
  */
-import { badRequest } from "../../core/errors";
+import { httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 
 export interface CursorPosition {
   createdAt: number;
@@ -34,9 +35,9 @@ export function encodeVersionCursor(accountId: string, documentId: string, versi
 }
 
 const invalidCursor = () =>
-  badRequest("invalid_cursor", "The cursor is not valid; pass the nextCursor of a previous response unchanged", [
-    { path: "/cursor", message: "invalid cursor" },
-  ]);
+  httpError(ERRORS.invalid_cursor, "The cursor is not valid; pass the nextCursor of a previous response unchanged", {
+    errors: [{ path: "/cursor", message: "invalid cursor" }],
+  });
 
 /** The cursor's fields after the version and account tag, once both are checked. */
 function open(accountId: string, cursor: string, length: number): unknown[] {

@@ -1,5 +1,6 @@
 /** The download responses of stored content, shared by the keyed routes (current and version) and signed links. */
-import { HttpError } from "../../core/errors";
+import { type HttpError, httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import type { DocumentRow } from "../../db/schema";
 import { requestedRange } from "../../server/ranges";
 import type { OpenedContent } from "../../storage/content-store";
@@ -16,9 +17,8 @@ export function notModifiedResponse(etag: string, headers: Record<string, unknow
 
 /** 416: the Range starts past the end of the content; `Content-Range: bytes *\/<size>` says how large it is. */
 function rangeNotSatisfiable(size: number): HttpError {
-  return new HttpError(
-    416,
-    "range_not_satisfiable",
+  return httpError(
+    ERRORS.range_not_satisfiable,
     `The requested range starts past the end of the content (${size} bytes): ask for bytes 0 to ${size - 1}`,
     { headers: { "Content-Range": `bytes */${size}`, "Accept-Ranges": "bytes" } },
   );

@@ -20,7 +20,8 @@ import type { Db } from "../../db/client";
 import { clusterSecrets } from "../../db/schema";
 import { requirePrincipal, type AuthPlugin } from "../auth/index";
 import { Value } from "@sinclair/typebox/value";
-import { fromValidation, HttpError } from "../../core/errors";
+import { fromValidation, httpError } from "../../core/errors";
+import { ERRORS, problems } from "../../core/error-codes";
 import { operation } from "../../http/openapi";
 import { downloadResponse } from "./download";
 import { getDocument, type DocumentsDeps } from "./service";
@@ -59,11 +60,11 @@ const contentTag = (row: { contentKey: string; linkGeneration: number }) =>
 const sign = (secret: Uint8Array, id: string, tag: string, expires: number) =>
   new Bun.CryptoHasher("sha256", secret).update(`${id}\n${tag}\n${expires}`).digest("base64url");
 
-const linkInvalid = () => new HttpError(403, "link_invalid", "The download link is not valid: it is incomplete or was altered");
+const linkInvalid = () => httpError(ERRORS.link_invalid, "The download link is not valid: it is incomplete or was altered");
 const linkExpired = (expires: number) =>
-  new HttpError(410, "link_expired", `The download link expired at ${new Date(expires).toISOString()}; ask for a new one`);
+  httpError(ERRORS.link_expired, `The download link expired at ${new Date(expires).toISOString()}; ask for a new one`);
 const linkOutdated = () =>
-  new HttpError(410, "link_outdated", "The document was deleted or its content changed since the link was made; ask for a new one");
+  httpError(ERRORS.link_outdated, "The document was deleted or its content changed since the link was made; ask for a new one");
 
 export interface LinksDeps extends DocumentsDeps {
   linkSecret: () => Promise<Uint8Array>;
@@ -162,7 +163,7 @@ export const documentLinksModule = (deps: LinksDeps & { auth: AuthPlugin }) =>
           summary: "Make a signed download link",
           description: `A URL that serves the document's current content without a key, on every node, until it expires (${LINK_EXPIRES_IN_MIN} to ${LINK_EXPIRES_IN_MAX} s, default ${LINK_EXPIRES_IN_DEFAULT}; the body may be empty). It stops working for good when the document is deleted (a restore does not revive it) or its content changes. Its base is PUBLIC_URL (else the server's configured address), never the request's Host.`,
           requestBody: { description: "optional: an empty body takes the default expiry", content: { "application/json": CreateLinkBody } },
-          errors: { 404: "document_not_found" },
+          errors: { 404: problems`${ERRORS.document_not_found}` },
         }),
       },
     )
@@ -186,8 +187,8 @@ export const documentLinksModule = (deps: LinksDeps & { auth: AuthPlugin }) =>
           description:
             "No key: the signature in the URL authorises the download. The stored bytes, with Content-Length and Content-Disposition: attachment; ETag is the content hash, If-None-Match gives 304.",
           errors: {
-            403: "link_invalid: a parameter is missing or malformed, or the signature does not match",
-            410: "link_expired: past its expiry; link_outdated: the document was deleted or its content changed since the link was made",
+            403: problems`${ERRORS.link_invalid}: a parameter is missing or malformed, or the signature does not match`,
+            410: problems`${ERRORS.link_expired}: past its expiry; ${ERRORS.link_outdated}: the document was deleted or its content changed since the link was made`,
           },
           headers: { 200: ["ETag", "Content-Disposition"] },
           conditional: ["If-None-Match"],

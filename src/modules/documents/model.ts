@@ -1,5 +1,5 @@
 import { t } from "elysia";
-import { LIMIT_RULE, LIST_LIMIT_MAX } from "./service";
+import { LIMIT_RULE, LIST_LIMIT_MAX } from "./listing";
 import { DESCRIPTION_MAX, FOLDER_MAX, NAME_MAX, TAG_MAX, TAGS_MAX } from "../../core/metadata";
 import { Type } from "@sinclair/typebox";
 
@@ -189,4 +189,45 @@ export const FoldersResponse = t.Object(
     ),
   },
   { title: "FolderList" },
+);
+
+export const Deleted = t.Object(
+  { success: t.Literal(true), deleted: t.Literal(true), purgeAt: Type.Integer({ description: "epoch ms when the sweeper purges it" }) },
+  { title: "DeletedDocument" },
+);
+export const Purged = t.Object({ success: t.Literal(true), deleted: t.Literal(true), permanent: t.Literal(true) });
+export const ContentReplaced = t.Object({ success: t.Literal(true), fileSize: Type.Integer() });
+
+/** A line of an export, and of an import (whose `document` may hold more fields: they are ignored). */
+const contentMembers = {
+  content: t.Optional(t.Unknown({ description: "the content, embedded byte for byte" })),
+  contentText: t.Optional(
+    t.String({ description: "instead of content, for content whose text holds line breaks: the text as a JSON string" }),
+  ),
+};
+export const ExportLine = t.Object({ document: DocumentView, ...contentMembers }, { title: "ExportLine" });
+export const ImportLine = t.Object(
+  {
+    document: t.Object(
+      {
+        name: t.String(),
+        description: t.Optional(t.Union([t.String(), t.Null()])),
+        tags: t.Optional(t.Array(t.String())),
+        folder: t.Optional(t.Union([t.String(), t.Null()])),
+      },
+      {
+        additionalProperties: true,
+        description: "name, description, tags and folder are read; other fields (an export's id, sizes, times) are ignored",
+      },
+    ),
+    ...contentMembers,
+  },
+  { title: "ImportLine" },
+);
+export const ImportResult = t.Union(
+  [
+    t.Object({ line: Type.Integer({ description: "the input line's number, from 1" }), id: t.String() }),
+    t.Object({ line: Type.Integer(), error: t.Object({ code: t.String(), detail: t.String() }) }),
+  ],
+  { title: "ImportResult" },
 );

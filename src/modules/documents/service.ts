@@ -4,18 +4,19 @@
  * and whatever a crash leaves behind is collected by the orphan sweep.
  */
 import type { DocumentRow } from "../../db/schema";
-import { HttpError, badRequest, notFound, validationError, type FieldError } from "../../core/errors";
+import { HttpError, validationError, type FieldError, httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import { CheckedJson, parseJsonBytes } from "../../core/json/parse";
 import { newId } from "../../core/keys";
 import type { ContentStore, OpenedContent, StoredContent } from "../../storage/content-store";
-import { decodeCursor, pageOf } from "./cursor";
 import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
 import { memberValueSpan } from "../../core/json/span";
-import { documentsRepository, type AccountLimitsRow, type DocumentsRepository, type QuotaRefusal, type Tx } from "./repository";
+import { documentsRepository, type DocumentsRepository, type Tx } from "./repository";
+import { CHECK_BEFORE_WRITING_ABOVE, checkQuota, precheckQuota, quotaError } from "./quota";
 import type { PatchJob } from "../../core/json/patch";
 import { ContentRetirer } from "./retirer";
 import { Turns } from "./turns";
-import { folderFilter, normalizeMetadata, type MetadataInput } from "../../core/metadata";
+import { normalizeMetadata, type MetadataInput } from "../../core/metadata";
 
 export interface DocumentsDeps {
   repository: DocumentsRepository;
@@ -67,43 +68,11 @@ export const documentView = (row: DocumentViewFields) => ({
   updatedAt: row.updatedAt,
 });
 
-export const documentNotFound = (id: string) => notFound("document_not_found", `No document with id '${id}'`);
+export const documentNotFound = (id: string) => httpError(ERRORS.document_not_found, `No document with id '${id}'`);
 const documentNotDeleted = (id: string) =>
-  new HttpError(409, "document_not_deleted", `Document '${id}' is not deleted; delete it first (DELETE /api/v1/documents/${id})`);
+  httpError(ERRORS.document_not_deleted, `Document '${id}' is not deleted; delete it first (DELETE /api/v1/documents/${id})`);
 export const preconditionFailed = (current: string) =>
-  new HttpError(412, "precondition_failed", `If-Match does not match the current ETag ${current}`);
-
-function quotaError(outcome: QuotaRefusal, size: number): HttpError {
-  return outcome === "document_too_large"
-    ? new HttpError(413, "document_too_large", `The content (${size} bytes) exceeds the account's maximum document size`)
-    : new HttpError(413, "storage_limit_exceeded", `Storing ${size} bytes would exceed the account's storage limit`);
-}
-
-/**
- * Above this size a write first checks what it can by reading (the document, If-Match, the quota), so
- * that a refused body is never written; smaller bodies are written at once, as the statement that adopts
- * them checks all of it again anyway, and a refused small write costs less than the reads.
- */
-const CHECK_BEFORE_WRITING_ABOVE = 64 * 1024;
-
-/**
- * Refuses early what cannot fit, before any file is written; the reservation decides for good. For a
- * new version of an existing document, the versions it would push out count as released.
- */
-async function precheckQuota(deps: DocumentsDeps, accountId: string, size: number, replacing?: DocumentRow): Promise<void> {
-  checkQuota(
-    await deps.repository.limits(accountId, replacing && { documentId: replacing.id, version: replacing.contentVersion + 1 }),
-    size,
-  );
-}
-
-function checkQuota(limits: AccountLimitsRow | undefined, size: number): void {
-  if (!limits) return;
-  const delta = size - limits.droppableBytes;
-  if (limits.maxDocumentBytes !== null && size > limits.maxDocumentBytes) throw quotaError("document_too_large", size);
-  if (delta > 0 && limits.storageLimitBytes !== null && limits.storageUsedBytes + delta > limits.storageLimitBytes)
-    throw quotaError("storage_limit_exceeded", size);
-}
+  httpError(ERRORS.precondition_failed, `If-Match does not match the current ETag ${current}`);
 
 /**
  * Writes new content, runs the transaction that adopts it, and removes the file again when the
@@ -157,7 +126,7 @@ export async function createDocument(
   const errors: FieldError[] = [];
   const metadata = normalizeMetadata({ name: input.name, description: input.description, tags: input.tags, folder: input.folder }, errors);
   const bytes = contentBytesOf(input, rawBody);
-  if (bytes.byteLength > CHECK_BEFORE_WRITING_ABOVE) await precheckQuota(deps, accountId, bytes.byteLength);
+  if (bytes.byteLength > CHECK_BEFORE_WRITING_ABOVE) await precheckQuota(deps.repository, accountId, bytes.byteLength);
   return withStoredContent(deps, bytes, async (stored) => {
     const now = deps.now();
     const created = await deps.repository.create({
@@ -201,7 +170,7 @@ export async function openContent(
     if (content) return { row, content };
   }
   // Removed behind Kiln's back (or lost by the store): nothing to serve and nothing a retry would fix.
-  throw new HttpError(500, "content_missing", `The content of document '${id}' (key ${key}) is missing from the content store`);
+  throw httpError(ERRORS.content_missing, `The content of document '${id}' (key ${key}) is missing from the content store`);
 }
 
 export interface Preconditions {
@@ -256,9 +225,9 @@ export async function updateMetadata(
 /** The raw body of a content update: not empty, and JSON. */
 export function contentBodyOf(bytes: Uint8Array | CheckedJson): Uint8Array {
   if (bytes instanceof CheckedJson) return bytes.bytes;
-  if (bytes.byteLength === 0) throw badRequest("body_required", "The request body must be the new JSON content; it is empty");
+  if (bytes.byteLength === 0) throw httpError(ERRORS.body_required, "The request body must be the new JSON content; it is empty");
   const parsed = parseJsonBytes(bytes);
-  if (!parsed.ok) throw badRequest("malformed_json", parsed.message);
+  if (!parsed.ok) throw httpError(ERRORS.malformed_json, parsed.message);
   return bytes;
 }
 
@@ -311,7 +280,7 @@ export async function storeNewVersion(
   if (bytes.byteLength > CHECK_BEFORE_WRITING_ABOVE) {
     const before = await getDocument(deps, accountId, id);
     if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
-    await precheckQuota(deps, accountId, bytes.byteLength, before);
+    await precheckQuota(deps.repository, accountId, bytes.byteLength, before);
   }
   const { row, released } = await withStoredContent(deps, bytes, (stored) =>
     adoptVersion(deps, accountId, id, stored, ifMatchContentHashes(preconditions.ifMatch)),
@@ -327,9 +296,8 @@ export async function storeNewVersion(
 export const DERIVE_ATTEMPTS = 5;
 
 const editConflict = (id: string) =>
-  new HttpError(
-    409,
-    "edit_conflict",
+  httpError(
+    ERRORS.edit_conflict,
     `Document '${id}' changed ${DERIVE_ATTEMPTS} times while this change was being applied to it; nothing was written; retry`,
   );
 
@@ -411,37 +379,3 @@ export async function restoreDocument(deps: DocumentsDeps, accountId: string, id
   if ((await deps.repository.exists(accountId, id))?.deleted === false) throw documentNotDeleted(id);
   throw documentNotFound(id);
 }
-
-export const LIST_LIMIT_DEFAULT = 50;
-export const LIST_LIMIT_MAX = 200;
-export const LIMIT_RULE = `must be an integer from 1 to ${LIST_LIMIT_MAX}`;
-
-/** The `limit` query parameter (1 to 3 digits, as the route's schema checked them): absent → the default; otherwise 1 to 200. */
-export function listLimit(limit: number | undefined): number {
-  if (limit === undefined) return LIST_LIMIT_DEFAULT;
-  if (!(Number.isInteger(limit) && limit >= 1 && limit <= LIST_LIMIT_MAX)) throw validationError([{ path: "/limit", message: LIMIT_RULE }]);
-  return limit;
-}
-
-export interface ListOptions {
-  limit: number;
-  cursor?: string;
-  folder?: string;
-  /** with a folder: its subfolders' documents too */
-  recursive: boolean;
-  deleted: boolean;
-}
-
-export async function listDocuments(
-  deps: DocumentsDeps,
-  accountId: string,
-  options: ListOptions,
-): Promise<{ documents: DocumentRow[]; nextCursor: string | null }> {
-  const folder = folderFilter(options.folder, options.recursive);
-  const after = options.cursor === undefined ? undefined : decodeCursor(accountId, options.cursor);
-  const rows = await deps.repository.list(accountId, { deleted: options.deleted, folder, after, limit: options.limit + 1 });
-  const { page, nextCursor } = pageOf(accountId, rows, options.limit);
-  return { documents: page, nextCursor };
-}
-
-export const listFolders = (deps: DocumentsDeps, accountId: string) => deps.repository.folders(accountId);

@@ -9,7 +9,8 @@
  * instead: still exact, and import takes either form, as document create does.
  */
 import { joinedBytes } from "../../http/body";
-import { HttpError, validationError, type FieldError } from "../../core/errors";
+import { HttpError, validationError, type FieldError, httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import { parseJsonBytes } from "../../core/json/parse";
 import { isObject } from "../../utilities/shared/paths";
 import type { DocumentRow } from "../../db/schema";
@@ -226,7 +227,7 @@ const METADATA_FIELDS = ["name", "description", "tags", "folder"] as const;
 /** One import line → the input of document create; the line's bytes keep `content` exact. */
 function createInputOf(bytes: Uint8Array): CreateInput {
   const parsed = parseJsonBytes(bytes);
-  if (!parsed.ok) throw new HttpError(400, "malformed_json", parsed.message);
+  if (!parsed.ok) throw httpError(ERRORS.malformed_json, parsed.message);
   const line = parsed.value;
   if (!isObject(line))
     throw validationError([{ path: "", message: 'each line must be a JSON object {"document": {...}, "content": ...}' }]);

@@ -5,7 +5,8 @@
  */
 import type { DocumentRow, DocumentVersionRow } from "../../db/schema";
 import type { OpenedContent } from "../../storage/content-store";
-import { HttpError, notFound } from "../../core/errors";
+import { HttpError, httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import { decodeVersionCursor, encodeVersionCursor } from "./cursor";
 import { contentETag } from "./etag";
 import {
@@ -30,7 +31,8 @@ export const versionView = (row: DocumentVersionRow) => ({
   createdAt: row.createdAt,
 });
 
-const versionNotFound = (id: string, version: string) => notFound("version_not_found", `Document '${id}' has no version '${version}'`);
+const versionNotFound = (id: string, version: string) =>
+  httpError(ERRORS.version_not_found, `Document '${id}' has no version '${version}'`);
 
 /** A version number as written in a path: 1, 2, … (anything else names no version). */
 function versionNumber(id: string, raw: string): number {
@@ -98,9 +100,8 @@ export async function restoreVersion(
 export function patchFormatOf(contentType: string | null): PatchFormat {
   const mediaType = contentType?.split(";")[0].trim().toLowerCase();
   if (mediaType === JSON_PATCH || mediaType === MERGE_PATCH) return mediaType;
-  throw new HttpError(
-    415,
-    "unsupported_media_type",
+  throw httpError(
+    ERRORS.unsupported_media_type,
     `A patch must be sent as ${JSON_PATCH} (RFC 6902) or ${MERGE_PATCH} (RFC 7396)${mediaType ? `, not ${mediaType}` : "; the request has no Content-Type"}`,
   );
 }

@@ -3,6 +3,7 @@
  * as a live stream (Server-Sent Events, stream.ts). Any valid key may read it; it sees the families its
  * permissions cover (documents → document.*, utilities → pipeline.*).
  */
+import { ERRORS, problems } from "../../core/error-codes";
 import { Elysia } from "elysia";
 import { validationError } from "../../core/errors";
 import { folderFilter } from "../../core/metadata";
@@ -103,7 +104,7 @@ export const eventsModule = (deps: { db: Db; auth: AuthPlugin; streams: EventStr
             summary: "Events of the caller's account, oldest first, after a cursor",
             description:
               "A consumer that passes back nextCursor never misses an event: events are listed in the order their transactions committed in the account, and an event is listed only once every earlier write of the account has committed or rolled back, so events never appear behind a cursor. Kept for EVENT_RETENTION_MS (30 days by default).",
-            errors: { 400: "validation_failed (type, folder or limit), invalid_cursor" },
+            errors: { 400: problems`${ERRORS.validation_failed} (type, folder or limit), ${ERRORS.invalid_cursor}` },
           }),
           parameters: [
             { ...LIMIT_PARAMETER, schema: { type: "integer", minimum: 1, maximum: EVENTS_LIMIT_MAX, default: EVENTS_LIMIT_DEFAULT } },
@@ -119,9 +120,9 @@ export const eventsModule = (deps: { db: Db; auth: AuthPlugin; streams: EventStr
           summary: "Events of the caller's account as they happen (Server-Sent Events)",
           description: `The feed of listEvents, live: each event as \`id: <cursor>\`, \`event: <type>\`, \`data: <the event as listEvents shows it>\` and a blank line, oldest first; the same filters and permission families. It starts after Last-Event-ID (or \`after\`; absent: the oldest kept event), so a client that reconnects with the id of the last event it got misses nothing and gets nothing twice. The stream opens with \`retry: ${STREAM_RETRY_MS}\`, sends \`: heartbeat\` after EVENTS_HEARTBEAT_MS (15 s) without an event, and ends when the node shuts down, when the key is revoked or expires, after \`timeout\`, or when the client takes nothing for two heartbeat intervals: reconnect with Last-Event-ID. A key may hold EVENT_STREAMS_PER_KEY (20) streams open and an account EVENT_STREAMS_PER_ACCOUNT (100), on each node; past them 429 too_many_streams with Retry-After.`,
           errors: {
-            400: "validation_failed (type, folder, timeout), invalid_cursor (after or Last-Event-ID)",
-            429: "too_many_streams: the key (EVENT_STREAMS_PER_KEY) or the account (EVENT_STREAMS_PER_ACCOUNT) has its most streams open on this node",
-            503: "too_many_streams: this node serves its most streams (EVENT_STREAMS_PER_PROCESS)",
+            400: problems`${ERRORS.validation_failed} (type, folder, timeout), ${ERRORS.invalid_cursor} (after or Last-Event-ID)`,
+            429: problems`${ERRORS.too_many_streams}: the key (EVENT_STREAMS_PER_KEY) or the account (EVENT_STREAMS_PER_ACCOUNT) has its most streams open on this node`,
+            503: problems`${ERRORS.too_many_streams_on_node}: this node serves its most streams (EVENT_STREAMS_PER_PROCESS)`,
           },
           headers: { 429: ["Retry-After"] },
           responses: {

@@ -6,7 +6,8 @@
  * (kiln_number_events), then
  * each transaction's events, so nothing another account or database does holds an account's feed back.
  */
-import { badRequest } from "../../core/errors";
+import { httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import type { FolderFilter } from "../../core/metadata";
 import type { Db } from "../../db/client";
 import { documentView } from "../documents/service";
@@ -44,9 +45,9 @@ export const encodeEventCursor = (position: EventPosition) =>
   position.legacyTx === undefined ? `${position.commit}.${position.seq}` : `${position.legacyTx}-${position.seq}`;
 
 const invalidEventCursor = (path: string) =>
-  badRequest("invalid_cursor", "The cursor is not valid; pass the cursor of an event (or nextCursor) unchanged", [
-    { path, message: "invalid cursor" },
-  ]);
+  httpError(ERRORS.invalid_cursor, "The cursor is not valid; pass the cursor of an event (or nextCursor) unchanged", {
+    errors: [{ path, message: "invalid cursor" }],
+  });
 
 export function decodeEventCursor(cursor: string | undefined, path = "/after"): EventPosition {
   if (cursor === undefined || cursor === "") return FEED_START;
@@ -83,10 +84,10 @@ export function parseEventTypes(raw: string | undefined): string[] | undefined {
   for (const type of types) {
     const family = type.endsWith(".*") ? type.slice(0, -2) : undefined;
     if (family !== undefined ? !isEventFamily(family) : !(EVENT_TYPES as readonly string[]).includes(type)) {
-      throw badRequest(
-        "validation_failed",
+      throw httpError(
+        ERRORS.validation_failed,
         `type: unknown event type '${type}'; known: ${EVENT_TYPES.join(", ")} (or a family such as document.*)`,
-        [{ path: "/type", message: `unknown event type '${type}'` }],
+        { errors: [{ path: "/type", message: `unknown event type '${type}'` }] },
       );
     }
   }

@@ -40,7 +40,8 @@
  */
 import { EVENT_STREAM_LIMITS_DEFAULT, type EventStreamLimits } from "../../config";
 import { every, type Running } from "../../core/background";
-import { HttpError } from "../../core/errors";
+import { httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../observability/logger";
 import type { EventStreamLimit, Metrics } from "../../observability/metrics";
@@ -168,27 +169,24 @@ export class EventStreams {
     const refused = (limit: EventStreamLimit) => this.options.metrics?.observeEventStreamRefused(limit);
     if ((this.perKey.get(request.keyId) ?? 0) >= perKey) {
       refused("key");
-      throw new HttpError(
-        429,
-        "too_many_streams",
+      throw httpError(
+        ERRORS.too_many_streams,
         `This API key has ${perKey} event streams open, the most allowed (EVENT_STREAMS_PER_KEY); close one first, or retry in ${retryAfter} s`,
         extra,
       );
     }
     if ((this.feeds.get(request.accountId)?.size ?? 0) >= perAccount) {
       refused("account");
-      throw new HttpError(
-        429,
-        "too_many_streams",
+      throw httpError(
+        ERRORS.too_many_streams,
         `This account has ${perAccount} event streams open on this node, the most allowed (EVENT_STREAMS_PER_ACCOUNT); close one first, or retry in ${retryAfter} s`,
         extra,
       );
     }
     if (this.count >= perProcess) {
       refused("process");
-      throw new HttpError(
-        503,
-        "too_many_streams",
+      throw httpError(
+        ERRORS.too_many_streams_on_node,
         `This node serves ${perProcess} event streams, the most it allows (EVENT_STREAMS_PER_PROCESS); retry in ${retryAfter} s`,
         extra,
       );

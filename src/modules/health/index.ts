@@ -1,10 +1,11 @@
 import { Elysia, t } from "elysia";
 import type { Database } from "../../db/client";
-import { HttpError } from "../../core/errors";
+import { httpError } from "../../core/errors";
+import { ERRORS, problems } from "../../core/error-codes";
 import type { ContentStore } from "../../storage/content-store";
 import { operation } from "../../http/openapi";
 
-const notReady = (detail: string) => new HttpError(503, "not_ready", detail, { headers: { "Retry-After": "5" } });
+const notReady = (detail: string) => httpError(ERRORS.not_ready, detail, { headers: { "Retry-After": "5" } });
 
 export const healthModule = (deps: {
   database: Database;
@@ -20,9 +21,8 @@ export const healthModule = (deps: {
         // a wedged pool serves no request again by itself: a liveness probe that sees this restarts the process
         const stalledMs = deps.database.stalledForMs();
         if (stalledMs > deps.stalledHealthMs)
-          throw new HttpError(
-            503,
-            "database_pool_stalled",
+          throw httpError(
+            ERRORS.database_pool_stalled,
             `No database connection came free for ${Math.round(stalledMs / 1000)} s while queries waited for one`,
           );
         return { success: true as const, status: "ok" };
@@ -33,7 +33,7 @@ export const healthModule = (deps: {
           operationId: "getHealth",
           summary: "The process serves",
           errors: {
-            503: "database_pool_stalled: queries have waited longer than DATABASE_STALLED_HEALTH_MS for a database connection with none coming free",
+            503: problems`${ERRORS.database_pool_stalled}: queries have waited longer than DATABASE_STALLED_HEALTH_MS for a database connection with none coming free`,
           },
         }),
       },
@@ -41,7 +41,7 @@ export const healthModule = (deps: {
     .get(
       "/ready",
       async () => {
-        if (deps.draining?.()) throw new HttpError(503, "draining", "The node is shutting down; send requests to another node");
+        if (deps.draining?.()) throw httpError(ERRORS.draining, "The node is shutting down; send requests to another node");
         const [database, store] = await Promise.all([
           deps.database.ping(),
           deps.contentStore.probe().then(
@@ -58,7 +58,9 @@ export const healthModule = (deps: {
         detail: operation({
           operationId: "getReadiness",
           summary: "The database and the content store answer, and the node is not shutting down",
-          errors: { 503: "not_ready: the database or the content store does not answer; draining: the node is shutting down (SIGTERM)" },
+          errors: {
+            503: problems`${ERRORS.not_ready}: the database or the content store does not answer; ${ERRORS.draining}: the node is shutting down (SIGTERM)`,
+          },
         }),
       },
     );

@@ -1,11 +1,12 @@
 /** Pipelines (permission `utilities`): runs of several utilities in one request, and saved pipelines. */
+import { ERRORS, problems } from "../../core/error-codes";
 import { Elysia } from "elysia";
 import { requirePrincipal, type AuthPlugin, type Principal } from "../auth/index";
 import { RawBody } from "../../http/body";
 import { markNoEvents } from "../../http/context";
 import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
 import { operation } from "../../http/openapi";
-import { listLimit } from "../documents/service";
+import { listLimit } from "../documents/listing";
 import { LIMIT_PARAMETER } from "../documents/model";
 import {
   CreatePipelineBody,
@@ -41,21 +42,21 @@ const jsonResponse = (body: ResponseBody) => new Response(body, { headers: { "Co
 const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
 
 const RUN_ERRORS = {
-  400: "malformed_json, body_required, validation_failed (errors name the field, steps by index: /steps/1/config/paths), utility_failed (the detail and errors name the failing step; when an expression passed its per-evaluation bound, the credits are used)",
-  402: "credits_exhausted: the account lacks a credit for every step",
-  403: "forbidden: the run reads or saves documents and the key lacks the documents permission",
-  404: "document_not_found (an input or output.saveTo)",
-  408: "utility_timeout: one UTILITY_TIMEOUT_MS for the whole pipeline; the credits are used",
-  412: "precondition_failed: output.ifMatch does not match saveTo's content ETag",
-  413: "payload_too_large (the request plus the stored inputs), result_too_large (the steps would build more than UTILITY_MAX_OUTPUT_BYTES: the credits are used), document_too_large or storage_limit_exceeded (the saved output: every credit given back)",
-  429: "account_busy: the account already has UTILITY_QUEUE_PER_ACCOUNT runs waiting for a worker besides the UTILITY_WORKERS_PER_ACCOUNT it may run at once; other accounts are not affected; retry after Retry-After",
-  503: "busy: every utility worker is busy and UTILITY_QUEUE_LIMIT runs of all accounts wait; retry after Retry-After",
+  400: problems`${ERRORS.malformed_json}, ${ERRORS.body_required}, ${ERRORS.validation_failed} (errors name the field, steps by index: /steps/1/config/paths), ${ERRORS.utility_failed} (the detail and errors name the failing step; when an expression passed its per-evaluation bound, the credits are used)`,
+  402: problems`${ERRORS.credits_exhausted}: the account lacks a credit for every step`,
+  403: problems`${ERRORS.forbidden}: the run reads or saves documents and the key lacks the documents permission`,
+  404: problems`${ERRORS.document_not_found} (an input or output.saveTo)`,
+  408: problems`${ERRORS.utility_timeout}: one UTILITY_TIMEOUT_MS for the whole pipeline; the credits are used`,
+  412: problems`${ERRORS.precondition_failed}: output.ifMatch does not match saveTo's content ETag`,
+  413: problems`${ERRORS.payload_too_large} (the request plus the stored inputs), ${ERRORS.result_too_large} (the steps would build more than UTILITY_MAX_OUTPUT_BYTES: the credits are used), ${ERRORS.document_too_large} or ${ERRORS.storage_limit_exceeded} (the saved output: every credit given back)`,
+  429: problems`${ERRORS.account_busy}: the account already has UTILITY_QUEUE_PER_ACCOUNT runs waiting for a worker besides the UTILITY_WORKERS_PER_ACCOUNT it may run at once; other accounts are not affected; retry after Retry-After`,
+  503: problems`${ERRORS.busy}: every utility worker is busy and UTILITY_QUEUE_LIMIT runs of all accounts wait; retry after Retry-After`,
 };
 const RUN_DESCRIPTION =
   "Steps run in order, each step's output being the next step's primary, in one worker hop (inline when the inputs are small). Every step is checked (utility and config) before anything runs or any credit is taken; one credit per step, all given back if the run or its save fails, unless a budget of the run stopped it (time limit, output limit, an expression's bound).";
 const DEFINITION_ERRORS = {
-  400: "validation_failed, naming the field (steps by index: /steps/1/utility)",
-  413: "pipeline_too_large: a definition over 1 MiB",
+  400: problems`${ERRORS.validation_failed}, naming the field (steps by index: /steps/1/utility)`,
+  413: problems`${ERRORS.pipeline_too_large}: a definition over 1 MiB`,
 };
 
 export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempotency: IdempotencyHooks }) => {
@@ -126,7 +127,7 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempo
             operationId: "listPipelines",
             summary: "List saved pipelines",
             description: "Newest first. Pass nextCursor as cursor for the next page; null means no more.",
-            errors: { 400: "validation_failed (limit, unknown query parameter) or invalid_cursor" },
+            errors: { 400: problems`${ERRORS.validation_failed} (limit, unknown query parameter) or ${ERRORS.invalid_cursor}` },
           }),
           parameters: [LIMIT_PARAMETER],
         },
@@ -144,7 +145,7 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempo
         detail: operation({
           operationId: "getPipeline",
           summary: "Get a saved pipeline",
-          errors: { 404: "pipeline_not_found (also another account's)" },
+          errors: { 404: problems`${ERRORS.pipeline_not_found} (also another account's)` },
         }),
       },
     )
@@ -167,7 +168,7 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempo
           operationId: "updatePipeline",
           summary: "Edit a saved pipeline",
           description: "Any of name, description, steps (at least one). Runs already under way keep the steps they started with.",
-          errors: { ...DEFINITION_ERRORS, 404: "pipeline_not_found (also another account's)" },
+          errors: { ...DEFINITION_ERRORS, 404: problems`${ERRORS.pipeline_not_found} (also another account's)` },
         }),
       },
     )
@@ -183,7 +184,7 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempo
         detail: operation({
           operationId: "deletePipeline",
           summary: "Delete a saved pipeline (permanent)",
-          errors: { 404: "pipeline_not_found (also another account's)" },
+          errors: { 404: problems`${ERRORS.pipeline_not_found} (also another account's)` },
         }),
       },
     )
@@ -215,7 +216,7 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempo
           summary: "Run a saved pipeline",
           description: `The saved steps as they are when the run starts. ${RUN_DESCRIPTION}`,
           requestBody: { content: { "application/json": RunSavedPipelineBody } },
-          errors: { ...RUN_ERRORS, 404: "pipeline_not_found, document_not_found (an input or output.saveTo)" },
+          errors: { ...RUN_ERRORS, 404: problems`${ERRORS.pipeline_not_found}, ${ERRORS.document_not_found} (an input or output.saveTo)` },
           idempotent: { success: 200 },
         }),
       },

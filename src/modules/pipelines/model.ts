@@ -1,7 +1,7 @@
 import { t } from "elysia";
 import { Type } from "@sinclair/typebox";
 import { DocumentView, ListQuery } from "../documents/model";
-import { LIST_LIMIT_MAX } from "../documents/service";
+import { LIST_LIMIT_MAX } from "../documents/listing";
 import { DESCRIPTION_MAX, NAME_MAX } from "../../core/metadata";
 import { MAX_STEPS } from "../../engine/run-plan";
 import { Output } from "../utilities/model";

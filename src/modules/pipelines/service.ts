@@ -5,7 +5,8 @@
  */
 import type { PipelineRow } from "../../db/schema";
 import type { Principal } from "../auth/index";
-import { badRequest, notFound, validationError, type FieldError } from "../../core/errors";
+import { validationError, type FieldError, httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import { newId } from "../../core/keys";
 import { decodeCursor, pageOf } from "../documents/cursor";
 import { normalizeMetadata } from "../../core/metadata";
@@ -44,7 +45,7 @@ export const pipelineView = (row: PipelineRow) => ({
   updatedAt: row.updatedAt,
 });
 
-const pipelineNotFound = (id: string) => notFound("pipeline_not_found", `No pipeline with id '${id}'`);
+const pipelineNotFound = (id: string) => httpError(ERRORS.pipeline_not_found, `No pipeline with id '${id}'`);
 
 /** The normalised fields given; 400 naming every bad one (unknown utilities and configs included). */
 function definitionOf(deps: PipelinesDeps, input: PipelineInput) {
@@ -109,8 +110,8 @@ export interface PipelineRunRequest {
 export function runPipeline(deps: PipelinesDeps, request: PipelineRunRequest, saved?: PipelineRow): Promise<ResponseBody> {
   const { bytes } = request;
   if (bytes.byteLength === 0)
-    throw badRequest(
-      "body_required",
+    throw httpError(
+      ERRORS.body_required,
       saved ? "A JSON request body `{ inputs, output? }` is required" : "A JSON request body `{ steps, inputs, output? }` is required",
     );
   const body = readBody(transferable(bytes), bytes.byteLength > deps.engine.inlineMaxBytes);

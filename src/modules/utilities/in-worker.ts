@@ -1,5 +1,6 @@
 /** A utility run in the worker pool, and its failures as the HTTP errors a client gets. */
-import { badRequest, HttpError } from "../../core/errors";
+import { HttpError, httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import type { WorkerOutcome } from "../../engine/messages";
 import {
   AccountBusyError,
@@ -23,27 +24,22 @@ export async function inWorker(engine: { logger: Logger }, utilityId: string, ru
   if (outcome.ok) return outcome;
   if (outcome.status >= 500) {
     engine.logger.log("error", "utility worker failed", { utilityId, error: outcome.message });
-    throw new HttpError(500, "internal_error", "The utility worker failed unexpectedly");
+    throw httpError(ERRORS.internal_error, "The utility worker failed unexpectedly");
   }
   throw new HttpError(outcome.status, outcome.code, outcome.message, { errors: outcome.errors, charged: outcome.charged });
 }
 
 function poolFailure(error: unknown): unknown {
   if (error instanceof RunTimeoutError)
-    return new HttpError(408, "utility_timeout", `The utility was stopped: ${error.message}; the run's credit is used`, {
+    return httpError(ERRORS.utility_timeout, `The utility was stopped: ${error.message}; the run's credit is used`, {
       charged: true,
     });
   if (error instanceof RunMemoryError)
-    return new HttpError(
-      413,
-      "result_too_large",
-      `The utility was stopped: ${error.message} (UTILITY_MEMORY_LIMIT_BYTES); no credit was used`,
-    );
+    return httpError(ERRORS.result_too_large, `The utility was stopped: ${error.message} (UTILITY_MEMORY_LIMIT_BYTES); no credit was used`);
   if (error instanceof PoolBusyError || error instanceof AccountBusyError) return refusalOf(error);
-  if (error instanceof RunCancelledError)
-    return new HttpError(499, "request_cancelled", "The client closed the request; the run was stopped");
+  if (error instanceof RunCancelledError) return httpError(ERRORS.request_cancelled, "The client closed the request; the run was stopped");
   if (error instanceof WorkerCrashedError) {
-    return badRequest("utility_failed", "The utility stopped while processing this input (it may be too large to process)");
+    return httpError(ERRORS.utility_failed, "The utility stopped while processing this input (it may be too large to process)");
   }
   return error;
 }

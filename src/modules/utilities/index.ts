@@ -1,4 +1,5 @@
 /** Utility catalogue and execution (permission `utilities`). */
+import { ERRORS, problems } from "../../core/error-codes";
 import { Elysia, t } from "elysia";
 import { operation, type OperationVariant } from "../../http/openapi";
 import { requirePrincipal, type AuthPlugin } from "../auth/index";
@@ -39,7 +40,11 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin;
       {
         params: UtilityParams,
         response: { 200: t.Object({ success: t.Literal(true), utility: UtilityView }, { title: "UtilityResult" }) },
-        detail: operation({ operationId: "getUtility", summary: "Describe one utility", errors: { 404: "utility_not_found" } }),
+        detail: operation({
+          operationId: "getUtility",
+          summary: "Describe one utility",
+          errors: { 404: problems`${ERRORS.utility_not_found}` },
+        }),
       },
     )
     .post(
@@ -69,15 +74,15 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin;
             "Inputs up to UTILITY_INLINE_MAX_BYTES run inline, larger ones in a worker thread. Stored documents may be the inputs (inputs.primaryDocumentId, inputs.secondaryDocumentId) and the output may be saved (output.saveAs, output.saveTo); both need the documents permission too. A successful run uses one credit.",
           requestBody: { content: { "application/json": ExecuteBody } },
           errors: {
-            400: "validation_failed (the body or the utility's config), malformed_json, body_required or utility_failed (the utility could not process the input; when an expression passed its per-evaluation bound, the run's credit is used)",
-            402: "credits_exhausted: the account's monthly credits are used up",
-            403: "forbidden: the run reads or saves documents and the key lacks the documents permission",
-            404: "utility_not_found, document_not_found (an input or output.saveTo)",
-            408: "utility_timeout: the run was stopped; its credit is used",
-            412: "precondition_failed: output.ifMatch does not match saveTo's content ETag",
-            413: "payload_too_large: the request plus the stored inputs are over UTILITY_MAX_PAYLOAD_BYTES; result_too_large: the run would build more than UTILITY_MAX_OUTPUT_BYTES (its credit is used), or was stopped at UTILITY_MEMORY_LIMIT_BYTES (no credit used); document_too_large or storage_limit_exceeded: the saved output does not fit (the credit is given back)",
-            429: "account_busy: the account already has UTILITY_QUEUE_PER_ACCOUNT runs waiting for a worker besides the UTILITY_WORKERS_PER_ACCOUNT it may run at once; other accounts are not affected; retry after Retry-After",
-            503: "busy: every utility worker is busy and UTILITY_QUEUE_LIMIT runs of all accounts wait; retry after Retry-After",
+            400: problems`${ERRORS.validation_failed} (the body or the utility's config), ${ERRORS.malformed_json}, ${ERRORS.body_required} or ${ERRORS.utility_failed} (the utility could not process the input; when an expression passed its per-evaluation bound, the run's credit is used)`,
+            402: problems`${ERRORS.credits_exhausted}: the account's monthly credits are used up`,
+            403: problems`${ERRORS.forbidden}: the run reads or saves documents and the key lacks the documents permission`,
+            404: problems`${ERRORS.utility_not_found}, ${ERRORS.document_not_found} (an input or output.saveTo)`,
+            408: problems`${ERRORS.utility_timeout}: the run was stopped; its credit is used`,
+            412: problems`${ERRORS.precondition_failed}: output.ifMatch does not match saveTo's content ETag`,
+            413: problems`${ERRORS.payload_too_large}: the request plus the stored inputs are over UTILITY_MAX_PAYLOAD_BYTES; ${ERRORS.result_too_large}: the run would build more than UTILITY_MAX_OUTPUT_BYTES (its credit is used), or was stopped at UTILITY_MEMORY_LIMIT_BYTES (no credit used); ${ERRORS.document_too_large} or ${ERRORS.storage_limit_exceeded}: the saved output does not fit (the credit is given back)`,
+            429: problems`${ERRORS.account_busy}: the account already has UTILITY_QUEUE_PER_ACCOUNT runs waiting for a worker besides the UTILITY_WORKERS_PER_ACCOUNT it may run at once; other accounts are not affected; retry after Retry-After`,
+            503: problems`${ERRORS.busy}: every utility worker is busy and UTILITY_QUEUE_LIMIT runs of all accounts wait; retry after Retry-After`,
           },
           idempotent: { success: 200 },
         }),

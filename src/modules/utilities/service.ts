@@ -12,7 +12,8 @@ import type { DocumentRow } from "../../db/schema";
 import type { Principal } from "../auth/index";
 import type { Logger } from "../../observability/logger";
 import type { Metrics } from "../../observability/metrics";
-import { badRequest, forbidden, HttpError, notFound, validationError } from "../../core/errors";
+import { forbidden, HttpError, validationError, httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import { CheckedJson } from "../../core/json/parse";
 import type { OpenedContent } from "../../storage/content-store";
 import type { UtilityRegistry } from "../../utilities/registry";
@@ -62,7 +63,7 @@ export interface UtilityEngine {
 
 export function getUtility(registry: UtilityRegistry, utilityId: string): Utility {
   const utility = registry.find(utilityId);
-  if (!utility) throw notFound("utility_not_found", `No utility with id '${utilityId}'; GET /api/v1/utilities lists them`);
+  if (!utility) throw httpError(ERRORS.utility_not_found, `No utility with id '${utilityId}'; GET /api/v1/utilities lists them`);
   return utility;
 }
 
@@ -108,7 +109,7 @@ export interface ExecuteRequest {
 export async function executeUtility(engine: UtilityEngine, request: ExecuteRequest): Promise<ResponseBody> {
   const utility = getUtility(engine.registry, request.utilityId);
   const { bytes } = request;
-  if (bytes.byteLength === 0) throw badRequest("body_required", "A JSON request body `{ inputs: { primary }, config? }` is required");
+  if (bytes.byteLength === 0) throw httpError(ERRORS.body_required, "A JSON request body `{ inputs: { primary }, config? }` is required");
   const large = bytes.byteLength > engine.inlineMaxBytes;
   if (large && !needsReadingHere(bytes)) {
     // Inline inputs only: the worker reads the whole body, this thread does not even scan it.
@@ -155,9 +156,8 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
   const stored = await openStoredInputs(engine.documents, principal.accountId, plan);
   const payloadBytes = [...stored.values()].reduce((sum, content) => sum + content.size, request.payloadBytes);
   if (payloadBytes > engine.maxPayloadBytes) {
-    throw new HttpError(
-      413,
-      "payload_too_large",
+    throw httpError(
+      ERRORS.payload_too_large,
       `The run's inputs (${payloadBytes} bytes with the stored documents) exceed ${engine.maxPayloadBytes} bytes`,
     );
   }
@@ -288,9 +288,8 @@ async function withCredits<T>(
   const periodStart = creditPeriodStart(engine.now());
   if (!(await reserveCredits(engine.db, accountId, periodStart, count))) {
     const needed = count === 1 ? "" : ` (this run needs ${count}, one per step)`;
-    throw new HttpError(
-      402,
-      "credits_exhausted",
+    throw httpError(
+      ERRORS.credits_exhausted,
       `The account's monthly utility credits are used up${needed}; they renew on the first day of next month (UTC)`,
     );
   }

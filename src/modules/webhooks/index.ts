@@ -2,10 +2,11 @@
  * Webhooks (permission `webhooks`): an account's endpoints that receive its events, their signing
  * secrets, and their deliveries. Deliveries themselves are made by the loop in deliver.ts.
  */
+import { ERRORS, problems } from "../../core/error-codes";
 import { Elysia } from "elysia";
 import { operation } from "../../http/openapi";
 import { requirePrincipal, type AuthPlugin } from "../auth/index";
-import { listLimit } from "../documents/service";
+import { listLimit } from "../documents/listing";
 import { LIMIT_PARAMETER } from "../documents/model";
 import {
   CreateWebhookBody,
@@ -35,11 +36,10 @@ import {
   type WebhooksDeps,
 } from "./service";
 
-const NOT_FOUND = { 404: "webhook_not_found (also another account's)" };
+const NOT_FOUND = { 404: problems`${ERRORS.webhook_not_found} (also another account's)` };
 /** As for an edit: the secret and deliveries of a webhook are for a key that may read what it receives. */
-const FAMILY_FORBIDDEN = { 403: "forbidden: the webhook receives a family of events the key cannot read" };
-const URL_ERRORS =
-  "validation_failed (eventTypes, folder), webhook_url_refused (not https, credentials, or a host that is or resolves to a loopback, private, link-local, CGNAT or metadata address)";
+const FAMILY_FORBIDDEN = { 403: problems`${ERRORS.forbidden}: the webhook receives a family of events the key cannot read` };
+const URL_ERRORS = problems`${ERRORS.validation_failed} (eventTypes, folder), ${ERRORS.webhook_url_refused} (not https, credentials, or a host that is or resolves to a loopback, private, link-local, CGNAT or metadata address)`;
 
 export const webhooksModule = (deps: WebhooksDeps & { auth: AuthPlugin }) =>
   new Elysia({ name: "kiln.webhooks", prefix: "/api/v1/webhooks", detail: { tags: ["Webhooks"] } })
@@ -62,8 +62,8 @@ export const webhooksModule = (deps: WebhooksDeps & { auth: AuthPlugin }) =>
             "The signing secret is in this answer only. The webhook receives the events of its types (and folder) among the families the creating key can read.",
           errors: {
             400: URL_ERRORS,
-            403: "forbidden: an event type of a family the key cannot read",
-            409: "webhook_limit_reached (50 per account)",
+            403: problems`${ERRORS.forbidden}: an event type of a family the key cannot read`,
+            409: problems`${ERRORS.webhook_limit_reached} (50 per account)`,
           },
           headers: { 201: ["Location"] },
         }),
@@ -86,7 +86,7 @@ export const webhooksModule = (deps: WebhooksDeps & { auth: AuthPlugin }) =>
             operationId: "listWebhooks",
             summary: "List webhooks",
             description: "Newest first, without their secrets. Pass nextCursor as cursor for the next page; null means no more.",
-            errors: { 400: "validation_failed (limit) or invalid_cursor" },
+            errors: { 400: problems`${ERRORS.validation_failed} (limit) or ${ERRORS.invalid_cursor}` },
           }),
           parameters: [LIMIT_PARAMETER],
         },
@@ -119,7 +119,7 @@ export const webhooksModule = (deps: WebhooksDeps & { auth: AuthPlugin }) =>
           summary: "Edit a webhook",
           description:
             "Any of url, eventTypes, folder, enabled. The webhook then receives the families the editing key can read. enabled: true re-enables an endpoint Kiln disabled; its pending deliveries resume.",
-          errors: { 400: URL_ERRORS, 403: "forbidden: an event type of a family the key cannot read", ...NOT_FOUND },
+          errors: { 400: URL_ERRORS, 403: problems`${ERRORS.forbidden}: an event type of a family the key cannot read`, ...NOT_FOUND },
         }),
       },
     )
@@ -177,7 +177,11 @@ export const webhooksModule = (deps: WebhooksDeps & { auth: AuthPlugin }) =>
             operationId: "listWebhookDeliveries",
             summary: "A webhook's deliveries with their attempts",
             description: "Newest first. Pass nextCursor as cursor for the next page; null means no more.",
-            errors: { 400: "validation_failed (limit, status) or invalid_cursor", ...FAMILY_FORBIDDEN, ...NOT_FOUND },
+            errors: {
+              400: problems`${ERRORS.validation_failed} (limit, status) or ${ERRORS.invalid_cursor}`,
+              ...FAMILY_FORBIDDEN,
+              ...NOT_FOUND,
+            },
           }),
           parameters: [LIMIT_PARAMETER],
         },
@@ -199,9 +203,9 @@ export const webhooksModule = (deps: WebhooksDeps & { auth: AuthPlugin }) =>
           description:
             "Pending, succeeded or failed: one more attempt at once, with the same webhook-id. A failed delivery gets one attempt, not a new schedule.",
           errors: {
-            403: "forbidden: the webhook, or the delivery's event, is of a family the key cannot read",
-            404: "webhook_not_found, delivery_not_found",
-            409: "delivery_in_flight (an attempt is under way), webhook_disabled",
+            403: problems`${ERRORS.forbidden}: the webhook, or the delivery's event, is of a family the key cannot read`,
+            404: problems`${ERRORS.webhook_not_found}, ${ERRORS.delivery_not_found}`,
+            409: problems`${ERRORS.delivery_in_flight} (an attempt is under way), ${ERRORS.webhook_disabled}`,
           },
         }),
       },

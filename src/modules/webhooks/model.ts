@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { ListQuery } from "../documents/model";
-import { LIST_LIMIT_MAX } from "../documents/service";
+import { LIST_LIMIT_MAX } from "../documents/listing";
 import { EVENT_FAMILIES } from "../events/model";
 import { EVENT_TYPES } from "../events/catalogue";
 import { URL_MAX } from "./service";

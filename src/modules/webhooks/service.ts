@@ -9,7 +9,8 @@
  * cannot route to an endpoint the events it may not read itself.
  */
 import { isIP } from "node:net";
-import { badRequest, forbidden, HttpError, notFound, validationError, type FieldError } from "../../core/errors";
+import { forbidden, validationError, type FieldError, httpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
 import { normalizeFolder } from "../../core/metadata";
 import type { Permission } from "../../core/plans";
 import { newId } from "../../core/keys";
@@ -73,8 +74,8 @@ export const deliveryView = (row: WebhookDeliveryRow, attempts?: WebhookAttemptR
   ...(attempts ? { attemptLog: attempts.map(attemptView) } : {}),
 });
 
-const webhookNotFound = (id: string) => notFound("webhook_not_found", `No webhook with id '${id}'`);
-const urlRefused = (message: string) => badRequest("webhook_url_refused", `url: ${message}`, [{ path: "/url", message }]);
+const webhookNotFound = (id: string) => httpError(ERRORS.webhook_not_found, `No webhook with id '${id}'`);
+const urlRefused = (message: string) => httpError(ERRORS.webhook_url_refused, `url: ${message}`, { errors: [{ path: "/url", message }] });
 
 /**
  * The URL, checked: http(s) only (https unless private networks are allowed), no credentials, and
@@ -187,7 +188,7 @@ export async function createWebhook(
   const folder = folderOf(input.folder) ?? null;
   const url = await checkUrl(input.url, deps.config, deps.lookup);
   if ((await deps.repository.count(caller.accountId)) >= WEBHOOKS_PER_ACCOUNT_MAX)
-    throw new HttpError(409, "webhook_limit_reached", `An account may have at most ${WEBHOOKS_PER_ACCOUNT_MAX} webhooks; delete one first`);
+    throw httpError(ERRORS.webhook_limit_reached, `An account may have at most ${WEBHOOKS_PER_ACCOUNT_MAX} webhooks; delete one first`);
   const now = deps.now();
   const secret = generateSecret();
   const row = await deps.repository.insert({
@@ -283,16 +284,12 @@ export async function listDeliveries(
 export async function retryDelivery(deps: WebhooksDeps, caller: Caller, webhookId: string, deliveryId: string) {
   const webhook = await webhookFor(deps, caller, webhookId, "it cannot retry the deliveries");
   const found = await deps.repository.findDelivery(webhookId, deliveryId);
-  if (!found) throw notFound("delivery_not_found", `No delivery with id '${deliveryId}' for webhook '${webhookId}'`);
+  if (!found) throw httpError(ERRORS.delivery_not_found, `No delivery with id '${deliveryId}' for webhook '${webhookId}'`);
   // a delivery made before an edit narrowed the webhook may carry a family it no longer receives
   requireFamily(found.eventType.split(".")[0]!, caller.permissions, "it cannot retry the delivery of one");
   if (!webhook.enabled)
-    throw new HttpError(
-      409,
-      "webhook_disabled",
-      "The webhook is disabled: enable it (PATCH enabled: true) and its pending deliveries resume",
-    );
+    throw httpError(ERRORS.webhook_disabled, "The webhook is disabled: enable it (PATCH enabled: true) and its pending deliveries resume");
   const row = await deps.repository.retryDelivery(webhookId, deliveryId, deps.now());
-  if (!row) throw new HttpError(409, "delivery_in_flight", "An attempt of this delivery is under way; retry once it has ended");
+  if (!row) throw httpError(ERRORS.delivery_in_flight, "An attempt of this delivery is under way; retry once it has ended");
   return row;
 }

@@ -1,0 +1,16 @@
+/** What every documents route group takes, and the small answers they share. */
+import type { AuthPlugin } from "../../auth/index";
+import type { IdempotencyHooks } from "../../../http/idempotency";
+import { RawBody } from "../../../http/body";
+import type { DocumentRow } from "../../../db/schema";
+import { metadataETag } from "../etag";
+import { documentView, type DocumentsDeps } from "../service";
+
+export type DocumentRoutesDeps = DocumentsDeps & { auth: AuthPlugin; idempotency: IdempotencyHooks; importLineMaxBytes: number };
+
+export const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
+
+export const withMetadataETag = (set: { headers: Record<string, unknown> }, row: DocumentRow) => {
+  set.headers.ETag = metadataETag(row.revision);
+  return { success: true as const, document: documentView(row) };
+};
