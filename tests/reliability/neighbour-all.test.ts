@@ -39,9 +39,14 @@ import { percentile, readUntil, watchServer } from "./support/watch";
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 8);
 const STREAMS_ASKED = Number(process.env.NEIGHBOUR_STREAMS ?? 4000);
 const IMPORT_LINES = Number(process.env.NEIGHBOUR_IMPORT_LINES ?? Math.min(5000, 200 * SECONDS));
-/** B's bounds under every attack at once, on this loaded 2-core machine (measured figures in the commit) */
-const P99_BOUND_MS = Number(process.env.NEIGHBOUR_P99_MS ?? 250);
-const UTILITY_BOUND_MS = Number(process.env.NEIGHBOUR_UTILITY_MS ?? 1000);
+/**
+ * B's bounds under every attack at once. Measured here (2 cores shared with other test runs, 7 runs):
+ * metadata p99 52 to 140 ms, and 300 ms at a load average of 8; pick-fields max 370 to 1,163 ms; stream
+ * max 73 to 514 ms; webhook max 196 to 945 ms. The bounds leave room for that noise and still fail at
+ * the findings' figures (reads hung for minutes, a 58.6 s wait for a worker, events stalled 13 s).
+ */
+const P99_BOUND_MS = Number(process.env.NEIGHBOUR_P99_MS ?? 400);
+const UTILITY_BOUND_MS = Number(process.env.NEIGHBOUR_UTILITY_MS ?? 2000);
 const STREAM_BOUND_MS = Number(process.env.NEIGHBOUR_STREAM_MS ?? 1000);
 const DELIVERY_BOUND_MS = Number(process.env.NEIGHBOUR_DELIVERY_MS ?? 2000);
 /** a request that has not answered by then hangs: the test fails instead of waiting with it */
@@ -187,6 +192,7 @@ test(
     const untilDeadline = () => Date.now() < deadline;
     const streamsA: Drained[] = [];
     let idempotentSent = 0;
+    let importMs = 0;
     const longRun = quadraticFilter(Math.ceil(40_000 * Math.sqrt(UTILITY_TIMEOUT_MS / 1000)));
     const bigPatch = JSON.stringify([{ op: "replace", path: "/a", value: "x".repeat(80 * 1024) }]);
     const importBody = `${Array.from({ length: IMPORT_LINES }, (_, index) => JSON.stringify({ document: { name: `a-${index}` }, content: { index } })).join("\n")}\n`;
@@ -240,7 +246,16 @@ test(
       lane(
         "7 import",
         () => false,
-        () => send(keyA, "POST", "/api/v1/import", { body: importBody, contentType: "application/x-ndjson", timeoutMs: IMPORT_HANG_MS }),
+        async () => {
+          const started = performance.now();
+          const answer = await send(keyA, "POST", "/api/v1/import", {
+            body: importBody,
+            contentType: "application/x-ndjson",
+            timeoutMs: IMPORT_HANG_MS,
+          });
+          importMs = performance.now() - started;
+          return answer;
+        },
       ),
       ...Array.from({ length: 4 }, () =>
         lane(
@@ -320,7 +335,7 @@ test(
       console.log(`neighbour-all A ${finding}: ${[...counts].map(([answer, count]) => `${count}× ${answer}`).join(", ")}`);
     }
     console.log(
-      `neighbour-all A holds ${openA} streams, ${usageA.idempotency.keptBytes} of ${usageA.idempotency.limitBytes} idempotency bytes; its receiver got ${receiverA.received()} of ${IMPORT_LINES * WEBHOOKS_A} deliveries`,
+      `neighbour-all A holds ${openA} streams, ${usageA.idempotency.keptBytes} of ${usageA.idempotency.limitBytes} idempotency bytes; its ${IMPORT_LINES}-line import took ${importMs.toFixed(0)} ms, its receiver got ${receiverA.received()} of ${IMPORT_LINES * WEBHOOKS_A} deliveries`,
     );
     console.log(`neighbour-all B metadata reads: ${summary(b.latencies)} (bound p99 ${P99_BOUND_MS} ms)`);
     console.log(`neighbour-all B 6 KB pick-fields: ${summary(utilityMs)} (bound ${UTILITY_BOUND_MS} ms)`);
