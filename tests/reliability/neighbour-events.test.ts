@@ -13,9 +13,9 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
-import { SseReader } from "../modules/events/sse";
 import { createTestDatabase, serverUrl, type TestDatabase } from "../support/database";
 import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../support/server";
+import { arrivalReceiver, countingReceiver, openStream } from "./support/neighbour";
 import { percentile } from "./support/watch";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 6);
@@ -29,28 +29,10 @@ let database: TestDatabase;
 let dataDir: string;
 const bootstrapKey = `kiln_Neighbour${Bun.randomUUIDv7().replaceAll("-", "")}`;
 
+const receiverA = countingReceiver();
 /** B's receiver: when each of B's documents (by name) arrived. */
-const arrivedB = new Map<string, number>();
-let receivedA = 0;
-const receiverA = Bun.serve({
-  hostname: "127.0.0.1",
-  port: 0,
-  async fetch(request) {
-    await request.arrayBuffer();
-    receivedA++;
-    return new Response(null, { status: 204 });
-  },
-});
-const receiverB = Bun.serve({
-  hostname: "127.0.0.1",
-  port: 0,
-  async fetch(request) {
-    const event = (await request.json()) as { data: { document?: { name: string } } };
-    const name = event.data.document?.name;
-    if (name !== undefined && !arrivedB.has(name)) arrivedB.set(name, performance.now());
-    return new Response(null, { status: 204 });
-  },
-});
+const receiverB = arrivalReceiver();
+const arrivedB = receiverB.arrived;
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -66,8 +48,8 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await server?.stop("SIGKILL");
-  receiverA.stop(true);
-  receiverB.stop(true);
+  receiverA.stop();
+  receiverB.stop();
   await database?.drop();
   if (dataDir) await removeDataDir(dataDir);
 }, 60_000);
@@ -109,8 +91,8 @@ test(
   async () => {
     const a = await newAccount();
     const b = await newAccount();
-    for (let index = 0; index < WEBHOOKS_A; index++) await webhook(a.key, `${receiverA.url.origin}/a${index}`);
-    await webhook(b.key, `${receiverB.url.origin}/b`);
+    for (let index = 0; index < WEBHOOKS_A; index++) await webhook(a.key, `${receiverA.origin}/a${index}`);
+    await webhook(b.key, `${receiverB.origin}/b`);
     // the unloaded figure, for the log
     const quiet = (await create(b.key, "warm-up")).delivery;
 
@@ -136,7 +118,7 @@ test(
     console.log(
       `B's create-to-delivery during A's import: unloaded ${quiet.toFixed(0)} ms; p50 ${percentile(latencies, 50).toFixed(0)} ms, ` +
         `p99 ${percentile(latencies, 99).toFixed(0)} ms, max ${Math.max(...latencies).toFixed(0)} ms over ${latencies.length}; ` +
-        `A's receiver got ${receivedA} of ${IMPORT_LINES * WEBHOOKS_A} deliveries meanwhile`,
+        `A's receiver got ${receiverA.received()} of ${IMPORT_LINES * WEBHOOKS_A} deliveries meanwhile`,
     );
     expect(latencies.length).toBeGreaterThan(5);
     expect(Math.max(...latencies)).toBeLessThan(DELIVERY_BOUND_MS);
@@ -144,18 +126,14 @@ test(
     // finding 9: sessions idle in a transaction, one in another database of the server, one of tenant A
     const elsewhere = postgres(serverUrl(), { max: 1, onnotice: () => {} });
     const tenantA = postgres(database.url, { max: 1, onnotice: () => {} });
-    const aborter = new AbortController();
+    let closeStream = () => {};
     try {
       await elsewhere`begin`;
       await elsewhere`select pg_current_xact_id()`;
       await tenantA`begin`;
       await tenantA`update documents set name = 'held' where id = (select id from documents where account_id = ${a.accountId} limit 1)`;
-      const stream = await fetch(`${server.url}/api/v1/events/stream?after=${await lastCursor(b.key)}`, {
-        headers: { authorization: `Bearer ${b.key}` },
-        signal: aborter.signal,
-      });
-      expect(stream.status).toBe(200);
-      const reader = new SseReader(stream.body!);
+      const { reader, abort } = await openStream(server.url, b.key, `after=${await lastCursor(b.key)}`);
+      closeStream = abort;
       await reader.until((r) => r.frames.length > 0);
       const { answered, delivery } = await create(b.key, "while idle", 10_000);
       await reader.until((r) => r.events.some((event) => event.data.document?.name === "while idle"), 10_000);
@@ -164,7 +142,7 @@ test(
       expect(delivery).toBeLessThan(DELIVERY_BOUND_MS);
       expect(streamed).toBeLessThan(DELIVERY_BOUND_MS);
     } finally {
-      aborter.abort();
+      closeStream();
       await tenantA`rollback`.catch(() => {});
       await elsewhere`rollback`.catch(() => {});
       await tenantA.end();

@@ -11,6 +11,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startRunServer, type RunServer } from "./support/run-server";
+import { FILTER_FAILS_LAST, FILTER_FINDING } from "./support/neighbour";
 import { percentile, readUntil, watchServer } from "./support/watch";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 6);
@@ -39,21 +40,11 @@ async function call(key: string, method: string, path: string, body?: string): P
   });
 }
 
-const joins = Array.from({ length: 13 }, () => "join($root,$root)").join(" + ");
-const zeros = Array(800).fill(0);
-/** the finding's request: every element kept, each evaluation building about 16.6 M characters */
-const FINDING = JSON.stringify({ inputs: { primary: zeros }, config: { condition: joins } });
-/** the variant: the last element's evaluation passes the expression's own bound (400, charged) */
-const FAILS_LAST = JSON.stringify({
-  inputs: { primary: [...zeros.slice(1), 1] },
-  config: { condition: `${joins} + ($ == 1 ? join($root,$root) : "")` },
-});
-
 test(
   `tenant B's reads and /health stay fast while tenant A sends the finding's filter from ${ATTACKERS} connections for ${SECONDS} s`,
   async () => {
-    expect(FINDING.length).toBe(1907);
-    expect(FAILS_LAST.length).toBeLessThanOrEqual(2048);
+    expect(FILTER_FINDING.length).toBe(1907);
+    expect(FILTER_FAILS_LAST.length).toBeLessThanOrEqual(2048);
     const created = await call(
       keyB,
       "POST",
@@ -68,7 +59,7 @@ test(
     const aAnswers: { status: number; code?: string }[] = [];
     const attackers = Array.from({ length: ATTACKERS }, async (_, lane) => {
       for (let i = lane; Date.now() < deadline; i++) {
-        const response = await call(keyA, "POST", "/api/v1/utilities/generate.filter", i % 2 === 0 ? FINDING : FAILS_LAST);
+        const response = await call(keyA, "POST", "/api/v1/utilities/generate.filter", i % 2 === 0 ? FILTER_FINDING : FILTER_FAILS_LAST);
         const body = (await response.json()) as { code?: string; output?: unknown[] };
         if (response.status === 200) expect(body.output).toHaveLength(800);
         aAnswers.push({ status: response.status, code: body.code });

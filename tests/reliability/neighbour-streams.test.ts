@@ -11,8 +11,8 @@
  * /health must keep answering.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { SseReader } from "../modules/events/sse";
 import { startRunServer, type RunServer } from "./support/run-server";
+import { drain, type Drained, openStream } from "./support/neighbour";
 import { percentile, readUntil, watchServer } from "./support/watch";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 8);
@@ -67,36 +67,11 @@ const call = (key: string, method: string, path: string, body?: unknown) =>
     body: body === undefined ? undefined : JSON.stringify(body),
   });
 
-/** One of A's streams, drained as fast as it comes, counting the events in it (no parsing: the test's CPU is the server's too). */
-interface Drained {
-  events: number;
-  ended: boolean;
-  stop(): void;
-}
-
-function drain(response: Response, aborter: AbortController): Drained {
-  const state: Drained = { events: 0, ended: false, stop: () => aborter.abort() };
-  void (async () => {
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of response.body!) state.events += decoder.decode(chunk, { stream: true }).split("\nevent: ").length - 1;
-    } catch {}
-    state.ended = true;
-  })();
-  return state;
-}
-
 test(
   `tenant B's reads stay fast and its events stream promptly while tenant A asks for ${STREAMS_ASKED} streams and writes for ${SECONDS} s`,
   async () => {
     const readId = ((await (await call(keyB, "POST", "/api/v1/documents", { name: "b", content: { b: 1 } })).json()) as any).document.id;
-    const streamB = new AbortController();
-    const responseB = await fetch(`${run.server.url}/api/v1/events/stream?type=document.created`, {
-      headers: { authorization: `Bearer ${keyB}` },
-      signal: streamB.signal,
-    });
-    expect(responseB.status).toBe(200);
-    const readerB = new SseReader(responseB.body!);
+    const { reader: readerB, abort: closeStreamB } = await openStream(run.server.url, keyB, "type=document.created");
     await readerB.until((reader) => reader.events.length === 1);
 
     // A asks for its streams, 50 at a time, round-robin over its keys
@@ -174,7 +149,7 @@ test(
     for (const stream of live) expect(stream.events).toBeGreaterThan(0);
     expect(health.healthFailures).toBe(0);
     for (const stream of opened) stream.stop();
-    streamB.abort();
+    closeStreamB();
   },
   (SECONDS + 90) * 1000,
 );

@@ -15,6 +15,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startRunServer, type RunServer } from "./support/run-server";
+import { PICK_FIELDS, quadraticFilter } from "./support/neighbour";
 import { rssOf } from "./support/watch";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 2);
@@ -55,21 +56,6 @@ async function metric(run: RunServer, series: string): Promise<number> {
   return Number(line?.slice(series.length + 1));
 }
 
-/**
- * A filter whose condition looks for -1 through the whole array for each of its n numbers: n² cheap
- * comparisons, no allocation (30,000 numbers: 2.4 s here, 18 MiB).
- */
-const quadraticFilter = (n: number) =>
-  JSON.stringify({ inputs: { primary: Array.from({ length: n }, (_, i) => i) }, config: { condition: "contains($root, -1)" } });
-
-/** B's request of the finding: about 6 KB of records, two fields picked. */
-const pickFields = JSON.stringify({
-  inputs: {
-    primary: Array.from({ length: 40 }, (_, i) => ({ id: i, name: `customer ${i}`, email: `c${i}@example.com`, notes: "n".repeat(80) })),
-  },
-  config: { paths: ["id", "name"] },
-});
-
 async function start(env: Record<string, string>): Promise<RunServer> {
   const run = await startRunServer({ LOG_LEVEL: "warn", UTILITY_WORKERS: "2", METRICS_TOKEN, ...env });
   servers.push(run);
@@ -79,7 +65,7 @@ async function start(env: Record<string, string>): Promise<RunServer> {
 beforeAll(async () => {
   flooded = await start({ UTILITY_TIMEOUT_MS: String(SECONDS * 1000), UTILITY_QUEUE_PER_ACCOUNT: "2" });
   const warm = await flooded.newKey();
-  for (let i = 0; i < 2; i++) expect((await timed(post(flooded, warm, "structure.pick-fields", pickFields))).status).toBe(200);
+  for (let i = 0; i < 2; i++) expect((await timed(post(flooded, warm, "structure.pick-fields", PICK_FIELDS))).status).toBe(200);
   idleRss = rssOf(flooded.server.proc.pid);
   memoryLimit = idleRss + 160 * 1024 * 1024;
   watched = await start({ UTILITY_MEMORY_LIMIT_BYTES: String(memoryLimit) });
@@ -92,7 +78,7 @@ describe("finding 4: a flood of long runs from one account", () => {
   test(
     `tenant B's pick-fields answers within ${B_BOUND_MS} ms while tenant A's four runs of ${SECONDS} s hold the pool; A's fourth is refused with 429`,
     async () => {
-      expect(pickFields.length).toBeGreaterThan(5_500);
+      expect(PICK_FIELDS.length).toBeGreaterThan(5_500);
       const run = flooded;
       const keyA = await run.newKey();
       const keyB = await run.newKey();
@@ -115,7 +101,7 @@ describe("finding 4: a flood of long runs from one account", () => {
       const bTimes: number[] = [];
       const bStatuses: number[] = [];
       do {
-        const answer = await timed(post(run, keyB, "structure.pick-fields", pickFields));
+        const answer = await timed(post(run, keyB, "structure.pick-fields", PICK_FIELDS));
         bStatuses.push(answer.status);
         bTimes.push(answer.ms);
       } while (!aDone);
@@ -139,7 +125,7 @@ describe("finding 5: the memory watchdog", () => {
     const run = watched;
     const keyA = await run.newKey();
     const keyB = await run.newKey();
-    expect((await timed(post(run, keyB, "structure.pick-fields", pickFields))).status).toBe(200);
+    expect((await timed(post(run, keyB, "structure.pick-fields", PICK_FIELDS))).status).toBe(200);
 
     // B's run starts first and outlasts A's growth (2.4 s here), allocating next to nothing
     const bRun = timed(post(run, keyB, "generate.filter", quadraticFilter(30_000)));

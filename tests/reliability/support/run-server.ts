@@ -1,7 +1,9 @@
 /**
  * The real server on the database of the test run: the external PostgreSQL (a fresh database on the
  * server of TEST_DATABASE_URL) when it is set, else the embedded default in a fresh DATA_DIR. With a
- * bootstrap key; close() stops it and removes everything it made.
+ * bootstrap key; close() stops it and removes everything it made. `onTestServer` puts its database on the
+ * test run's PostgreSQL server (the embedded one of tests/support/setup.ts) even without TEST_DATABASE_URL,
+ * for tests that need another database of the same server (serverUrl()).
  */
 import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../../support/server";
 import { createTestDatabase } from "../../support/database";
@@ -12,12 +14,16 @@ export interface RunServer {
   dataDir: string;
   /** a new account (no rate limit; `account` sets its other fields, such as its plan) with a key holding these permissions */
   newKey(permissions?: string[], account?: Record<string, unknown>): Promise<string>;
+  /** a new account (no rate limit; `fields` sets its other fields): its id */
+  newAccount(fields?: Record<string, unknown>): Promise<string>;
+  /** one more key of an account */
+  keyFor(accountId: string, permissions: string[]): Promise<string>;
   close(): Promise<void>;
 }
 
-export async function startRunServer(env: Record<string, string> = {}): Promise<RunServer> {
+export async function startRunServer(env: Record<string, string> = {}, { onTestServer = false } = {}): Promise<RunServer> {
   const dataDir = tempDataDir();
-  const external = process.env.TEST_DATABASE_URL ? await createTestDatabase() : undefined;
+  const external = process.env.TEST_DATABASE_URL || onTestServer ? await createTestDatabase() : undefined;
   await external?.database.close();
   const bootstrapKey = `kiln_RunServer${Bun.randomUUIDv7().replaceAll("-", "")}`;
   const server = await startServer({
@@ -34,13 +40,18 @@ export async function startRunServer(env: Record<string, string> = {}): Promise<
     });
     return response.json() as Promise<any>;
   };
+  const newAccount = async (fields: Record<string, unknown> = {}): Promise<string> =>
+    (await admin("/api/v1/admin/accounts", { name: "run", rateLimitPerMinute: null, ...fields })).account.id;
+  const keyFor = async (accountId: string, permissions: string[]): Promise<string> =>
+    (await admin("/api/v1/admin/keys", { accountId, permissions })).key;
   return {
     server,
     bootstrapKey,
     dataDir,
+    newAccount,
+    keyFor,
     async newKey(permissions = ["documents", "utilities"], fields = {}) {
-      const { account } = await admin("/api/v1/admin/accounts", { name: "run", rateLimitPerMinute: null, ...fields });
-      return (await admin("/api/v1/admin/keys", { accountId: account.id, permissions })).key;
+      return keyFor(await newAccount(fields), permissions);
     },
     async close() {
       await server.stop("SIGKILL");
