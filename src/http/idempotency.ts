@@ -37,7 +37,7 @@
 import { and, eq, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
-import { forbidden, HttpError, httpError } from "../core/errors";
+import { forbidden, httpError } from "../core/errors";
 import { ERRORS } from "../core/error-codes";
 import { rawBody } from "./body";
 import { requestState } from "../server/request-state";

@@ -82,7 +82,7 @@ afterAll(async () => {
   await run?.close();
   receiverA.stop();
   receiverB.stop();
-});
+}, 60_000);
 
 interface Answer {
   status: number | "hung";
