@@ -19,15 +19,14 @@
  * compared with it.
  */
 import { readFileSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { join } from "node:path";
-import { api, startKiln, startProcess, stopAll, type KilnServer, type Server } from "./lib/servers";
-import { dataPath, KB, MB, documentText, recordsOfSize } from "./lib/data";
-import { load, type LoadSpec } from "./lib/wrk";
+import { dataPath, documentText, KB, MB, recordsOfSize } from "./lib/data";
 import { loadAverage } from "./lib/report";
+import { api, type KilnServer, type Server, startKiln, startProcess, stopAll } from "./lib/servers";
 import { ensureTool } from "./lib/tools";
-import { CASES as UTILITY_CASES, kilnRun, peerFiles, peerRun } from "./utilities";
+import { type LoadSpec, load } from "./lib/wrk";
+import { kilnRun, peerFiles, peerRun, CASES as UTILITY_CASES } from "./utilities";
 
 const { values } = parseArgs({
   options: {

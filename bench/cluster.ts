@@ -8,11 +8,12 @@
  * alternating rounds, best of each. Then a correctness check over both nodes: every request answered
  * 2xx (wrk counts anything else as an error), and a burst over both nodes admits exactly the limit.
  */
-import { startServer } from "../tests/support/server";
+
 import { startCluster } from "../tests/support/cluster";
-import { EXTERNAL_SERVER, externalReachable } from "./lib/servers";
-import { load, loadAtOnce, type LoadResult } from "./lib/wrk";
+import { startServer } from "../tests/support/server";
 import { ms, notes, rows, rps, times } from "./lib/report";
+import { EXTERNAL_SERVER, externalReachable } from "./lib/servers";
+import { type LoadResult, load, loadAtOnce } from "./lib/wrk";
 import type { Settings } from "./settings";
 
 export async function benchCluster(settings: Settings): Promise<void> {

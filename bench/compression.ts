@@ -4,9 +4,10 @@
  * each counts. Throughput is of the document (10 MB per download), measured by a client that reads the
  * bytes as sent (no decompression on its side), one download at a time.
  */
-import { api, type KilnServer } from "./lib/servers";
+
 import { documentText, MB } from "./lib/data";
 import { rows, times } from "./lib/report";
+import { api, type KilnServer } from "./lib/servers";
 import type { Settings } from "./settings";
 
 const SIZE = 10 * MB;

@@ -4,10 +4,10 @@
  * endpoint for a fixed time with a fixed number of connections.
  */
 import { writeFileSync } from "node:fs";
-import { api, EXTERNAL_SERVER, externalReachable, startBare, startKiln, type KilnServer, type Server } from "./lib/servers";
 import { dataPath, documentText, KB, MB, recordsOfSize } from "./lib/data";
-import { load, type LoadResult, type LoadSpec } from "./lib/wrk";
 import { ms, notes, rows, rps, times } from "./lib/report";
+import { api, EXTERNAL_SERVER, externalReachable, type KilnServer, type Server, startBare, startKiln } from "./lib/servers";
+import { type LoadResult, type LoadSpec, load } from "./lib/wrk";
 import type { Settings } from "./settings";
 
 export interface Case {

@@ -8,8 +8,9 @@
  * each next to the same work done directly in this process (JSON.parse, cleanJson, JSON.stringify),
  * and prints one table of ratios. Counts and time are bounded (BENCH_ENGINE_SECONDS per case, default 5).
  */
-import { cleanJson, configSchema } from "../src/utilities/schema/clean-json";
+
 import { Value } from "@sinclair/typebox/value";
+import { cleanJson, configSchema } from "../src/utilities/schema/clean-json";
 import { KB, MB, recordsOfSize } from "./lib/data";
 import { startKiln, stopAll } from "./lib/servers";
 

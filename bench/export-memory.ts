@@ -9,9 +9,9 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { startKiln, stopAll, type KilnServer } from "./lib/servers";
 import { recordsOfSize } from "./lib/data";
 import { mib, rows, table, times } from "./lib/report";
+import { type KilnServer, startKiln, stopAll } from "./lib/servers";
 
 function memory(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");

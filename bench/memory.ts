@@ -3,13 +3,14 @@
  * 50 MB utility run and one 50 MB download, each on a freshly started Kiln (sharing the database and
  * content folder), its peak reset through /proc/<pid>/clear_refs just before the request.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+
 import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { api, startKiln, type KilnServer } from "./lib/servers";
 import { dataPath, documentText, recordsOfSize } from "./lib/data";
-import { kilnRun } from "./utilities";
 import { mib, rows, times } from "./lib/report";
+import { api, type KilnServer, startKiln } from "./lib/servers";
+import { kilnRun } from "./utilities";
 
 const FIFTY_MB = 50_000_000;
 

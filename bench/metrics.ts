@@ -10,15 +10,15 @@
  */
 import { readFileSync } from "node:fs";
 import { Elysia } from "elysia";
-import { requestContext } from "../src/http/context";
-import { createLogger } from "../src/observability/logger";
-import { metricsPlugin } from "../src/http/metrics";
-import { createMetrics } from "../src/observability/metrics";
 import type { Database } from "../src/db/client";
 import type { WorkerPool } from "../src/engine/pool";
-import { api, startKiln, type KilnServer } from "./lib/servers";
-import { load, type LoadResult } from "./lib/wrk";
+import { requestContext } from "../src/http/context";
+import { metricsPlugin } from "../src/http/metrics";
+import { createLogger } from "../src/observability/logger";
+import { createMetrics } from "../src/observability/metrics";
 import { ms, rows, rps } from "./lib/report";
+import { api, type KilnServer, startKiln } from "./lib/servers";
+import { type LoadResult, load } from "./lib/wrk";
 import type { Settings } from "./settings";
 
 const TOKEN = "bench-metrics-token-0123456789";

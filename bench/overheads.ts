@@ -4,13 +4,14 @@
  * connection; the worker hand-off (the same 4 KB run on a Kiln that runs it inline); and 16 concurrent
  * 1 MB runs, where the pool's two workers should beat the bare handler's single thread.
  */
-import { writeFileSync } from "node:fs";
+
 import { spawnSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { startKiln, type KilnServer, type Server } from "./lib/servers";
 import { dataPath, KB, MB, recordsOfSize } from "./lib/data";
-import { load, type LoadResult } from "./lib/wrk";
 import { ms, rows, rps, times } from "./lib/report";
+import { type KilnServer, type Server, startKiln } from "./lib/servers";
+import { type LoadResult, load } from "./lib/wrk";
 import type { Settings } from "./settings";
 
 const UTILITY = "structure.find-replace";

@@ -6,9 +6,10 @@
  *
  *   bun bench/run.ts --only patch
  */
-import { api, startKiln, ADMIN_KEY } from "./lib/servers";
+
 import { documentText, MB } from "./lib/data";
 import { ms, rows, times } from "./lib/report";
+import { ADMIN_KEY, api, startKiln } from "./lib/servers";
 import type { Settings } from "./settings";
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];

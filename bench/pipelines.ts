@@ -9,9 +9,10 @@
  *
  * Every measurement alternates A and B in the same loop (the machine is shared), medians compared.
  */
-import { api, type KilnServer } from "./lib/servers";
+
 import { csvOfSize, MB, recordsOfSize } from "./lib/data";
 import { ms, notes, rows, times } from "./lib/report";
+import { api, type KilnServer } from "./lib/servers";
 import type { Settings } from "./settings";
 
 async function post(kiln: KilnServer, path: string, text: string): Promise<string> {

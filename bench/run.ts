@@ -12,23 +12,23 @@
  * loopback, and stops them (and drops the external database it created) at the end, also on failure.
  */
 import { parseArgs } from "node:util";
-import { ensureTool, toolVersion } from "./lib/tools";
+import { benchCluster } from "./cluster";
+import { benchCompression } from "./compression";
+import { benchDocuments } from "./documents";
+import { benchEvents } from "./events";
+import { benchExportMemory } from "./export-memory";
+import { benchGrowth } from "./growth";
 import { loadAverage, machine, notes, table, writeReadme } from "./lib/report";
 import { startBare, startKiln, stopAll } from "./lib/servers";
-import { settingsFor } from "./settings";
-import { benchDocuments } from "./documents";
-import { benchStorage } from "./storage";
-import { benchUtilities } from "./utilities";
-import { benchEngineScript, benchOverheads } from "./overheads";
+import { ensureTool, toolVersion } from "./lib/tools";
 import { benchMemory } from "./memory";
 import { benchMetrics } from "./metrics";
-import { benchPipelines } from "./pipelines";
-import { benchCompression } from "./compression";
-import { benchExportMemory } from "./export-memory";
+import { benchEngineScript, benchOverheads } from "./overheads";
 import { benchPatch } from "./patch";
-import { benchCluster } from "./cluster";
-import { benchGrowth } from "./growth";
-import { benchEvents } from "./events";
+import { benchPipelines } from "./pipelines";
+import { settingsFor } from "./settings";
+import { benchStorage } from "./storage";
+import { benchUtilities } from "./utilities";
 
 const SECTIONS = [
   "documents",

@@ -5,10 +5,10 @@
  * Also the server's RSS while it sends one 50 MB download, on each store.
  */
 import { readFileSync } from "node:fs";
-import { startKiln, type KilnServer } from "./lib/servers";
-import { notes, rows, times } from "./lib/report";
-import { bestOfRounds, cases, describe, seed } from "./documents";
 import { startTestBucket } from "../tests/support/s3";
+import { bestOfRounds, cases, describe, seed } from "./documents";
+import { notes, rows, times } from "./lib/report";
+import { type KilnServer, startKiln } from "./lib/servers";
 import type { Settings } from "./settings";
 
 const CASES = ["get metadata", "create 1 KB", "replace 1 KB, 50 documents", "download 1 MB", "download 50 MB"];

@@ -6,12 +6,13 @@
  * output is checked equal to the floor's (semantically, after normalisation for the peers) before
  * anything is timed.
  */
-import { writeFileSync } from "node:fs";
+
 import { spawnSync } from "node:child_process";
-import Papa from "papaparse";
+import { writeFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
+import Papa from "papaparse";
 import { findUtility } from "../src/utilities/registry";
-import { csvOfSize, dataPath, KB, makeRecord, MB, random, recordsOfSize, tabular } from "./lib/data";
+import { csvOfSize, dataPath, KB, MB, makeRecord, random, recordsOfSize, tabular } from "./lib/data";
 import { ms, notes, rows, times } from "./lib/report";
 import type { KilnServer, Server } from "./lib/servers";
 import type { Settings } from "./settings";

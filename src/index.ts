@@ -5,27 +5,28 @@
  * start-up that fails prints one line naming the cause and the setting, stops what it had started (the
  * embedded PostgreSQL above all) and exits 1 (process/start-up.ts).
  */
-import { startInOrder, type BackgroundWork } from "./core/background";
-import { ConfigError, loadConfig, type Config } from "./config";
-import { createDatabase, type Database } from "./db/client";
-import { createLogger, type Logger } from "./observability/logger";
-import { metricsFor, type Metrics } from "./observability/metrics";
-import { bootstrap } from "./modules/admin/service";
+
 import { createApp } from "./app";
-import { registry } from "./utilities/registry";
+import { type Config, ConfigError, loadConfig } from "./config";
+import { type BackgroundWork, startInOrder } from "./core/background";
+import { createDatabase, type Database } from "./db/client";
 import { createWorkerPool } from "./engine/pool";
-import { createContentStore } from "./storage";
-import { ContentStoreUnavailable, type ContentStore } from "./storage/content-store";
+import { idempotencySweep } from "./http/idempotency-sweep";
+import { rateCounterFor } from "./http/rate-limit";
+import { bootstrap } from "./modules/admin/service";
 import { documentsRepository } from "./modules/documents/repository";
 import { documentSweeps } from "./modules/documents/sweeper";
-import { rateCounterFor } from "./http/rate-limit";
-import { idempotencySweep } from "./http/idempotency-sweep";
-import { listen, listenFailure } from "./server/listener";
 import { eventRetention } from "./modules/events/retention";
 import { eventStreamsOf } from "./modules/events/stream";
 import { webhookDelivery } from "./modules/webhooks/deliver";
+import { createLogger, type Logger } from "./observability/logger";
+import { type Metrics, metricsFor } from "./observability/metrics";
 import { drain } from "./process/drain";
 import { failed, redacted, StartUp } from "./process/start-up";
+import { listen, listenFailure } from "./server/listener";
+import { createContentStore } from "./storage";
+import { type ContentStore, ContentStoreUnavailable } from "./storage/content-store";
+import { registry } from "./utilities/registry";
 
 /** After DRAIN_TIMEOUT_MS, the most closing the database may take before the process exits anyway. */
 const CLOSE_DATABASE_MS = 5_000;

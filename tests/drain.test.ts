@@ -1,6 +1,6 @@
 /** Drain on SIGTERM, on the real server: /ready answers 503 at once, in-flight requests finish, then exit 0. */
 import { afterAll, expect, test } from "bun:test";
-import { startRunServer, type RunServer } from "./reliability/support/run-server";
+import { type RunServer, startRunServer } from "./reliability/support/run-server";
 
 let run: RunServer | undefined;
 afterAll(async () => {

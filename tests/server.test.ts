@@ -2,8 +2,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { removeDataDir, startServer, tempDataDir, type RunningServer } from "./support/server";
 import { createTestDatabase, type TestDatabase } from "./support/database";
+import { type RunningServer, removeDataDir, startServer, tempDataDir } from "./support/server";
 
 const running: RunningServer[] = [];
 const dirs: string[] = [];

@@ -7,10 +7,11 @@
  *
  * Env: PORT, DATABASE_URL, CONTENT_DIR.
  */
-import postgres from "postgres";
-import { open, rename, rm, mkdir } from "node:fs/promises";
+
+import { mkdir, open, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
+import postgres from "postgres";
 import { findUtility } from "../../src/utilities/registry";
 
 const sql = postgres(process.env.DATABASE_URL!, { max: 20, onnotice: () => {} });

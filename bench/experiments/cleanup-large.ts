@@ -8,13 +8,13 @@
  */
 import type { TObject } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { bestOf } from "../lib/best-of";
 import diff from "../../src/utilities/analysis/diff";
 import formatValues from "../../src/utilities/cleanup/format-values";
 import mapValues from "../../src/utilities/cleanup/map-values";
 import redact from "../../src/utilities/cleanup/redact";
 import generateMockData from "../../src/utilities/generate/generate-mock-data";
 import type { Utility, UtilityInputs } from "../../src/utilities/types";
+import { bestOf } from "../lib/best-of";
 
 const sizeMb = Number(process.env.SIZE_MB ?? 10);
 const runs = Number(process.env.RUNS ?? 3);

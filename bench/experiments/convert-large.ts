@@ -6,14 +6,14 @@
  * Run: bun bench/experiments/convert-large.ts   (SIZE_MB=10, RUNS=3 by default)
  */
 import type { TObject } from "@sinclair/typebox";
-import { bestOf } from "../lib/best-of";
-import { fillRecords } from "../lib/data";
 import { Value } from "@sinclair/typebox/value";
 import addLocalization from "../../src/utilities/convert/add-localization";
 import csvToJson from "../../src/utilities/convert/csv-to-json";
 import jsonToCsv from "../../src/utilities/convert/json-to-csv";
 import normalize from "../../src/utilities/schema/normalize";
 import type { Utility } from "../../src/utilities/types";
+import { bestOf } from "../lib/best-of";
+import { fillRecords } from "../lib/data";
 
 const sizeMb = Number(process.env.SIZE_MB ?? 10);
 const runs = Number(process.env.RUNS ?? 3);

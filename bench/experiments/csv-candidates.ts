@@ -12,8 +12,8 @@
  * Run: bun bench/experiments/csv-candidates.ts   (SIZE_MB=10 by default; best of RUNS=5)
  */
 import Papa from "papaparse";
-import { bestOf } from "../lib/best-of";
 import { parseCsv, stringifyCsv } from "../../src/utilities/shared/csv";
+import { bestOf } from "../lib/best-of";
 
 type Rows = string[][];
 interface Candidate {

@@ -3,10 +3,11 @@
  * the former scan over the decoded text (kept here only, for the comparison) and the WebAssembly SIMD
  * scan that replaced both. Medians of 15 runs. `bun bench/experiments/depth-scan.ts`
  */
-import { exceedsDepthInJavaScript, MAX_JSON_DEPTH } from "../../src/core/json/parse";
+
 import { simdDepthCheck } from "../../src/core/json/depth-scan";
-import { CASES } from "../utilities";
+import { exceedsDepthInJavaScript, MAX_JSON_DEPTH } from "../../src/core/json/parse";
 import { MB } from "../lib/data";
+import { CASES } from "../utilities";
 
 const RUNS = 15;
 const QUOTE = 0x22,

@@ -8,14 +8,14 @@
  */
 import type { TObject } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { bestOf } from "../lib/best-of";
-import { fillRecords } from "../lib/data";
 import aggregate from "../../src/utilities/analysis/aggregate";
 import summarize from "../../src/utilities/analysis/summarize";
 import filter from "../../src/utilities/generate/filter";
 import compute from "../../src/utilities/schema/compute";
 import restructure from "../../src/utilities/structure/restructure";
 import type { Utility } from "../../src/utilities/types";
+import { bestOf } from "../lib/best-of";
+import { fillRecords } from "../lib/data";
 
 const sizeMb = Number(process.env.SIZE_MB ?? 10);
 const runs = Number(process.env.RUNS ?? 3);

@@ -9,11 +9,11 @@
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { api, startKiln, stopAll, type KilnServer } from "../lib/servers";
 import { dataPath, KB, recordsOfSize } from "../lib/data";
-import { load, type LoadSpec } from "../lib/wrk";
 import { loadAverage } from "../lib/report";
+import { api, type KilnServer, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
+import { type LoadSpec, load } from "../lib/wrk";
 
 const { values } = parseArgs({
   options: {

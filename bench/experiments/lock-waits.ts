@@ -7,8 +7,8 @@
  */
 import { writeFileSync } from "node:fs";
 import postgres from "postgres";
-import { api, startBare, startKiln, stopAll } from "../lib/servers";
 import { dataPath, KB, recordsOfSize } from "../lib/data";
+import { api, startBare, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
 
 ensureTool("wrk", "wrk");

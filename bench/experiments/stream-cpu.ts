@@ -4,11 +4,13 @@
  *
  *   bun bench/experiments/stream-cpu.ts
  */
-import { runStreamed } from "../../src/engine/streaming";
+
 import { runSteps, validateConfig } from "../../src/engine/execution";
-import { registry } from "../../src/utilities/registry";
+import { runStreamed } from "../../src/engine/streaming";
 import { unlimitedBudget } from "../../src/utilities/budget";
+import { registry } from "../../src/utilities/registry";
 import { MB, recordsOfSize } from "../lib/data";
+
 const cases = [
   ["structure.find-replace", { search: "alpha", replacement: "omega" }],
   ["structure.pick-fields", { paths: ["id", "name", "address.city"] }],

@@ -8,8 +8,6 @@
  */
 import type { TObject } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import { bestOf } from "../lib/best-of";
-import { fillRecords } from "../lib/data";
 import truncate from "../../src/utilities/schema/truncate";
 import copyMove from "../../src/utilities/structure/copy-move";
 import findReplace from "../../src/utilities/structure/find-replace";
@@ -17,6 +15,8 @@ import flattenNest from "../../src/utilities/structure/flatten-nest";
 import pickFields from "../../src/utilities/structure/pick-fields";
 import removeFields from "../../src/utilities/structure/remove-fields";
 import type { Utility } from "../../src/utilities/types";
+import { bestOf } from "../lib/best-of";
+import { fillRecords } from "../lib/data";
 
 const sizeMb = Number(process.env.SIZE_MB ?? 10);
 const runs = Number(process.env.RUNS ?? 3);

@@ -5,8 +5,8 @@
  */
 import { readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import postgres from "postgres";
 import type { Subprocess } from "bun";
+import postgres from "postgres";
 import { freePort, startServer, tempDataDir } from "../../tests/support/server";
 
 export const ADMIN_KEY = "kiln_BenchBootstrapKey0123456789abcdefABCD";

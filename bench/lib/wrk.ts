@@ -3,9 +3,10 @@
  * possible from the server under test. Every run is bounded by duration and connection count; a Lua
  * script cycles through the given paths and reports its figures as JSON.
  */
+
+import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { spawnSync } from "node:child_process";
 import { benchDataDir } from "./data";
 
 export interface LoadSpec {

@@ -4,7 +4,7 @@
  */
 import { Command } from "commander";
 import { CliError, type Client } from "./client";
-import { counted, formatBytes, formatTime, printJson, printTable, progress, readInput, writeStdout, type GlobalOptions } from "./output";
+import { counted, formatBytes, formatTime, type GlobalOptions, printJson, printTable, progress, readInput, writeStdout } from "./output";
 
 const DOCS = "/api/v1/documents";
 const UPLOAD_CHUNK = 64 * 1024;

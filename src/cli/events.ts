@@ -6,7 +6,7 @@
  */
 import { Command } from "commander";
 import { CliError, type Client } from "./client";
-import { formatTime, writeStdout, type GlobalOptions } from "./output";
+import { formatTime, type GlobalOptions, writeStdout } from "./output";
 
 /** The first reconnection waits the server's `retry:` hint (this before it sent one), then twice as long each time. */
 const RETRY_DEFAULT_MS = 1000;

@@ -6,7 +6,7 @@
  */
 import { Command, CommanderError } from "commander";
 import packageJson from "../../package.json";
-import { CliError, clientFromEnv, type Client } from "./client";
+import { CliError, type Client, clientFromEnv } from "./client";
 import { docsCommand } from "./docs";
 import { eventsCommand } from "./events";
 import { keysCommand } from "./keys";

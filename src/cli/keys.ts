@@ -1,7 +1,7 @@
 /** kiln keys create|ls|revoke: API keys over the admin API (KILN_KEY must hold the admin permission). */
 import { Command } from "commander";
 import { CliError, type Client } from "./client";
-import { formatTime, printJson, printTable, type GlobalOptions } from "./output";
+import { formatTime, type GlobalOptions, printJson, printTable } from "./output";
 
 interface ApiKeyView {
   id: string;

@@ -1,8 +1,8 @@
 /** kiln pipeline run FILE [INPUT|-]: runs a pipeline definition (POST /api/v1/pipelines/run). */
 import { Command } from "commander";
 import { CliError, type Client } from "./client";
-import { printJson, readInput, type GlobalOptions } from "./output";
-import { inputModeOption, primaryValue, writeOutput, type InputMode } from "./run";
+import { type GlobalOptions, printJson, readInput } from "./output";
+import { type InputMode, inputModeOption, primaryValue, writeOutput } from "./run";
 
 export function pipelineCommand(client: () => Client): Command {
   const pipeline = new Command("pipeline").description("run pipelines of utilities");

@@ -5,7 +5,7 @@
  */
 import { Command, Option } from "commander";
 import { CliError, type Client } from "./client";
-import { jsonOption, printJson, readInput, writeStdout, type GlobalOptions } from "./output";
+import { type GlobalOptions, jsonOption, printJson, readInput, writeStdout } from "./output";
 
 export type InputMode = "auto" | "json" | "text";
 

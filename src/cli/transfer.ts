@@ -4,7 +4,7 @@
  */
 import { Command } from "commander";
 import { CliError, type Client } from "./client";
-import { counted, formatBytes, progress, writeStdout, type GlobalOptions } from "./output";
+import { counted, formatBytes, type GlobalOptions, progress, writeStdout } from "./output";
 
 const NEWLINE = 0x0a;
 

@@ -1,7 +1,7 @@
 /** kiln usage: the account's plan, storage, credits and kept idempotent answers (GET /api/v1/usage). */
 import { Command } from "commander";
 import type { Client } from "./client";
-import { formatBytes, formatTime, printJson, type GlobalOptions } from "./output";
+import { formatBytes, formatTime, type GlobalOptions, printJson } from "./output";
 
 interface Usage {
   plan: string;

@@ -4,7 +4,7 @@
  */
 import { Command } from "commander";
 import type { Client } from "./client";
-import { formatTime, printJson, printTable, type GlobalOptions } from "./output";
+import { formatTime, type GlobalOptions, printJson, printTable } from "./output";
 
 interface WebhookView {
   id: string;

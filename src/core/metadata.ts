@@ -2,7 +2,7 @@
  * The metadata rules (docs/api.md, the document object), as pure functions. Every problem is collected, so one 400
  * names every offending field.
  */
-import { validationError, type FieldError } from "./errors";
+import { type FieldError, validationError } from "./errors";
 
 export const NAME_MAX = 100;
 export const DESCRIPTION_MAX = 2000;

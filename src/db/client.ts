@@ -2,15 +2,16 @@
  * createDatabase(config): postgres.js to DATABASE_URL, or to an embedded PostgreSQL started in
  * DATA_DIR/pg. Both go through the same Drizzle schema and migrations.
  */
+
+import { fileURLToPath } from "node:url";
 import { drizzle, type PostgresJsDatabase } from "drizzle-orm/postgres-js";
 import { migrate } from "drizzle-orm/postgres-js/migrator";
 import postgres, { type Sql } from "postgres";
-import { fileURLToPath } from "node:url";
-import * as schema from "./schema";
+import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits } from "../config";
 import { startEmbeddedPostgres } from "./embedded";
 import { LOCKS } from "./locks";
-import { CONNECTION_LIMITS_DEFAULT, type ConnectionLimits } from "../config";
 import { assertOutsideTransaction, inTransactionScope, poolGuardEnabled } from "./pool-guard";
+import * as schema from "./schema";
 
 /** `$client`: the postgres.js client under Drizzle, which runs the hand-written statements (statement.ts). */
 export type Db = PostgresJsDatabase<typeof schema> & { $client: Sql };

@@ -8,7 +8,7 @@
  * half cluster), stop a postmaster left running by a SIGKILLed Kiln, start, wait for "ready", and stop on
  * shutdown. PostgreSQL refuses to run as root, so as root it runs as the `postgres` user.
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
@@ -22,8 +22,8 @@ import {
   statSync,
   writeFileSync,
 } from "node:fs";
-import { basename, dirname, join } from "node:path";
 import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
 
 interface Binaries {
   initdb: string;

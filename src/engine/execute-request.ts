@@ -1,10 +1,10 @@
 /** A whole utility request body run in one go: what a worker does with a large body it received unread. */
 import { validationError } from "../core/errors";
-import { ResultTooLargeError, OutputBudget } from "../utilities/budget";
+import { OutputBudget, ResultTooLargeError } from "../utilities/budget";
 import type { Utility } from "../utilities/types";
 import { failingAsHttp, runSteps } from "./execution";
-import type { RunResult } from "./run-result";
 import { readBody, readUtilityRun } from "./run-plan";
+import type { RunResult } from "./run-result";
 import { runStreamed, STREAM_MIN_BYTES } from "./streaming";
 
 /**

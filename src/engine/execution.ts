@@ -5,15 +5,16 @@
  * once. Pure, with no database or HTTP server: the main thread runs it inline for small inputs and the
  * worker threads run the very same code for large ones, so both give the same answer.
  */
-import { TypeCompiler, type TypeCheck } from "@sinclair/typebox/compiler";
-import { Value } from "@sinclair/typebox/value";
+
 import type { TObject, TSchema } from "@sinclair/typebox";
-import { HttpError, validationError, type FieldError, httpError } from "../core/errors";
+import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
+import { Value } from "@sinclair/typebox/value";
 import { ERRORS } from "../core/error-codes";
+import { type FieldError, HttpError, httpError, validationError } from "../core/errors";
 import { parseJsonBytes } from "../core/json/parse";
-import { UtilityConfigError, UtilityError, type Utility, type UtilityInputs } from "../utilities/types";
-import { OutputBudget, ResultTooLargeError, WorkBudgetExceededError, type WorkBudget } from "../utilities/budget";
+import { OutputBudget, ResultTooLargeError, type WorkBudget, WorkBudgetExceededError } from "../utilities/budget";
 import { ExpressionTooLargeError } from "../utilities/shared/expressions";
+import { type Utility, UtilityConfigError, UtilityError, type UtilityInputs } from "../utilities/types";
 import type { RunResult, Source } from "./run-result";
 import { runStreamed } from "./streaming";
 

@@ -1,9 +1,10 @@
 /** Patches that need more than the main thread's share, applied in the utility worker pool. */
-import { HttpError, httpError } from "../core/errors";
+
 import { ERRORS } from "../core/error-codes";
-import type { WorkerPool } from "./pool";
-import { AccountBusyError, PoolBusyError, refusalOf, RunMemoryError, RunTimeoutError, WorkerCrashedError } from "./pool-errors";
+import { HttpError, httpError } from "../core/errors";
 import type { PatchJob } from "../core/json/patch";
+import type { WorkerPool } from "./pool";
+import { AccountBusyError, PoolBusyError, RunMemoryError, RunTimeoutError, refusalOf, WorkerCrashedError } from "./pool-errors";
 
 /** A patch is a run of the account whose document it changes: it takes that account's share of the pool. */
 export const patchInPool =

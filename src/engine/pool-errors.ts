@@ -2,8 +2,9 @@
  * What a run on the worker pool fails with besides its utility's own errors, and the answer a refused
  * run gets: the pool rejects with these, the routes turn a refusal into 429 or 503 (refusalOf).
  */
-import { type HttpError, httpError } from "../core/errors";
+
 import { ERRORS } from "../core/error-codes";
+import { type HttpError, httpError } from "../core/errors";
 
 /** Every worker is busy and the queue is full (or the pool is shutting down). */
 export class PoolBusyError extends Error {}

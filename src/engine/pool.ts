@@ -16,8 +16,8 @@
  */
 import type { Config } from "../config";
 import type { PatchJob } from "../core/json/patch";
-import type { StepsJob, ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
 import { memoryHog } from "./memory-hog";
+import type { StepsJob, ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
 import { AccountBusyError, PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, WorkerCrashedError } from "./pool-errors";
 import { withTransfers } from "./transfers";
 

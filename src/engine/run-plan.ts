@@ -4,16 +4,17 @@
  * member spans instead: its inline inputs (`inputs.primary`, `inputs.secondary`) stay unparsed bytes
  * that go to the worker, and only the small rest (ids, config, output, steps) is parsed here.
  */
-import { HttpError, type FieldError, httpError } from "../core/errors";
+
 import { ERRORS } from "../core/error-codes";
-import { memberSpans } from "../core/json/scan";
+import { type FieldError, HttpError, httpError } from "../core/errors";
 import { parseJsonBytes } from "../core/json/parse";
-import { isObject } from "../utilities/shared/paths";
+import { memberSpans } from "../core/json/scan";
+import { type Metadata, normalizeMetadata } from "../core/metadata";
 import type { UtilityRegistry } from "../utilities/registry";
+import { isObject } from "../utilities/shared/paths";
 import type { Utility } from "../utilities/types";
-import { normalizeMetadata, type Metadata } from "../core/metadata";
-import type { Source } from "./run-result";
 import { validateConfig } from "./execution";
+import type { Source } from "./run-result";
 
 /** Where an input comes from: given in the request, or a stored document of the caller's. */
 export type InputRef = { source: Source } | { documentId: string };

@@ -10,10 +10,11 @@
  * On anything unexpected (malformed JSON, a failing element, a config that needs the whole input) the
  * caller takes the whole-document path, which gives exactly its usual answer or error.
  */
-import type { Utility } from "../utilities/types";
-import { ResultTooLargeError, type OutputBudget } from "../utilities/budget";
-import { elementSpans } from "../core/json/scan";
+
 import { exceedsDepth } from "../core/json/parse";
+import { elementSpans } from "../core/json/scan";
+import { type OutputBudget, ResultTooLargeError } from "../utilities/budget";
+import type { Utility } from "../utilities/types";
 import type { RunResult } from "./run-result";
 
 /**

@@ -7,15 +7,16 @@
  * gives a one-buffer output of a megabyte or more back once it has copied it into the response, for
  * the next output.
  */
-import { HttpError, httpError } from "../core/errors";
+
 import { ERRORS } from "../core/error-codes";
-import type { RunResult } from "./run-result";
-import { runSteps } from "./execution";
-import { executeBytes } from "./execute-request";
-import { PatchError, patchProblemOf, runPatchJob, type PatchJob } from "../core/json/patch";
+import { HttpError, httpError } from "../core/errors";
+import { PatchError, type PatchJob, patchProblemOf, runPatchJob } from "../core/json/patch";
 import type { UtilityRegistry } from "../utilities/registry";
 import type { Utility } from "../utilities/types";
+import { executeBytes } from "./execute-request";
+import { runSteps } from "./execution";
 import type { ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
+import type { RunResult } from "./run-result";
 import { currentThreadId, threadPageFaults } from "./thread-memory";
 
 declare const self: Worker;

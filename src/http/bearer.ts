@@ -11,8 +11,9 @@
  *
  * Hand-written rather than @elysiajs/bearer: docs/architecture.md says why.
  */
-import { type HttpError, httpError } from "../core/errors";
+
 import { ERRORS } from "../core/error-codes";
+import { type HttpError, httpError } from "../core/errors";
 
 const BEARER = /^bearer +(.*)$/i;
 

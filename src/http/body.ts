@@ -6,8 +6,8 @@
  * lossless document content and for utility inputs that travel to workers unparsed.
  */
 import { Elysia } from "elysia";
-import { HttpError, httpError } from "../core/errors";
 import { ERRORS } from "../core/error-codes";
+import { HttpError, httpError } from "../core/errors";
 import { parseJsonBytes } from "../core/json/parse";
 import { requestState } from "../server/request-state";
 

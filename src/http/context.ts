@@ -3,7 +3,7 @@
  */
 import { Elysia } from "elysia";
 import type { Logger } from "../observability/logger";
-import { requestState, type RequestState } from "../server/request-state";
+import { type RequestState, requestState } from "../server/request-state";
 
 declare module "../server/request-state" {
   interface RequestState {

@@ -4,19 +4,19 @@
  * is logged with the request id.
  */
 import { Elysia } from "elysia";
+import { ERRORS, STATUS_TITLES } from "../core/error-codes";
 import {
+  databaseBusy,
+  databaseTimedOut,
+  databaseUnavailable,
+  type FieldError,
   fromValidation,
   HttpError,
-  isDatabaseUnreachable,
-  databaseUnavailable,
-  isDatabaseConflict,
-  databaseBusy,
-  isDatabaseTimeout,
-  databaseTimedOut,
-  type FieldError,
   httpError,
+  isDatabaseConflict,
+  isDatabaseTimeout,
+  isDatabaseUnreachable,
 } from "../core/errors";
-import { ERRORS, STATUS_TITLES } from "../core/error-codes";
 import type { Logger } from "../observability/logger";
 import { requestState } from "../server/request-state";
 import { ContentStoreFull, ContentStoreUnavailable } from "../storage/content-store";

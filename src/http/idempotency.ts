@@ -35,12 +35,12 @@
  * The first request's id stays in the first request's log line.
  */
 import { and, eq, lte, sql } from "drizzle-orm";
+import { ERRORS } from "../core/error-codes";
+import { forbidden, httpError } from "../core/errors";
 import type { Db } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
-import { forbidden, httpError } from "../core/errors";
-import { ERRORS } from "../core/error-codes";
-import { rawBody } from "./body";
 import { requestState } from "../server/request-state";
+import { rawBody } from "./body";
 import { keepAnswerWithinBound } from "./idempotency-repository";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

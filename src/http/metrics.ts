@@ -4,13 +4,13 @@
  */
 import { timingSafeEqual } from "node:crypto";
 import { Elysia, t } from "elysia";
-import type { Metrics } from "../observability/metrics";
-import { statusSent } from "./context";
-import { requestState } from "../server/request-state";
-import { httpError } from "../core/errors";
 import { ERRORS, problems } from "../core/error-codes";
-import { operation } from "./openapi";
+import { httpError } from "../core/errors";
+import type { Metrics } from "../observability/metrics";
+import { requestState } from "../server/request-state";
 import { bearerToken, tokenInQuery } from "./bearer";
+import { statusSent } from "./context";
+import { operation } from "./openapi";
 
 /** Route templates only: a request that matched no route is counted under one label. */
 const UNMATCHED_ROUTE = "unmatched";

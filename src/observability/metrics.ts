@@ -7,8 +7,8 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { Config } from "../config";
 import type { Database } from "../db/client";
-import type { ContentStore } from "../storage/content-store";
 import type { WorkerPool } from "../engine/pool";
+import type { ContentStore } from "../storage/content-store";
 
 export type SweepKind = "purge" | "orphans";
 export type WebhookAttemptOutcome = "succeeded" | "retrying" | "failed";

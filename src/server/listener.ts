@@ -12,12 +12,12 @@ import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { listenNode } from "./node-listener";
 import {
-  IDLE_TIMEOUT_SECONDS,
-  MAX_REQUEST_BODY_BYTES,
-  setClientAddress,
   type FetchHandler,
+  IDLE_TIMEOUT_SECONDS,
   type Listener,
   type ListenOptions,
+  MAX_REQUEST_BODY_BYTES,
+  setClientAddress,
 } from "./transport";
 
 export async function listen(options: ListenOptions, fetch: FetchHandler): Promise<Listener> {

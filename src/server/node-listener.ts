@@ -17,15 +17,15 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { byteRange, ifRangeHolds } from "./ranges";
 import {
-  IDLE_TIMEOUT_SECONDS,
-  MAX_REQUEST_BODY_BYTES,
-  setClientAddress,
   type FetchHandler,
+  IDLE_TIMEOUT_SECONDS,
   type Listener,
   type ListenOptions,
+  MAX_REQUEST_BODY_BYTES,
+  setClientAddress,
 } from "./transport";
-import { byteRange, ifRangeHolds } from "./ranges";
 
 /**
  * An answer of unknown length is gathered while its bytes are there at once (a body made in memory),

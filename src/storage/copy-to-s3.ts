@@ -6,10 +6,11 @@
  * its size in the bucket. A progress bar when stdout is a terminal, a plain summary otherwise.
  * Exit code 0 when every file is in the bucket, 1 otherwise.
  */
-import { SingleBar } from "cli-progress";
+
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import { ConfigError, loadConfig, type Config } from "../config";
+import { SingleBar } from "cli-progress";
+import { type Config, ConfigError, loadConfig } from "../config";
 import { ContentStoreUnavailable } from "./content-store";
 import { DiskContentStore } from "./disk";
 import { S3ContentStore } from "./s3";

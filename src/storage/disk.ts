@@ -7,13 +7,13 @@ import { constants } from "node:fs";
 import { access, mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
+  type ContentStore,
   ContentStoreFull,
   ContentStoreUnavailable,
-  sha256Hex,
-  type ContentStore,
   type OpenedContent,
   type StoredContent,
   type StoredFile,
+  sha256Hex,
 } from "./content-store";
 
 const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

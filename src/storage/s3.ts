@@ -11,19 +11,20 @@
  * streamed from the bucket into a node-local spool file that Bun then sends with sendfile: memory stays
  * flat whatever the size (Bun.write(path, s3File) streams; iterating s3File.stream() here buffered).
  */
-import { S3Client, type S3File } from "bun";
+
 import { mkdirSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
+import { S3Client, type S3File } from "bun";
+import { S3_TIMEOUT_MS_DEFAULT, type S3Settings } from "../config";
 import {
-  ContentStoreUnavailable,
-  sha256Hex,
   type ContentStore,
+  ContentStoreUnavailable,
   type OpenedContent,
   type StoredContent,
   type StoredFile,
+  sha256Hex,
 } from "./content-store";
-import { S3_TIMEOUT_MS_DEFAULT, type S3Settings } from "../config";
 
 const KEY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const SUFFIX = ".json";

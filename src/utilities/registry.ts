@@ -3,29 +3,29 @@
  * the catalogue and the workers all read this one table, so a utility is written once.
  */
 import type { Static } from "@sinclair/typebox";
-import type { Utility } from "./types";
+import aggregate from "./analysis/aggregate";
+import diff from "./analysis/diff";
+import summarize from "./analysis/summarize";
+import formatValues from "./cleanup/format-values";
+import mapValues from "./cleanup/map-values";
+import redact from "./cleanup/redact";
+import addLocalization from "./convert/add-localization";
 import csvToJson from "./convert/csv-to-json";
 import jsonToCsv from "./convert/json-to-csv";
-import addLocalization from "./convert/add-localization";
-import findReplace from "./structure/find-replace";
+import filter from "./generate/filter";
+import generateMockData from "./generate/generate-mock-data";
 import deepMerge from "./merge/deep-merge";
+import cleanJson from "./schema/clean-json";
+import compute from "./schema/compute";
+import normalize from "./schema/normalize";
+import truncate from "./schema/truncate";
+import copyMove from "./structure/copy-move";
+import findReplace from "./structure/find-replace";
 import flattenNest from "./structure/flatten-nest";
-import restructure from "./structure/restructure";
 import pickFields from "./structure/pick-fields";
 import removeFields from "./structure/remove-fields";
-import copyMove from "./structure/copy-move";
-import normalize from "./schema/normalize";
-import cleanJson from "./schema/clean-json";
-import truncate from "./schema/truncate";
-import compute from "./schema/compute";
-import aggregate from "./analysis/aggregate";
-import summarize from "./analysis/summarize";
-import diff from "./analysis/diff";
-import formatValues from "./cleanup/format-values";
-import redact from "./cleanup/redact";
-import mapValues from "./cleanup/map-values";
-import generateMockData from "./generate/generate-mock-data";
-import filter from "./generate/filter";
+import restructure from "./structure/restructure";
+import type { Utility } from "./types";
 
 export const UTILITIES = [
   csvToJson,

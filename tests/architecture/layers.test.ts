@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { importCycles, importGraph, upwardImports, workerBreaches, type Graph } from "./layers";
+import { type Graph, importCycles, importGraph, upwardImports, workerBreaches } from "./layers";
 
 describe("the layering of src/", () => {
   const graph = importGraph();

@@ -2,11 +2,11 @@
  * The `kiln` CLI as a user runs it: a subprocess against the real server, checking stdout, stderr and
  * exit codes. (Progress bars on a terminal: progress.test.ts.)
  */
-import { afterAll, beforeAll, setDefaultTimeout, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startRunServer, type RunServer } from "../reliability/support/run-server";
+import { type RunServer, startRunServer } from "../reliability/support/run-server";
 import { freePort, removeDataDir, tempDataDir } from "../support/server";
 import { CLI, kiln, shell, type Target } from "./support";
 

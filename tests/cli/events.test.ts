@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { freePort, removeDataDir, startServer, tempDataDir, type RunningServer } from "../support/server";
+import { freePort, type RunningServer, removeDataDir, startServer, tempDataDir } from "../support/server";
 import { startTcpProxy } from "../support/tcp-proxy";
 import { CLI } from "./support";
 

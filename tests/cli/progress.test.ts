@@ -2,11 +2,11 @@
  * Progress bars as a person sees them: the CLI runs inside tmux (a real terminal) and the screen is
  * captured. Outside a terminal (the other tests' pipes) nothing but the data and messages is printed.
  */
-import { afterAll, beforeAll, setDefaultTimeout, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startRunServer, type RunServer } from "../reliability/support/run-server";
+import { type RunServer, startRunServer } from "../reliability/support/run-server";
 import { kiln, noTerminal, onTerminal, stopTerminals, type Target } from "./support";
 
 // Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.

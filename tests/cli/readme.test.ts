@@ -2,11 +2,11 @@
  * The README's CLI quickstart, run as written (its placeholders, the URL and the key, replaced by the
  * test server's) in a scratch folder that looks like a checkout to `bun run kiln`.
  */
-import { afterAll, beforeAll, setDefaultTimeout, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { startRunServer, type RunServer } from "../reliability/support/run-server";
+import { type RunServer, startRunServer } from "../reliability/support/run-server";
 import { kiln, shell } from "./support";
 
 // Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.

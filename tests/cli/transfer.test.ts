@@ -2,11 +2,11 @@
  * kiln export / kiln import / kiln pipeline run against the real server (GET /api/v1/export,
  * POST /api/v1/import, POST /api/v1/pipelines/run), including their progress on a terminal.
  */
-import { afterAll, beforeAll, setDefaultTimeout, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startRunServer, type RunServer } from "../reliability/support/run-server";
+import { type RunServer, startRunServer } from "../reliability/support/run-server";
 import { kiln, noTerminal, onTerminal, shell, stopTerminals, type Target } from "./support";
 
 // Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.

@@ -1,8 +1,8 @@
 /** `kiln webhooks` against the real server (its delivery loop included), as a user runs it. */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import { startRunServer, type RunServer } from "../reliability/support/run-server";
-import { startReceiver, type Receiver } from "../modules/webhooks/support";
+import { type Receiver, startReceiver } from "../modules/webhooks/support";
+import { type RunServer, startRunServer } from "../reliability/support/run-server";
 import { kiln, type Target } from "./support";
 
 setDefaultTimeout(60_000);

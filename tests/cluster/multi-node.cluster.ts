@@ -7,9 +7,9 @@
  * also pass where no PostgreSQL server or Redis runs.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { startCluster, type Cluster } from "../support/cluster";
-import type { RunningServer } from "../support/server";
 import { SseReader } from "../modules/events/sse";
+import { type Cluster, startCluster } from "../support/cluster";
+import type { RunningServer } from "../support/server";
 
 setDefaultTimeout(120_000); // real processes on a shared, loaded machine
 const NODES = 3;

@@ -1,6 +1,6 @@
 /** The one shape of background work: periodic ticks never overlap, a list starts in order and stops in reverse. */
 import { expect, test } from "bun:test";
-import { every, startInOrder, type BackgroundWork } from "../../src/core/background";
+import { type BackgroundWork, every, startInOrder } from "../../src/core/background";
 
 test("every: a tick still running when the next is due makes that one skip, and stop() waits for it", async () => {
   let running = 0;

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { sql as drizzleSql } from "drizzle-orm";
-import { connect, type Database } from "../../src/db/client";
 import { CONNECTION_LIMITS_DEFAULT } from "../../src/config";
 import { isDatabaseTimeout } from "../../src/core/errors";
+import { connect, type Database } from "../../src/db/client";
 import { PoolRequestInTransaction } from "../../src/db/pool-guard";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { accounts, documents, documentVersions } from "../../src/db/schema";
 import { PoolRequestInTransaction } from "../../src/db/pool-guard";
+import { accounts, documents, documentVersions } from "../../src/db/schema";
 import { run, statement } from "../../src/db/statement";
 import { createAccount } from "../../src/modules/admin/service";
 import { documentsRepository } from "../../src/modules/documents/repository";

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
-import { examplesOf, utilitySections, type UtilitySection } from "../support/docs";
+import { examplesOf, type UtilitySection, utilitySections } from "../support/docs";
 
 setDefaultTimeout(30_000);
 

@@ -1,15 +1,15 @@
-import { afterEach, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { executeBytes } from "../../src/engine/execute-request";
 import { validateConfig } from "../../src/engine/execution";
 import type { WorkerOutcome } from "../../src/engine/messages";
-import { WorkerPool, type PoolOptions } from "../../src/engine/pool";
+import { type PoolOptions, WorkerPool } from "../../src/engine/pool";
 import {
   AccountBusyError,
   PoolBusyError,
-  refusalOf,
   RunCancelledError,
   RunMemoryError,
   RunTimeoutError,
+  refusalOf,
   WorkerCrashedError,
 } from "../../src/engine/pool-errors";
 import { registry } from "./fixtures/registry";

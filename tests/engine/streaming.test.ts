@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
-import type { RunResult } from "../../src/engine/run-result";
-import { runSteps, validateConfig } from "../../src/engine/execution";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { executeBytes } from "../../src/engine/execute-request";
+import { runSteps, validateConfig } from "../../src/engine/execution";
+import type { RunResult } from "../../src/engine/run-result";
 import { runStreamed, STREAM_MIN_BYTES } from "../../src/engine/streaming";
-import { registry } from "../../src/utilities/registry";
 import { unlimitedBudget } from "../../src/utilities/budget";
+import { registry } from "../../src/utilities/registry";
+import { createTestApp, type TestApp } from "../support/app";
 
 setDefaultTimeout(180_000);
 

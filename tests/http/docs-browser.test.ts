@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import { type BrowserContext, chromium } from "playwright-core";
 import { createTestApp, type TestApp } from "../support/app";
 
 setDefaultTimeout(120_000);

@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { brotliDecompressSync, gunzipSync } from "node:zlib";
 import { staticAsset } from "../../src/http/static-asset";
 import { createTestApp, type TestApp } from "../support/app";
-import { startServerOnTestDatabase, type ServerOnTestDatabase } from "../support/server";
+import { type ServerOnTestDatabase, startServerOnTestDatabase } from "../support/server";
 
 const VIEWER = resolve(import.meta.dir, "../../node_modules/@scalar/api-reference/dist/browser/standalone.js");
 const PATH = "/docs/standalone.js";

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ADMIN_KEY, createTestApp, type TestApp } from "../support/app";
-import { startServerOnTestDatabase, type ServerOnTestDatabase } from "../support/server";
+import { type ServerOnTestDatabase, startServerOnTestDatabase } from "../support/server";
 
 setDefaultTimeout(60_000);
 

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { createTestApp, type TestApp } from "../support/app";
 import { IDEMPOTENCY_STALE_CLAIM_MS, IDEMPOTENCY_TTL_MS, purgeExpiredIdempotencyKeys } from "../../src/http/idempotency";
 import { documentsRepository } from "../../src/modules/documents/repository";
+import { createTestApp, type TestApp } from "../support/app";
 
 // test apps, worker threads and real servers take seconds on a loaded machine
 setDefaultTimeout(60_000);

@@ -1,5 +1,5 @@
 /** The routes and headers of idempotency and export/import, as /openapi.json declares them. */
-import { afterAll, beforeAll, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { createTestApp, type TestApp } from "../support/app";
 
 // test apps, worker threads and real servers take seconds on a loaded machine

@@ -3,10 +3,10 @@
  * a terminal; and never a key, a document's content or a utility payload, whatever the request did
  * (success, validation error, malformed body, failed run, worker run, wrong key).
  */
-import { afterAll, beforeAll, setDefaultTimeout, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ConfigError, loadConfig } from "../../src/config";
 import { createLogger } from "../../src/observability/logger";
-import { startRunServer, type RunServer } from "../reliability/support/run-server";
+import { type RunServer, startRunServer } from "../reliability/support/run-server";
 
 // Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.
 setDefaultTimeout(60_000);

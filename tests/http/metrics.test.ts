@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, setDefaultTimeout, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { documentsRepository } from "../../src/modules/documents/repository";
 import { startSweepers } from "../../src/modules/documents/sweeper";
-import { contentStoreIn } from "../../src/storage/disk";
 import { createMetrics } from "../../src/observability/metrics";
+import { contentStoreIn } from "../../src/storage/disk";
 import { startRunServer } from "../reliability/support/run-server";
+import { createTestApp, type TestApp } from "../support/app";
 
 // Hooks and tests start real servers (an embedded PostgreSQL each): slow on a loaded machine.
 setDefaultTimeout(60_000);

@@ -7,11 +7,11 @@
  * To cover a new route: add its cases to CASES (a `setup` in FIXTURES when it needs data).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { openApiName } from "../../src/modules/utilities/model";
+import { fannedOut } from "../modules/webhooks/support";
 import { ADMIN_KEY, createTestApp, type RequestOptions, type TestApp } from "../support/app";
 import { ConformanceChecker } from "../support/conformance";
-import { fannedOut } from "../modules/webhooks/support";
 import { examplesOf, utilitySections } from "../support/docs";
-import { openApiName } from "../../src/modules/utilities/model";
 
 setDefaultTimeout(30_000);
 

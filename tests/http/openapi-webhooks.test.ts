@@ -8,8 +8,8 @@ import Ajv2020 from "ajv/dist/2020";
 import { Webhook } from "standardwebhooks";
 import { EVENT_TYPES } from "../../src/modules/events/service";
 import type { Deliverer } from "../../src/modules/webhooks/deliver";
+import { type Receiver, startDeliverer, startReceiver } from "../modules/webhooks/support";
 import { createTestApp, type TestApp } from "../support/app";
-import { startDeliverer, startReceiver, type Receiver } from "../modules/webhooks/support";
 
 setDefaultTimeout(60_000);
 

@@ -3,10 +3,10 @@
  * every schema compiled by ajv in strict mode) that tells the truth about what routes take and answer.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { Validator } from "@seriousme/openapi-schema-validator";
-import Ajv2020 from "ajv/dist/2020";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import Ajv2020 from "ajv/dist/2020";
 import { createTestApp, type TestApp } from "../support/app";
 
 // compiling every schema under ajv takes about a second, several on a loaded 2-core machine

@@ -8,12 +8,12 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { RedisClient } from "bun";
+import { type RateCounter, type RateDecision, RateLimiter, RedisRateLimiter } from "../../src/http/rate-limit";
 import { createLogger } from "../../src/observability/logger";
-import { RateLimiter, RedisRateLimiter, type RateCounter, type RateDecision } from "../../src/http/rate-limit";
 import { createTestApp, type TestApp } from "../support/app";
+import { startTestRedis } from "../support/redis";
 import { freePort } from "../support/server";
 import { startTcpProxy } from "../support/tcp-proxy";
-import { startTestRedis } from "../support/redis";
 
 const testRedis = await startTestRedis();
 if (testRedis.missing) console.warn(`rate-limit-redis: the tests that need Redis are skipped: ${testRedis.missing}`);

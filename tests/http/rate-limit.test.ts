@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
 import { RateLimiter } from "../../src/http/rate-limit";
+import { createTestApp, type TestApp } from "../support/app";
 
 let clock = 1_800_000_000_000;
 let t: TestApp;

@@ -3,7 +3,7 @@
  * bounding it whatever is stuck (tests/drain.test.ts drains the real server).
  */
 import { expect, test } from "bun:test";
-import { drain, type DrainParts } from "../../src/process/drain";
+import { type DrainParts, drain } from "../../src/process/drain";
 
 /** A node whose parts record when they are called; `stuck` parts never finish. */
 function node(options: { inFlightMs?: number; stuckRequest?: boolean; stuckBackground?: boolean } = {}) {

@@ -10,7 +10,7 @@ import type { Socket } from "bun";
 import { createTestApp } from "../support/app";
 import { registry as probeRegistry } from "./fixtures/probe-registry";
 import { answerViolations } from "./support/problem";
-import { startRunServer, type RunServer } from "./support/run-server";
+import { type RunServer, startRunServer } from "./support/run-server";
 
 const FULL = process.env.EXHAUSTION_FULL === "1";
 const BIG = Number(process.env.EXHAUSTION_BIG ?? (FULL ? 8 : 3));

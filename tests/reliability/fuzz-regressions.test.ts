@@ -4,9 +4,9 @@
  * naming the field (or a 404 for an id no record can have), never a database error.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { MAX_DOCUMENT_BODY_BYTES } from "../../src/app";
 import { createTestApp, type TestApp } from "../support/app";
 import { answerViolations } from "./support/problem";
-import { MAX_DOCUMENT_BODY_BYTES } from "../../src/app";
 
 let t: TestApp;
 beforeAll(async () => {

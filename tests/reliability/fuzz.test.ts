@@ -6,11 +6,11 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
-import { createTestApp, type TestApp } from "../support/app";
 import { UTILITIES } from "../../src/utilities/registry";
-import { prototypeReport, registry as probeRegistry } from "./fixtures/probe-registry";
+import { createTestApp, type TestApp } from "../support/app";
+import { registry as probeRegistry, prototypeReport } from "./fixtures/probe-registry";
+import { type FuzzCase, fuzzCase } from "./support/fuzz-cases";
 import { answerViolations } from "./support/problem";
-import { fuzzCase, type FuzzCase } from "./support/fuzz-cases";
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));

@@ -25,15 +25,15 @@ import { serverUrl } from "../support/database";
 import {
   arrivalReceiver,
   countingReceiver,
-  drain,
-  openStream,
   type Drained,
+  drain,
   FILTER_FAILS_LAST,
   FILTER_FINDING,
+  openStream,
   PICK_FIELDS,
   quadraticFilter,
 } from "./support/neighbour";
-import { startRunServer, type RunServer } from "./support/run-server";
+import { type RunServer, startRunServer } from "./support/run-server";
 import { percentile, readUntil, watchServer } from "./support/watch";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 8);

@@ -12,7 +12,7 @@
  * NEIGHBOUR_SECONDS sets how long A sends (default 4 per test).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startRunServer, type RunServer } from "./support/run-server";
+import { type RunServer, startRunServer } from "./support/run-server";
 import { percentile, watchServer } from "./support/watch";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 4);

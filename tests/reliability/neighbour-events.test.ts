@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
 import { createTestDatabase, serverUrl, type TestDatabase } from "../support/database";
-import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../support/server";
+import { type RunningServer, removeDataDir, startServer, tempDataDir } from "../support/server";
 import { arrivalReceiver, countingReceiver, openStream } from "./support/neighbour";
 import { percentile } from "./support/watch";
 

@@ -10,7 +10,7 @@
  * (default: the finding's 100 requests).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startRunServer, type RunServer } from "./support/run-server";
+import { type RunServer, startRunServer } from "./support/run-server";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 0);
 const ATTACKERS = Number(process.env.NEIGHBOUR_ATTACKERS ?? 4);

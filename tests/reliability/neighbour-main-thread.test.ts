@@ -10,8 +10,8 @@
  * sends (default 6; each run takes seconds in a worker, so A's last answers come after that).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startRunServer, type RunServer } from "./support/run-server";
 import { FILTER_FAILS_LAST, FILTER_FINDING } from "./support/neighbour";
+import { type RunServer, startRunServer } from "./support/run-server";
 import { percentile, readUntil, watchServer } from "./support/watch";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 6);

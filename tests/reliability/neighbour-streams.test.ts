@@ -11,8 +11,8 @@
  * /health must keep answering.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startRunServer, type RunServer } from "./support/run-server";
-import { drain, type Drained, openStream } from "./support/neighbour";
+import { type Drained, drain, openStream } from "./support/neighbour";
+import { type RunServer, startRunServer } from "./support/run-server";
 import { percentile, readUntil, watchServer } from "./support/watch";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 8);

@@ -14,8 +14,8 @@
  * the server past UTILITY_MEMORY_LIMIT_BYTES: A's run is the one stopped (413), B's answers 200.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startRunServer, type RunServer } from "./support/run-server";
 import { PICK_FIELDS, quadraticFilter } from "./support/neighbour";
+import { type RunServer, startRunServer } from "./support/run-server";
 import { rssOf } from "./support/watch";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 2);

@@ -8,7 +8,7 @@
  * answering. NEIGHBOUR_SECONDS sets how long A attacks (default 10).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startRunServer, type RunServer } from "./support/run-server";
+import { type RunServer, startRunServer } from "./support/run-server";
 import { percentile, readUntil, watchServer } from "./support/watch";
 
 const SECONDS = Number(process.env.NEIGHBOUR_SECONDS ?? 10);

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import fc from "fast-check";
-import { startRunServer, type RunServer } from "./support/run-server";
+import { type RunServer, startRunServer } from "./support/run-server";
 import { rssOf, watchServer } from "./support/watch";
 
 const RUNS = Number(process.env.PATCH_FUZZ_RUNS ?? 150);

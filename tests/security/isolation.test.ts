@@ -5,10 +5,10 @@
  * against every area: 403 exactly when the permission is missing. Keys in the query string are never read.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
 import type { Permission } from "../../src/core/plans";
 import { DOCUMENT_ENDPOINTS, ENDPOINTS } from "../reliability/support/endpoints";
 import { answerViolations } from "../reliability/support/problem";
+import { createTestApp, type TestApp } from "../support/app";
 
 /** Strings that only A's data holds: none may appear in anything B receives. */
 const SECRET = {

@@ -5,8 +5,8 @@
  * on its own stdout and stderr at debug level.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { ADMIN_KEY, createTestApp, type TestApp } from "../support/app";
 import { startRunServer } from "../reliability/support/run-server";
+import { ADMIN_KEY, createTestApp, type TestApp } from "../support/app";
 
 let t: TestApp;
 beforeAll(async () => {

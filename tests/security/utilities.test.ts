@@ -5,10 +5,10 @@
  * (tests/security/expressions.test.ts) does not drive, inline and in a worker.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../support/app";
 import { UTILITIES } from "../../src/utilities/registry";
-import { prototypeReport, registry as probeRegistry } from "../reliability/fixtures/probe-registry";
+import { registry as probeRegistry, prototypeReport } from "../reliability/fixtures/probe-registry";
 import { answerViolations } from "../reliability/support/problem";
+import { createTestApp, type TestApp } from "../support/app";
 
 let t: TestApp;
 let key: string;

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import zlib from "node:zlib";
-import { createTestApp, type TestApp } from "../support/app";
-import { startServerOnTestDatabase, type ServerOnTestDatabase } from "../support/server";
 import { compressResponse, negotiateCoding } from "../../src/server/compression";
+import { createTestApp, type TestApp } from "../support/app";
+import { type ServerOnTestDatabase, startServerOnTestDatabase } from "../support/server";
 
 // test apps, worker threads and real servers take seconds on a loaded machine
 setDefaultTimeout(60_000);

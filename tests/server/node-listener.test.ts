@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { gunzipSync } from "node:zlib";
-import { startServerOnTestDatabase, type ServerOnTestDatabase } from "../support/server";
+import { type ServerOnTestDatabase, startServerOnTestDatabase } from "../support/server";
 
 setDefaultTimeout(60_000);
 

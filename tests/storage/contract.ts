@@ -3,7 +3,7 @@
  * fresh keys, exact bytes, sizes and hashes, removal, a listing for the orphan sweep, a probe.
  */
 import { expect, test } from "bun:test";
-import { sha256Hex, type ContentStore } from "../../src/storage/content-store";
+import { type ContentStore, sha256Hex } from "../../src/storage/content-store";
 
 const bytesOf = (text: string) => new TextEncoder().encode(text);
 const readAll = async (store: ContentStore, key: string) => {

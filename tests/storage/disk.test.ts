@@ -2,8 +2,8 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DiskContentStore } from "../../src/storage/disk";
 import { ContentStoreUnavailable, sha256Hex } from "../../src/storage/content-store";
+import { DiskContentStore } from "../../src/storage/disk";
 import { contentStoreContract } from "./contract";
 
 const root = mkdtempSync(join(tmpdir(), "kiln-store-"));

@@ -6,16 +6,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createApp, type KilnApp } from "../../src/app";
-import { loadConfig, type Config } from "../../src/config";
-import { createLogger } from "../../src/observability/logger";
+import { type Config, loadConfig } from "../../src/config";
+import type { AccountLimits, Permission, PlanName } from "../../src/core/plans";
+import { createWorkerPool, type WorkerPool } from "../../src/engine/pool";
 import type { RateCounter } from "../../src/http/rate-limit";
 import { bootstrap, createAccount, createKey } from "../../src/modules/admin/service";
-import type { Permission, PlanName } from "../../src/core/plans";
-import type { AccountLimits } from "../../src/core/plans";
-import { createTestDatabase, type TestDatabase } from "./database";
-import { registry as defaultUtilityRegistry, type UtilityRegistry } from "../../src/utilities/registry";
-import { createWorkerPool, type WorkerPool } from "../../src/engine/pool";
+import { createLogger } from "../../src/observability/logger";
 import type { ContentStore } from "../../src/storage/content-store";
+import { registry as defaultUtilityRegistry, type UtilityRegistry } from "../../src/utilities/registry";
+import { createTestDatabase, type TestDatabase } from "./database";
 
 export const ADMIN_KEY = "kiln_TestBootstrapKey0123456789abcdefABCDEF";
 

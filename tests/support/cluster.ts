@@ -7,8 +7,8 @@
  */
 import { RedisClient } from "bun";
 import { createTestDatabase, type TestDatabase } from "./database";
-import { removeDataDir, startServer, tempDataDir, type RunningServer } from "./server";
 import { startTestBucket, type TestBucket } from "./s3";
+import { type RunningServer, removeDataDir, startServer, tempDataDir } from "./server";
 
 export const CLUSTER_REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 

@@ -1,6 +1,6 @@
 /** A fresh, migrated database per test file, dropped afterwards. */
 import postgres from "postgres";
-import { connect, runMigrations, type Database } from "../../src/db/client";
+import { connect, type Database, runMigrations } from "../../src/db/client";
 
 export function serverUrl(): string {
   const url = process.env.TEST_DATABASE_URL ?? process.env.KILN_TEST_SERVER_URL;

@@ -8,8 +8,9 @@
  *   test.skipIf(!redis.url)(...)            // redis.missing says why
  *   afterAll(() => redis.close());
  */
-import { RedisClient } from "bun";
+
 import type { Subprocess } from "bun";
+import { RedisClient } from "bun";
 import { freePort } from "./server";
 
 export type TestRedis =

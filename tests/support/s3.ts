@@ -8,11 +8,12 @@
  *   startServer({ ...bucket.env, ... })   // CONTENT_STORE=s3 and every S3_* variable
  *   await bucket.close();
  */
-import { S3Client } from "bun";
+
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import { S3Client } from "bun";
 import type { S3Settings } from "../../src/config";
 import { freePort } from "./server";
 

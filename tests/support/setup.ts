@@ -4,7 +4,7 @@
  * in a temporary folder. Each test file then creates its own database there (tests/support/database.ts).
  */
 import { afterAll, setDefaultTimeout } from "bun:test";
-import { mkdtempSync, rmSync, chmodSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbeddedPostgres } from "../../src/db/embedded";

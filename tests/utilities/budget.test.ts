@@ -4,9 +4,9 @@
  * ResultTooLargeError, and within the budget the output is what it always was.
  */
 import { describe, expect, test } from "bun:test";
+import { validateConfig } from "../../src/engine/execution";
 import { OutputBudget, ResultTooLargeError, unlimitedBudget } from "../../src/utilities/budget";
 import { registry } from "../../src/utilities/registry";
-import { validateConfig } from "../../src/engine/execution";
 
 const MiB = 1024 * 1024;
 

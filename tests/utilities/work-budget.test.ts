@@ -4,10 +4,10 @@
  * evaluation. A clock that moves one millisecond each time it is read makes the checks countable.
  */
 import { describe, expect, test } from "bun:test";
+import { runSteps, type Step, validateConfig } from "../../src/engine/execution";
 import { OutputBudget, WorkBudget, WorkBudgetExceededError } from "../../src/utilities/budget";
-import { compileExpression, compileTemplate, ExpressionTooLargeError } from "../../src/utilities/shared/expressions";
 import { registry } from "../../src/utilities/registry";
-import { runSteps, validateConfig, type Step } from "../../src/engine/execution";
+import { compileExpression, compileTemplate, ExpressionTooLargeError } from "../../src/utilities/shared/expressions";
 
 /** A budget of `limitMs` on a clock that advances 1 ms per reading, and how often it was read. */
 function ticking(limitMs: number): { budget: WorkBudget; readings: () => number } {

@@ -7,6 +7,8 @@
 import { ERRORS } from "../error-codes";
 import { MAX_JSON_DEPTH, parseJsonBytes } from "./parse";
 import {
+  type ArrayNode,
+  type Container,
   cloneNode,
   depthOf,
   effectiveMembers,
@@ -16,20 +18,18 @@ import {
   findMember,
   isNull,
   isObject,
+  type JsonNode,
+  type JsonText,
   jsonEqual,
   keyOf,
   keyPiece,
   memberSize,
   newElement,
   newMember,
+  type ObjectNode,
   readText,
   sizeOf,
   writeText,
-  type ArrayNode,
-  type Container,
-  type JsonNode,
-  type JsonText,
-  type ObjectNode,
 } from "./tree";
 
 export const JSON_PATCH = "application/json-patch+json";

@@ -2,8 +2,9 @@
  * Byte-level scanning of JSON text: where values start and end, without parsing them. Used to find
  * members of a large body (or document) so that only the small ones are parsed.
  */
-import { httpError } from "../errors";
+
 import { ERRORS } from "../error-codes";
+import { httpError } from "../errors";
 import { parseJsonBytes } from "./parse";
 
 /** The bytes of JSON's structure, shared with the lossless tree (tree.ts). */

@@ -3,7 +3,7 @@
  * as written (integers beyond 2^53, `1.0`, `-0`, key order) instead of what JSON.parse made of it.
  * The text has already been parsed successfully, so the scanner may assume it is well formed.
  */
-import { expand, findMember, isObject, readText, type ObjectNode, type RawNode } from "./tree";
+import { expand, findMember, isObject, type ObjectNode, type RawNode, readText } from "./tree";
 
 /**
  * The value bytes of the member `name` of the top-level object, or undefined when there is none.

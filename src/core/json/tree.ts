@@ -21,6 +21,7 @@ import {
   skipValue,
   skipWhitespace,
 } from "./scan";
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 

@@ -18,7 +18,7 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import { requiredPermission } from "../permissions";
-import { addProblem, HEADERS, headerRefs, Problem, problemResponse, RATE_LIMIT_HEADERS, SHARED, type Json } from "./responses";
+import { addProblem, HEADERS, headerRefs, type Json, Problem, problemResponse, RATE_LIMIT_HEADERS, SHARED } from "./responses";
 
 /** JSON Schema keywords TypeBox and Elysia accept that OpenAPI 3.1 (and strict validators) do not. */
 const NON_STANDARD = new Set(["error", "errorMessage"]);

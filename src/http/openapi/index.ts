@@ -3,14 +3,15 @@
  * reference whose viewer (Scalar's standalone bundle) is served by Kiln from node_modules, so it works
  * offline, and GET /, which points to both. Routes describe themselves with operation() (./operation.ts).
  */
-import { Elysia, t, type AnyElysia } from "elysia";
+
 import { resolve } from "node:path";
+import { type AnyElysia, Elysia, t } from "elysia";
 import { staticAsset } from "../static-asset";
 import { buildOpenApiDocument, type DocumentInfo, type RouteLike } from "./document";
 import { operation } from "./operation";
 
-export { NdjsonLines, operation } from "./operation";
 export type { OperationVariant } from "./document";
+export { NdjsonLines, operation } from "./operation";
 
 const VIEWER = resolve(import.meta.dir, "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js");
 /** 4.35 MB of JavaScript: sent br- or gzip-compressed (about 1 MB), each form made once and kept in memory. */

@@ -1,7 +1,7 @@
 /** What a route declares about itself in its `detail`, through operation(). */
 import type { TSchema } from "@sinclair/typebox";
-import { ERRORS, problems, type Problems } from "../../core/error-codes";
-import { addProblem, headerRefs, problemResponse, type HeaderName, type Json } from "./responses";
+import { ERRORS, type Problems, problems } from "../../core/error-codes";
+import { addProblem, type HeaderName, headerRefs, type Json, problemResponse } from "./responses";
 
 export interface OperationOptions {
   /** readable and unique, e.g. createDocument */

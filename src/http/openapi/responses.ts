@@ -1,7 +1,8 @@
 /** The pieces of an OpenAPI document every route shares: the Problem schema, the response headers and the problem responses. */
-import { t } from "elysia";
+
 import { Type } from "@sinclair/typebox";
-import { ERRORS, problems, type Problems } from "../../core/error-codes";
+import { t } from "elysia";
+import { ERRORS, type Problems, problems } from "../../core/error-codes";
 
 export type Json = Record<string, unknown>;
 

@@ -1,10 +1,11 @@
 /** Admin API (permission `admin`): accounts with plans and limits, API keys. */
-import { ERRORS, problems } from "../../core/error-codes";
+
 import { Elysia, t } from "elysia";
+import { ERRORS, problems } from "../../core/error-codes";
 import type { Db } from "../../db/client";
+import { operation } from "../../http/openapi";
 import type { Authenticator } from "../auth/index";
 import { AccountView, ApiKeyView, CreateAccountBody, CreateKeyBody, PatchAccountBody, Text } from "./model";
-import { operation } from "../../http/openapi";
 import { accountView, apiKeyView, createAccount, createKey, getAccount, listKeys, patchAccount, revokeKey } from "./service";
 
 export const adminModule = (deps: { db: Db; authenticator: Authenticator }) =>

@@ -1,6 +1,6 @@
+import { type TLiteral, Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { PERMISSIONS, PLAN_NAMES } from "../../core/plans";
-import { Type, type TLiteral } from "@sinclair/typebox";
 
 /** PostgreSQL text cannot hold U+0000: refused here (400) instead of failing in the database (500). */
 export const Text = (options: { minLength?: number; maxLength?: number; description?: string } = {}) =>

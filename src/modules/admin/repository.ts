@@ -1,7 +1,7 @@
 /** SQL for accounts (the keys' statements are the auth module's). */
 import { eq } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { accounts, type Account } from "../../db/schema";
+import { type Account, accounts } from "../../db/schema";
 
 export type NewAccount = typeof accounts.$inferInsert;
 

@@ -1,12 +1,13 @@
 /** Accounts, plans and keys: the rules behind the admin API and the start-up bootstrap. */
+
+import { ERRORS } from "../../core/error-codes";
+import { httpError } from "../../core/errors";
+import { generateApiKey, hashApiKey, newId } from "../../core/keys";
+import { type AccountLimits, DEFAULT_PLAN, PERMISSIONS, type Permission, PLANS, type PlanName } from "../../core/plans";
 import type { Db } from "../../db/client";
 import type { Account, ApiKey } from "../../db/schema";
-import { httpError } from "../../core/errors";
-import { ERRORS } from "../../core/error-codes";
 import { keysRepository } from "../auth/repository";
 import { accountsRepository } from "./repository";
-import { generateApiKey, hashApiKey, newId } from "../../core/keys";
-import { DEFAULT_PLAN, PERMISSIONS, PLANS, type AccountLimits, type Permission, type PlanName } from "../../core/plans";
 
 export interface AccountInput extends Partial<AccountLimits> {
   name: string;

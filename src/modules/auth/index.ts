@@ -7,19 +7,19 @@
  * answers 401/429/403 before 404.
  */
 import { Elysia } from "elysia";
-import type { Db } from "../../db/client";
-import { forbidden, HttpError, unauthorized, httpError } from "../../core/errors";
 import { ERRORS } from "../../core/error-codes";
-import { clientAddressOf } from "../../server/transport";
-import { requestState } from "../../server/request-state";
-import { settleBody } from "../../http/body";
-import { RateLimiter, rateLimitHeaders, type RateCounter } from "../../http/rate-limit";
-import { keysRepository } from "./repository";
+import { forbidden, HttpError, httpError, unauthorized } from "../../core/errors";
 import { hashApiKey } from "../../core/keys";
-import { KeyIndex } from "./key-index";
 import type { Permission } from "../../core/plans";
-import { requiredPermission } from "../../http/permissions";
+import type { Db } from "../../db/client";
 import { bearerToken, tokenInQuery } from "../../http/bearer";
+import { settleBody } from "../../http/body";
+import { requiredPermission } from "../../http/permissions";
+import { type RateCounter, RateLimiter, rateLimitHeaders } from "../../http/rate-limit";
+import { requestState } from "../../server/request-state";
+import { clientAddressOf } from "../../server/transport";
+import { KeyIndex } from "./key-index";
+import { keysRepository } from "./repository";
 
 export interface Principal {
   keyId: string;

@@ -1,7 +1,7 @@
 /** The API keys' statements: the lookup behind every authenticated request, and the admin API's key management. */
 import { and, eq, gte, isNull } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { accounts, apiKeys, type Account, type ApiKey } from "../../db/schema";
+import { type Account, type ApiKey, accounts, apiKeys } from "../../db/schema";
 
 export type NewApiKey = typeof apiKeys.$inferInsert;
 

@@ -4,8 +4,9 @@
  * document). A cursor is base64url text; it cannot reach another account's documents (queries are always
  * scoped to the caller, and a cursor made for another account is refused).
  */
-import { httpError } from "../../core/errors";
+
 import { ERRORS } from "../../core/error-codes";
+import { httpError } from "../../core/errors";
 
 export interface CursorPosition {
   createdAt: number;

@@ -1,6 +1,7 @@
 /** The download responses of stored content, shared by the keyed routes (current and version) and signed links. */
-import { type HttpError, httpError } from "../../core/errors";
+
 import { ERRORS } from "../../core/error-codes";
+import { type HttpError, httpError } from "../../core/errors";
 import type { DocumentRow } from "../../db/schema";
 import { requestedRange } from "../../server/ranges";
 import type { OpenedContent } from "../../storage/content-store";

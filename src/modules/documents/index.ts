@@ -3,8 +3,8 @@
  * (routes/), their schemas in model.ts, the rules in the services.
  */
 import { Elysia } from "elysia";
-import { contentRoutes } from "./routes/content";
 import type { DocumentRoutesDeps } from "./routes/common";
+import { contentRoutes } from "./routes/content";
 import { documentRoutes, folderRoutes } from "./routes/documents";
 import { transferRoutes } from "./routes/transfer";
 import { trashRoutes } from "./routes/trash";

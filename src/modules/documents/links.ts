@@ -13,18 +13,18 @@
  * (cluster_secrets), created by the first node that needs it, so every node accepts every link.
  */
 import { timingSafeEqual } from "node:crypto";
-import { Elysia, t } from "elysia";
 import { Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
 import { eq } from "drizzle-orm";
+import { Elysia, t } from "elysia";
+import { ERRORS, problems } from "../../core/error-codes";
+import { fromValidation, httpError } from "../../core/errors";
 import type { Db } from "../../db/client";
 import { clusterSecrets } from "../../db/schema";
-import { requirePrincipal, type AuthPlugin } from "../auth/index";
-import { Value } from "@sinclair/typebox/value";
-import { fromValidation, httpError } from "../../core/errors";
-import { ERRORS, problems } from "../../core/error-codes";
 import { operation } from "../../http/openapi";
+import { type AuthPlugin, requirePrincipal } from "../auth/index";
 import { downloadResponse } from "./download";
-import { getDocument, type DocumentsDeps } from "./service";
+import { type DocumentsDeps, getDocument } from "./service";
 
 export const LINK_EXPIRES_IN_MIN = 60;
 export const LINK_EXPIRES_IN_MAX = 86_400;

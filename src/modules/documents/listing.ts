@@ -1,7 +1,8 @@
 /** Listing documents and folders: the page size every list route of the API shares, and its cursor. */
-import type { DocumentRow } from "../../db/schema";
+
 import { validationError } from "../../core/errors";
 import { folderFilter } from "../../core/metadata";
+import type { DocumentRow } from "../../db/schema";
 import { decodeCursor, pageOf } from "./cursor";
 import type { DocumentsDeps } from "./service";
 

@@ -1,7 +1,7 @@
-import { t } from "elysia";
-import { LIMIT_RULE, LIST_LIMIT_MAX } from "./listing";
-import { DESCRIPTION_MAX, FOLDER_MAX, NAME_MAX, TAG_MAX, TAGS_MAX } from "../../core/metadata";
 import { Type } from "@sinclair/typebox";
+import { t } from "elysia";
+import { DESCRIPTION_MAX, FOLDER_MAX, NAME_MAX, TAG_MAX, TAGS_MAX } from "../../core/metadata";
+import { LIMIT_RULE, LIST_LIMIT_MAX } from "./listing";
 
 const Name = t.String({ description: `1 to ${NAME_MAX} characters after trimming; no control characters` });
 const Description = t.String({ description: `at most ${DESCRIPTION_MAX} characters` });

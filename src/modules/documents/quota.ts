@@ -1,7 +1,8 @@
 /** The account's bounds on what a write may add: a document's size and the storage the account holds. */
-import type { DocumentRow } from "../../db/schema";
-import { type HttpError, httpError } from "../../core/errors";
+
 import { ERRORS } from "../../core/error-codes";
+import { type HttpError, httpError } from "../../core/errors";
+import type { DocumentRow } from "../../db/schema";
 import type { AccountLimitsRow, DocumentsRepository, QuotaRefusal } from "./repository";
 
 export function quotaError(outcome: QuotaRefusal, size: number): HttpError {

@@ -5,12 +5,12 @@
  */
 import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
 import { causeWithCode } from "../../core/errors";
+import { type FolderFilter, folderAndAncestors } from "../../core/metadata";
 import type { Db } from "../../db/client";
-import { run, type Executor as StatementExecutor, type Statement } from "../../db/statement";
+import { type DocumentRow, type DocumentVersionRow, documents, documentVersions, folders } from "../../db/schema";
+import { run, type Statement, type Executor as StatementExecutor } from "../../db/statement";
 import { forgetAnswersNaming, type PurgedDocuments } from "../../http/idempotency-repository";
-import { documents, documentVersions, folders, type DocumentRow, type DocumentVersionRow } from "../../db/schema";
 import type { CursorPosition } from "./cursor";
-import { folderAndAncestors, type FolderFilter } from "../../core/metadata";
 import {
   ACCOUNT_LIMITS,
   ACCOUNT_OF_DOCUMENT,
@@ -19,12 +19,12 @@ import {
   documentFromJson,
   FIND_ACTIVE,
   NEW_VERSION,
-  pageStatement,
   type PageParams,
   PURGE_DUE,
   PURGE_ONE,
-  STORAGE_REFUSED,
   type PurgedRow,
+  pageStatement,
+  STORAGE_REFUSED,
   type TextArray,
 } from "./statements";
 

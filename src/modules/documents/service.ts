@@ -3,20 +3,21 @@
  * the row is pointed at it in a transaction; a file the row no longer names is removed after the commit,
  * and whatever a crash leaves behind is collected by the orphan sweep.
  */
-import type { DocumentRow } from "../../db/schema";
-import { HttpError, validationError, type FieldError, httpError } from "../../core/errors";
+
 import { ERRORS } from "../../core/error-codes";
+import { type FieldError, HttpError, httpError, validationError } from "../../core/errors";
 import { CheckedJson, parseJsonBytes } from "../../core/json/parse";
+import type { PatchJob } from "../../core/json/patch";
+import { memberValueSpan } from "../../core/json/span";
 import { newId } from "../../core/keys";
+import { type MetadataInput, normalizeMetadata } from "../../core/metadata";
+import type { DocumentRow } from "../../db/schema";
 import type { ContentStore, OpenedContent, StoredContent } from "../../storage/content-store";
 import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
-import { memberValueSpan } from "../../core/json/span";
-import { documentsRepository, type DocumentsRepository, type Tx } from "./repository";
 import { CHECK_BEFORE_WRITING_ABOVE, checkQuota, precheckQuota, quotaError } from "./quota";
-import type { PatchJob } from "../../core/json/patch";
+import { type DocumentsRepository, documentsRepository, type Tx } from "./repository";
 import { ContentRetirer } from "./retirer";
 import { Turns } from "./turns";
-import { normalizeMetadata, type MetadataInput } from "../../core/metadata";
 
 export interface DocumentsDeps {
   repository: DocumentsRepository;

@@ -5,8 +5,8 @@
  * mapping every row in JavaScript on each call costs a measurable share of the request (bench/README.md).
  */
 import { getTableColumns } from "drizzle-orm";
-import { documents, type DocumentRow } from "../../db/schema";
-import { statement, type Statement } from "../../db/statement";
+import { type DocumentRow, documents } from "../../db/schema";
+import { type Statement, statement } from "../../db/statement";
 
 /**
  * The account compared as an expression, not as an indexable column, so that every plan finds a

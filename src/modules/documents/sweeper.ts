@@ -7,7 +7,7 @@
  * and the orphan sweep runs under the advisory lock LOCKS.orphanSweep (sweepOrphansOnce), so the cluster
  * does each piece of work once.
  */
-import { every, type BackgroundWork, type Running } from "../../core/background";
+import { type BackgroundWork, every, type Running } from "../../core/background";
 import type { Database } from "../../db/client";
 import { LOCKS, withTryAdvisoryLock } from "../../db/locks";
 import type { Logger } from "../../observability/logger";

@@ -8,15 +8,16 @@
  * stored text holds one (pretty-printed JSON) travels as `"contentText": "<the text as a JSON string>"`
  * instead: still exact, and import takes either form, as document create does.
  */
-import { joinedBytes } from "../../http/body";
-import { HttpError, validationError, type FieldError, httpError } from "../../core/errors";
+
 import { ERRORS } from "../../core/error-codes";
+import { type FieldError, HttpError, httpError, validationError } from "../../core/errors";
 import { parseJsonBytes } from "../../core/json/parse";
-import { isObject } from "../../utilities/shared/paths";
+import { type FolderFilter, folderFilter } from "../../core/metadata";
 import type { DocumentRow } from "../../db/schema";
+import { joinedBytes } from "../../http/body";
+import { isObject } from "../../utilities/shared/paths";
 import type { CursorPosition } from "./cursor";
-import { folderFilter, type FolderFilter } from "../../core/metadata";
-import { createDocument, documentView, type CreateInput, type DocumentsDeps } from "./service";
+import { type CreateInput, createDocument, type DocumentsDeps, documentView } from "./service";
 
 const EXPORT_BATCH = 100;
 const LF = 0x0a,

@@ -3,26 +3,27 @@
  * as a new version, and patching the current content. Every new version goes through the service's
  * storeNewVersion / deriveNewVersion, which keep the account's maxVersions and storage figures.
  */
-import type { DocumentRow, DocumentVersionRow } from "../../db/schema";
-import type { OpenedContent } from "../../storage/content-store";
-import { HttpError, httpError } from "../../core/errors";
+
 import { ERRORS } from "../../core/error-codes";
-import { decodeVersionCursor, encodeVersionCursor } from "./cursor";
-import { contentETag } from "./etag";
+import { HttpError, httpError } from "../../core/errors";
 import {
+  applyPatch,
   INLINE_PATCH_MAX_BYTES,
   INLINE_WORK,
   JSON_PATCH,
   MERGE_PATCH,
   PatchError,
+  type PatchFormat,
   PatchNeedsWorker,
-  applyPatch,
   patchProblemOf,
   patchResultLimit,
   readPatch,
-  type PatchFormat,
 } from "../../core/json/patch";
-import { deriveNewVersion, getDocument, storeNewVersion, type DocumentsDeps, type Preconditions } from "./service";
+import type { DocumentRow, DocumentVersionRow } from "../../db/schema";
+import type { OpenedContent } from "../../storage/content-store";
+import { decodeVersionCursor, encodeVersionCursor } from "./cursor";
+import { contentETag } from "./etag";
+import { type DocumentsDeps, deriveNewVersion, getDocument, type Preconditions, storeNewVersion } from "./service";
 
 export const versionView = (row: DocumentVersionRow) => ({
   version: row.version,

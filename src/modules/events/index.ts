@@ -3,34 +3,35 @@
  * as a live stream (Server-Sent Events, stream.ts). Any valid key may read it; it sees the families its
  * permissions cover (documents → document.*, utilities → pipeline.*).
  */
-import { ERRORS, problems } from "../../core/error-codes";
+
+import type { Static } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { ERRORS, problems } from "../../core/error-codes";
 import { validationError } from "../../core/errors";
 import { folderFilter } from "../../core/metadata";
 import type { Db } from "../../db/client";
 import { operation } from "../../http/openapi";
+import { type AuthPlugin, type Principal, requirePrincipal } from "../auth";
 import { LIMIT_PARAMETER } from "../documents/model";
-import { requirePrincipal, type AuthPlugin, type Principal } from "../auth";
-import type { Static } from "@sinclair/typebox";
+import { readableFamilies } from "./catalogue";
 import {
   EventsPage,
-  type EventView,
   EventsQuery,
   EventsStreamQuery,
+  type EventView,
   LAST_EVENT_ID_PARAMETER,
   STREAM_TIMEOUT_MAX_SECONDS,
   TIMEOUT_PARAMETER,
 } from "./model";
 import {
   decodeEventCursor,
-  encodeEventCursor,
   EVENTS_LIMIT_DEFAULT,
   EVENTS_LIMIT_MAX,
+  type EventFilter,
+  encodeEventCursor,
   parseEventTypes,
   readEvents,
-  type EventFilter,
 } from "./service";
-import { readableFamilies } from "./catalogue";
 import type { EventStreams } from "./stream";
 import { STREAM_RETRY_MS } from "./stream-protocol";
 

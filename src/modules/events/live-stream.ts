@@ -1,6 +1,7 @@
 /** One client's live event stream (stream.ts says how streams are fed, limited and ended). */
-import { compareEventPositions, decodeEventCursor, eventMatches, type EventFilter, type EventPosition, type EventView } from "./service";
+
 import type { AccountFeed, FeedItem } from "./account-feed";
+import { compareEventPositions, decodeEventCursor, type EventFilter, type EventPosition, type EventView, eventMatches } from "./service";
 import { encoder, eventFrame, HEARTBEAT, STREAM_PAGE, STREAM_RETRY_MS } from "./stream-protocol";
 
 export interface StreamRequest {

@@ -1,7 +1,7 @@
+import type { TSchema } from "@sinclair/typebox";
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { ListQuery } from "../documents/model";
-import type { TSchema } from "@sinclair/typebox";
 import { EVENT_CATALOGUE, EVENT_TYPES, type EventFamily } from "./catalogue";
 
 export const EventsQuery = t.Object(

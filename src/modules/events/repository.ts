@@ -3,8 +3,8 @@ import type { Db } from "../../db/client";
 import { run } from "../../db/statement";
 import {
   EVENT_COUNTERS,
-  type EventRecord,
   EVENTS_PAGE,
+  type EventRecord,
   type EventsPageParams,
   EXPIRED_COMMITS,
   EXPIRED_EVENTS,

@@ -3,7 +3,7 @@
  * (sweepExpiredEvents). Cluster-once: every node runs it; it runs under the advisory lock
  * LOCKS.eventSweep, tried without waiting, so one node sweeps and the others skip their turn.
  */
-import { every, type BackgroundWork } from "../../core/background";
+import { type BackgroundWork, every } from "../../core/background";
 import type { Database } from "../../db/client";
 import { LOCKS, withTryAdvisoryLock } from "../../db/locks";
 import type { Logger } from "../../observability/logger";

@@ -6,8 +6,9 @@
  * (kiln_number_events), then
  * each transaction's events, so nothing another account or database does holds an account's feed back.
  */
-import { httpError } from "../../core/errors";
+
 import { ERRORS } from "../../core/error-codes";
+import { httpError } from "../../core/errors";
 import type { FolderFilter } from "../../core/metadata";
 import type { Db } from "../../db/client";
 import { documentView } from "../documents/service";

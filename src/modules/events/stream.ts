@@ -40,15 +40,15 @@
  */
 import { EVENT_STREAM_LIMITS_DEFAULT, type EventStreamLimits } from "../../config";
 import { every, type Running } from "../../core/background";
-import { httpError } from "../../core/errors";
 import { ERRORS } from "../../core/error-codes";
+import { httpError } from "../../core/errors";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../observability/logger";
 import type { EventStreamLimit, Metrics } from "../../observability/metrics";
 import { AccountFeed } from "./account-feed";
 import { LiveStream, type StreamRequest } from "./live-stream";
-import { EVENT_FAMILIES, readEvents, type EventFilter, type EventPosition, type EventView } from "./service";
 import { eventCounters, validStreamKeys } from "./repository";
+import { EVENT_FAMILIES, type EventFilter, type EventPosition, type EventView, readEvents } from "./service";
 import { encoder, STREAM_PAGE, STREAM_RETRY_MS } from "./stream-protocol";
 
 /** The channel the server notifies after a write (notifier.ts), with the account id as payload. */

@@ -1,9 +1,9 @@
 import { Elysia, t } from "elysia";
-import type { Database } from "../../db/client";
-import { httpError } from "../../core/errors";
 import { ERRORS, problems } from "../../core/error-codes";
-import type { ContentStore } from "../../storage/content-store";
+import { httpError } from "../../core/errors";
+import type { Database } from "../../db/client";
 import { operation } from "../../http/openapi";
+import type { ContentStore } from "../../storage/content-store";
 
 const notReady = (detail: string) => httpError(ERRORS.not_ready, detail, { headers: { "Retry-After": "5" } });
 

@@ -1,13 +1,15 @@
 /** Pipelines (permission `utilities`): runs of several utilities in one request, and saved pipelines. */
-import { ERRORS, problems } from "../../core/error-codes";
+
 import { Elysia } from "elysia";
-import { requirePrincipal, type AuthPlugin, type Principal } from "../auth/index";
+import { ERRORS, problems } from "../../core/error-codes";
 import { RawBody } from "../../http/body";
 import { markNoEvents } from "../../http/context";
-import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
+import { type IdempotencyHooks, requireOnReplay } from "../../http/idempotency";
 import { operation } from "../../http/openapi";
+import { type AuthPlugin, type Principal, requirePrincipal } from "../auth/index";
 import { listLimit } from "../documents/listing";
 import { LIMIT_PARAMETER } from "../documents/model";
+import type { ResponseBody } from "../utilities/response-body";
 import {
   CreatePipelineBody,
   PipelineDeleted,
@@ -25,12 +27,11 @@ import {
   deletePipeline,
   getPipeline,
   listPipelines,
+  type PipelinesDeps,
   pipelineView,
   runPipeline,
   updatePipeline,
-  type PipelinesDeps,
 } from "./service";
-import type { ResponseBody } from "../utilities/response-body";
 
 /** The run routes, as Elysia names them: their bodies are read raw (inline inputs may go to a worker unparsed). */
 export const PIPELINE_RUN_ROUTES = ["/api/v1/pipelines/run", "/api/v1/pipelines/:id/run"] as const;

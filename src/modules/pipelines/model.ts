@@ -1,9 +1,9 @@
-import { t } from "elysia";
 import { Type } from "@sinclair/typebox";
-import { DocumentView, ListQuery } from "../documents/model";
-import { LIST_LIMIT_MAX } from "../documents/listing";
+import { t } from "elysia";
 import { DESCRIPTION_MAX, NAME_MAX } from "../../core/metadata";
 import { MAX_STEPS } from "../../engine/run-plan";
+import { LIST_LIMIT_MAX } from "../documents/listing";
+import { DocumentView, ListQuery } from "../documents/model";
 import { Output } from "../utilities/model";
 
 export const Step = t.Object(

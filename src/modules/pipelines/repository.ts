@@ -1,7 +1,7 @@
 /** SQL for saved pipelines; every query is scoped to an account. */
-import { and, desc, eq, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { pipelines, type PipelineRow } from "../../db/schema";
+import { type PipelineRow, pipelines } from "../../db/schema";
 import type { CursorPosition } from "../documents/cursor";
 
 export type NewPipeline = typeof pipelines.$inferInsert;

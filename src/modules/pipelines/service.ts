@@ -3,17 +3,18 @@
  * (executeRun): this module only reads the request and, for a saved pipeline, its steps. A run of a
  * saved pipeline reads the steps once, when it starts: an edit made meanwhile applies to later runs.
  */
-import type { PipelineRow } from "../../db/schema";
-import type { Principal } from "../auth/index";
-import { validationError, type FieldError, httpError } from "../../core/errors";
+
 import { ERRORS } from "../../core/error-codes";
+import { type FieldError, httpError, validationError } from "../../core/errors";
 import { newId } from "../../core/keys";
-import { decodeCursor, pageOf } from "../documents/cursor";
 import { normalizeMetadata } from "../../core/metadata";
+import type { PipelineRow } from "../../db/schema";
 import { readBody, readPipelineRun, readSteps } from "../../engine/run-plan";
+import { transferable } from "../../engine/transfers";
+import type { Principal } from "../auth/index";
+import { decodeCursor, pageOf } from "../documents/cursor";
 import type { ResponseBody } from "../utilities/response-body";
 import { executeRun, type ReplayRequires, type UtilityEngine } from "../utilities/service";
-import { transferable } from "../../engine/transfers";
 import type { PipelinesRepository } from "./repository";
 
 export interface PipelinesDeps {

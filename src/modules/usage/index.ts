@@ -1,9 +1,9 @@
+import { Type } from "@sinclair/typebox";
 import { Elysia, t } from "elysia";
 import type { Db } from "../../db/client";
-import { requirePrincipal, type AuthPlugin } from "../auth/index";
 import { operation } from "../../http/openapi";
+import { type AuthPlugin, requirePrincipal } from "../auth/index";
 import { usageOf } from "./service";
-import { Type } from "@sinclair/typebox";
 
 const nullableInteger = t.Union([Type.Integer(), t.Null()]);
 

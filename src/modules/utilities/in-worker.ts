@@ -1,14 +1,15 @@
 /** A utility run in the worker pool, and its failures as the HTTP errors a client gets. */
-import { HttpError, httpError } from "../../core/errors";
+
 import { ERRORS } from "../../core/error-codes";
+import { HttpError, httpError } from "../../core/errors";
 import type { WorkerOutcome } from "../../engine/messages";
 import {
   AccountBusyError,
   PoolBusyError,
-  refusalOf,
   RunCancelledError,
   RunMemoryError,
   RunTimeoutError,
+  refusalOf,
   WorkerCrashedError,
 } from "../../engine/pool-errors";
 import type { RunResult } from "../../engine/run-result";

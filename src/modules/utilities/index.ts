@@ -1,14 +1,15 @@
 /** Utility catalogue and execution (permission `utilities`). */
-import { ERRORS, problems } from "../../core/error-codes";
+
 import { Elysia, t } from "elysia";
-import { operation, type OperationVariant } from "../../http/openapi";
-import { requirePrincipal, type AuthPlugin } from "../auth/index";
-import { requireOnReplay, type IdempotencyHooks } from "../../http/idempotency";
+import { ERRORS, problems } from "../../core/error-codes";
 import { RawBody } from "../../http/body";
 import { markNoEvents } from "../../http/context";
-import { ExecuteBody, ExecuteResponse, openApiName, runBodyOf, UtilityParams, UtilityView } from "./model";
-import { executeUtility, getUtility, publishedSchema, utilityView, type UtilityEngine } from "./service";
+import { type IdempotencyHooks, requireOnReplay } from "../../http/idempotency";
+import { type OperationVariant, operation } from "../../http/openapi";
 import type { UtilityRegistry } from "../../utilities/registry";
+import { type AuthPlugin, requirePrincipal } from "../auth/index";
+import { ExecuteBody, ExecuteResponse, openApiName, runBodyOf, UtilityParams, UtilityView } from "./model";
+import { executeUtility, getUtility, publishedSchema, type UtilityEngine, utilityView } from "./service";
 
 /** The execution route as Elysia names it: its body is read raw (see app.ts's body parser). */
 export const EXECUTE_ROUTE = "/api/v1/utilities/:utilityId";

@@ -1,8 +1,8 @@
-import { t } from "elysia";
 import type { Static, TSchema } from "@sinclair/typebox";
+import { t } from "elysia";
+import { NAME_MAX } from "../../core/metadata";
 import type { UtilityConfig, UtilityId } from "../../utilities/registry";
 import { DocumentView } from "../documents/model";
-import { NAME_MAX } from "../../core/metadata";
 
 export const UtilityParams = t.Object({ utilityId: t.String({ description: "`<category>.<name>`, e.g. schema.clean-json" }) });
 

@@ -3,8 +3,8 @@
  * worker are never turned into a string here.
  */
 import type { DocumentRow } from "../../db/schema";
-import type { RunResult } from "../../engine/run-result";
 import type { RunPlan } from "../../engine/run-plan";
+import type { RunResult } from "../../engine/run-result";
 import type { Utility } from "../../utilities/types";
 import { documentView } from "../documents/service";
 

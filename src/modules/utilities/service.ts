@@ -7,39 +7,39 @@
  * expression's bound): that work was done, so it is paid for. Concurrent runs cannot overspend.
  */
 import type { TObject } from "@sinclair/typebox";
+import { ERRORS } from "../../core/error-codes";
+import { forbidden, HttpError, httpError, validationError } from "../../core/errors";
+import { CheckedJson } from "../../core/json/parse";
 import type { Db } from "../../db/client";
 import type { DocumentRow } from "../../db/schema";
-import type { Principal } from "../auth/index";
-import type { Logger } from "../../observability/logger";
-import type { Metrics } from "../../observability/metrics";
-import { forbidden, HttpError, validationError, httpError } from "../../core/errors";
-import { ERRORS } from "../../core/error-codes";
-import { CheckedJson } from "../../core/json/parse";
-import type { OpenedContent } from "../../storage/content-store";
-import type { UtilityRegistry } from "../../utilities/registry";
-import type { Utility } from "../../utilities/types";
-import type { WorkerPool } from "../../engine/pool";
-import { transferable } from "../../engine/transfers";
-import { contentETag, ifMatchAllows } from "../documents/etag";
-import { createDocument, getDocument, openContent, preconditionFailed, replaceContent, type DocumentsDeps } from "../documents/service";
-import { creditPeriodStart } from "../usage/service";
-import type { RunResult, Source } from "../../engine/run-result";
 import { runSteps } from "../../engine/execution";
-import { WorkBudget, WorkBudgetExceededError } from "../../utilities/budget";
-import type { InlineCooldown } from "./inline-cooldown";
-import { inWorker } from "./in-worker";
-import { refundCredits, reserveCredits } from "./repository";
-import { outputBytes, responseBody, type ResponseBody } from "./response-body";
+import type { WorkerPool } from "../../engine/pool";
 import {
-  needsReadingHere,
-  readBody,
-  readUtilityRun,
-  usesDocuments,
   type InputRef,
+  needsReadingHere,
   type OutputSpec,
   type Reading,
   type RunPlan,
+  readBody,
+  readUtilityRun,
+  usesDocuments,
 } from "../../engine/run-plan";
+import type { RunResult, Source } from "../../engine/run-result";
+import { transferable } from "../../engine/transfers";
+import type { Logger } from "../../observability/logger";
+import type { Metrics } from "../../observability/metrics";
+import type { OpenedContent } from "../../storage/content-store";
+import { WorkBudget, WorkBudgetExceededError } from "../../utilities/budget";
+import type { UtilityRegistry } from "../../utilities/registry";
+import type { Utility } from "../../utilities/types";
+import type { Principal } from "../auth/index";
+import { contentETag, ifMatchAllows } from "../documents/etag";
+import { createDocument, type DocumentsDeps, getDocument, openContent, preconditionFailed, replaceContent } from "../documents/service";
+import { creditPeriodStart } from "../usage/service";
+import { inWorker } from "./in-worker";
+import type { InlineCooldown } from "./inline-cooldown";
+import { refundCredits, reserveCredits } from "./repository";
+import { outputBytes, type ResponseBody, responseBody } from "./response-body";
 
 export interface UtilityEngine {
   db: Db;

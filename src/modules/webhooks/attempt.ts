@@ -3,7 +3,7 @@
  * and what is kept of the answer for the attempt log.
  */
 import type { WebhookConfig } from "../../config";
-import { AddressRefused, hostOf, resolvePublic, systemLookup, type Lookup, type ResolvedAddress } from "./address";
+import { AddressRefused, hostOf, type Lookup, type ResolvedAddress, resolvePublic, systemLookup } from "./address";
 
 /** the answer's bytes kept for the attempt log */
 export const RESPONSE_BODY_MAX_BYTES = 4096;

@@ -19,16 +19,17 @@
  * fan-out turn takes the single webhook_fanout row (kiln_webhook_fanout; a node that finds it taken
  * skips the turn), and each delivery is claimed with a lease, so each attempt is made by one node.
  */
-import type { BackgroundWork } from "../../core/background";
+
 import type { WebhookConfig } from "../../config";
+import type { BackgroundWork } from "../../core/background";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../observability/logger";
 import type { Metrics } from "../../observability/metrics";
 import { eventView } from "../events/service";
 import type { Lookup } from "./address";
-import { attempt, type AttemptOutcome } from "./attempt";
-import { webhookHeaders } from "./signing";
+import { type AttemptOutcome, attempt } from "./attempt";
 import { claimDue, disableFailingEndpoint, fanOut, insertEvent, recordAttempt } from "./repository";
+import { webhookHeaders } from "./signing";
 import type { ClaimedDelivery, FanOutTurn } from "./statements";
 
 /** an idle loop looks for due deliveries this often (a notification of a new event wakes it sooner) */

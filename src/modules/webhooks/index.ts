@@ -2,10 +2,11 @@
  * Webhooks (permission `webhooks`): an account's endpoints that receive its events, their signing
  * secrets, and their deliveries. Deliveries themselves are made by the loop in deliver.ts.
  */
-import { ERRORS, problems } from "../../core/error-codes";
+
 import { Elysia } from "elysia";
+import { ERRORS, problems } from "../../core/error-codes";
 import { operation } from "../../http/openapi";
-import { requirePrincipal, type AuthPlugin } from "../auth/index";
+import { type AuthPlugin, requirePrincipal } from "../auth/index";
 import { listLimit } from "../documents/listing";
 import { LIMIT_PARAMETER } from "../documents/model";
 import {
@@ -32,8 +33,8 @@ import {
   retryDelivery,
   rotateSecret,
   updateWebhook,
-  webhookView,
   type WebhooksDeps,
+  webhookView,
 } from "./service";
 
 const NOT_FOUND = { 404: problems`${ERRORS.webhook_not_found} (also another account's)` };

@@ -1,9 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
-import { ListQuery } from "../documents/model";
 import { LIST_LIMIT_MAX } from "../documents/listing";
-import { EVENT_FAMILIES } from "../events/model";
+import { ListQuery } from "../documents/model";
 import { EVENT_TYPES } from "../events/catalogue";
+import { EVENT_FAMILIES } from "../events/model";
 import { URL_MAX } from "./service";
 
 const Url = t.String({ maxLength: URL_MAX, description: "https:// (http:// too with WEBHOOK_ALLOW_PRIVATE_NETWORKS); no credentials" });

@@ -1,16 +1,16 @@
 /** SQL of the webhooks API (the delivery loop's statements are in statements.ts); every query is scoped to an account. */
-import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import {
-  webhookAttempts,
-  webhookDeliveries,
-  webhooks,
   type WebhookAttemptRow,
   type WebhookDeliveryRow,
   type WebhookRow,
+  webhookAttempts,
+  webhookDeliveries,
+  webhooks,
 } from "../../db/schema";
-import type { CursorPosition } from "../documents/cursor";
 import { type Executor, run, type StatementParams } from "../../db/statement";
+import type { CursorPosition } from "../documents/cursor";
 import { CLAIM_DELIVERIES, DISABLE_FAILING, FAN_OUT, INSERT_EVENT, RECORD_ATTEMPT, WAKE_DELIVERERS } from "./statements";
 
 export type NewWebhook = typeof webhooks.$inferInsert;

@@ -9,18 +9,18 @@
  * cannot route to an endpoint the events it may not read itself.
  */
 import { isIP } from "node:net";
-import { forbidden, validationError, type FieldError, httpError } from "../../core/errors";
+import type { WebhookConfig } from "../../config";
 import { ERRORS } from "../../core/error-codes";
+import { type FieldError, forbidden, httpError, validationError } from "../../core/errors";
+import { newId } from "../../core/keys";
 import { normalizeFolder } from "../../core/metadata";
 import type { Permission } from "../../core/plans";
-import { newId } from "../../core/keys";
-import type { WebhookConfig } from "../../config";
 import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookRow } from "../../db/schema";
 import { decodeCursor, pageOf } from "../documents/cursor";
 import { EVENT_TYPES, familyPermission, isEventFamily, readableFamilies } from "../events/catalogue";
-import { AddressRefused, hostOf, resolvePublic, systemLookup, type Lookup } from "./address";
-import { generateSecret } from "./signing";
+import { AddressRefused, hostOf, type Lookup, resolvePublic, systemLookup } from "./address";
 import type { WebhooksRepository } from "./repository";
+import { generateSecret } from "./signing";
 
 export interface WebhooksDeps {
   repository: WebhooksRepository;

@@ -6,12 +6,12 @@
  * holds input values, and a config may name the whole record (`""`) in a thousand of them, so every
  * value put in a row is charged to the budget by its size as the row is made.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
+import { type Static, Type as t } from "@sinclair/typebox";
+import { unlimitedBudget } from "../budget";
 import { parseConfigPath } from "../shared/config-paths";
-import { getAll, isObject, setOwn, type JsonObject, type Path } from "../shared/paths";
+import { getAll, isObject, type JsonObject, type Path, setOwn } from "../shared/paths";
 import { describeType } from "../shared/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
-import { unlimitedBudget } from "../budget";
 
 export const id = "analysis.aggregate";
 

@@ -9,10 +9,10 @@
  * repeats its long paths. Each entry is charged to the budget by its path and wrapper as it is made;
  * the other modes give parts of the inputs and need no budget.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
-import { deepEqual, formatPath, hasOwn, isObject, setOwn, type JsonObject, type PathKey } from "../shared/paths";
+import { type Static, Type as t } from "@sinclair/typebox";
+import { type OutputBudget, unlimitedBudget } from "../budget";
+import { deepEqual, formatPath, hasOwn, isObject, type JsonObject, type PathKey, setOwn } from "../shared/paths";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
-import { unlimitedBudget, type OutputBudget } from "../budget";
 
 export const id = "analysis.diff";
 

@@ -11,11 +11,10 @@
  * input. Each path is charged to the budget by its length when first seen (also the paths past
  * maxFields, which are kept to be counted), each entry by its size when made.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
-import { formatPath, isObject, setOwn, type JsonObject } from "../shared/paths";
+import { type Static, Type, Type as t } from "@sinclair/typebox";
+import { type OutputBudget, unlimitedBudget } from "../budget";
+import { formatPath, isObject, type JsonObject, setOwn } from "../shared/paths";
 import { defineUtility, type UtilityInputs } from "../types";
-import { unlimitedBudget, type OutputBudget } from "../budget";
-import { Type } from "@sinclair/typebox";
 
 export const id = "analysis.summarize";
 

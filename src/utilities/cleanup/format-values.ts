@@ -12,13 +12,12 @@
  * becomes a 24-character date), so what each formatted string adds over its value is charged to the
  * budget; numbers and booleans formatted as such stay within a few times their input.
  */
-import { Type } from "@sinclair/typebox";
-import { Type as t, type Static } from "@sinclair/typebox";
+import { type Static, Type, Type as t } from "@sinclair/typebox";
+import { unlimitedBudget } from "../budget";
 import { mapLeaves } from "../shared/leaves";
-import { parsePaths, PathSet } from "../shared/paths";
+import { PathSet, parsePaths } from "../shared/paths";
 import { mapRecords } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
-import { unlimitedBudget } from "../budget";
 
 export const id = "cleanup.format-values";
 

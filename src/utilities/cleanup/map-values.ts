@@ -5,12 +5,12 @@
  * Output bound: none by construction (a one-character value mapped to a megabyte, shared until it is
  * serialised), so what each replacement adds over the value it replaces is charged to the budget.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
+import { type Static, Type as t } from "@sinclair/typebox";
+import { jsonSizeOf, unlimitedBudget } from "../budget";
 import { mapLeaves } from "../shared/leaves";
-import { parsePaths, PathSet } from "../shared/paths";
+import { PathSet, parsePaths } from "../shared/paths";
 import { mapRecords } from "../shared/records";
 import { defineUtility, type UtilityInputs } from "../types";
-import { jsonSizeOf, unlimitedBudget } from "../budget";
 
 export const id = "cleanup.map-values";
 

@@ -5,13 +5,13 @@
  * Output bound: none by construction (a long mask in place of each one-character match of a custom
  * pattern), so what each mask adds over what it replaces is charged to the budget.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
+import { type Static, Type as t } from "@sinclair/typebox";
 import { RE2JS } from "re2js";
+import { unlimitedBudget } from "../budget";
 import { DETECTOR_PRIORITY, DETECTORS, detect, PATTERN_NAMES, type Span } from "../shared/detectors";
-import { isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../shared/paths";
+import { isObject, type JsonObject, PathSet, type PathState, parsePaths, setOwn } from "../shared/paths";
 import { compileUserRegex } from "../shared/regex";
 import { defineUtility, type UtilityInputs } from "../types";
-import { unlimitedBudget } from "../budget";
 
 export const id = "cleanup.redact";
 

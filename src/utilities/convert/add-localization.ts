@@ -6,12 +6,13 @@
  * locales, or the text copied into each with fill "source"), so each entry made is charged to the
  * budget by its key and value as it is made.
  */
-import { Type as t } from "@sinclair/typebox";
+
 import type { Static } from "@sinclair/typebox";
-import { hasOwn, isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../shared/paths";
+import { Type as t } from "@sinclair/typebox";
+import { unlimitedBudget } from "../budget";
+import { hasOwn, isObject, type JsonObject, PathSet, type PathState, parsePaths, setOwn } from "../shared/paths";
 import { describeType, mapRecords } from "../shared/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
-import { unlimitedBudget } from "../budget";
 
 export const id = "convert.add-localization";
 

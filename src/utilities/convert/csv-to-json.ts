@@ -1,13 +1,14 @@
 /**
  * convert.csv-to-json: CSV text (RFC 4180, read by lib/csv.ts) to an array of objects, one per data row.
  */
-import { Type as t } from "@sinclair/typebox";
+
 import type { Static } from "@sinclair/typebox";
+import { Type as t } from "@sinclair/typebox";
+import { unlimitedBudget } from "../budget";
 import { detectDelimiter, parseCsv } from "../shared/csv";
-import { ANY, formatPath, parsePath, PathSyntaxError, set, setOwn, type JsonObject, type Path } from "../shared/paths";
+import { ANY, formatPath, type JsonObject, type Path, PathSyntaxError, parsePath, set, setOwn } from "../shared/paths";
 import { describeType } from "../shared/records";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
-import { unlimitedBudget } from "../budget";
 
 export const id = "convert.csv-to-json";
 

@@ -1,13 +1,14 @@
 /**
  * convert.json-to-csv: an array of objects (or one object) to CSV text, written by lib/csv.ts.
  */
-import { Type as t } from "@sinclair/typebox";
+
 import type { Static } from "@sinclair/typebox";
+import { Type as t } from "@sinclair/typebox";
+import { unlimitedBudget } from "../budget";
 import { stringifyCsv } from "../shared/csv";
-import { ANY, get, isObject, parsePaths, type JsonObject, type Path } from "../shared/paths";
+import { ANY, get, isObject, type JsonObject, type Path, parsePaths } from "../shared/paths";
 import { describeType, objectRecord } from "../shared/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
-import { unlimitedBudget } from "../budget";
 
 export const id = "convert.json-to-csv";
 

@@ -7,15 +7,14 @@
  * per element is bounded by the expression language (shared/expressions.ts), and its work in all by the
  * run's work budget, which the condition's evaluations check.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
+import { type Static, Type, Type as t } from "@sinclair/typebox";
+import type { WorkBudget } from "../budget";
 import { parseConfigPath } from "../shared/config-paths";
-import { compareValues, compileCondition, looseEqual, toText, truthy, type Comparison } from "../shared/expressions";
-import { ANY, deepEqual, getAll, isObject, setOwn, type JsonObject, type Path } from "../shared/paths";
+import { type Comparison, compareValues, compileCondition, looseEqual, toText, truthy } from "../shared/expressions";
+import { ANY, deepEqual, getAll, isObject, type JsonObject, type Path, setOwn } from "../shared/paths";
 import { describeType } from "../shared/records";
 import { compileUserRegex } from "../shared/regex";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
-import { Type } from "@sinclair/typebox";
-import type { WorkBudget } from "../budget";
 
 export const id = "generate.filter";
 

@@ -6,13 +6,13 @@
  * Output bound: none small by construction (`count` records, up to 5 elements per array level of the
  * description), so every generated value is charged to the budget as it is made.
  */
-import { Type } from "@sinclair/typebox";
-import { Type as t, type Static } from "@sinclair/typebox";
+
 import { allLocales, base, en, Faker, type LocaleDefinition } from "@faker-js/faker";
-import { formatPath, isObject, setOwn, type JsonObject, type PathKey } from "../shared/paths";
+import { type Static, Type, Type as t } from "@sinclair/typebox";
+import { type OutputBudget, unlimitedBudget } from "../budget";
+import { formatPath, isObject, type JsonObject, type PathKey, setOwn } from "../shared/paths";
 import { describeType } from "../shared/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
-import { unlimitedBudget, type OutputBudget } from "../budget";
 
 export const id = "generate.generate-mock-data";
 

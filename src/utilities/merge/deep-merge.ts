@@ -5,10 +5,11 @@
  * Output bound: at most primary's size plus secondary's (each input value appears at most once, also
  * under arrayStrategy concat); no budget needed.
  */
-import { Type as t } from "@sinclair/typebox";
+
 import type { Static } from "@sinclair/typebox";
-import { defineUtility } from "../types";
+import { Type as t } from "@sinclair/typebox";
 import { isObject, setOwn } from "../shared/paths";
+import { defineUtility } from "../types";
 
 export const id = "merge.deep-merge";
 

@@ -6,10 +6,11 @@
  *
  * Output bound: at most the input's size (members are only dropped, strings only trimmed); no budget needed.
  */
-import { Type as t } from "@sinclair/typebox";
+
 import type { Static } from "@sinclair/typebox";
-import { defineUtility } from "../types";
+import { Type as t } from "@sinclair/typebox";
 import { isObject, setOwn } from "../shared/paths";
+import { defineUtility } from "../types";
 
 export const id = "schema.clean-json";
 

@@ -8,13 +8,13 @@
  * budget first, and so are the nulls that pad an array written past its end. The copy also keeps a
  * record that takes itself (`{{ $ }}`) from becoming a cycle.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
-import { compileTemplate } from "../shared/expressions";
+import { type Static, Type as t } from "@sinclair/typebox";
+import { unlimitedBudget } from "../budget";
 import { parseConfigPath } from "../shared/config-paths";
+import { compileTemplate } from "../shared/expressions";
 import { set } from "../shared/paths";
 import { cloneJson, mapRecords, objectRecord } from "../shared/records";
 import { defineUtility, type UtilityInputs } from "../types";
-import { unlimitedBudget } from "../budget";
 
 export const id = "schema.compute";
 

@@ -6,12 +6,13 @@
  * n objects with a key each n × n members, so each member filled in is charged to the budget (its key
  * and a copy of fillValue) before it is made.
  */
-import { Type as t } from "@sinclair/typebox";
+
 import type { Static } from "@sinclair/typebox";
-import { isObject, setOwn, type JsonObject } from "../shared/paths";
+import { Type as t } from "@sinclair/typebox";
+import { jsonSizeOf, unlimitedBudget } from "../budget";
+import { isObject, type JsonObject, setOwn } from "../shared/paths";
 import { cloneJson, describeType } from "../shared/records";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
-import { jsonSizeOf, unlimitedBudget } from "../budget";
 
 export const id = "schema.normalize";
 

@@ -9,11 +9,10 @@
  * Output bound: at most the input's size: a cut string keeps fewer code points than it had, ellipsis
  * included, and arrays only lose items; no budget needed.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
-import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, type Scope } from "../shared/paths";
-import { mapRecords, type Defaulted } from "../shared/records";
+import { type Static, Type, Type as t } from "@sinclair/typebox";
+import { enterScope, isObject, type JsonObject, parsePaths, type Scope, scopeOf, setOwn } from "../shared/paths";
+import { type Defaulted, mapRecords } from "../shared/records";
 import { defineUtility, type UtilityInputs } from "../types";
-import { Type } from "@sinclair/typebox";
 
 export const id = "schema.truncate";
 

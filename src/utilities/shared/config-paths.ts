@@ -3,8 +3,9 @@
  * groupBy entry): a syntax error becomes a UtilityConfigError naming exactly that field, and `single`
  * refuses paths that name no single member (a wildcard or the root), for paths that are written to.
  */
-import { ANY, parsePath, PathSyntaxError, type Path } from "./paths";
+
 import { UtilityConfigError } from "../types";
+import { ANY, type Path, PathSyntaxError, parsePath } from "./paths";
 
 export function parseConfigPath(source: string, field: string, options: { single?: boolean } = {}): Path {
   let path: Path;

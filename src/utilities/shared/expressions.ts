@@ -18,9 +18,9 @@
  * (utilities/budget.ts), checked at each evaluation and at each string or array built.
  */
 import jsep from "jsep";
+import { jsonSizeOf, type WorkBudget } from "../budget";
 import { UtilityConfigError, UtilityError } from "../types";
 import { deepEqual } from "./paths";
-import { jsonSizeOf, type WorkBudget } from "../budget";
 
 export const MAX_EXPRESSION_LENGTH = 1_000;
 export const MAX_EXPRESSION_DEPTH = 20;

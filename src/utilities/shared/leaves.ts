@@ -4,7 +4,7 @@
  * primitive, directly or through a container that holds it. Keys and structure are kept; prototype
  * keys stay data. Used by the utilities that rewrite values in place (map-values, format-values).
  */
-import { isObject, PathSet, setOwn, type JsonObject, type PathKey, type PathState } from "./paths";
+import { isObject, type JsonObject, type PathKey, PathSet, type PathState, setOwn } from "./paths";
 
 /** A path set's position during the walk; `true` once a path has selected this container or one above it. */
 type Cursor = PathState | true;

@@ -38,8 +38,9 @@
  *   hasOwn / getOwn / setOwn / isObject / isContainer / canonicalIndex
  * Callers that mutate must own the tree (records.ts cloneJson); inputs are never mutated by utilities.
  */
-import { UtilityConfigError, UtilityError } from "../types";
+
 import type { OutputBudget } from "../budget";
+import { UtilityConfigError, UtilityError } from "../types";
 
 /** The wildcard segment (`*` or `[*]`). A literal `\*` parses to the string "*". */
 export const ANY: unique symbol = Symbol("*");

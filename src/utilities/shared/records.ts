@@ -14,9 +14,10 @@
  *                                          data), so a utility can mutate its copy, never its input; with
  *                                          `budget`, the copy is charged there before it is made
  */
-import { UtilityError } from "../types";
-import { isObject, setOwn, type JsonObject } from "./paths";
+
 import type { OutputBudget } from "../budget";
+import { UtilityError } from "../types";
+import { isObject, type JsonObject, setOwn } from "./paths";
 
 export type Defaulted<T, K extends keyof T> = Omit<T, K> & Required<Pick<T, K>>;
 

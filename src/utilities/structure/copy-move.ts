@@ -10,23 +10,23 @@
  * Output bound: none by construction (each copy of the record's root doubles it), so every copy is
  * charged to the budget before it is made, and so are the nulls that pad an array written past its end.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
+import { type Static, Type as t } from "@sinclair/typebox";
+import { type OutputBudget, unlimitedBudget } from "../budget";
 import {
   ANY,
   exists,
   getAll,
-  parsePathField,
-  PathSet,
-  remove,
-  removeAll,
-  set,
   type Path,
   type PathKey,
+  PathSet,
+  parsePathField,
+  remove,
+  removeAll,
   type Segment,
+  set,
 } from "../shared/paths";
-import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../shared/records";
+import { cloneJson, type Defaulted, mapRecords, objectRecord } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
-import { unlimitedBudget, type OutputBudget } from "../budget";
 
 export const id = "structure.copy-move";
 

@@ -9,13 +9,13 @@
  * Decided: with `paths`, a member is in scope when it lies at or below one of them; in key mode the
  * key of the member a path names is in scope too (`paths: ["user.name"]` can rename `name`).
  */
-import { Type as t, type Static } from "@sinclair/typebox";
-import { compileTemplate, toText, type CompiledTemplate } from "../shared/expressions";
-import { enterScope, isObject, parsePaths, scopeOf, setOwn, type JsonObject, type Scope } from "../shared/paths";
-import { mapRecords, type Defaulted } from "../shared/records";
+import { type Static, Type as t } from "@sinclair/typebox";
+import { type OutputBudget, unlimitedBudget, type WorkBudget } from "../budget";
+import { type CompiledTemplate, compileTemplate, toText } from "../shared/expressions";
+import { enterScope, isObject, type JsonObject, parsePaths, type Scope, scopeOf, setOwn } from "../shared/paths";
+import { type Defaulted, mapRecords } from "../shared/records";
 import { compileUserRegex, literalRegex, type UserRegex } from "../shared/regex";
 import { defineUtility, type UtilityInputs } from "../types";
-import { unlimitedBudget, type OutputBudget, type WorkBudget } from "../budget";
 
 export const id = "structure.find-replace";
 

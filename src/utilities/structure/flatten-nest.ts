@@ -8,12 +8,11 @@
  * itself stays an object. Objects that were values before nesting (an empty `{}`, a part kept by
  * maxDepth) are never merged into or turned into arrays.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
-import { hasOwn, isObject, setOwn, type JsonObject } from "../shared/paths";
-import { mapRecords, objectRecord, type Defaulted } from "../shared/records";
-import { defineUtility, UtilityError, type UtilityInputs } from "../types";
+import { type Static, Type, Type as t } from "@sinclair/typebox";
 import { unlimitedBudget } from "../budget";
-import { Type } from "@sinclair/typebox";
+import { hasOwn, isObject, type JsonObject, setOwn } from "../shared/paths";
+import { type Defaulted, mapRecords, objectRecord } from "../shared/records";
+import { defineUtility, UtilityError, type UtilityInputs } from "../types";
 
 export const id = "structure.flatten-nest";
 

@@ -10,8 +10,8 @@
  * Output bound: at most the input's size (a part of each record; an element kept empty, `{}` or `[]`,
  * stands for a container at least that large); no budget needed.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
-import { isContainer, isObject, parsePaths, PathSet, setOwn, type JsonObject, type PathState } from "../shared/paths";
+import { type Static, Type as t } from "@sinclair/typebox";
+import { isContainer, isObject, type JsonObject, PathSet, type PathState, parsePaths, setOwn } from "../shared/paths";
 import { mapRecords, objectRecord } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 

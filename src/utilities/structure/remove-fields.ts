@@ -5,9 +5,9 @@
  *
  * Output bound: at most the input's size (members are only removed); no budget needed.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
-import { parsePaths, PathSet, removeAll } from "../shared/paths";
-import { cloneJson, mapRecords, objectRecord, type Defaulted } from "../shared/records";
+import { type Static, Type as t } from "@sinclair/typebox";
+import { PathSet, parsePaths, removeAll } from "../shared/paths";
+import { cloneJson, type Defaulted, mapRecords, objectRecord } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 
 export const id = "structure.remove-fields";

@@ -8,13 +8,13 @@
  * `{{ $root }}`, a thousand times; shared by reference until serialised), so every value a builder
  * puts in the shape is charged to the budget by its size as it is put there.
  */
-import { Type as t, type Static } from "@sinclair/typebox";
-import { compileTemplate } from "../shared/expressions";
+import { type Static, Type as t } from "@sinclair/typebox";
+import { jsonSizeOf, type OutputBudget, unlimitedBudget } from "../budget";
 import { parseConfigPath } from "../shared/config-paths";
-import { ANY, getAll, isObject, setOwn, type JsonObject } from "../shared/paths";
+import { compileTemplate } from "../shared/expressions";
+import { ANY, getAll, isObject, type JsonObject, setOwn } from "../shared/paths";
 import { mapRecords, objectRecord } from "../shared/records";
 import { defineUtility, type UtilityInputs } from "../types";
-import { jsonSizeOf, unlimitedBudget, type OutputBudget } from "../budget";
 
 export const id = "structure.restructure";
 

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { exceedsDepthInJavaScript, MAX_JSON_DEPTH, parseJsonBytes } from "../../../src/core/json/parse";
 import { simdDepthCheck } from "../../../src/core/json/depth-scan";
 import { assembleDepthScan } from "../../../src/core/json/depth-scan.build";
 import { DEPTH_SCAN_WASM_BASE64 } from "../../../src/core/json/depth-scan-wasm";
+import { exceedsDepthInJavaScript, MAX_JSON_DEPTH, parseJsonBytes } from "../../../src/core/json/parse";
 
 const encoder = new TextEncoder();
 const WINDOW = 64 * 1024;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
 import { PLANS } from "../../../src/core/plans";
+import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
 beforeAll(async () => {

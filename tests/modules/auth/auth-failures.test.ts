@@ -5,7 +5,7 @@
  * the throttled address, is still served.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createTestApp, ADMIN_KEY, type TestApp } from "../../support/app";
+import { hashApiKey, newId } from "../../../src/core/keys";
 import {
   AUTH_CACHE_MAX,
   AUTH_FAILURE_WINDOW_MS,
@@ -15,9 +15,9 @@ import {
   clientOf,
   KEY_CACHE_MS,
 } from "../../../src/modules/auth";
-import { setClientAddress } from "../../../src/server/transport";
 import { keysRepository } from "../../../src/modules/auth/repository";
-import { hashApiKey, newId } from "../../../src/core/keys";
+import { setClientAddress } from "../../../src/server/transport";
+import { ADMIN_KEY, createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
 let clock = 1_800_000_000_000;

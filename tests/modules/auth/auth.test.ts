@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ADMIN_KEY, createTestApp, type TestApp } from "../../support/app";
-import { keysRepository } from "../../../src/modules/auth/repository";
 import { hashApiKey } from "../../../src/core/keys";
+import { keysRepository } from "../../../src/modules/auth/repository";
+import { ADMIN_KEY, createTestApp, type TestApp } from "../../support/app";
 
 let clock = Date.now();
 let t: TestApp;

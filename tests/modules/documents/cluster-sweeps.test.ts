@@ -1,12 +1,12 @@
 /** Sweepers of several nodes over one database: each due purge done once, each orphan judged by one node at a time. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
 import { connect, type Database } from "../../../src/db/client";
 import { LOCKS, withTryAdvisoryLock } from "../../../src/db/locks";
 import { documentsRepository } from "../../../src/modules/documents/repository";
-import { purgeDue, sweepOrphansOnce, type SweepDeps } from "../../../src/modules/documents/sweeper";
-import { contentStoreIn } from "../../../src/storage/disk";
+import { purgeDue, type SweepDeps, sweepOrphansOnce } from "../../../src/modules/documents/sweeper";
 import type { ContentStore } from "../../../src/storage/content-store";
+import { contentStoreIn } from "../../../src/storage/disk";
+import { createTestApp, type TestApp } from "../../support/app";
 
 const HOUR = 3_600_000;
 const NODES = 4;

@@ -4,16 +4,16 @@
  * the content meanwhile makes it build again from the new content, up to DERIVE_ATTEMPTS times, then 409.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
-import { createContentStore } from "../../../src/storage";
+import { HttpError } from "../../../src/core/errors";
 import {
   DERIVE_ATTEMPTS,
+  type DocumentsDeps,
   deriveNewVersion,
   documentsDeps,
   storeNewVersion,
-  type DocumentsDeps,
 } from "../../../src/modules/documents/service";
-import { HttpError } from "../../../src/core/errors";
+import { createContentStore } from "../../../src/storage";
+import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
 let deps: DocumentsDeps;

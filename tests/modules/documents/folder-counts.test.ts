@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
+import { PURGE_DUE, pageStatement } from "../../../src/modules/documents/statements";
 import { createTestApp, type TestApp } from "../../support/app";
-import { pageStatement, PURGE_DUE } from "../../../src/modules/documents/statements";
 
 let t: TestApp;
 beforeAll(async () => {

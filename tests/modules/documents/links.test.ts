@@ -1,9 +1,9 @@
 /** Signed download links: made with a key, fetched without one, until they expire or the content changes. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
-import { createTestApp, type TestApp } from "../../support/app";
 import { clusterSecrets } from "../../../src/db/schema";
 import { LINK_EXPIRES_IN_MAX } from "../../../src/modules/documents/links";
+import { createTestApp, type TestApp } from "../../support/app";
 
 let clock = 1_800_000_000_000;
 let t: TestApp;

@@ -4,17 +4,17 @@
  * with 413 in well under a second, nothing reaches the content store, and the document is unchanged.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
-import { contentStoreIn } from "../../../src/storage/disk";
-import type { ContentStore } from "../../../src/storage/content-store";
 import {
+  applyPatch,
   INLINE_WORK,
   JSON_PATCH as JSON_PATCH_FORMAT,
   PatchNeedsWorker,
-  WORK_FACTOR,
-  applyPatch,
   readPatch,
+  WORK_FACTOR,
 } from "../../../src/core/json/patch";
+import type { ContentStore } from "../../../src/storage/content-store";
+import { contentStoreIn } from "../../../src/storage/disk";
+import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
 /** bytes handed to the content store's put, request by request */

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { expand, keyOf, readText, writeNode, type ArrayNode, type ObjectNode } from "../../../src/core/json/tree";
+import { type ArrayNode, expand, keyOf, type ObjectNode, readText, writeNode } from "../../../src/core/json/tree";
 import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;

@@ -5,8 +5,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { expand, readText, writeText, type JsonNode } from "../../../src/core/json/tree";
-import { JSON_PATCH, MERGE_PATCH, PatchBudget, PatchError, applyWithin, readPatch } from "../../../src/core/json/patch";
+import { applyWithin, JSON_PATCH, MERGE_PATCH, PatchBudget, PatchError, readPatch } from "../../../src/core/json/patch";
+import { expand, type JsonNode, readText, writeText } from "../../../src/core/json/tree";
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
 const encoder = new TextEncoder();

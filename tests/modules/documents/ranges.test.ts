@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { byteRange, ifRangeHolds } from "../../../src/server/ranges";
 import { createTestApp, type TestApp } from "../../support/app";
-import { startServerOnTestDatabase, type ServerOnTestDatabase } from "../../support/server";
+import { type ServerOnTestDatabase, startServerOnTestDatabase } from "../../support/server";
 
 const DOCS = "/api/v1/documents";
 // 5,000 bytes of JSON, every byte position telling which slice came back

@@ -4,8 +4,8 @@
  * Runs against the embedded PostgreSQL, or, with TEST_DATABASE_URL, against a fresh database there.
  */
 import { afterAll, expect, test } from "bun:test";
-import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../../support/server";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
+import { type RunningServer, removeDataDir, startServer, tempDataDir } from "../../support/server";
 
 const KEY = "kiln_DocumentsServerTestKey0123456789abcdef";
 const running: RunningServer[] = [];

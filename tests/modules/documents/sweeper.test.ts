@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createTestApp, type TestApp } from "../../support/app";
 import { documentsRepository } from "../../../src/modules/documents/repository";
-import { purgeDue, sweepOrphans, type SweepDeps } from "../../../src/modules/documents/sweeper";
+import { purgeDue, type SweepDeps, sweepOrphans } from "../../../src/modules/documents/sweeper";
 import { contentStoreIn } from "../../../src/storage/disk";
+import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
 let clock = 1_700_000_000_000;

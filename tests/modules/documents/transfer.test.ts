@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test, setDefaultTimeout } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { ndjsonLines } from "../../../src/modules/documents/transfer";
+import { createTestApp, type TestApp } from "../../support/app";
 
 // test apps, worker threads and real servers take seconds on a loaded machine
 setDefaultTimeout(60_000);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
 import { documentsRepository } from "../../../src/modules/documents/repository";
-import { purgeDue, sweepOrphans, type SweepDeps } from "../../../src/modules/documents/sweeper";
+import { purgeDue, type SweepDeps, sweepOrphans } from "../../../src/modules/documents/sweeper";
 import { contentStoreIn } from "../../../src/storage/disk";
+import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
 let key: string;

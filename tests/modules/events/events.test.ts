@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import postgres from "postgres";
+import { sweepExpiredEvents } from "../../../src/modules/events/service";
 import { createTestApp, type TestApp } from "../../support/app";
 import { serverUrl } from "../../support/database";
-import { sweepExpiredEvents } from "../../../src/modules/events/service";
 
 let t: TestApp;
 beforeAll(async () => {

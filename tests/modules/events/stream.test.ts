@@ -5,12 +5,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import net from "node:net";
 import postgres from "postgres";
-import { createTestApp, ADMIN_KEY, type TestApp } from "../../support/app";
-import { startServerOnTestDatabase } from "../../support/server";
+import { type EventFilter, FEED_START, readEvents } from "../../../src/modules/events/service";
+import { EventStreams, eventStreamsOf, type FeedReader } from "../../../src/modules/events/stream";
 import { listen } from "../../../src/server/listener";
 import type { Listener } from "../../../src/server/transport";
-import { eventStreamsOf, EventStreams, type FeedReader } from "../../../src/modules/events/stream";
-import { FEED_START, readEvents, type EventFilter } from "../../../src/modules/events/service";
+import { ADMIN_KEY, createTestApp, type TestApp } from "../../support/app";
+import { startServerOnTestDatabase } from "../../support/server";
 import { framesOf, SseReader } from "./sse";
 
 const HEARTBEAT_MS = 100;

@@ -1,7 +1,7 @@
 /** POST /api/v1/pipelines/run: validation before credits, one credit per step, refunds, stored inputs, saved outputs. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
 import { registry as testRegistry } from "../../engine/fixtures/registry";
+import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 /** Saved pipelines: CRUD per account, pagination, permissions, runs, and an edit during a run. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
-import { DiskContentStore } from "../../../src/storage/disk";
 import { join } from "node:path";
+import { DiskContentStore } from "../../../src/storage/disk";
+import { createTestApp, type TestApp } from "../../support/app";
 
 /** A disk store whose reads can be held back, to edit a pipeline while a run of it is under way. */
 class GatedStore extends DiskContentStore {

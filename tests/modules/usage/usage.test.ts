@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
 import { creditPeriodStart } from "../../../src/modules/usage/service";
+import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
 beforeAll(async () => {

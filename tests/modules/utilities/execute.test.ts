@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, spyOn, test, setDefaultTimeout } from "bun:test";
-import { ADMIN_KEY, createTestApp, type TestApp } from "../../support/app";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, spyOn, test } from "bun:test";
 import { registry as testRegistry } from "../../engine/fixtures/registry";
+import { ADMIN_KEY, createTestApp, type TestApp } from "../../support/app";
 
 // Worker start-up (importing every utility) takes seconds on a loaded 2-core machine.
 setDefaultTimeout(30_000);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import { createTestApp, type TestApp } from "../../support/app";
 import type { Deliverer } from "../../../src/modules/webhooks/deliver";
-import { eventually, startDeliverer, startReceiver, type Receiver } from "./support";
+import { createTestApp, type TestApp } from "../../support/app";
+import { eventually, type Receiver, startDeliverer, startReceiver } from "./support";
 
 setDefaultTimeout(30_000);
 

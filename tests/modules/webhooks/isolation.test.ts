@@ -4,9 +4,9 @@
  * account on a node), and a claim skips endpoints and accounts that are full.
  */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
 import type { Deliverer } from "../../../src/modules/webhooks/deliver";
-import { startDeliverer, startReceiver, type Receiver } from "./support";
+import { createTestApp, type TestApp } from "../../support/app";
+import { type Receiver, startDeliverer, startReceiver } from "./support";
 
 setDefaultTimeout(60_000);
 

@@ -1,8 +1,8 @@
 /** Disabling a failing endpoint, and a claim left by a node that died mid-attempt. */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { createTestApp, type TestApp } from "../../support/app";
 import { claimDeliveries, type Deliverer } from "../../../src/modules/webhooks/deliver";
-import { eventually, fannedOut, startDeliverer, startReceiver, type Receiver } from "./support";
+import { createTestApp, type TestApp } from "../../support/app";
+import { eventually, fannedOut, type Receiver, startDeliverer, startReceiver } from "./support";
 
 setDefaultTimeout(30_000);
 

@@ -1,9 +1,9 @@
 /** What the delivery loop reports to /metrics: attempts by outcome, with their duration, endpoints disabled, and the fan-out's lag. */
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { type Deliverer, lagWatch } from "../../../src/modules/webhooks/deliver";
 import { createMetrics, type Metrics } from "../../../src/observability/metrics";
-import { lagWatch, type Deliverer } from "../../../src/modules/webhooks/deliver";
 import { createTestApp, type TestApp } from "../../support/app";
-import { eventually, startDeliverer, startReceiver, type Receiver } from "./support";
+import { eventually, type Receiver, startDeliverer, startReceiver } from "./support";
 
 setDefaultTimeout(30_000);
 

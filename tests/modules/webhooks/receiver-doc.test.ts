@@ -6,9 +6,9 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
+import type { Deliverer } from "../../../src/modules/webhooks/deliver";
 import { createTestApp, type TestApp } from "../../support/app";
 import { freePort } from "../../support/server";
-import type { Deliverer } from "../../../src/modules/webhooks/deliver";
 import { eventually, startDeliverer } from "./support";
 
 setDefaultTimeout(60_000);

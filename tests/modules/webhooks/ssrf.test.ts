@@ -8,9 +8,9 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
-import { createTestApp, type TestApp } from "../../support/app";
-import { refusedAddress, type Lookup } from "../../../src/modules/webhooks/address";
+import { type Lookup, refusedAddress } from "../../../src/modules/webhooks/address";
 import { checkUrl } from "../../../src/modules/webhooks/service";
+import { createTestApp, type TestApp } from "../../support/app";
 import { eventually, startDeliverer } from "./support";
 
 setDefaultTimeout(30_000);

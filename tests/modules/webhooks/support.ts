@@ -1,6 +1,7 @@
 /** A webhook receiver on 127.0.0.1 that records every request and answers as a test tells it to. */
+
+import { type Deliverer, type DelivererOptions, fanOutEvents, startWebhookDeliverer } from "../../../src/modules/webhooks/deliver";
 import { createLogger } from "../../../src/observability/logger";
-import { fanOutEvents, startWebhookDeliverer, type Deliverer, type DelivererOptions } from "../../../src/modules/webhooks/deliver";
 import type { TestApp } from "../../support/app";
 
 export interface Received {

@@ -29,9 +29,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
-import { freePort, removeDataDir, startServer, tempDataDir, type RunningServer } from "../../support/server";
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 import { startTestBucket, type TestBucket } from "../../support/s3";
+import { freePort, type RunningServer, removeDataDir, startServer, tempDataDir } from "../../support/server";
 
 export interface CrashTrialOptions {
   kills: number;

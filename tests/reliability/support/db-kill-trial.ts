@@ -14,8 +14,8 @@
  */
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { startEmbeddedPostgres, type EmbeddedPostgres } from "../../../src/db/embedded";
-import { freePort, removeDataDir, startServer, tempDataDir, type RunningServer } from "../../support/server";
+import { type EmbeddedPostgres, startEmbeddedPostgres } from "../../../src/db/embedded";
+import { freePort, type RunningServer, removeDataDir, startServer, tempDataDir } from "../../support/server";
 
 export interface DbKillOptions {
   mode: "embedded" | "external";

@@ -5,8 +5,9 @@
  * test run's PostgreSQL server (the embedded one of tests/support/setup.ts) even without TEST_DATABASE_URL,
  * for tests that need another database of the same server (serverUrl()).
  */
-import { removeDataDir, startServer, tempDataDir, type RunningServer } from "../../support/server";
+
 import { createTestDatabase } from "../../support/database";
+import { type RunningServer, removeDataDir, startServer, tempDataDir } from "../../support/server";
 
 export interface RunServer {
   server: RunningServer;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import utility, { aggregate, configSchema, type AggregateConfig } from "../../../src/utilities/analysis/aggregate";
+import utility, { type AggregateConfig, aggregate, configSchema } from "../../../src/utilities/analysis/aggregate";
 import { UtilityConfigError, UtilityError } from "../../../src/utilities/types";
 import { configErrors, configure } from "../shared/configure";
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import utility, { configSchema, diff, type DiffConfig } from "../../../src/utilities/analysis/diff";
+import utility, { configSchema, type DiffConfig, diff } from "../../../src/utilities/analysis/diff";
 import { findUtility } from "../../../src/utilities/registry";
 import { UtilityError } from "../../../src/utilities/types";
 import { configErrors, configure } from "../shared/configure";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import utility, { configSchema, mapValues, type MapValuesConfig } from "../../../src/utilities/cleanup/map-values";
+import utility, { configSchema, type MapValuesConfig, mapValues } from "../../../src/utilities/cleanup/map-values";
 import { configErrorOf, configErrors, configure } from "../shared/configure";
 
 const configOf = (partial: Record<string, unknown> = {}) => configure<MapValuesConfig>(configSchema, partial);

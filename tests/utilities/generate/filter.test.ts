@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import utility, { configSchema, filter, type FilterConfig } from "../../../src/utilities/generate/filter";
+import utility, { configSchema, type FilterConfig, filter } from "../../../src/utilities/generate/filter";
 import { UtilityConfigError, UtilityError } from "../../../src/utilities/types";
 import { configErrors, configure } from "../shared/configure";
 

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, setSystemTime, test } from "bun:test";
 import { allLocales } from "@faker-js/faker";
 import utility, { configSchema, type MockDataConfig } from "../../../src/utilities/generate/generate-mock-data";
-import { configErrorOf, configErrors, configure } from "../shared/configure";
 import { UtilityError } from "../../../src/utilities/types";
+import { configErrorOf, configErrors, configure } from "../shared/configure";
 
 const configOf = (partial: Record<string, unknown> = {}) => configure<MockDataConfig>(configSchema, partial);
 const run = (primary: unknown, config: Record<string, unknown> = {}) => utility.run({ primary }, configOf(config) as never) as any[];

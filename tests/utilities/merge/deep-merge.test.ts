@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import fc from "fast-check";
 import { Value } from "@sinclair/typebox/value";
-import deepMergeUtility, { configSchema, deepMerge, type DeepMergeConfig } from "../../../src/utilities/merge/deep-merge";
+import fc from "fast-check";
+import deepMergeUtility, { configSchema, type DeepMergeConfig, deepMerge } from "../../../src/utilities/merge/deep-merge";
 import { createTestApp, type TestApp } from "../../support/app";
 
 const defaults = Value.Default(configSchema, {}) as DeepMergeConfig;

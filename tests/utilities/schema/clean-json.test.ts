@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
-import cleanJsonUtility, { cleanJson, configSchema, type CleanJsonConfig } from "../../../src/utilities/schema/clean-json";
+import cleanJsonUtility, { type CleanJsonConfig, cleanJson, configSchema } from "../../../src/utilities/schema/clean-json";
 import { createTestApp, type TestApp } from "../../support/app";
 
 const defaults = Value.Default(configSchema, {}) as CleanJsonConfig;

@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import {
   ANY,
-  PathSet,
-  PathSyntaxError,
   exists,
   formatPath,
   get,
   getAll,
+  PathSet,
+  PathSyntaxError,
   parsePath,
   parsePaths,
   remove,

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { configSchema, pickFields } from "../../../src/utilities/structure/pick-fields";
 import { formatPath } from "../../../src/utilities/shared/paths";
+import { configSchema, pickFields } from "../../../src/utilities/structure/pick-fields";
 import { UtilityConfigError, UtilityError } from "../../../src/utilities/types";
 import { configErrorOf, configErrors, configure } from "../shared/configure";
 

@@ -1,10 +1,11 @@
 /** What every documents route group takes, and the small answers they share. */
-import type { AuthPlugin } from "../../auth/index";
-import type { IdempotencyHooks } from "../../../http/idempotency";
-import { RawBody } from "../../../http/body";
+
 import type { DocumentRow } from "../../../db/schema";
+import { RawBody } from "../../../http/body";
+import type { IdempotencyHooks } from "../../../http/idempotency";
+import type { AuthPlugin } from "../../auth/index";
 import { metadataETag } from "../etag";
-import { documentView, type DocumentsDeps } from "../service";
+import { type DocumentsDeps, documentView } from "../service";
 
 export type DocumentRoutesDeps = DocumentsDeps & { auth: AuthPlugin; idempotency: IdempotencyHooks; importLineMaxBytes: number };
 

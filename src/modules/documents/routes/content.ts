@@ -1,15 +1,15 @@
 /** A document's content: download it, replace it, patch it. */
 import { Elysia, t } from "elysia";
-import { requirePrincipal } from "../../auth/index";
 import { ERRORS, problems } from "../../../core/error-codes";
 import { JSON_PATCH, MERGE_PATCH } from "../../../core/json/patch";
 import { operation } from "../../../http/openapi";
+import { requirePrincipal } from "../../auth/index";
 import { downloadResponse, notModifiedResponse } from "../download";
 import { contentETag, ifNoneMatchHits } from "../etag";
 import { ContentReplaced, DocumentResponse, IdParams, JsonPatchDocument, MergePatchDocument } from "../model";
-import { patchContent } from "../versions";
 import { documentView, getDocument, openContent, replaceContent } from "../service";
-import { rawBytes, type DocumentRoutesDeps } from "./common";
+import { patchContent } from "../versions";
+import { type DocumentRoutesDeps, rawBytes } from "./common";
 
 export const contentRoutes = (deps: DocumentRoutesDeps) =>
   new Elysia({ prefix: "/api/v1", detail: { tags: ["Documents"] } })

@@ -1,12 +1,13 @@
 /** The documents themselves: list, create, read and update their metadata; and the folder list. */
 import { Elysia, t } from "elysia";
-import { requirePrincipal } from "../../auth/index";
-import { httpError } from "../../../core/errors";
 import { ERRORS, problems } from "../../../core/error-codes";
+import { httpError } from "../../../core/errors";
 import { parseJsonBytes } from "../../../core/json/parse";
-import { operation } from "../../../http/openapi";
 import { rawBody } from "../../../http/body";
+import { operation } from "../../../http/openapi";
+import { requirePrincipal } from "../../auth/index";
 import { ifNoneMatchHits, metadataETag } from "../etag";
+import { listDocuments, listFolders, listLimit } from "../listing";
 import {
   CreateDocumentBody,
   DocumentResponse,
@@ -17,9 +18,8 @@ import {
   ListResponse,
   UpdateDocumentBody,
 } from "../model";
-import { listDocuments, listFolders, listLimit } from "../listing";
 import { createDocument, documentView, getDocument, updateMetadata } from "../service";
-import { rawBytes, withMetadataETag, type DocumentRoutesDeps } from "./common";
+import { type DocumentRoutesDeps, rawBytes, withMetadataETag } from "./common";
 
 export const documentRoutes = (deps: DocumentRoutesDeps) =>
   new Elysia({ prefix: "/api/v1", detail: { tags: ["Documents"] } })

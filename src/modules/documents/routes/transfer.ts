@@ -1,9 +1,9 @@
 /** An account's documents as NDJSON: export them, import them. */
 import { Elysia } from "elysia";
-import { requirePrincipal } from "../../auth/index";
-import { httpError } from "../../../core/errors";
 import { ERRORS, problems } from "../../../core/error-codes";
+import { httpError } from "../../../core/errors";
 import { NdjsonLines, operation } from "../../../http/openapi";
+import { requirePrincipal } from "../../auth/index";
 import { stringHeaders } from "../download";
 import { ExportLine, ExportQuery, ImportLine, ImportResult } from "../model";
 import { exportDocuments, importDocuments } from "../transfer";

@@ -1,11 +1,11 @@
 /** Soft delete, and what follows it: purge for good, or restore. */
 import { Elysia } from "elysia";
-import { requirePrincipal } from "../../auth/index";
 import { ERRORS, problems } from "../../../core/error-codes";
 import { operation } from "../../../http/openapi";
+import { requirePrincipal } from "../../auth/index";
 import { Deleted, DocumentResponse, IdParams, Purged } from "../model";
 import { purgeDocument, restoreDocument, softDelete } from "../service";
-import { withMetadataETag, type DocumentRoutesDeps } from "./common";
+import { type DocumentRoutesDeps, withMetadataETag } from "./common";
 
 export const trashRoutes = (deps: DocumentRoutesDeps) =>
   new Elysia({ prefix: "/api/v1", detail: { tags: ["Documents"] } })

@@ -1,14 +1,14 @@
 /** A document's kept versions: list them, download one, restore one as a new version. */
 import { Elysia, t } from "elysia";
-import { requirePrincipal } from "../../auth/index";
 import { ERRORS, problems } from "../../../core/error-codes";
 import { operation } from "../../../http/openapi";
+import { requirePrincipal } from "../../auth/index";
 import { contentResponse, notModifiedResponse } from "../download";
 import { contentETag, ifNoneMatchHits } from "../etag";
-import { DocumentResponse, IdParams, LIMIT_PARAMETER, VersionParams, VersionsQuery, VersionsResponse } from "../model";
-import { findVersion, listVersions, openVersionContent, restoreVersion, versionView } from "../versions";
 import { listLimit } from "../listing";
+import { DocumentResponse, IdParams, LIMIT_PARAMETER, VersionParams, VersionsQuery, VersionsResponse } from "../model";
 import { documentView } from "../service";
+import { findVersion, listVersions, openVersionContent, restoreVersion, versionView } from "../versions";
 import type { DocumentRoutesDeps } from "./common";
 
 export const versionRoutes = (deps: DocumentRoutesDeps) =>
