@@ -21,7 +21,17 @@ const prototypesBefore = prototypeReport();
 const utilityIds = UTILITIES.map((utility) => utility.id);
 
 beforeAll(async () => {
-  t = await createTestApp({ UTILITY_INLINE_MAX_BYTES: "2048", UTILITY_TIMEOUT_MS: "5000" }, { utilityRegistry: probeRegistry });
+  // one account's runs may use every worker (the prototype check must reach each) and queue as many as it sends
+  t = await createTestApp(
+    {
+      UTILITY_INLINE_MAX_BYTES: "2048",
+      UTILITY_TIMEOUT_MS: "5000",
+      UTILITY_WORKERS: "2",
+      UTILITY_WORKERS_PER_ACCOUNT: "2",
+      UTILITY_QUEUE_PER_ACCOUNT: "64",
+    },
+    { utilityRegistry: probeRegistry },
+  );
 });
 afterAll(async () => {
   await t.close();
