@@ -4,8 +4,8 @@
  * not touch keep their exact bytes, and every value a patch writes is stored as written in the patch.
  * Nothing here knows about HTTP or storage: a patch is read from bytes and applied to bytes.
  */
-import { ERRORS } from "../error-codes";
 import { MAX_JSON_DEPTH, parseJsonBytes } from "./parse";
+import { PatchBudget, PatchError, type PatchLimits } from "./patch-limits";
 import {
   type ArrayNode,
   type Container,
@@ -32,98 +32,21 @@ import {
   writeText,
 } from "./tree";
 
+export {
+  INLINE_PATCH_MAX_BYTES,
+  INLINE_WORK,
+  PatchBudget,
+  PatchError,
+  type PatchLimits,
+  PatchNeedsWorker,
+  patchProblemOf,
+  patchResultLimit,
+  WORK_FACTOR,
+} from "./patch-limits";
+
 export const JSON_PATCH = "application/json-patch+json";
 export const MERGE_PATCH = "application/merge-patch+json";
 export type PatchFormat = typeof JSON_PATCH | typeof MERGE_PATCH;
-
-/**
- * Why a patch cannot apply: `invalid` (400), a failed `test` (409), a result over the size limit or a
- * patch over its work limit (413). `index` is the operation's.
- */
-export class PatchError extends Error {
-  constructor(
-    readonly kind: "empty" | "malformed" | "invalid" | "test_failed" | "too_large" | "too_much_work",
-    message: string,
-    readonly index?: number,
-    readonly path?: string,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * How much a patch may build and do. The result's size is tracked operation by operation from the sizes
- * of the values each one inserts or removes, and checked before a copy is made, so a patch whose copies
- * double the document stops at the limit instead of after the allocation. Work (bytes scanned, copied
- * or compared, members searched) is capped at WORK_FACTOR times the limit and the patch's size, which
- * bounds the time a patch can hold the main thread whatever its operations.
- */
-export interface PatchLimits {
-  maxResultBytes: number;
-  /** work the calling thread may do before the patch must move to a worker (the main thread's bound) */
-  inlineWork?: number;
-}
-
-export const WORK_FACTOR = 16;
-
-/**
- * The main thread's share of a patch: a body up to INLINE_PATCH_MAX_BYTES is read there, and at most
- * INLINE_WORK units of work are done there (about 6 ms here); a patch that needs more is applied again,
- * from the start and with the same outcome, in a worker thread.
- */
-export const INLINE_PATCH_MAX_BYTES = 64 * 1024;
-export const INLINE_WORK = 16 * 1024 * 1024;
-
-/** The patch needs more work than the calling thread may do: hand it to a worker. */
-export class PatchNeedsWorker extends Error {}
-
-/** The result limit of an account without a maximum document size: what the patch adds, or the 50 MiB payload limit's default. */
-export const UNLIMITED_RESULT_BYTES = 50 * 1024 * 1024;
-
-export const patchResultLimit = (maxDocumentBytes: number | null, documentBytes: number, patchBytes: number) =>
-  maxDocumentBytes ?? Math.max(UNLIMITED_RESULT_BYTES, documentBytes + patchBytes);
-
-export class PatchBudget {
-  private work = 0;
-  private readonly maxWork: number;
-
-  constructor(
-    readonly maxResultBytes: number,
-    patchBytes: number,
-    public size: number,
-    private readonly inlineWork = Number.POSITIVE_INFINITY,
-  ) {
-    this.maxWork = WORK_FACTOR * (maxResultBytes + patchBytes);
-  }
-
-  /** Counts `units` more work; past the cap the patch is refused, past the inline share it moves. */
-  spend(units: number, operation: { index: number; path?: string }): void {
-    this.work += units;
-    if (this.work > this.inlineWork) throw new PatchNeedsWorker();
-    if (this.work > this.maxWork) {
-      throw new PatchError(
-        "too_much_work",
-        `Operation ${operation.index}: the patch does more than ${this.maxWork} bytes of work (${WORK_FACTOR} times the result limit and the patch's size); split it into smaller patches`,
-        operation.index,
-        operation.path,
-      );
-    }
-  }
-
-  /** Accounts for an edit that changes the result's size by `delta` bytes, refusing one that takes it past the limit. */
-  grow(delta: number, operation?: { index: number; path?: string }): void {
-    if (this.size + delta > this.maxResultBytes) {
-      const what = operation ? `Operation ${operation.index}: the result` : "The result";
-      throw new PatchError(
-        "too_large",
-        `${what} would be larger than the maximum document size of ${this.maxResultBytes} bytes`,
-        operation?.index,
-        operation?.path,
-      );
-    }
-    this.size += delta;
-  }
-}
 
 type OpName = "add" | "remove" | "replace" | "move" | "copy" | "test";
 const OPS: readonly OpName[] = ["add", "remove", "replace", "move", "copy", "test"];
@@ -154,25 +77,6 @@ export interface PatchJob {
 export function runPatchJob(job: PatchJob): Uint8Array {
   const patch = readPatch(job.format, job.patch);
   return job.document ? applyPatch(patch, job.document, { maxResultBytes: job.maxResultBytes }) : new Uint8Array(0);
-}
-
-/** The problem a PatchError answers with, wherever the patch ran. */
-export function patchProblemOf(error: PatchError): {
-  status: number;
-  code: string;
-  message: string;
-  errors?: { path: string; message: string }[];
-} {
-  const errors = error.index === undefined ? undefined : [{ path: `/${error.index}`, message: error.message }];
-  const { status, code } = {
-    empty: ERRORS.body_required,
-    malformed: ERRORS.malformed_json,
-    invalid: ERRORS.patch_invalid,
-    test_failed: ERRORS.patch_test_failed,
-    too_large: ERRORS.document_too_large,
-    too_much_work: ERRORS.patch_too_expensive,
-  }[error.kind];
-  return { status, code, message: error.message, ...(errors ? { errors } : {}) };
 }
 
 /** RFC 6901: "" is the whole document; otherwise "/"-separated tokens with ~1 for "/" and ~0 for "~". */
