@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import Ajv2020 from "ajv/dist/2020";
 import { Webhook } from "standardwebhooks";
-import { EVENT_TYPES } from "../../src/modules/events/service";
+import { EVENT_TYPES } from "../../src/modules/events/catalogue";
 import type { Deliverer } from "../../src/modules/webhooks/deliver";
 import { type Receiver, startDeliverer, startReceiver } from "../modules/webhooks/support";
 import { createTestApp, type TestApp } from "../support/app";

@@ -47,14 +47,16 @@ const familyEvent = <Family extends EventFamily>(family: Family) =>
  * The event schema of each family: the feed's items and the webhooks' bodies (webhooks/model.ts) are these.
  * Listed by name for the route types; the compiler refuses a family of the catalogue missing here.
  */
-export const EVENT_FAMILIES = {
+export const EVENT_FAMILY_SCHEMAS = {
   document: familyEvent("document"),
   pipeline: familyEvent("pipeline"),
   webhook: familyEvent("webhook"),
 } satisfies Record<EventFamily, unknown>;
 
 /** An event: its `type` says its family, and so the shape of its `data`. */
-export const EventView = t.Union([EVENT_FAMILIES.document, EVENT_FAMILIES.pipeline, EVENT_FAMILIES.webhook], { title: "Event" });
+export const EventView = t.Union([EVENT_FAMILY_SCHEMAS.document, EVENT_FAMILY_SCHEMAS.pipeline, EVENT_FAMILY_SCHEMAS.webhook], {
+  title: "Event",
+});
 
 export const EventsPage = t.Object(
   {

@@ -95,9 +95,6 @@ export function parseEventTypes(raw: string | undefined): string[] | undefined {
   return types;
 }
 
-// the catalogue's names this module has always exported (stream.ts, tests)
-export { EVENT_FAMILIES, EVENT_TYPES } from "./catalogue";
-
 /**
  * Whether a read with these families and filter lists `event`: EVENTS_PAGE's rule in memory, for the
  * live streams that share one read of their account's feed. A document event's folder is its document's.

@@ -46,9 +46,10 @@ import type { Database } from "../../db/client";
 import type { Logger } from "../../observability/logger";
 import type { EventStreamLimit, Metrics } from "../../observability/metrics";
 import { AccountFeed } from "./account-feed";
+import { EVENT_FAMILIES } from "./catalogue";
 import { LiveStream, type StreamRequest } from "./live-stream";
 import { eventCounters, validStreamKeys } from "./repository";
-import { EVENT_FAMILIES, type EventFilter, type EventPosition, type EventView, readEvents } from "./service";
+import { type EventFilter, type EventPosition, type EventView, readEvents } from "./service";
 import { encoder, STREAM_PAGE, STREAM_RETRY_MS } from "./stream-protocol";
 
 /** The channel the server notifies after a write (notifier.ts), with the account id as payload. */

@@ -3,7 +3,7 @@ import { t } from "elysia";
 import { LIST_LIMIT_MAX } from "../documents/listing";
 import { ListQuery } from "../documents/model";
 import { EVENT_TYPES } from "../events/catalogue";
-import { EVENT_FAMILIES } from "../events/model";
+import { EVENT_FAMILY_SCHEMAS } from "../events/model";
 import { URL_MAX } from "./service";
 
 const Url = t.String({ maxLength: URL_MAX, description: "https:// (http:// too with WEBHOOK_ALLOW_PRIVATE_NETWORKS); no credentials" });
@@ -174,7 +174,7 @@ export function webhookOpenApi(): Record<string, Record<string, unknown>> {
               "application/json": {
                 schema: {
                   allOf: [
-                    EVENT_FAMILIES[type.slice(0, type.indexOf(".")) as keyof typeof EVENT_FAMILIES],
+                    EVENT_FAMILY_SCHEMAS[type.slice(0, type.indexOf(".")) as keyof typeof EVENT_FAMILY_SCHEMAS],
                     { type: "object", properties: { type: { const: type } }, required: ["type"] },
                   ],
                 },
