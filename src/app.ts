@@ -8,6 +8,7 @@ import { Elysia } from "elysia";
 import type { Config } from "./config";
 import { ERRORS } from "./core/error-codes";
 import { httpError } from "./core/errors";
+import { CompiledCache } from "./core/json-schema/check";
 import type { Database } from "./db/client";
 import { patchInPool } from "./engine/patch-in-pool";
 import type { WorkerPool } from "./engine/pool";
@@ -29,6 +30,9 @@ import { eventStreamsOf } from "./modules/events/stream";
 import { healthModule } from "./modules/health";
 import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
 import { pipelinesRepository } from "./modules/pipelines/repository";
+import { schemasModule } from "./modules/schemas";
+import { schemasRepository } from "./modules/schemas/repository";
+import { type SchemaValidationDeps, schemaGuard } from "./modules/schemas/validation";
 import { usageModule } from "./modules/usage";
 import { EXECUTE_ROUTE, utilitiesModule, utilityRunVariants } from "./modules/utilities";
 import { InlineCooldown } from "./modules/utilities/inline-cooldown";
@@ -91,12 +95,22 @@ export function createApp(deps: AppDeps) {
     ...[EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES].map((route) => [route, utilityBodyLimit] as const),
     ...PIPELINE_DEFINITION_ROUTES.map((route) => [route, pipelineBodyLimit] as const),
   ]);
+  const schemas: SchemaValidationDeps = {
+    repository: schemasRepository(database.db),
+    limits: config.schemas,
+    now: deps.now ?? Date.now,
+    cache: new CompiledCache(config.schemas.cacheBytes),
+    pool: deps.workerPool,
+    inlineBudgetMs: config.utilityInlineBudgetMs,
+    workerMs: config.utilityTimeoutMs,
+  };
   const documents = documentsDeps({
     db: database.db,
     store: contentStore,
     now: deps.now,
     purgeAfterMs: config.purgeAfterMs,
     patchWorker: patchInPool(deps.workerPool),
+    schemaGuard: schemaGuard(schemas),
   });
   const idempotency = idempotencyHooks({
     db: database.db,
@@ -168,6 +182,7 @@ export function createApp(deps: AppDeps) {
       pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }),
     )
     .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }))
+    .use(schemasModule({ ...schemas, auth, documents }))
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), linkBase: linkBaseOf(config), auth }));
   docs.describe(app);
 

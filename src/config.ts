@@ -13,6 +13,17 @@ export type LogFormat = "json" | "pretty";
 /** What listens for HTTP: Bun.serve, or Bun's node:http server (holds `100 Continue` back; src/server/listener.ts). */
 export type HttpListener = "bun" | "node";
 
+export interface SchemaConfig {
+  /** SCHEMA_MAX_BYTES: the largest schema text accepted */
+  readonly maxBytes: number;
+  /** SCHEMA_MAX_DEPTH: how deeply subschemas may nest */
+  readonly maxDepth: number;
+  /** SCHEMA_INLINE_MAX_BYTES: content up to this size is validated on the request thread, larger in a worker */
+  readonly inlineMaxBytes: number;
+  /** SCHEMA_CACHE_BYTES: compiled schemas kept in memory, weighed by their texts' size */
+  readonly cacheBytes: number;
+}
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -71,6 +82,8 @@ export interface Config {
   readonly httpListener: HttpListener;
   /** webhook deliveries (src/modules/webhooks, docs/events.md) */
   readonly webhooks: WebhookConfig;
+  /** folders' JSON Schemas (src/modules/schemas, docs/schemas.md) */
+  readonly schemas: SchemaConfig;
 }
 
 export interface EventStreamLimits {
@@ -302,6 +315,12 @@ export function loadConfig(env: Env = process.env): Config {
     drainTimeoutMs: integer(env, "DRAIN_TIMEOUT_MS", 30_000, 0, 3_600_000),
     corsOrigins,
     httpListener,
+    schemas: Object.freeze({
+      maxBytes: integer(env, "SCHEMA_MAX_BYTES", 262_144, 64, 16 * 1024 * 1024),
+      maxDepth: integer(env, "SCHEMA_MAX_DEPTH", 64, 2, 1_000),
+      inlineMaxBytes: integer(env, "SCHEMA_INLINE_MAX_BYTES", 65_536, 0, 1 << 30),
+      cacheBytes: integer(env, "SCHEMA_CACHE_BYTES", 32 * 1024 * 1024, 0, 2 ** 40),
+    }),
     webhooks: Object.freeze({
       timeoutMs: integer(env, "WEBHOOK_TIMEOUT_MS", 15_000, 100, 600_000),
       retryScheduleMs: Object.freeze(retrySchedule(env)),

@@ -122,6 +122,7 @@ export const ERRORS = catalogue({
   utility_not_found: { code: "utility_not_found", status: 404, meaning: "no utility with this id" },
   webhook_not_found: { code: "webhook_not_found", status: 404, meaning: "no such webhook in the account" },
   delivery_not_found: { code: "delivery_not_found", status: 404, meaning: "no such delivery of the webhook" },
+  schema_not_found: { code: "schema_not_found", status: 404, meaning: "no such schema in the account (or no such version of it)" },
   document_not_deleted: { code: "document_not_deleted", status: 409, meaning: "the document is active, not in the trash" },
   edit_conflict: { code: "edit_conflict", status: 409, meaning: "another edit of the document came first" },
   precondition_failed: {
@@ -170,6 +171,25 @@ export const ERRORS = catalogue({
   patch_test_failed: { code: "patch_test_failed", status: 409, meaning: "a test operation found a different value" },
   patch_timeout: { code: "patch_timeout", status: 408, meaning: "a patch applied in a worker ran past UTILITY_TIMEOUT_MS" },
   patch_too_expensive: { code: "patch_too_expensive", status: 413, meaning: "the patch would copy more than its work bound" },
+  schema_invalid: {
+    code: "schema_invalid",
+    status: 400,
+    meaning: "the JSON Schema is invalid, too large or too deep, or names a schema that is not the account's (errors[] by pointer)",
+  },
+  schema_folder_taken: { code: "schema_folder_taken", status: 409, meaning: "a folder given is already governed by another schema" },
+  schema_uri_taken: { code: "schema_uri_taken", status: 409, meaning: "another schema of the account has the same $id" },
+  schema_limit_reached: { code: "schema_limit_reached", status: 409, meaning: "the account holds its maximum of 100 schemas" },
+  schema_in_use: { code: "schema_in_use", status: 409, meaning: "the schema still governs folders: unbind them first" },
+  schema_violation: {
+    code: "schema_violation",
+    status: 422,
+    meaning: "the content breaks its folder's schema (mode reject): schema { id, version } and errors[] say where; nothing was written",
+  },
+  schema_validation_too_expensive: {
+    code: "schema_validation_too_expensive",
+    status: 413,
+    meaning: "the content could not be validated within the time or depth budget; nothing was written",
+  },
 
   // the server and what it depends on
   internal_error: { code: "internal_error", status: 500, meaning: "an unforeseen failure, logged with the request id" },

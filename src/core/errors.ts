@@ -17,8 +17,16 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    /** `charged`: a run stopped by one of its budgets keeps its credit (a failure otherwise gives it back) */
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; charged?: boolean } = {},
+    /**
+     * `charged`: a run stopped by one of its budgets keeps its credit (a failure otherwise gives it back);
+     * `schema`: the schema a schema_violation was found against
+     */
+    readonly extra: {
+      errors?: FieldError[];
+      headers?: Record<string, string>;
+      charged?: boolean;
+      schema?: { id: string; version: number };
+    } = {},
   ) {
     super(message);
   }

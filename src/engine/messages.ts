@@ -1,6 +1,7 @@
 /** The messages between the pool (main thread) and its workers, and the jobs they carry. */
 import type { FieldError } from "../core/errors";
 import type { PatchJob } from "../core/json/patch";
+import type { SchemaJob } from "../core/json-schema/check";
 import type { RunResult, Source } from "./run-result";
 
 export type WorkerOutcome =
@@ -18,7 +19,9 @@ export type WorkerJob =
   | { kind: "request"; utilityId: string; bytes: Uint8Array }
   | ({ kind: "steps" } & StepsJob)
   /** a document patch too large for the main thread's share (modules/documents/patch.ts) */
-  | ({ kind: "patch" } & PatchJob);
+  | ({ kind: "patch" } & PatchJob)
+  /** a document too large to validate against its folder's schema on the main thread (modules/schemas) */
+  | ({ kind: "schema" } & SchemaJob);
 
 export type ToWorker =
   | { type: "init"; registryModule: string; maxOutputBytes: number }

@@ -16,6 +16,7 @@
  */
 import type { Config } from "../config";
 import type { PatchJob } from "../core/json/patch";
+import type { SchemaJob } from "../core/json-schema/check";
 import { memoryHog } from "./memory-hog";
 import type { StepsJob, ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
 import { AccountBusyError, PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, WorkerCrashedError } from "./pool-errors";
@@ -139,6 +140,11 @@ export class WorkerPool {
   /** Reads a patch, and applies it when the job has the document, in a worker; the job's byte inputs are transferred. */
   runPatch(accountId: string, job: PatchJob, signal?: AbortSignal): Promise<WorkerOutcome> {
     return this.submit(accountId, { kind: "patch", ...job }, signal);
+  }
+
+  /** Validates a document against a schema in a worker; the document's bytes are transferred. */
+  runSchema(accountId: string, job: SchemaJob, signal?: AbortSignal): Promise<WorkerOutcome> {
+    return this.submit(accountId, { kind: "schema", ...job }, signal);
   }
 
   private submit(accountId: string, work: WorkerJob, signal?: AbortSignal): Promise<WorkerOutcome> {

@@ -12,6 +12,8 @@ export function withTransfers(work: WorkerJob): { work: WorkerJob; transfer: Arr
     const document = work.document && transferable(work.document);
     return { work: { ...work, patch, document }, transfer: [patch.buffer, ...(document ? [document.buffer] : [])] };
   }
+  // the caller stores the document once it is found valid: the worker gets a copy
+  if (work.kind === "schema") return { work, transfer: [] };
   const sources = [work.primary, ...work.steps.map((step) => step.secondary)];
   const buffers = new Set<ArrayBuffer>();
   for (const source of sources)

@@ -11,6 +11,8 @@
 import { ERRORS } from "../core/error-codes";
 import { HttpError, httpError } from "../core/errors";
 import { PatchError, type PatchJob, patchProblemOf, runPatchJob } from "../core/json/patch";
+import { CompiledCache, runSchemaJob, type SchemaJob } from "../core/json-schema/check";
+import { SchemaBudgetError } from "../core/json-schema/validate";
 import type { UtilityRegistry } from "../utilities/registry";
 import type { Utility } from "../utilities/types";
 import { executeBytes } from "./execute-request";
@@ -88,6 +90,30 @@ function patched(job: PatchJob): WorkerOutcome {
   }
 }
 
+/** Compiled schemas this worker has seen, per schema version: a worker validates the same few schemas again and again. */
+const compiledSchemas = new CompiledCache(16 * 1024 * 1024);
+
+function validated(job: SchemaJob): WorkerOutcome {
+  const started = performance.now();
+  try {
+    return {
+      ok: true,
+      outputJson: JSON.stringify(runSchemaJob(job, compiledSchemas)),
+      durationMs: performance.now() - started,
+      stepDurationsMs: [],
+    };
+  } catch (error) {
+    if (!(error instanceof SchemaBudgetError)) throw error;
+    const entry = ERRORS.schema_validation_too_expensive;
+    return {
+      ok: false,
+      status: entry.status,
+      code: entry.code,
+      message: `The document could not be validated: ${error.message}; nothing was written`,
+    };
+  }
+}
+
 async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
   try {
     const loaded = await registry;
@@ -96,6 +122,7 @@ async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
     if (job.kind === "request")
       return { ok: true, ...asChunks(await executeBytes(find(loaded, job.utilityId), job.bytes, maxOutputBytes)) };
     if (job.kind === "patch") return patched(job);
+    if (job.kind === "schema") return validated(job);
     const steps = job.steps.map(({ utilityId, ...step }) => ({ utility: find(loaded, utilityId), ...step }));
     return { ok: true, ...asChunks(await runSteps(steps, job.primary, job.nameSteps, maxOutputBytes)) };
   } catch (error) {

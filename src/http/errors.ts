@@ -32,6 +32,7 @@ export interface ProblemBody {
   status: number;
   detail: string;
   requestId: string;
+  schema?: { id: string; version: number };
   errors?: FieldError[];
 }
 
@@ -45,6 +46,7 @@ export function problemResponse(error: HttpError, requestId: string, headers: Re
     status: error.status,
     detail: error.message,
     requestId,
+    ...(error.extra.schema ? { schema: error.extra.schema } : {}),
     ...(error.extra.errors ? { errors: error.extra.errors } : {}),
   };
   return new Response(JSON.stringify(body), {

@@ -119,14 +119,20 @@ const PROPERTY_NAMES: Record<string, string> = {
 };
 
 const re2Source = (source: string) =>
-  source.replace(/\\([pP])\{(?:(?:Script|sc|General_Category|gc)=)?([A-Za-z_]+)\}/g, (_match, p: string, name: string) => `\\${p}{${PROPERTY_NAMES[name] ?? name}}`);
+  source.replace(
+    /\\([pP])\{(?:(?:Script|sc|General_Category|gc)=)?([A-Za-z_]+)\}/g,
+    (_match, p: string, name: string) => `\\${p}{${PROPERTY_NAMES[name] ?? name}}`,
+  );
 
 function compilePattern(scan: Scan, source: string, pointer: string): void {
   if (scan.patterns.has(source)) return;
   try {
     scan.patterns.set(source, RE2JS.compile(re2Source(source)));
   } catch (error) {
-    scan.problems.push({ pointer, message: `not a pattern the linear-time engine runs (RE2 syntax: no lookaround or backreferences): ${(error as Error).message}` });
+    scan.problems.push({
+      pointer,
+      message: `not a pattern the linear-time engine runs (RE2 syntax: no lookaround or backreferences): ${(error as Error).message}`,
+    });
   }
 }
 
@@ -157,7 +163,11 @@ function scanNode(scan: Scan, node: Json, base: Resource, pointer: string, depth
     if (typeof reference !== "string") continue;
     const uri = resolveUri(reference, resource.uri);
     if (uri) scan.pending.push({ node, keyword, uri, pointer: `${pointer}/${keyword}` });
-    else scan.problems.push({ pointer: `${pointer}/${keyword}`, message: `'${reference}' does not resolve against the base URI ${resource.uri}` });
+    else
+      scan.problems.push({
+        pointer: `${pointer}/${keyword}`,
+        message: `'${reference}' does not resolve against the base URI ${resource.uri}`,
+      });
   }
   if (typeof node.pattern === "string") compilePattern(scan, node.pattern, `${pointer}/pattern`);
   if (isObject(node.patternProperties))
@@ -167,11 +177,13 @@ function scanNode(scan: Scan, node: Json, base: Resource, pointer: string, depth
   for (const keyword of SCHEMA_MAPS) {
     const map = node[keyword];
     if (isObject(map))
-      for (const [key, child] of Object.entries(map)) scanNode(scan, child, resource, `${pointer}/${keyword}/${pointerToken(key)}`, depth + 1);
+      for (const [key, child] of Object.entries(map))
+        scanNode(scan, child, resource, `${pointer}/${keyword}/${pointerToken(key)}`, depth + 1);
   }
   for (const keyword of SCHEMA_ARRAYS) {
     const list = node[keyword];
-    if (Array.isArray(list)) list.forEach((child, index) => scanNode(scan, child, resource, `${pointer}/${keyword}/${index}`, depth + 1));
+    if (Array.isArray(list))
+      for (let index = 0; index < list.length; index++) scanNode(scan, list[index], resource, `${pointer}/${keyword}/${index}`, depth + 1);
   }
   for (const keyword of SCHEMA_VALUES) scanNode(scan, node[keyword], resource, `${pointer}/${keyword}`, depth + 1);
 }
@@ -238,7 +250,10 @@ function vocabularyOf(scan: Scan, schema: SchemaNode, options: CompileOptions, m
   }
   for (const [vocabulary, required] of Object.entries(meta.$vocabulary))
     if (required === true && !KNOWN_VOCABULARIES.has(vocabulary))
-      scan.problems.push({ pointer: "/$schema", message: `its meta-schema requires the vocabulary ${vocabulary}, which Kiln does not implement` });
+      scan.problems.push({
+        pointer: "/$schema",
+        message: `its meta-schema requires the vocabulary ${vocabulary}, which Kiln does not implement`,
+      });
   return Object.hasOwn(meta.$vocabulary, `${VOCAB}validation`);
 }
 
@@ -268,7 +283,7 @@ export function compileSchema(schema: SchemaNode, options: CompileOptions): Comp
     let target = locate(scan, uri);
     const documentUri = withoutFragment(uri);
     if (target === undefined && !loaded.has(documentUri)) {
-      const other = options.known.get(documentUri) ?? (META_SCHEMAS as Record<string, SchemaNode>)[documentUri];
+      const other = options.known.get(documentUri) ?? (META_SCHEMAS as unknown as Record<string, SchemaNode>)[documentUri];
       if (other !== undefined) {
         loaded.add(documentUri);
         scanDocument(scan, other, documentUri);

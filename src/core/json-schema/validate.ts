@@ -18,7 +18,14 @@ export interface SchemaError {
 }
 
 /** The validation ran past its deadline or its depth: the value was neither accepted nor refused. */
-export class SchemaBudgetError extends Error {}
+export class SchemaBudgetError extends Error {
+  constructor(
+    message: string,
+    readonly reason: "time" | "depth",
+  ) {
+    super(message);
+  }
+}
 
 /** Nested evaluations one value may take (a recursive schema over a deeply nested document) */
 export const MAX_EVALUATION_DEPTH = 2_000;
@@ -48,10 +55,11 @@ class Run {
 type Sink = SchemaError[] | null;
 
 function mergeInto(into: Annotations, from: Annotations): void {
-  if (from.props === true || into.props === true) into.props = from.props === true ? true : into.props;
-  else if (from.props) {
-    into.props ??= new Set();
-    for (const key of from.props) (into.props as Set<string>).add(key);
+  if (from.props === true) into.props = true;
+  else if (from.props && into.props !== true) {
+    const props = into.props ?? new Set<string>();
+    for (const key of from.props) props.add(key);
+    into.props = props;
   }
   if (from.items) {
     const items = (into.items ??= { all: false, upTo: 0 });
@@ -65,7 +73,9 @@ function mergeInto(into: Annotations, from: Annotations): void {
 }
 
 const addProp = (ann: Annotations, key: string) => {
-  if (ann.props !== true) (ann.props ??= new Set()).add(key);
+  if (ann.props === true) return;
+  if (ann.props) ann.props.add(key);
+  else ann.props = new Set([key]);
 };
 const itemsOf = (ann: Annotations): Items => (ann.items ??= { all: false, upTo: 0 });
 const isEvaluatedItem = (items: Items | undefined, index: number) =>
@@ -90,10 +100,9 @@ function evaluate(run: Run, schema: SchemaNode, value: Json, path: string, schem
     if (sink && sink.length < run.maxErrors) sink.push({ path, keyword: "false", schemaPath, message: "no value is allowed here" });
     return null;
   }
-  if ((++run.steps & 1023) === 0 && performance.now() > run.deadline) throw new SchemaBudgetError("the validation ran out of time");
+  if ((++run.steps & 1023) === 0 && performance.now() > run.deadline) throw new SchemaBudgetError("the validation ran out of time", "time");
   if (++run.depth > MAX_EVALUATION_DEPTH) {
-    run.depth = 0;
-    throw new SchemaBudgetError(`the validation nests more than ${MAX_EVALUATION_DEPTH} schemas deep`);
+    throw new SchemaBudgetError(`the validation nests more than ${MAX_EVALUATION_DEPTH} schemas deep`, "depth");
   }
   const resource = run.compiled.resourceOf.get(schema);
   const entered = resource !== undefined && resource !== run.scope.at(-1);
@@ -106,7 +115,14 @@ function evaluate(run: Run, schema: SchemaNode, value: Json, path: string, schem
   }
 }
 
-function evaluateObject(run: Run, schema: { [key: string]: Json }, value: Json, path: string, schemaPath: string, sink: Sink): Annotations | null {
+function evaluateObject(
+  run: Run,
+  schema: { [key: string]: Json },
+  value: Json,
+  path: string,
+  schemaPath: string,
+  sink: Sink,
+): Annotations | null {
   const { compiled } = run;
   const ann: Annotations = {};
   let valid = true;
@@ -127,7 +143,8 @@ function evaluateObject(run: Run, schema: { [key: string]: Json }, value: Json, 
     return false;
   };
   /** a subschema probed for a yes or no (its errors are not the caller's) */
-  const probe = (node: Json, at: Json, keywordPath: string) => evaluate(run, node as SchemaNode, at, path, `${schemaPath}/${keywordPath}`, null);
+  const probe = (node: Json, at: Json, keywordPath: string) =>
+    evaluate(run, node as SchemaNode, at, path, `${schemaPath}/${keywordPath}`, null);
 
   const ref = compiled.refs.get(schema);
   if (ref !== undefined && sub(ref as Json, value, path, "$ref", ann)) return null;
@@ -145,7 +162,8 @@ function evaluateObject(run: Run, schema: { [key: string]: Json }, value: Json, 
 
   if (compiled.validationVocabulary && validationKeywords(schema, value, compiled.patterns, fail)) return null;
 
-  if (Array.isArray(schema.allOf)) for (let i = 0; i < schema.allOf.length; i++) if (sub(schema.allOf[i], value, path, `allOf/${i}`, ann)) return null;
+  if (Array.isArray(schema.allOf))
+    for (let i = 0; i < schema.allOf.length; i++) if (sub(schema.allOf[i], value, path, `allOf/${i}`, ann)) return null;
   if (Array.isArray(schema.anyOf)) {
     let passed = false;
     for (let i = 0; i < schema.anyOf.length; i++) {
@@ -166,7 +184,10 @@ function evaluateObject(run: Run, schema: { [key: string]: Json }, value: Json, 
       if (passing.length === 1) mergeInto(ann, result);
     }
     if (passing.length !== 1) {
-      const message = passing.length === 0 ? "must match exactly one of the schemas in oneOf; it matches none" : `must match exactly one of the schemas in oneOf; it matches ${passing[0]} and ${passing[1]}`;
+      const message =
+        passing.length === 0
+          ? "must match exactly one of the schemas in oneOf; it matches none"
+          : `must match exactly one of the schemas in oneOf; it matches ${passing[0]} and ${passing[1]}`;
       if (fail("oneOf", message)) return null;
     }
   }
@@ -199,7 +220,15 @@ function evaluateObject(run: Run, schema: { [key: string]: Json }, value: Json, 
           if (compiled.patterns.get(pattern)?.matcher(key).find()) {
             matched = true;
             addProp(ann, key);
-            if (sub((schema.patternProperties as { [key: string]: Json })[pattern], value[key], at, `patternProperties/${pointerToken(pattern)}`)) return null;
+            if (
+              sub(
+                (schema.patternProperties as { [key: string]: Json })[pattern],
+                value[key],
+                at,
+                `patternProperties/${pointerToken(pattern)}`,
+              )
+            )
+              return null;
           }
         if (!matched && hasAdditional) {
           addProp(ann, key);
@@ -209,7 +238,11 @@ function evaluateObject(run: Run, schema: { [key: string]: Json }, value: Json, 
     }
     if (schema.propertyNames !== undefined)
       for (const key of Object.keys(value))
-        if (probe(schema.propertyNames, key, "propertyNames") === null && fail("propertyNames", `the property name ${JSON.stringify(key)} does not match propertyNames`)) return null;
+        if (
+          probe(schema.propertyNames, key, "propertyNames") === null &&
+          fail("propertyNames", `the property name ${JSON.stringify(key)} does not match propertyNames`)
+        )
+          return null;
   }
 
   if (Array.isArray(value)) {
@@ -235,7 +268,12 @@ function evaluateObject(run: Run, schema: { [key: string]: Json }, value: Json, 
   if (compiled.tracksProperties && isObject(value) && schema.unevaluatedProperties !== undefined) {
     const seen = ann.props;
     for (const key of Object.keys(value))
-      if (seen !== true && !seen?.has(key) && sub(schema.unevaluatedProperties, value[key], `${path}/${pointerToken(key)}`, "unevaluatedProperties")) return null;
+      if (
+        seen !== true &&
+        !seen?.has(key) &&
+        sub(schema.unevaluatedProperties, value[key], `${path}/${pointerToken(key)}`, "unevaluatedProperties")
+      )
+        return null;
     ann.props = true;
   }
   return valid ? ann : null;
@@ -262,7 +300,8 @@ function containsFails(
       schema.minContains !== undefined && min !== 1 ? "minContains" : "contains",
       `must contain at least ${String(min)} item(s) matching contains; it has ${matches.length}`,
     );
-  if (max !== undefined && matches.length > max) return fail("maxContains", `must contain at most ${String(max)} item(s) matching contains; it has ${matches.length}`);
+  if (max !== undefined && matches.length > max)
+    return fail("maxContains", `must contain at most ${String(max)} item(s) matching contains; it has ${matches.length}`);
   return false;
 }
 
@@ -276,24 +315,42 @@ function validationKeywords(
   const type = schema.type;
   if (type !== undefined) {
     const types = Array.isArray(type) ? type : [type];
-    if (!types.some((t) => typeof t === "string" && hasType(value, t)) && fail("type", `must be of type ${types.join(" or ")}, not ${typeOf(value)}`)) return true;
+    if (
+      !types.some((t) => typeof t === "string" && hasType(value, t)) &&
+      fail("type", `must be of type ${types.join(" or ")}, not ${typeOf(value)}`)
+    )
+      return true;
   }
-  if (Array.isArray(schema.enum) && !schema.enum.some((item) => jsonEqual(item, value)) && fail("enum", "must be one of the values in enum")) return true;
+  if (
+    Array.isArray(schema.enum) &&
+    !schema.enum.some((item) => jsonEqual(item, value)) &&
+    fail("enum", "must be one of the values in enum")
+  )
+    return true;
   if (schema.const !== undefined && !jsonEqual(schema.const, value) && fail("const", `must be ${show(schema.const)}`)) return true;
   if (isNumber(value)) {
     const { minimum, maximum, exclusiveMinimum, exclusiveMaximum, multipleOf } = schema;
     if (isNumber(minimum) && value < minimum && fail("minimum", `must be ≥ ${String(minimum)}`)) return true;
     if (isNumber(maximum) && value > maximum && fail("maximum", `must be ≤ ${String(maximum)}`)) return true;
-    if (isNumber(exclusiveMinimum) && value <= exclusiveMinimum && fail("exclusiveMinimum", `must be > ${String(exclusiveMinimum)}`)) return true;
-    if (isNumber(exclusiveMaximum) && value >= exclusiveMaximum && fail("exclusiveMaximum", `must be < ${String(exclusiveMaximum)}`)) return true;
-    if (isNumber(multipleOf) && !isMultipleOf(value, multipleOf) && fail("multipleOf", `must be a multiple of ${String(multipleOf)}`)) return true;
+    if (isNumber(exclusiveMinimum) && value <= exclusiveMinimum && fail("exclusiveMinimum", `must be > ${String(exclusiveMinimum)}`))
+      return true;
+    if (isNumber(exclusiveMaximum) && value >= exclusiveMaximum && fail("exclusiveMaximum", `must be < ${String(exclusiveMaximum)}`))
+      return true;
+    if (isNumber(multipleOf) && !isMultipleOf(value, multipleOf) && fail("multipleOf", `must be a multiple of ${String(multipleOf)}`))
+      return true;
   }
   if (typeof value === "string") {
     const { minLength, maxLength } = schema;
     const length = isNumber(minLength) || isNumber(maxLength) ? codePointLength(value) : 0;
-    if (isNumber(minLength) && length < minLength && fail("minLength", `must be at least ${String(minLength)} characters long`)) return true;
+    if (isNumber(minLength) && length < minLength && fail("minLength", `must be at least ${String(minLength)} characters long`))
+      return true;
     if (isNumber(maxLength) && length > maxLength && fail("maxLength", `must be at most ${String(maxLength)} characters long`)) return true;
-    if (typeof schema.pattern === "string" && !patterns.get(schema.pattern)?.matcher(value).find() && fail("pattern", `must match the pattern ${schema.pattern}`)) return true;
+    if (
+      typeof schema.pattern === "string" &&
+      !patterns.get(schema.pattern)?.matcher(value).find() &&
+      fail("pattern", `must match the pattern ${schema.pattern}`)
+    )
+      return true;
   }
   if (Array.isArray(value)) {
     const { minItems, maxItems } = schema;
@@ -315,16 +372,24 @@ function validationKeywords(
   if (isObject(value)) {
     const { minProperties, maxProperties } = schema;
     const count = isNumber(minProperties) || isNumber(maxProperties) ? Object.keys(value).length : 0;
-    if (isNumber(minProperties) && count < minProperties && fail("minProperties", `must have at least ${String(minProperties)} properties`)) return true;
-    if (isNumber(maxProperties) && count > maxProperties && fail("maxProperties", `must have at most ${String(maxProperties)} properties`)) return true;
+    if (isNumber(minProperties) && count < minProperties && fail("minProperties", `must have at least ${String(minProperties)} properties`))
+      return true;
+    if (isNumber(maxProperties) && count > maxProperties && fail("maxProperties", `must have at most ${String(maxProperties)} properties`))
+      return true;
     if (Array.isArray(schema.required))
       for (const key of schema.required)
-        if (typeof key === "string" && !Object.hasOwn(value, key) && fail("required", `must have the property ${JSON.stringify(key)}`)) return true;
+        if (typeof key === "string" && !Object.hasOwn(value, key) && fail("required", `must have the property ${JSON.stringify(key)}`))
+          return true;
     if (isObject(schema.dependentRequired))
       for (const [key, needed] of Object.entries(schema.dependentRequired))
         if (Object.hasOwn(value, key) && Array.isArray(needed))
           for (const other of needed)
-            if (typeof other === "string" && !Object.hasOwn(value, other) && fail("dependentRequired", `must have the property ${JSON.stringify(other)} when it has ${JSON.stringify(key)}`)) return true;
+            if (
+              typeof other === "string" &&
+              !Object.hasOwn(value, other) &&
+              fail("dependentRequired", `must have the property ${JSON.stringify(other)} when it has ${JSON.stringify(key)}`)
+            )
+              return true;
   }
   return false;
 }
@@ -339,5 +404,11 @@ export function validateValue(compiled: CompiledSchema, value: Json, options: { 
   const run = new Run(compiled, options.deadline, Math.max(1, options.maxErrors));
   const errors: SchemaError[] = [];
   const result = evaluate(run, compiled.root, value, "", "", errors);
-  return { valid: result !== null, errors: result === null && errors.length === 0 ? [{ path: "", keyword: "false", schemaPath: "", message: "does not match the schema" }] : errors };
+  return {
+    valid: result !== null,
+    errors:
+      result === null && errors.length === 0
+        ? [{ path: "", keyword: "false", schemaPath: "", message: "does not match the schema" }]
+        : errors,
+  };
 }

@@ -44,7 +44,11 @@ export function hasType(value: Json, type: string): boolean {
 
 /** JSON equality: numbers by value whatever their form (1, 1.0, 1n), objects whatever their key order. */
 export function jsonEqual(a: Json, b: Json): boolean {
-  if (isNumber(a) && isNumber(b)) return a == b;
+  if (isNumber(a) && isNumber(b)) {
+    if (typeof a === typeof b) return a === b;
+    const [big, other] = typeof a === "bigint" ? [a, b as number] : [b as bigint, a as number];
+    return Number.isInteger(other) && BigInt(other) === big;
+  }
   if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return a === b;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;

@@ -16,13 +16,24 @@ export const Problem = t.Object(
     status: Type.Integer(),
     detail: t.String({ description: "what went wrong, for a human" }),
     requestId: t.String({ description: "the X-Request-Id of this request, also in the log line" }),
+    schema: t.Optional(
+      t.Object(
+        { id: t.String({ description: "sch_…" }), version: Type.Integer() },
+        { description: "schema_violation: the schema (and its version) the content was checked against" },
+      ),
+    ),
     errors: t.Optional(
       t.Array(
         t.Object({
-          path: t.String({ description: 'JSON pointer to the field, "" for the whole body' }),
+          path: t.String({ description: 'JSON pointer to the field, "" for the whole body (schema_violation: into the content)' }),
           message: t.String(),
+          keyword: t.Optional(t.String({ description: "schema_violation: the schema keyword that failed" })),
+          schemaPath: t.Optional(t.String({ description: "schema_violation: JSON pointer into the schema (its evaluation path)" })),
         }),
-        { description: "one entry per invalid field (validation_failed)" },
+        {
+          description:
+            "one entry per invalid field (validation_failed, schema_invalid) or per schema error (schema_violation, at most 100)",
+        },
       ),
     ),
   },
@@ -49,6 +60,7 @@ export const HEADERS = {
   // Declared here for the routes that answer them (idempotent retries, range downloads).
   "Idempotent-Replayed": stringHeader("true when this is the stored answer to an earlier request with the same Idempotency-Key"),
   "Accept-Ranges": stringHeader("bytes"),
+  "Kiln-Schema-Warnings": integerHeader("how many errors the folder's schema (mode warn) found in what was stored; absent when none"),
   "Content-Range": stringHeader("the byte range sent, e.g. bytes 0-99/1234 (or bytes */1234 with 416)"),
 } as const;
 

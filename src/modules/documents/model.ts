@@ -52,7 +52,26 @@ export const DocumentView = t.Object(
   { title: "Document" },
 );
 
-export const DocumentResponse = t.Object({ success: t.Literal(true), document: DocumentView }, { title: "DocumentResult" });
+/** One place where content breaks a JSON Schema: a 422 schema_violation's errors[], a warn-mode write's warnings[]. */
+export const SchemaErrorItem = t.Object(
+  {
+    path: t.String({ description: "JSON Pointer into the content" }),
+    keyword: t.String({ description: "the schema keyword that failed: type, required, pattern, …" }),
+    schemaPath: t.String({ description: "JSON Pointer into the schema (the evaluation path: $ref included)" }),
+    message: t.String(),
+  },
+  { title: "SchemaError" },
+);
+const SchemaWarningsMember = t.Optional(
+  t.Array(SchemaErrorItem, {
+    description: "present when the folder's schema (mode warn) found errors in what was stored; also counted in Kiln-Schema-Warnings",
+  }),
+);
+
+export const DocumentResponse = t.Object(
+  { success: t.Literal(true), document: DocumentView, warnings: SchemaWarningsMember },
+  { title: "DocumentResult" },
+);
 
 /**
  * The page size: an integer to clients (Eden's type is a number, and LIMIT_PARAMETER documents it), checked
@@ -196,7 +215,7 @@ export const Deleted = t.Object(
   { title: "DeletedDocument" },
 );
 export const Purged = t.Object({ success: t.Literal(true), deleted: t.Literal(true), permanent: t.Literal(true) });
-export const ContentReplaced = t.Object({ success: t.Literal(true), fileSize: Type.Integer() });
+export const ContentReplaced = t.Object({ success: t.Literal(true), fileSize: Type.Integer(), warnings: SchemaWarningsMember });
 
 /** A line of an export, and of an import (whose `document` may hold more fields: they are ignored). */
 const contentMembers = {
@@ -226,8 +245,16 @@ export const ImportLine = t.Object(
 );
 export const ImportResult = t.Union(
   [
-    t.Object({ line: Type.Integer({ description: "the input line's number, from 1" }), id: t.String() }),
-    t.Object({ line: Type.Integer(), error: t.Object({ code: t.String(), detail: t.String() }) }),
+    t.Object({ line: Type.Integer({ description: "the input line's number, from 1" }), id: t.String(), warnings: SchemaWarningsMember }),
+    t.Object({
+      line: Type.Integer(),
+      error: t.Object({
+        code: t.String(),
+        detail: t.String(),
+        schema: t.Optional(t.Object({ id: t.String(), version: Type.Integer() }, { description: "schema_violation: the schema" })),
+        errors: t.Optional(t.Array(t.Unknown(), { description: "validation_failed or schema_violation: each error" })),
+      }),
+    }),
   ],
   { title: "ImportResult" },
 );

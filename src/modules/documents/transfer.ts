@@ -17,6 +17,7 @@ import type { DocumentRow } from "../../db/schema";
 import { joinedBytes } from "../../http/body";
 import { isObject } from "../../utilities/shared/paths";
 import type { CursorPosition } from "./cursor";
+import type { SchemaWarnings } from "./schema-guard";
 import { type CreateInput, createDocument, type DocumentsDeps, documentView } from "./service";
 
 const EXPORT_BATCH = 100;
@@ -253,16 +254,23 @@ function createInputOf(bytes: Uint8Array): CreateInput {
   return input as unknown as CreateInput;
 }
 
-type ImportResult = { line: number; id: string } | { line: number; error: { code: string; detail: string } };
+type LineErrors = Pick<HttpError["extra"], "errors" | "schema">;
+type ImportResult =
+  | { line: number; id: string; warnings?: SchemaWarnings["warnings"] }
+  | { line: number; error: { code: string; detail: string } & LineErrors };
 
 async function importLine(deps: DocumentsDeps, accountId: string, line: Line, maxLineBytes: number): Promise<ImportResult> {
   if ("tooLong" in line) return { line: line.number, error: { code: "line_too_large", detail: `The line exceeds ${maxLineBytes} bytes` } };
   try {
     const row = await createDocument(deps, accountId, createInputOf(line.bytes), line.bytes);
-    return { line: line.number, id: row.id };
+    return { line: line.number, id: row.id, ...(row.schemaWarnings ? { warnings: row.schemaWarnings.warnings } : {}) };
   } catch (error) {
     if (!(error instanceof HttpError)) throw error;
-    return { line: line.number, error: { code: error.code, detail: error.message } };
+    const { errors, schema } = error.extra;
+    return {
+      line: line.number,
+      error: { code: error.code, detail: error.message, ...(schema ? { schema } : {}), ...(errors ? { errors } : {}) },
+    };
   }
 }
 

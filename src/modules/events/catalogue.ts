@@ -56,11 +56,29 @@ const WebhookEventData = t.Object(
   { title: "WebhookEventData" },
 );
 
+const SchemaEventData = t.Object(
+  {
+    document: t.Object({
+      id: t.String({ description: "doc_…" }),
+      name: t.String(),
+      folder: t.Union([t.String(), t.Null()]),
+      version: Type.Integer({ description: "the content version that was stored" }),
+    }),
+    schema: t.Object({ id: t.String({ description: "sch_…" }), version: Type.Integer() }),
+    warningCount: Type.Integer({ description: "how many errors the write's answer listed" }),
+    warnings: t.Array(t.Object({ path: t.String(), keyword: t.String(), schemaPath: t.String(), message: t.String() }), {
+      description: "the first 20 of them",
+    }),
+  },
+  { title: "SchemaEventData" },
+);
+
 /**
  * The families, in the order the API lists them. `title`: the OpenAPI name of the family's event schema.
  * Who writes each: document.created and document.content_replaced by kiln_create and kiln_new_version, the
  * other document events by kiln_document_events (the documents trigger), pipeline events by
- * kiln_pipeline_events (the pipelines trigger), webhook.disabled by the delivery loop (INSERT_EVENT).
+ * kiln_pipeline_events (the pipelines trigger), webhook.disabled by the delivery loop (INSERT_EVENT), schema.violated
+ * (a write a warn-mode schema let through) by the schemas module once the write committed (INSERT_SCHEMA_EVENT).
  */
 export const EVENT_CATALOGUE = {
   document: {
@@ -81,6 +99,12 @@ export const EVENT_CATALOGUE = {
     types: ["pipeline.created", "pipeline.updated", "pipeline.deleted"],
     data: PipelineEventData,
     title: "PipelineEvent",
+  },
+  schema: {
+    permission: "documents",
+    types: ["schema.violated"],
+    data: SchemaEventData,
+    title: "SchemaEvent",
   },
   webhook: {
     permission: "webhooks",

@@ -50,13 +50,17 @@ const familyEvent = <Family extends EventFamily>(family: Family) =>
 export const EVENT_FAMILY_SCHEMAS = {
   document: familyEvent("document"),
   pipeline: familyEvent("pipeline"),
+  schema: familyEvent("schema"),
   webhook: familyEvent("webhook"),
 } satisfies Record<EventFamily, unknown>;
 
 /** An event: its `type` says its family, and so the shape of its `data`. */
-export const EventView = t.Union([EVENT_FAMILY_SCHEMAS.document, EVENT_FAMILY_SCHEMAS.pipeline, EVENT_FAMILY_SCHEMAS.webhook], {
-  title: "Event",
-});
+export const EventView = t.Union(
+  [EVENT_FAMILY_SCHEMAS.document, EVENT_FAMILY_SCHEMAS.pipeline, EVENT_FAMILY_SCHEMAS.schema, EVENT_FAMILY_SCHEMAS.webhook],
+  {
+    title: "Event",
+  },
+);
 
 export const EventsPage = t.Object(
   {

@@ -2,10 +2,11 @@
  * A utility run's output: the success body a client gets, or the bytes a save writes. Output bytes from a
  * worker are never turned into a string here.
  */
-import type { DocumentRow } from "../../db/schema";
+
 import type { RunPlan } from "../../engine/run-plan";
 import type { RunResult } from "../../engine/run-result";
 import type { Utility } from "../../utilities/types";
+import type { WrittenDocument } from "../documents/schema-guard";
 import { documentView } from "../documents/service";
 
 const encoder = new TextEncoder();
@@ -35,7 +36,7 @@ export function responseBody(
   plan: Pick<RunPlan, "pipeline" | "output"> & { steps: { utility: Utility }[] },
   result: RunResult,
   credits: number,
-  document?: DocumentRow,
+  document?: WrittenDocument,
 ): ResponseBody {
   const after: string[] = [];
   if (plan.pipeline) {
@@ -44,6 +45,7 @@ export function responseBody(
   } else after.push(`"durationMs":${rounded(result.stepDurationsMs[0])}`);
   after.push(`"creditsUsed":${credits}`);
   if (document) after.push(`"document":${JSON.stringify(documentView(document))}`);
+  if (document?.schemaWarnings) after.push(`"warnings":${JSON.stringify(document.schemaWarnings.warnings)}`);
   const tail = `,${after.join(",")}}`;
   if (plan.output?.returnOutput === false) return `{"success":true${tail}`;
   if ("outputJson" in result) return `{"success":true,"output":${result.outputJson}${tail}`;

@@ -11,7 +11,6 @@ import { ERRORS } from "../../core/error-codes";
 import { forbidden, HttpError, httpError, validationError } from "../../core/errors";
 import { CheckedJson } from "../../core/json/parse";
 import type { Db } from "../../db/client";
-import type { DocumentRow } from "../../db/schema";
 import { runSteps } from "../../engine/execution";
 import type { WorkerPool } from "../../engine/pool";
 import {
@@ -34,6 +33,7 @@ import type { UtilityRegistry } from "../../utilities/registry";
 import type { Utility } from "../../utilities/types";
 import type { Principal } from "../auth/index";
 import { contentETag, ifMatchAllows } from "../documents/etag";
+import type { WrittenDocument } from "../documents/schema-guard";
 import { createDocument, type DocumentsDeps, getDocument, openContent, preconditionFailed, replaceContent } from "../documents/service";
 import { creditPeriodStart } from "../usage/service";
 import { inWorker } from "./in-worker";
@@ -256,7 +256,12 @@ async function checkSaveTarget(documents: DocumentsDeps, accountId: string, outp
   if (!ifMatchAllows(output.ifMatch ?? null, current)) throw preconditionFailed(current);
 }
 
-function saveOutput(documents: DocumentsDeps, accountId: string, output: OutputSpec, result: RunResult): Promise<DocumentRow> | undefined {
+function saveOutput(
+  documents: DocumentsDeps,
+  accountId: string,
+  output: OutputSpec,
+  result: RunResult,
+): Promise<WrittenDocument> | undefined {
   if (!output.saveAs && output.saveTo === undefined) return undefined;
   const content = new CheckedJson(outputBytes(result));
   if (output.saveAs) return createDocument(documents, accountId, { ...output.saveAs, content }, undefined);

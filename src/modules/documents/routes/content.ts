@@ -9,7 +9,7 @@ import { contentETag, ifNoneMatchHits } from "../etag";
 import { ContentReplaced, DocumentResponse, IdParams, JsonPatchDocument, MergePatchDocument } from "../model";
 import { documentView, getDocument, openContent, replaceContent } from "../service";
 import { patchContent } from "../versions";
-import { type DocumentRoutesDeps, rawBytes } from "./common";
+import { type DocumentRoutesDeps, rawBytes, schemaWarningsOf } from "./common";
 
 export const contentRoutes = (deps: DocumentRoutesDeps) =>
   new Elysia({ prefix: "/api/v1", detail: { tags: ["Documents"] } })
@@ -55,7 +55,7 @@ export const contentRoutes = (deps: DocumentRoutesDeps) =>
           ifMatch: request.headers.get("if-match"),
         });
         set.headers.ETag = contentETag(row.contentHash);
-        return { success: true as const, fileSize: row.fileSize };
+        return { success: true as const, fileSize: row.fileSize, ...schemaWarningsOf(set, row) };
       },
       {
         params: IdParams,
@@ -89,7 +89,7 @@ export const contentRoutes = (deps: DocumentRoutesDeps) =>
           { ifMatch: request.headers.get("if-match") },
         );
         set.headers.ETag = contentETag(row.contentHash);
-        return { success: true as const, document: documentView(row) };
+        return { success: true as const, document: documentView(row), ...schemaWarningsOf(set, row) };
       },
       {
         params: IdParams,

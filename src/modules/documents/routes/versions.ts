@@ -9,7 +9,7 @@ import { listLimit } from "../listing";
 import { DocumentResponse, IdParams, LIMIT_PARAMETER, VersionParams, VersionsQuery, VersionsResponse } from "../model";
 import { documentView } from "../service";
 import { findVersion, listVersions, openVersionContent, restoreVersion, versionView } from "../versions";
-import type { DocumentRoutesDeps } from "./common";
+import { type DocumentRoutesDeps, schemaWarningsOf } from "./common";
 
 export const versionRoutes = (deps: DocumentRoutesDeps) =>
   new Elysia({ prefix: "/api/v1", detail: { tags: ["Documents"] } })
@@ -75,7 +75,7 @@ export const versionRoutes = (deps: DocumentRoutesDeps) =>
           ifMatch: request.headers.get("if-match"),
         });
         set.headers.ETag = contentETag(row.contentHash);
-        return { success: true as const, document: documentView(row) };
+        return { success: true as const, document: documentView(row), ...schemaWarningsOf(set, row) };
       },
       {
         params: VersionParams,
