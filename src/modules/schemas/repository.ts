@@ -21,9 +21,11 @@ export class FolderTaken extends Error {}
 /** Another schema of the account has this URI. */
 export class UriTaken extends Error {}
 
-const isUniqueViolation = (error: unknown, constraint: string) =>
-  (error as { code?: string; constraint_name?: string })?.code === "23505" &&
-  ((error as { constraint_name?: string }).constraint_name ?? "").includes(constraint);
+/** postgres.js's error, or the one Drizzle wrapped it in (`cause`). */
+function isUniqueViolation(error: unknown, constraint: string): boolean {
+  const pg = ((error as { cause?: unknown })?.cause ?? error) as { code?: string; constraint_name?: string } | undefined;
+  return pg?.code === "23505" && (pg.constraint_name ?? "").includes(constraint);
+}
 
 function refused(error: unknown): never {
   if (isUniqueViolation(error, "schema_folders")) throw new FolderTaken();
