@@ -41,6 +41,9 @@ interface Fixtures {
   webhookId: string;
   doomedWebhookId: string;
   deliveryId: string;
+  /** a schema of key's account governing the folder "governed" (mode reject), and an unbound one a case deletes */
+  schemaId: string;
+  doomedSchemaId: string;
 }
 
 interface Case {
@@ -231,6 +234,7 @@ export const CASES: Case[] = [
   { operation: "streamEvents", name: "no key", status: 401, method: "GET", path: () => "/api/v1/events/stream", options: () => NO_KEY },
 
   ...webhookCases(),
+  ...schemaCases(),
   ...utilityRunCases(),
 
   { operation: "listUtilities", name: "catalogue", status: 200, method: "GET", path: () => "/api/v1/utilities", options: (f) => user(f) },
@@ -1138,6 +1142,38 @@ function utilityRunCases(): Case[] {
   });
 }
 
+/** The schemas API's cases, and a write its schema refuses (fixtures: schemaId governs "governed", doomedSchemaId). */
+function schemaCases(): Case[] {
+  const schemas = "/api/v1/schemas";
+  const at = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, body?: unknown): Case => ({
+    operation,
+    name,
+    status,
+    method,
+    path,
+    options: (f) => user(f, body === undefined ? {} : { body }),
+  });
+  return [
+    at("createSchema", "created", 201, "POST", () => schemas, { name: "s", schema: { type: "object" }, mode: "warn" }),
+    at("createSchema", "not a schema", 400, "POST", () => schemas, { name: "s", schema: { type: 7 } }),
+    at("listSchemas", "listed", 200, "GET", () => `${schemas}?limit=2`),
+    at("listSchemas", "invalid cursor", 400, "GET", () => `${schemas}?cursor=nope`),
+    at("getSchema", "found", 200, "GET", (f) => `${schemas}/${f.schemaId}?version=1`),
+    at("getSchema", "not found", 404, "GET", () => `${schemas}/sch_none`),
+    at("updateSchema", "renamed", 200, "PATCH", (f) => `${schemas}/${f.schemaId}`, { name: "orders" }),
+    at("updateSchema", "folder taken", 409, "PATCH", (f) => `${schemas}/${f.doomedSchemaId}`, { folders: ["governed"] }),
+    at("deleteSchema", "still bound", 409, "DELETE", (f) => `${schemas}/${f.schemaId}`),
+    at("deleteSchema", "deleted", 200, "DELETE", (f) => `${schemas}/${f.doomedSchemaId}`),
+    at("validateAgainstSchema", "invalid content", 200, "POST", (f) => `${schemas}/${f.schemaId}/validate`, { content: { id: "x" } }),
+    at("validateAgainstSchema", "neither content nor documentId", 400, "POST", (f) => `${schemas}/${f.schemaId}/validate`, {}),
+    at("createDocument", "breaks its folder's schema", 422, "POST", () => "/api/v1/documents", {
+      name: "bad",
+      folder: "governed",
+      content: { id: "x" },
+    }),
+  ];
+}
+
 function webhookCases(): Case[] {
   const hooks = "/api/v1/webhooks";
   const own = (f: Fixtures, options: RequestOptions = {}): RequestOptions => ({ key: f.webhooksKey, ...options });
@@ -1214,6 +1250,9 @@ beforeAll(async () => {
   await t.json("POST", "/api/v1/documents", { key: webhooksKey, body: { name: "for a delivery", content: 1 } });
   await fannedOut(t, webhook.body.webhook.id);
   const deliveries = await t.json("GET", `/api/v1/webhooks/${webhook.body.webhook.id}/deliveries`, { key: webhooksKey });
+  const order = { type: "object", properties: { id: { type: "integer" } } };
+  const schema = await t.json("POST", "/api/v1/schemas", { key, body: { name: "order", schema: order, folders: ["governed"] } });
+  const doomedSchema = await t.json("POST", "/api/v1/schemas", { key, body: { name: "to delete", schema: true } });
   fixtures = {
     key,
     accountId,
@@ -1232,6 +1271,8 @@ beforeAll(async () => {
     webhookId: webhook.body.webhook.id,
     doomedWebhookId: doomedWebhook.body.webhook.id,
     deliveryId: deliveries.body.deliveries[0].id,
+    schemaId: schema.body.schema.id,
+    doomedSchemaId: doomedSchema.body.schema.id,
   };
 });
 afterAll(async () => {

@@ -49,7 +49,8 @@ const RUN_ERRORS = {
   404: problems`${ERRORS.document_not_found} (an input or output.saveTo)`,
   408: problems`${ERRORS.utility_timeout}: one UTILITY_TIMEOUT_MS for the whole pipeline; the credits are used`,
   412: problems`${ERRORS.precondition_failed}: output.ifMatch does not match saveTo's content ETag`,
-  413: problems`${ERRORS.payload_too_large} (the request plus the stored inputs), ${ERRORS.result_too_large} (the steps would build more than UTILITY_MAX_OUTPUT_BYTES: the credits are used), ${ERRORS.document_too_large} or ${ERRORS.storage_limit_exceeded} (the saved output: every credit given back)`,
+  413: problems`${ERRORS.payload_too_large} (the request plus the stored inputs), ${ERRORS.result_too_large} (the steps would build more than UTILITY_MAX_OUTPUT_BYTES: the credits are used), ${ERRORS.document_too_large} or ${ERRORS.storage_limit_exceeded} (the saved output: every credit given back), or ${ERRORS.schema_validation_too_expensive} (its folder's schema could not be checked within its budget)`,
+  422: problems`${ERRORS.schema_violation}: the saved output breaks its folder's schema (mode reject); nothing was saved, every credit given back`,
   429: problems`${ERRORS.account_busy}: the account already has UTILITY_QUEUE_PER_ACCOUNT runs waiting for a worker besides the UTILITY_WORKERS_PER_ACCOUNT it may run at once; other accounts are not affected; retry after Retry-After`,
   503: problems`${ERRORS.busy}: every utility worker is busy and UTILITY_QUEUE_LIMIT runs of all accounts wait; retry after Retry-After`,
 };

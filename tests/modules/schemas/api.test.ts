@@ -27,7 +27,7 @@ describe("create, read, change, delete", () => {
     const text = '{"type":"object","properties":{"id":{"maximum":18446744073709551615}}}';
     const patched = await t.request("PATCH", `${SCHEMAS}/${id}`, { key, rawBody: `{"schema":${text},"mode":"warn"}` });
     expect(patched.status).toBe(200);
-    expect((await patched.json()).schema).toMatchObject({ version: 2, mode: "warn", folders: ["orders"] });
+    expect(((await patched.json()) as { schema: unknown }).schema).toMatchObject({ version: 2, mode: "warn", folders: ["orders"] });
 
     const current = await t.request("GET", `${SCHEMAS}/${id}`, { key });
     expect(await current.text()).toContain(`"version":2,"folders":["orders"],"mode":"warn"`);
@@ -101,7 +101,10 @@ describe("references between an account's schemas", () => {
       body: { name: "address", schema: { $id: "https://schemas.example/address", type: "object", required: ["city"] } },
     });
     expect(address.status).toBe(201);
-    const byId = await t.json("POST", SCHEMAS, { key, body: { name: "a", schema: { properties: { to: { $ref: "https://schemas.example/address" } } } } });
+    const byId = await t.json("POST", SCHEMAS, {
+      key,
+      body: { name: "a", schema: { properties: { to: { $ref: "https://schemas.example/address" } } } },
+    });
     expect(byId.status).toBe(201);
     const byUrn = await t.json("POST", SCHEMAS, { key, body: { name: "b", schema: { $ref: byId.body.schema.uri } } });
     expect(byUrn.status).toBe(201);
@@ -109,7 +112,10 @@ describe("references between an account's schemas", () => {
     expect(dry.body).toMatchObject({ success: true, valid: false, errors: [{ path: "/to", keyword: "required" }] });
     expect(dry.body.errors[0].schemaPath).toBe("/$ref/properties/to/$ref/required");
 
-    const foreign = await t.json("POST", SCHEMAS, { key: other.key, body: { name: "c", schema: { $ref: "https://schemas.example/address" } } });
+    const foreign = await t.json("POST", SCHEMAS, {
+      key: other.key,
+      body: { name: "c", schema: { $ref: "https://schemas.example/address" } },
+    });
     expect(foreign.status).toBe(400);
     expect(foreign.body.errors[0].path).toBe("/schema/$ref");
   });
@@ -133,7 +139,10 @@ describe("tenant isolation", () => {
     }
     expect((await t.json("GET", SCHEMAS, { key: stranger.key })).body.schemas).toEqual([]);
     // the same folder name in another account is not governed
-    const created = await t.json("POST", "/api/v1/documents", { key: stranger.key, body: { name: "d", folder: "shared-name", content: { id: "x" } } });
+    const created = await t.json("POST", "/api/v1/documents", {
+      key: stranger.key,
+      body: { name: "d", folder: "shared-name", content: { id: "x" } },
+    });
     expect(created.status).toBe(201);
   });
 

@@ -68,7 +68,10 @@ describe("bounded validation", () => {
 
   test("errors are bounded: at most 100 listed", async () => {
     const key = await governedBy({ items: { type: "string" } });
-    const answer = await t.json("POST", "/api/v1/documents", { key, body: { name: "d", folder: "f", content: Array.from({ length: 500 }, (_, i) => i) } });
+    const answer = await t.json("POST", "/api/v1/documents", {
+      key,
+      body: { name: "d", folder: "f", content: Array.from({ length: 500 }, (_, i) => i) },
+    });
     expect(answer.status).toBe(422);
     expect(answer.body.errors).toHaveLength(100);
     expect(answer.body.errors[99]).toMatchObject({ path: "/99", keyword: "type", schemaPath: "/items/type" });

@@ -29,7 +29,7 @@ interface Group {
 const parseExact = (text: string) =>
   JSON.parse(text, (_key, value, context?: { source?: string }) =>
     typeof value === "number" && !Number.isSafeInteger(value) && context?.source && /^-?\d+$/.test(context.source)
-      ? JSON.rawJSON(context.source)
+      ? (JSON as unknown as { rawJSON: (text: string) => unknown }).rawJSON(context.source)
       : value,
   );
 
@@ -44,7 +44,10 @@ function files(dir: string): string[] {
  * Groups excluded, with why: their remote is named by a retrieval URL that differs from its own `$id`.
  * Kiln knows an account's schema only by its `$id` (or urn:kiln:schema:<id>), never by where it came from.
  */
-const EXCLUDED = new Set(["refRemote.json | remote HTTP ref with different $id", "refRemote.json | remote HTTP ref with different URN $id"]);
+const EXCLUDED = new Set([
+  "refRemote.json | remote HTTP ref with different $id",
+  "refRemote.json | remote HTTP ref with different URN $id",
+]);
 
 let t: TestApp;
 beforeAll(async () => {
@@ -77,7 +80,10 @@ async function runFile(key: string, file: string, tally: Tally): Promise<void> {
   for (const group of groups) {
     const label = `${file} | ${group.description}`;
     if (EXCLUDED.has(label)) continue;
-    const created = await t.request("POST", "/api/v1/schemas", { key, rawBody: `{"name":"case","schema":${JSON.stringify(group.schema)}}` });
+    const created = await t.request("POST", "/api/v1/schemas", {
+      key,
+      rawBody: `{"name":"case","schema":${JSON.stringify(group.schema)}}`,
+    });
     const createdBody = (await created.json()) as { schema?: { id: string }; detail?: string };
     if (created.status !== 201) {
       tally.failed.push(...group.tests.map((c) => `${label} | ${c.description}: refused at save: ${createdBody.detail}`));
@@ -110,7 +116,8 @@ describe("JSON-Schema-Test-Suite, draft 2020-12", () => {
     const key = await accountWithRemotes();
     const tally: Tally = { passed: 0, failed: [] };
     const formats: Tally = { passed: 0, failed: [] };
-    for (const file of files(join(SUITE, "optional"))) await runFile(key, join("optional", file), file.startsWith("format/") ? formats : tally);
+    for (const file of files(join(SUITE, "optional")))
+      await runFile(key, join("optional", file), file.startsWith("format/") ? formats : tally);
     console.log(`optional: ${tally.passed} passed, ${tally.failed.length} failed\n  ${tally.failed.join("\n  ")}`);
     console.log(`optional/format (annotations only in Kiln): ${formats.passed} passed, ${formats.failed.length} failed`);
     expect(tally.passed).toBeGreaterThan(0);

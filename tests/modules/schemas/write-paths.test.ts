@@ -129,7 +129,11 @@ const PATHS: {
     write: (key) =>
       t.json("POST", "/api/v1/pipelines/run", {
         key,
-        body: { steps: [{ utility: "schema.clean-json" }], inputs: { primary: INVALID }, output: { saveAs: { name: "out", folder: "orders" } } },
+        body: {
+          steps: [{ utility: "schema.clean-json" }],
+          inputs: { primary: INVALID },
+          output: { saveAs: { name: "out", folder: "orders" } },
+        },
       }),
     after: async (key) => (await t.json("GET", "/api/v1/documents?folder=orders", { key })).body.documents.length,
   },
@@ -163,7 +167,11 @@ describe("mode warn: stored, with warnings, Kiln-Schema-Warnings and an event", 
       expect(events.body.events).toEqual([
         expect.objectContaining({
           type: "schema.violated",
-          data: expect.objectContaining({ schema: { id: setup.schemaId, version: 1 }, warningCount: 1, warnings: [expect.objectContaining(ERROR)] }),
+          data: expect.objectContaining({
+            schema: { id: setup.schemaId, version: 1 },
+            warningCount: 1,
+            warnings: [expect.objectContaining(ERROR)],
+          }),
         }),
       ]);
     });
@@ -173,8 +181,13 @@ describe("which schema governs", () => {
   test("the nearest bound ancestor; valid content and ungoverned folders pass untouched", async () => {
     const setup = await governed("reject");
     await t.json("POST", "/api/v1/schemas", { key: setup.key, body: { name: "loose", schema: true, folders: ["orders/archive"] } });
-    expect((await t.json("POST", "/api/v1/documents", { key: setup.key, body: { name: "a", folder: "orders/archive/2019", content: INVALID } })).status).toBe(201);
-    expect((await t.json("POST", "/api/v1/documents", { key: setup.key, body: { name: "b", folder: "ordersx", content: INVALID } })).status).toBe(201);
+    expect(
+      (await t.json("POST", "/api/v1/documents", { key: setup.key, body: { name: "a", folder: "orders/archive/2019", content: INVALID } }))
+        .status,
+    ).toBe(201);
+    expect(
+      (await t.json("POST", "/api/v1/documents", { key: setup.key, body: { name: "b", folder: "ordersx", content: INVALID } })).status,
+    ).toBe(201);
     const valid = await t.json("POST", "/api/v1/documents", { key: setup.key, body: { name: "c", folder: "orders/x", content: VALID } });
     expect(valid.status).toBe(201);
     expect(valid.headers.get("kiln-schema-warnings")).toBeNull();
@@ -183,20 +196,38 @@ describe("which schema governs", () => {
 
   test("a new schema version applies to the next write; the 422 names it", async () => {
     const setup = await governed("reject");
-    await t.json("PATCH", `/api/v1/schemas/${setup.schemaId}`, { key: setup.key, body: { schema: { ...ORDER, required: ["id", "total"] } } });
+    await t.json("PATCH", `/api/v1/schemas/${setup.schemaId}`, {
+      key: setup.key,
+      body: { schema: { ...ORDER, required: ["id", "total"] } },
+    });
     const answer = await t.json("POST", "/api/v1/documents", { key: setup.key, body: { name: "d", folder: "orders", content: VALID } });
     expect(answer.status).toBe(422);
     expect(answer.body.schema).toEqual({ id: setup.schemaId, version: 2 });
-    expect(answer.body.errors).toEqual([{ path: "", keyword: "required", schemaPath: "/required", message: 'must have the property "total"' }]);
+    expect(answer.body.errors).toEqual([
+      { path: "", keyword: "required", schemaPath: "/required", message: 'must have the property "total"' },
+    ]);
   });
 
   test("import: a failing line fails with its errors, the others go on", async () => {
     const setup = await governed("reject");
-    const lines = [VALID, INVALID, VALID].map((content, i) => JSON.stringify({ document: { name: `l${i}`, folder: "orders" }, content })).join("\n");
-    const response = await t.request("POST", "/api/v1/import", { key: setup.key, rawBody: lines, headers: { "content-type": "application/x-ndjson" } });
-    const results = (await response.text()).trim().split("\n").map((line) => JSON.parse(line));
+    const lines = [VALID, INVALID, VALID]
+      .map((content, i) => JSON.stringify({ document: { name: `l${i}`, folder: "orders" }, content }))
+      .join("\n");
+    const response = await t.request("POST", "/api/v1/import", {
+      key: setup.key,
+      rawBody: lines,
+      headers: { "content-type": "application/x-ndjson" },
+    });
+    const results = (await response.text())
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
     expect(results[0].id).toMatch(/^doc_/);
-    expect(results[1].error).toMatchObject({ code: "schema_violation", schema: { id: setup.schemaId, version: 1 }, errors: [expect.objectContaining(ERROR)] });
+    expect(results[1].error).toMatchObject({
+      code: "schema_violation",
+      schema: { id: setup.schemaId, version: 1 },
+      errors: [expect.objectContaining(ERROR)],
+    });
     expect(results[2].id).toMatch(/^doc_/);
     expect((await t.json("GET", "/api/v1/documents?folder=orders", { key: setup.key })).body.documents).toHaveLength(2);
   });
@@ -204,8 +235,14 @@ describe("which schema governs", () => {
   test("large content is validated off the main thread with the same answer", async () => {
     const setup = await governed("reject");
     const big = { id: "one", pad: "x".repeat(200_000) };
-    expectViolation(await t.json("POST", "/api/v1/documents", { key: setup.key, body: { name: "big", folder: "orders", content: big } }), setup);
-    const ok = await t.json("POST", "/api/v1/documents", { key: setup.key, body: { name: "big", folder: "orders", content: { ...big, id: 2 } } });
+    expectViolation(
+      await t.json("POST", "/api/v1/documents", { key: setup.key, body: { name: "big", folder: "orders", content: big } }),
+      setup,
+    );
+    const ok = await t.json("POST", "/api/v1/documents", {
+      key: setup.key,
+      body: { name: "big", folder: "orders", content: { ...big, id: 2 } },
+    });
     expect(ok.status).toBe(201);
   });
 });

@@ -71,7 +71,8 @@ export const documentRoutes = (deps: DocumentRoutesDeps) =>
           description:
             "Exactly one of content (stored exactly as written in the request) and contentText (JSON text, stored byte for byte).",
           errors: {
-            413: problems`${ERRORS.document_too_large} (over the account's maximum document size) or ${ERRORS.storage_limit_exceeded}`,
+            413: problems`${ERRORS.document_too_large} (over the account's maximum document size), ${ERRORS.storage_limit_exceeded}, or ${ERRORS.schema_validation_too_expensive} (its folder's schema could not be checked within its budget)`,
+            422: problems`${ERRORS.schema_violation}: the content breaks its folder's schema (mode reject); nothing was written`,
             503: problems`${ERRORS.content_store_unavailable}: the content store cannot be reached; nothing was stored (Retry-After)`,
             507: problems`${ERRORS.insufficient_storage}: the content store has no room (a full disk); nothing was stored`,
           },
@@ -132,6 +133,8 @@ export const documentRoutes = (deps: DocumentRoutesDeps) =>
           errors: {
             404: problems`${ERRORS.document_not_found}`,
             412: problems`${ERRORS.precondition_failed}: If-Match is not the current metadata ETag`,
+            413: problems`${ERRORS.schema_validation_too_expensive}: a move into a governed folder whose schema could not check the content within its budget`,
+            422: problems`${ERRORS.schema_violation}: a move into a folder whose schema (mode reject) the content breaks; nothing changed`,
           },
           headers: { 200: ["ETag"] },
           conditional: ["If-Match"],

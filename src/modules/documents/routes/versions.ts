@@ -88,7 +88,8 @@ export const versionRoutes = (deps: DocumentRoutesDeps) =>
           errors: {
             404: problems`${ERRORS.document_not_found}, or ${ERRORS.version_not_found} for a version that is not kept`,
             412: problems`${ERRORS.precondition_failed}: If-Match is not the current content ETag`,
-            413: problems`${ERRORS.document_too_large} or ${ERRORS.storage_limit_exceeded}: the copy does not fit the account`,
+            413: problems`${ERRORS.document_too_large} or ${ERRORS.storage_limit_exceeded}: the copy does not fit the account, or ${ERRORS.schema_validation_too_expensive} (its folder's schema could not be checked within its budget)`,
+            422: problems`${ERRORS.schema_violation}: the restored content breaks its folder's schema (mode reject); nothing was written`,
           },
           headers: { 200: ["ETag"] },
           conditional: ["If-Match"],
