@@ -1,7 +1,7 @@
 /** The interpreter on its own: exact numbers, error pointers, the compile step's refusals. */
 import { describe, expect, test } from "bun:test";
 import { compileSources, metaSchemaProblems } from "../../../src/core/json-schema/check";
-import { SchemaCompileError } from "../../../src/core/json-schema/compile";
+import type { SchemaCompileError } from "../../../src/core/json-schema/compile";
 import { validateValue } from "../../../src/core/json-schema/validate";
 import { isMultipleOf, parseJsonExact } from "../../../src/core/json-schema/values";
 
