@@ -12,6 +12,7 @@ import { eventsCommand } from "./events";
 import { keysCommand } from "./keys";
 import { pipelineCommand } from "./pipeline";
 import { runCommand } from "./run";
+import { schemasCommand } from "./schemas";
 import { serveCommand } from "./serve";
 import { exportCommand, importCommand } from "./transfer";
 import { usageCommand } from "./usage";
@@ -33,6 +34,7 @@ const program = new Command("kiln")
   .addCommand(importCommand(connection))
   .addCommand(keysCommand(connection))
   .addCommand(usageCommand(connection))
+  .addCommand(schemasCommand(connection))
   .addCommand(webhooksCommand(connection))
   .addCommand(serveCommand());
 
