@@ -1,7 +1,7 @@
 /**
  * `bun run bench` / `bun run bench:full`: every section in one run, then one table of ratios.
  *
- *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,metrics,cluster,growth,events] [--readme]
+ *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,schemas,metrics,cluster,growth,events] [--readme]
  *   bun bench/run.ts --help
  *
  * `growth` (an account grown to a million documents, bench/growth.ts) and `events` (the outbox's cost,
@@ -26,6 +26,7 @@ import { benchMetrics } from "./metrics";
 import { benchEngineScript, benchOverheads } from "./overheads";
 import { benchPatch } from "./patch";
 import { benchPipelines } from "./pipelines";
+import { benchSchemas } from "./schemas";
 import { settingsFor } from "./settings";
 import { benchStorage } from "./storage";
 import { benchUtilities } from "./utilities";
@@ -40,6 +41,7 @@ const SECTIONS = [
   "compression",
   "export",
   "patch",
+  "schemas",
   "metrics",
   "cluster",
   "growth",
@@ -125,6 +127,7 @@ try {
   // 10,000 documents of 20 kB (200 MB) with --full; 2,000 (40 MB) otherwise
   if (only.has("export")) await isolated("export", () => benchExportMemory(settings.full ? 10_000 : 2_000, 20_000));
   if (only.has("patch")) await isolated("patch", () => benchPatch(settings));
+  if (only.has("schemas")) await isolated("schemas", () => benchSchemas(settings));
   if (only.has("metrics")) await isolated("metrics", () => benchMetrics(settings));
   if (only.has("cluster")) await isolated("cluster", () => benchCluster(settings));
 } finally {

@@ -217,7 +217,7 @@ function evaluateObject(
           if (sub(properties[key], value[key], at, `properties/${pointerToken(key)}`)) return null;
         }
         for (const pattern of patterns)
-          if (compiled.patterns.get(pattern)?.matcher(key).find()) {
+          if (compiled.patterns.get(pattern)?.test(key)) {
             matched = true;
             addProp(ann, key);
             if (
@@ -347,7 +347,7 @@ function validationKeywords(
     if (isNumber(maxLength) && length > maxLength && fail("maxLength", `must be at most ${String(maxLength)} characters long`)) return true;
     if (
       typeof schema.pattern === "string" &&
-      !patterns.get(schema.pattern)?.matcher(value).find() &&
+      !patterns.get(schema.pattern)?.test(value) &&
       fail("pattern", `must match the pattern ${schema.pattern}`)
     )
       return true;

@@ -99,7 +99,7 @@ export function codePointLength(text: string): number {
 
 /** A JSON Pointer reference token: `~` and `/` escaped. */
 export const pointerToken = (key: string | number): string =>
-  typeof key === "number" ? String(key) : key.replaceAll("~", "~0").replaceAll("/", "~1");
+  typeof key === "number" ? String(key) : /[~/]/.test(key) ? key.replaceAll("~", "~0").replaceAll("/", "~1") : key;
 
 export function unescapePointerToken(token: string): string {
   return token.replaceAll("~1", "/").replaceAll("~0", "~");

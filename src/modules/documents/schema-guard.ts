@@ -16,10 +16,16 @@ export interface SchemaWarnings {
 /**
  * The schemas module's side of every content write. `check` validates content bound for `folder` (the
  * folder's schema resolved now, no transaction open): it throws 422 schema_violation in mode reject, and
- * answers the warnings in mode warn. `warned` records the event once such a write has committed.
+ * answers the warnings in mode warn. `folder` is asked only when the account has bound folders, and
+ * `content` only when the folder is governed (undefined: there is nothing to check after all), so an
+ * account without schemas pays one indexed read per write. `warned` records the event once such a write has committed.
  */
 export interface SchemaGuard {
-  check(accountId: string, folder: string | null, bytes: Uint8Array): Promise<SchemaWarnings | undefined>;
+  check(
+    accountId: string,
+    folder: () => string | null | Promise<string | null>,
+    content: () => Promise<Uint8Array | undefined>,
+  ): Promise<SchemaWarnings | undefined>;
   warned(accountId: string, document: DocumentRow, warnings: SchemaWarnings): Promise<void>;
 }
 
@@ -33,7 +39,7 @@ export async function checkedAgainstSchema(
   folder: () => string | null | Promise<string | null>,
   bytes: Uint8Array,
 ): Promise<SchemaWarnings | undefined> {
-  return guard ? guard.check(accountId, await folder(), bytes) : undefined;
+  return guard ? guard.check(accountId, folder, async () => bytes) : undefined;
 }
 
 /** The written row with its warnings, once their event is recorded. */
@@ -59,7 +65,12 @@ export async function movedAgainstSchema(
   open: () => Promise<{ row: DocumentRow; content: OpenedContent }>,
 ): Promise<SchemaWarnings | undefined> {
   if (!guard || folder === undefined || folder === null) return undefined;
-  const { row, content } = await open();
-  if (row.folder === folder) return undefined;
-  return guard.check(accountId, folder, new Uint8Array(await content.body.arrayBuffer()));
+  return guard.check(
+    accountId,
+    () => folder,
+    async () => {
+      const { row, content } = await open();
+      return row.folder === folder ? undefined : new Uint8Array(await content.body.arrayBuffer());
+    },
+  );
 }

@@ -109,10 +109,14 @@ export async function validateBytes(
 
 export function schemaGuard(deps: SchemaValidationDeps): SchemaGuard {
   return {
-    async check(accountId, folder, bytes): Promise<SchemaWarnings | undefined> {
-      if (folder === null) return undefined;
-      const binding = nearestBinding(await deps.repository.bindings(accountId), folder);
+    async check(accountId, folder, content): Promise<SchemaWarnings | undefined> {
+      const bindings = await deps.repository.bindings(accountId);
+      if (bindings.length === 0) return undefined;
+      const where = await folder();
+      const binding = where === null ? undefined : nearestBinding(bindings, where);
       if (!binding) return undefined;
+      const bytes = await content();
+      if (!bytes) return undefined;
       const outcome = await validateBytes(deps, accountId, await compiledFor(deps, accountId, binding), bytes);
       if (outcome.valid) return undefined;
       const schema = { id: binding.id, version: binding.version };
