@@ -22,6 +22,9 @@ export const accounts = pgTable(
     rateLimitPerMinute: integer("rate_limit_per_minute"),
     /** content versions kept per document, the current one included */
     maxVersions: integer("max_versions"),
+    /** jobs of the account running at once, and waiting to run (src/modules/jobs) */
+    maxRunningJobs: integer("max_running_jobs"),
+    maxQueuedJobs: integer("max_queued_jobs"),
     createdAt: epochMs("created_at").notNull(),
     /** the sum of idempotency_keys.kept_bytes, kept by kiln_idempotency_kept_bytes; bounded by IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT */
     idempotencyKeptBytes: bytes("idempotency_kept_bytes").notNull().default(0),
@@ -392,3 +395,5 @@ export const webhookAttempts = pgTable(
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
+
+export * from "./schema-jobs";

@@ -12,6 +12,7 @@ import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import type { Permission } from "../../core/plans";
 import { DocumentView } from "../documents/model";
+import { JobView } from "../jobs/model";
 
 /** A document event's `data`: the document as the documents API shows it, as the change left it. */
 const DocumentEventData = t.Object(
@@ -56,11 +57,14 @@ const WebhookEventData = t.Object(
   { title: "WebhookEventData" },
 );
 
+const JobEventData = t.Object({ job: JobView }, { title: "JobEventData" });
+
 /**
  * The families, in the order the API lists them. `title`: the OpenAPI name of the family's event schema.
  * Who writes each: document.created and document.content_replaced by kiln_create and kiln_new_version, the
  * other document events by kiln_document_events (the documents trigger), pipeline events by
- * kiln_pipeline_events (the pipelines trigger), webhook.disabled by the delivery loop (INSERT_EVENT).
+ * kiln_pipeline_events (the pipelines trigger), webhook.disabled by the delivery loop (INSERT_EVENT), job
+ * events by the job runner and a cancel in the transaction that finishes the job (jobs/statements.ts RECORD_EVENT).
  */
 export const EVENT_CATALOGUE = {
   document: {
@@ -87,6 +91,12 @@ export const EVENT_CATALOGUE = {
     types: ["webhook.disabled"],
     data: WebhookEventData,
     title: "WebhookEvent",
+  },
+  job: {
+    permission: "documents",
+    types: ["job.succeeded", "job.failed", "job.cancelled"],
+    data: JobEventData,
+    title: "JobEvent",
   },
 } as const satisfies Record<string, { permission: Permission; types: readonly [string, ...string[]]; data: unknown; title: string }>;
 
