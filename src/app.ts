@@ -28,6 +28,10 @@ import { eventsModule } from "./modules/events";
 import { createEventNotifier, mayHaveWritten } from "./modules/events/notifier";
 import { eventStreamsOf } from "./modules/events/stream";
 import { healthModule } from "./modules/health";
+import { jobsModule } from "./modules/jobs";
+import { JobKinds } from "./modules/jobs/kinds";
+import { jobRunner, type RunnerOptions } from "./modules/jobs/runner";
+import { utilityJobKind } from "./modules/jobs/utility-kind";
 import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
 import { pipelinesRepository } from "./modules/pipelines/repository";
 import { schemasModule } from "./modules/schemas";
@@ -135,6 +139,25 @@ export function createApp(deps: AppDeps) {
     metrics,
   };
 
+  // Job kinds register here; the runner (every node's background work, src/index.ts) runs them all.
+  const jobKinds = new JobKinds().register(
+    utilityJobKind({
+      documents,
+      pool: deps.workerPool,
+      registry: utilityEngine.registry,
+      logger,
+      reportOutputMaxBytes: config.jobs.reportOutputMaxBytes,
+    }),
+  );
+  const jobs = {
+    database,
+    documents: documents.repository,
+    pipelines: pipelinesRepository(database.db),
+    registry: utilityEngine.registry,
+    config: config.jobs,
+    now: utilityEngine.now,
+  };
+
   const streams = eventStreamsOf(database, {
     heartbeatMs: config.eventsHeartbeatMs,
     limits: config.eventStreamLimits,
@@ -181,6 +204,7 @@ export function createApp(deps: AppDeps) {
     .use(
       pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }),
     )
+    .use(jobsModule({ ...jobs, auth, idempotency }))
     .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }))
     .use(schemasModule({ ...schemas, auth, documents }))
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), linkBase: linkBaseOf(config), auth }));
@@ -195,7 +219,15 @@ export function createApp(deps: AppDeps) {
     return response;
   };
   // every caller, in process (tests) or the listener, serves through `handle`, never through app.handle
-  return { app, handle: withCorsAndCompression(handleAndNotify, config.corsOrigins) };
+  return {
+    app,
+    handle: withCorsAndCompression(handleAndNotify, config.corsOrigins),
+    jobs: {
+      kinds: jobKinds,
+      /** the job runner over this app's kinds, as background work (src/index.ts lists it; tests start it) */
+      runner: (options: Partial<RunnerOptions> = {}) => jobRunner({ database, kinds: jobKinds, config: config.jobs, logger, ...options }),
+    },
+  };
 }
 
 function instrumented(store: ContentStore, metrics: Metrics | undefined): ContentStore {

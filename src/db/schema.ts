@@ -22,6 +22,9 @@ export const accounts = pgTable(
     rateLimitPerMinute: integer("rate_limit_per_minute"),
     /** content versions kept per document, the current one included */
     maxVersions: integer("max_versions"),
+    /** jobs of the account running at once, and waiting to run (src/modules/jobs) */
+    maxRunningJobs: integer("max_running_jobs"),
+    maxQueuedJobs: integer("max_queued_jobs"),
     createdAt: epochMs("created_at").notNull(),
     /** the sum of idempotency_keys.kept_bytes, kept by kiln_idempotency_kept_bytes; bounded by IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT */
     idempotencyKeptBytes: bytes("idempotency_kept_bytes").notNull().default(0),
@@ -393,53 +396,5 @@ export type WebhookRow = typeof webhooks.$inferSelect;
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
 
-/**
- * JSON Schemas of an account (src/modules/schemas). `uri` is what a `$ref` of another schema names it by:
- * its `$id`, else `urn:kiln:schema:<id>`. Each schema text is kept as written, per version.
- */
-export const schemas = pgTable(
-  "schemas",
-  {
-    id: text("id").primaryKey(),
-    accountId: accountId(),
-    name: text("name").notNull(),
-    uri: text("uri").notNull(),
-    version: integer("version").notNull(),
-    mode: text("mode", { enum: ["reject", "warn"] }).notNull(),
-    createdAt: epochMs("created_at").notNull(),
-    updatedAt: epochMs("updated_at").notNull(),
-  },
-  (table) => [
-    uniqueIndex("schemas_account_uri_idx").on(table.accountId, table.uri),
-    index("schemas_account_list_idx").on(table.accountId, table.createdAt.desc(), table.id.desc()),
-    check("schemas_mode_check", sql`${table.mode} in ('reject', 'warn')`),
-  ],
-);
-
-export const schemaVersions = pgTable(
-  "schema_versions",
-  {
-    schemaId: text("schema_id")
-      .notNull()
-      .references(() => schemas.id, { onDelete: "cascade" }),
-    version: integer("version").notNull(),
-    text: text("text").notNull(),
-    createdAt: epochMs("created_at").notNull(),
-  },
-  (table) => [primaryKey({ columns: [table.schemaId, table.version] })],
-);
-
-/** The folders a schema governs: at most one schema per folder (the key), the nearest bound ancestor applies. */
-export const schemaFolders = pgTable(
-  "schema_folders",
-  {
-    accountId: accountId(),
-    folder: text("folder").notNull(),
-    schemaId: text("schema_id")
-      .notNull()
-      .references(() => schemas.id, { onDelete: "cascade" }),
-  },
-  (table) => [primaryKey({ columns: [table.accountId, table.folder] }), index("schema_folders_schema_idx").on(table.schemaId)],
-);
-
-export type SchemaRow = typeof schemas.$inferSelect;
+export * from "./schema-jobs";
+export * from "./schema-schemas";

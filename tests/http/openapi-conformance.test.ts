@@ -41,6 +41,9 @@ interface Fixtures {
   webhookId: string;
   doomedWebhookId: string;
   deliveryId: string;
+  /** a queued job of key's account (nothing runs it here), and one that a case cancels */
+  jobId: string;
+  doomedJobId: string;
   /** a schema of key's account governing the folder "governed" (mode reject), and an unbound one a case deletes */
   schemaId: string;
   doomedSchemaId: string;
@@ -234,6 +237,7 @@ export const CASES: Case[] = [
   { operation: "streamEvents", name: "no key", status: 401, method: "GET", path: () => "/api/v1/events/stream", options: () => NO_KEY },
 
   ...webhookCases(),
+  ...jobCases(),
   ...schemaCases(),
   ...utilityRunCases(),
 
@@ -1215,6 +1219,40 @@ function webhookCases(): Case[] {
   ];
 }
 
+function jobCases(): Case[] {
+  const jobs = "/api/v1/jobs";
+  const body = { source: { folder: "jobs" }, utility: "structure.pick-fields", config: { fields: ["x"] }, output: { mode: "report" } };
+  const at = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, given?: unknown): Case => ({
+    operation,
+    name,
+    status,
+    method,
+    path,
+    options: (f) => user(f, given === undefined ? {} : { body: given }),
+  });
+  return [
+    at("createJob", "queued", 202, "POST", () => jobs, body),
+    at("createJob", "empty folder", 400, "POST", () => jobs, { ...body, source: { folder: "nothing-here" } }),
+    at("createJob", "unknown utility", 404, "POST", () => jobs, { ...body, utility: "no.such" }),
+    {
+      operation: "createJob",
+      name: "no documents permission",
+      status: 403,
+      method: "POST",
+      path: () => jobs,
+      options: (f) => ({ key: f.utilitiesOnlyKey, body }),
+    },
+    at("listJobs", "listed", 200, "GET", () => `${jobs}?limit=2&state=queued`),
+    at("listJobs", "invalid cursor", 400, "GET", () => `${jobs}?cursor=nope`),
+    at("getJob", "found", 200, "GET", (f) => `${jobs}/${f.jobId}`),
+    at("getJob", "not found", 404, "GET", () => `${jobs}/job_none`),
+    at("cancelJob", "cancelled", 200, "POST", (f) => `${jobs}/${f.doomedJobId}/cancel`),
+    at("cancelJob", "not found", 404, "POST", () => `${jobs}/job_none/cancel`),
+    at("getJobResults", "streamed", 200, "GET", (f) => `${jobs}/${f.jobId}/results`),
+    at("getJobResults", "not found", 404, "GET", () => `${jobs}/job_none/results`),
+  ];
+}
+
 let fixtures: Fixtures;
 let checked = 0;
 /** every problem answered by the cases: the operation, the status and the code the body carried */
@@ -1250,6 +1288,10 @@ beforeAll(async () => {
   await t.json("POST", "/api/v1/documents", { key: webhooksKey, body: { name: "for a delivery", content: 1 } });
   await fannedOut(t, webhook.body.webhook.id);
   const deliveries = await t.json("GET", `/api/v1/webhooks/${webhook.body.webhook.id}/deliveries`, { key: webhooksKey });
+  await t.json("POST", "/api/v1/documents", { key, body: { name: "for a job", folder: "jobs", content: { x: 1 } } });
+  const jobBody = { source: { folder: "jobs" }, utility: "structure.pick-fields", config: { fields: ["x"] }, output: { mode: "report" } };
+  const job = await t.json("POST", "/api/v1/jobs", { key, body: jobBody });
+  const doomedJob = await t.json("POST", "/api/v1/jobs", { key, body: jobBody });
   const order = { type: "object", properties: { id: { type: "integer" } } };
   const schema = await t.json("POST", "/api/v1/schemas", { key, body: { name: "order", schema: order, folders: ["governed"] } });
   const doomedSchema = await t.json("POST", "/api/v1/schemas", { key, body: { name: "to delete", schema: true } });
@@ -1271,6 +1313,8 @@ beforeAll(async () => {
     webhookId: webhook.body.webhook.id,
     doomedWebhookId: doomedWebhook.body.webhook.id,
     deliveryId: deliveries.body.deliveries[0].id,
+    jobId: job.body.job.id,
+    doomedJobId: doomedJob.body.job.id,
     schemaId: schema.body.schema.id,
     doomedSchemaId: doomedSchema.body.schema.id,
   };

@@ -19,6 +19,8 @@ const limits = {
   monthlyCredits: limit("successful utility runs per calendar month (UTC)", INT_MAX),
   rateLimitPerMinute: limit("requests per minute", INT_MAX),
   maxVersions: limit("content versions kept per document, the current one included (oldest dropped first)", INT_MAX, 1),
+  maxRunningJobs: limit("jobs running at once (more wait, queued)", INT_MAX, 1),
+  maxQueuedJobs: limit("jobs waiting to run; past it a submission is refused", INT_MAX),
 };
 
 /** A union of string literals typed as the union of its values (for typed clients), not of an array. */
@@ -58,6 +60,8 @@ export const AccountView = t.Object(
     monthlyCredits: nullableInteger,
     rateLimitPerMinute: nullableInteger,
     maxVersions: nullableInteger,
+    maxRunningJobs: nullableInteger,
+    maxQueuedJobs: nullableInteger,
     createdAt: Type.Integer(),
   },
   { title: "Account" },

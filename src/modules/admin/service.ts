@@ -14,7 +14,15 @@ export interface AccountInput extends Partial<AccountLimits> {
   plan?: PlanName;
 }
 
-const LIMIT_FIELDS = ["maxDocumentBytes", "storageLimitBytes", "monthlyCredits", "rateLimitPerMinute", "maxVersions"] as const;
+const LIMIT_FIELDS = [
+  "maxDocumentBytes",
+  "storageLimitBytes",
+  "monthlyCredits",
+  "rateLimitPerMinute",
+  "maxVersions",
+  "maxRunningJobs",
+  "maxQueuedJobs",
+] as const;
 
 /** The plan's limits, overridden by any limit given explicitly (null included). */
 function limitsFor(plan: PlanName, given: Partial<AccountLimits>): AccountLimits {
@@ -33,6 +41,8 @@ export const accountView = (account: Account) => ({
   monthlyCredits: account.monthlyCredits,
   rateLimitPerMinute: account.rateLimitPerMinute,
   maxVersions: account.maxVersions,
+  maxRunningJobs: account.maxRunningJobs,
+  maxQueuedJobs: account.maxQueuedJobs,
   createdAt: account.createdAt,
 });
 

@@ -12,6 +12,7 @@ import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import type { Permission } from "../../core/plans";
 import { DocumentView } from "../documents/model";
+import { JobView } from "../jobs/model";
 
 /** A document event's `data`: the document as the documents API shows it, as the change left it. */
 const DocumentEventData = t.Object(
@@ -56,6 +57,8 @@ const WebhookEventData = t.Object(
   { title: "WebhookEventData" },
 );
 
+const JobEventData = t.Object({ job: JobView }, { title: "JobEventData" });
+
 const SchemaEventData = t.Object(
   {
     document: t.Object({
@@ -78,7 +81,8 @@ const SchemaEventData = t.Object(
  * Who writes each: document.created and document.content_replaced by kiln_create and kiln_new_version, the
  * other document events by kiln_document_events (the documents trigger), pipeline events by
  * kiln_pipeline_events (the pipelines trigger), webhook.disabled by the delivery loop (INSERT_EVENT), schema.violated
- * (a write a warn-mode schema let through) by the schemas module once the write committed (INSERT_SCHEMA_EVENT).
+ * (a write a warn-mode schema let through) by the schemas module once the write committed (INSERT_SCHEMA_EVENT), job
+ * events by the job runner and a cancel in the transaction that finishes the job (jobs/statements.ts RECORD_EVENT).
  */
 export const EVENT_CATALOGUE = {
   document: {
@@ -111,6 +115,12 @@ export const EVENT_CATALOGUE = {
     types: ["webhook.disabled"],
     data: WebhookEventData,
     title: "WebhookEvent",
+  },
+  job: {
+    permission: "documents",
+    types: ["job.succeeded", "job.failed", "job.cancelled"],
+    data: JobEventData,
+    title: "JobEvent",
   },
 } as const satisfies Record<string, { permission: Permission; types: readonly [string, ...string[]]; data: unknown; title: string }>;
 

@@ -52,14 +52,19 @@ export const EVENT_FAMILY_SCHEMAS = {
   pipeline: familyEvent("pipeline"),
   schema: familyEvent("schema"),
   webhook: familyEvent("webhook"),
+  job: familyEvent("job"),
 } satisfies Record<EventFamily, unknown>;
 
 /** An event: its `type` says its family, and so the shape of its `data`. */
 export const EventView = t.Union(
-  [EVENT_FAMILY_SCHEMAS.document, EVENT_FAMILY_SCHEMAS.pipeline, EVENT_FAMILY_SCHEMAS.schema, EVENT_FAMILY_SCHEMAS.webhook],
-  {
-    title: "Event",
-  },
+  [
+    EVENT_FAMILY_SCHEMAS.document,
+    EVENT_FAMILY_SCHEMAS.pipeline,
+    EVENT_FAMILY_SCHEMAS.schema,
+    EVENT_FAMILY_SCHEMAS.webhook,
+    EVENT_FAMILY_SCHEMAS.job,
+  ],
+  { title: "Event" },
 );
 
 export const EventsPage = t.Object(
