@@ -35,6 +35,7 @@ import { utilityJobKind } from "./modules/jobs/utility-kind";
 import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
 import { pipelinesRepository } from "./modules/pipelines/repository";
 import { schemasModule } from "./modules/schemas";
+import { schemaAuditKind } from "./modules/schemas/audit";
 import { schemasRepository } from "./modules/schemas/repository";
 import { type SchemaValidationDeps, schemaGuard } from "./modules/schemas/validation";
 import { usageModule } from "./modules/usage";
@@ -140,15 +141,17 @@ export function createApp(deps: AppDeps) {
   };
 
   // Job kinds register here; the runner (every node's background work, src/index.ts) runs them all.
-  const jobKinds = new JobKinds().register(
-    utilityJobKind({
-      documents,
-      pool: deps.workerPool,
-      registry: utilityEngine.registry,
-      logger,
-      reportOutputMaxBytes: config.jobs.reportOutputMaxBytes,
-    }),
-  );
+  const jobKinds = new JobKinds()
+    .register(
+      utilityJobKind({
+        documents,
+        pool: deps.workerPool,
+        registry: utilityEngine.registry,
+        logger,
+        reportOutputMaxBytes: config.jobs.reportOutputMaxBytes,
+      }),
+    )
+    .register(schemaAuditKind(schemas, documents));
   const jobs = {
     database,
     documents: documents.repository,
@@ -206,7 +209,7 @@ export function createApp(deps: AppDeps) {
     )
     .use(jobsModule({ ...jobs, auth, idempotency }))
     .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }))
-    .use(schemasModule({ ...schemas, auth, documents }))
+    .use(schemasModule({ ...schemas, auth, documents, jobs }))
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), linkBase: linkBaseOf(config), auth }));
   docs.describe(app);
 

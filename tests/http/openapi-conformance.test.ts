@@ -1170,6 +1170,8 @@ function schemaCases(): Case[] {
     at("deleteSchema", "deleted", 200, "DELETE", (f) => `${schemas}/${f.doomedSchemaId}`),
     at("validateAgainstSchema", "invalid content", 200, "POST", (f) => `${schemas}/${f.schemaId}/validate`, { content: { id: "x" } }),
     at("validateAgainstSchema", "neither content nor documentId", 400, "POST", (f) => `${schemas}/${f.schemaId}/validate`, {}),
+    at("auditSchema", "started", 202, "POST", (f) => `${schemas}/${f.schemaId}/audit`),
+    at("auditSchema", "not found", 404, "POST", () => `${schemas}/sch_none/audit`),
     at("createDocument", "breaks its folder's schema", 422, "POST", () => "/api/v1/documents", {
       name: "bad",
       folder: "governed",
@@ -1295,6 +1297,7 @@ beforeAll(async () => {
   const order = { type: "object", properties: { id: { type: "integer" } } };
   const schema = await t.json("POST", "/api/v1/schemas", { key, body: { name: "order", schema: order, folders: ["governed"] } });
   const doomedSchema = await t.json("POST", "/api/v1/schemas", { key, body: { name: "to delete", schema: true } });
+  await t.json("POST", "/api/v1/documents", { key, body: { name: "governed", folder: "governed", content: { id: 1 } } });
   fixtures = {
     key,
     accountId,

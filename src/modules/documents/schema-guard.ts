@@ -26,7 +26,11 @@ export interface SchemaGuard {
     folder: () => string | null | Promise<string | null>,
     content: () => Promise<Uint8Array | undefined>,
   ): Promise<SchemaWarnings | undefined>;
-  warned(accountId: string, document: DocumentRow, warnings: SchemaWarnings): Promise<void>;
+  warned(
+    accountId: string,
+    document: Pick<DocumentRow, "id" | "name" | "folder" | "contentVersion">,
+    warnings: SchemaWarnings,
+  ): Promise<void>;
 }
 
 /** A document as a write left it, with what its folder's schema warned about. */

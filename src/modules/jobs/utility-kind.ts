@@ -7,6 +7,11 @@
  * newVersion: the output is adopted only if the document's content is still the one the job read (its
  * hash, checked under the row lock of kiln_new_version in the item's transaction); otherwise the document
  * is skipped with document_changed, and the content the job wrote for it is removed again.
+ *
+ * An output bound for a governed folder (the document's own for newVersion, output.folder for saveAs) is
+ * validated against that folder's schema before it is stored: mode reject fails the document with
+ * schema_violation and its errors; mode warn stores it, and its schema.violated event is recorded once
+ * the item's transaction has committed.
  */
 import { ERRORS } from "../../core/error-codes";
 import { httpError, validationError } from "../../core/errors";
@@ -18,6 +23,7 @@ import type { Logger } from "../../observability/logger";
 import type { StoredContent } from "../../storage/content-store";
 import type { UtilityRegistry } from "../../utilities/registry";
 import { quotaError } from "../documents/quota";
+import { checkedAgainstSchema, type SchemaWarnings } from "../documents/schema-guard";
 import { type DocumentsDeps, documentNotFound, openContent } from "../documents/service";
 import { inWorker } from "../utilities/in-worker";
 import { outputBytes } from "../utilities/response-body";
@@ -51,6 +57,9 @@ type Prepared =
       description: string | null;
       stored?: StoredContent;
       output?: string;
+      /** where the output lands, and what its schema (mode warn) said of it */
+      folder?: string | null;
+      warnings?: SchemaWarnings;
     };
 
 const decoder = new TextDecoder();
@@ -101,7 +110,9 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
           );
         return { ...kept, output: decoder.decode(output) };
       }
-      return { ...kept, stored: await documents.store.put(output) };
+      const folder = params.output.mode === "saveAs" ? params.output.folder : row.folder;
+      const warnings = await checkedAgainstSchema(documents.schemaGuard, accountId, () => folder, output);
+      return { ...kept, folder, warnings, stored: await documents.store.put(output) };
     },
 
     async commit(tx, item, prepared): Promise<ItemOutcome> {
@@ -152,8 +163,17 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
       const keys = released.get(item);
       released.delete(item);
       if (prepared.missing || !prepared.stored) return;
-      if (outcome?.status === "succeeded") for (const key of keys ?? []) documents.retirer.retire(key);
-      else await documents.store.remove(prepared.stored.key);
+      if (outcome?.status !== "succeeded") return documents.store.remove(prepared.stored.key);
+      for (const key of keys ?? []) documents.retirer.retire(key);
+      if (prepared.warnings && documents.schemaGuard) {
+        const written = {
+          id: outcome.outputDocumentId ?? item.documentId,
+          name: prepared.name,
+          folder: prepared.folder ?? null,
+          contentVersion: outcome.version ?? 1,
+        };
+        await documents.schemaGuard.warned(item.job.accountId, written, prepared.warnings);
+      }
     },
   };
 }
