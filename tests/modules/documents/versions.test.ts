@@ -420,7 +420,7 @@ describe("OpenAPI", () => {
     const parameters = (operation: { parameters: { name: string }[] }) => operation.parameters.map((p) => p.name).sort();
     const patch = paths["/api/v1/documents/{id}/content"].patch;
     expect(Object.keys(patch.requestBody.content).sort()).toEqual(["application/json-patch+json", "application/merge-patch+json"]);
-    expect(statuses(patch)).toEqual(["200", "400", "401", "403", "404", "408", "409", "412", "413", "415", "429", "500", "503"]);
+    expect(statuses(patch)).toEqual(["200", "400", "401", "403", "404", "408", "409", "412", "413", "415", "422", "429", "500", "503"]);
     expect(parameters(patch)).toEqual(["If-Match", "id"]);
     const list = paths["/api/v1/documents/{id}/versions"].get;
     expect([statuses(list), parameters(list)]).toEqual([
@@ -434,7 +434,7 @@ describe("OpenAPI", () => {
     ]);
     const restore = paths["/api/v1/documents/{id}/versions/{version}/restore"].post;
     expect([statuses(restore), parameters(restore)]).toEqual([
-      ["200", "400", "401", "403", "404", "412", "413", "429", "500", "503"],
+      ["200", "400", "401", "403", "404", "412", "413", "422", "429", "500", "503"],
       ["If-Match", "id", "version"],
     ]);
   });
