@@ -9,7 +9,7 @@ import { operation } from "../../http/openapi";
 import { type AuthPlugin, type Principal, requirePrincipal } from "../auth/index";
 import { listLimit } from "../documents/listing";
 import { LIMIT_PARAMETER } from "../documents/model";
-import type { ResponseBody } from "../utilities/response-body";
+import { type ResponseBody, schemaWarningsHeader } from "../utilities/response-body";
 import {
   CreatePipelineBody,
   PipelineDeleted,
@@ -39,7 +39,8 @@ export const PIPELINE_RUN_ROUTES = ["/api/v1/pipelines/run", "/api/v1/pipelines/
 export const PIPELINE_DEFINITION_ROUTES = ["/api/v1/pipelines", "/api/v1/pipelines/:id"] as const;
 export const PIPELINE_DEFINITION_MAX_BYTES = 1024 * 1024;
 
-const jsonResponse = (body: ResponseBody) => new Response(body, { headers: { "Content-Type": "application/json" } });
+const jsonResponse = (body: ResponseBody, headers: Record<string, string>) =>
+  new Response(body, { headers: { "Content-Type": "application/json", ...headers } });
 const rawBytes = (body: unknown): Uint8Array => (body instanceof RawBody ? body.bytes : new Uint8Array(0));
 
 const RUN_ERRORS = {
@@ -68,16 +69,18 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempo
     .use(deps.auth)
     .post(
       "/run",
-      async ({ principal, body, request }) =>
-        jsonResponse(
-          await runPipeline(deps, {
-            principal: requirePrincipal(principal),
-            bytes: rawBytes(body),
-            signal: request.signal,
-            onReplay: (needed) => requireOnReplay(request, needed),
-            onSavesNothing: () => markNoEvents(request),
-          }),
-        ),
+      async ({ principal, body, request }) => {
+        const warned = schemaWarningsHeader();
+        const answer = await runPipeline(deps, {
+          principal: requirePrincipal(principal),
+          bytes: rawBytes(body),
+          signal: request.signal,
+          onReplay: (needed) => requireOnReplay(request, needed),
+          onSavesNothing: () => markNoEvents(request),
+          onSchemaWarnings: warned.onSchemaWarnings,
+        });
+        return jsonResponse(answer, warned.headers());
+      },
       {
         ...deps.idempotency,
         // The output comes back as JSON text from the run (a Response, not re-validated); this types it.
@@ -195,19 +198,20 @@ export const pipelinesModule = (deps: PipelinesDeps & { auth: AuthPlugin; idempo
       async ({ principal, params, body, request }) => {
         const caller = requirePrincipal(principal);
         const saved = await getPipeline(deps, caller.accountId, params.id); // 404 before the body's 413 and 400
-        return jsonResponse(
-          await runPipeline(
-            deps,
-            {
-              principal: caller,
-              bytes: rawBytes(body),
-              signal: request.signal,
-              onReplay: (needed) => requireOnReplay(request, needed),
-              onSavesNothing: () => markNoEvents(request),
-            },
-            saved,
-          ),
+        const warned = schemaWarningsHeader();
+        const answer = await runPipeline(
+          deps,
+          {
+            principal: caller,
+            bytes: rawBytes(body),
+            signal: request.signal,
+            onReplay: (needed) => requireOnReplay(request, needed),
+            onSavesNothing: () => markNoEvents(request),
+            onSchemaWarnings: warned.onSchemaWarnings,
+          },
+          saved,
         );
+        return jsonResponse(answer, warned.headers());
       },
       {
         ...deps.idempotency,

@@ -105,6 +105,7 @@ export interface PipelineRunRequest {
   signal?: AbortSignal;
   onReplay?: ReplayRequires;
   onSavesNothing?: () => void;
+  onSchemaWarnings?: (count: number) => void;
 }
 
 /** `POST /api/v1/pipelines/run` (steps in the body), or a saved pipeline's run when `saved` is given. */
@@ -124,5 +125,6 @@ export function runPipeline(deps: PipelinesDeps, request: PipelineRunRequest, sa
     signal: request.signal,
     onReplay: request.onReplay,
     onSavesNothing: request.onSavesNothing,
+    onSchemaWarnings: request.onSchemaWarnings,
   });
 }

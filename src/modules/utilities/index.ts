@@ -9,9 +9,9 @@ import { type OperationVariant, operation } from "../../http/openapi";
 import type { UtilityRegistry } from "../../utilities/registry";
 import { type AuthPlugin, requirePrincipal } from "../auth/index";
 import { ExecuteBody, ExecuteResponse, openApiName, runBodyOf, UtilityParams, UtilityView } from "./model";
-import { executeUtility, getUtility, publishedSchema, type UtilityEngine, utilityView } from "./service";
-
 /** The execution route as Elysia names it: its body is read raw (see app.ts's body parser). */
+import { schemaWarningsHeader } from "./response-body";
+import { executeUtility, getUtility, publishedSchema, type UtilityEngine, utilityView } from "./service";
 export const EXECUTE_ROUTE = "/api/v1/utilities/:utilityId";
 
 /**
@@ -53,6 +53,7 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin;
       async ({ params, body, principal, request }) => {
         getUtility(deps.engine.registry, params.utilityId); // 404 before the body's own 413 (docs/api.md, order of checks)
         const bytes = body instanceof RawBody ? body.bytes : new Uint8Array(0);
+        const warned = schemaWarningsHeader();
         const text = await executeUtility(deps.engine, {
           principal: requirePrincipal(principal),
           utilityId: params.utilityId,
@@ -60,8 +61,9 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin;
           signal: request.signal,
           onReplay: (needed) => requireOnReplay(request, needed),
           onSavesNothing: () => markNoEvents(request),
+          onSchemaWarnings: warned.onSchemaWarnings,
         });
-        return new Response(text, { headers: { "Content-Type": "application/json" } });
+        return new Response(text, { headers: { "Content-Type": "application/json", ...warned.headers() } });
       },
       {
         ...deps.idempotency,

@@ -53,6 +53,20 @@ export function responseBody(
   return streamOf([`{"success":true,"output":`, ...result.outputChunks, tail]);
 }
 
+/**
+ * The Kiln-Schema-Warnings header of a run whose saved output its folder's schema (mode warn) warned
+ * about: `onSchemaWarnings` goes with the run, `headers()` with its response.
+ */
+export function schemaWarningsHeader() {
+  let count: number | undefined;
+  return {
+    onSchemaWarnings: (warnings: number) => {
+      count = warnings;
+    },
+    headers: (): Record<string, string> => (count === undefined ? {} : { "Kiln-Schema-Warnings": String(count) }),
+  };
+}
+
 /** The parts in order, letting go of each once it is sent. */
 function streamOf(parts: (string | Uint8Array | undefined)[]): ReadableStream<Uint8Array> {
   let next = 0;

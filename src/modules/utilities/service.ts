@@ -100,6 +100,8 @@ export interface ExecuteRequest {
   signal?: AbortSignal;
   onReplay?: ReplayRequires;
   onSavesNothing?: () => void;
+  /** called with the warnings' count when the saved output's folder schema (mode warn) warned about it */
+  onSchemaWarnings?: (count: number) => void;
 }
 
 /**
@@ -126,6 +128,7 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
     signal: request.signal,
     onReplay: request.onReplay,
     onSavesNothing: request.onSavesNothing,
+    onSchemaWarnings: request.onSchemaWarnings,
   });
 }
 
@@ -133,6 +136,7 @@ export interface RunRequest {
   onReplay?: ReplayRequires;
   /** called when the run saves no output: it writes no document, so it makes no event */
   onSavesNothing?: () => void;
+  onSchemaWarnings?: (count: number) => void;
   principal: Principal;
   reading: Reading<RunPlan>;
   /** the request body's size: the payload limit counts it with the stored inputs */
@@ -185,6 +189,7 @@ export async function executeRun(engine: UtilityEngine, request: RunRequest): Pr
     const result = inline ? await inlineFirst(engine, principal.accountId, plan, steps, primary, inPool) : await inPool();
     const document = plan.output && (await saveOutput(engine.documents, principal.accountId, plan.output, result));
     if (document) request.onReplay?.({ documentIds: [document.id] });
+    if (document?.schemaWarnings) request.onSchemaWarnings?.(document.schemaWarnings.warnings.length);
     return answer(engine, plan, result, count, document);
   });
 }
