@@ -92,6 +92,20 @@ describe("refused at save with 400 naming the pointer", () => {
   });
 });
 
+describe("per-account bounds", () => {
+  test("at most 100 folders per schema and 100 schemas per account", async () => {
+    const { key } = await t.newAccount();
+    const folders = Array.from({ length: 101 }, (_, i) => `f${i}`);
+    const tooMany = await t.json("POST", SCHEMAS, { key, body: { name: "s", schema: true, folders } });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.errors).toEqual([{ path: "/folders", message: "a schema governs at most 100 folders" }]);
+    for (let i = 0; i < 100; i++) expect((await t.json("POST", SCHEMAS, { key, body: { name: `s${i}`, schema: true } })).status).toBe(201);
+    const past = await t.json("POST", SCHEMAS, { key, body: { name: "one more", schema: true } });
+    expect(past.status).toBe(409);
+    expect(past.body.code).toBe("schema_limit_reached");
+  });
+});
+
 describe("references between an account's schemas", () => {
   test("by $id or by urn:kiln:schema:<id>, and never to another account's", async () => {
     const { key } = await t.newAccount();
