@@ -1146,17 +1146,22 @@ function utilityRunCases(): Case[] {
   });
 }
 
-/** The schemas API's cases, and a write its schema refuses (fixtures: schemaId governs "governed", doomedSchemaId). */
-function schemaCases(): Case[] {
-  const schemas = "/api/v1/schemas";
-  const at = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, body?: unknown): Case => ({
+/** Cases sent with the key `keyOf` picks, a body when given. */
+function casesAs(keyOf: (f: Fixtures) => string) {
+  return (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, body?: unknown): Case => ({
     operation,
     name,
     status,
     method,
     path,
-    options: (f) => user(f, body === undefined ? {} : { body }),
+    options: (f) => ({ key: keyOf(f), ...(body === undefined ? {} : { body }) }),
   });
+}
+
+/** The schemas API's cases, and a write its schema refuses (fixtures: schemaId governs "governed", doomedSchemaId). */
+function schemaCases(): Case[] {
+  const schemas = "/api/v1/schemas";
+  const at = casesAs((f) => f.key);
   return [
     at("createSchema", "created", 201, "POST", () => schemas, { name: "s", schema: { type: "object" }, mode: "warn" }),
     at("createSchema", "not a schema", 400, "POST", () => schemas, { name: "s", schema: { type: 7 } }),
@@ -1182,15 +1187,7 @@ function schemaCases(): Case[] {
 
 function webhookCases(): Case[] {
   const hooks = "/api/v1/webhooks";
-  const own = (f: Fixtures, options: RequestOptions = {}): RequestOptions => ({ key: f.webhooksKey, ...options });
-  const at = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, body?: unknown): Case => ({
-    operation,
-    name,
-    status,
-    method,
-    path,
-    options: (f) => own(f, body === undefined ? {} : { body }),
-  });
+  const at = casesAs((f) => f.webhooksKey);
   return [
     at("createWebhook", "created", 201, "POST", () => hooks, { url: "https://hooks.example.invalid/in", eventTypes: ["document.*"] }),
     at("createWebhook", "private address", 400, "POST", () => hooks, { url: "https://10.0.0.1/in" }),
