@@ -13,17 +13,6 @@ export type LogFormat = "json" | "pretty";
 /** What listens for HTTP: Bun.serve, or Bun's node:http server (holds `100 Continue` back; src/server/listener.ts). */
 export type HttpListener = "bun" | "node";
 
-export interface SchemaConfig {
-  /** SCHEMA_MAX_BYTES: the largest schema text accepted */
-  readonly maxBytes: number;
-  /** SCHEMA_MAX_DEPTH: how deeply subschemas may nest */
-  readonly maxDepth: number;
-  /** SCHEMA_INLINE_MAX_BYTES: content up to this size is validated on the request thread, larger in a worker */
-  readonly inlineMaxBytes: number;
-  /** SCHEMA_CACHE_BYTES: compiled schemas kept in memory, weighed by their texts' size */
-  readonly cacheBytes: number;
-}
-
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -82,8 +71,8 @@ export interface Config {
   readonly httpListener: HttpListener;
   /** webhook deliveries (src/modules/webhooks, docs/events.md) */
   readonly webhooks: WebhookConfig;
-  /** folders' JSON Schemas (src/modules/schemas, docs/schemas.md) */
-  readonly schemas: SchemaConfig;
+  /** folders' JSON Schemas: SCHEMA_MAX_BYTES, SCHEMA_MAX_DEPTH, SCHEMA_INLINE_MAX_BYTES, SCHEMA_CACHE_BYTES (docs/schemas.md) */
+  readonly schemas: Readonly<Record<"maxBytes" | "maxDepth" | "inlineMaxBytes" | "cacheBytes", number>>;
   /** background jobs (src/modules/jobs, docs/jobs.md) */
   readonly jobs: JobsConfig;
 }

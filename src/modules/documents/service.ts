@@ -17,14 +17,7 @@ import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "
 import { CHECK_BEFORE_WRITING_ABOVE, checkQuota, precheckQuota, quotaError } from "./quota";
 import { type DocumentsRepository, documentsRepository, type Tx } from "./repository";
 import { ContentRetirer } from "./retirer";
-import {
-  checkedAgainstSchema,
-  movedAgainstSchema,
-  type SchemaGuard,
-  type SchemaWarnings,
-  type WrittenDocument,
-  withWarnings,
-} from "./schema-guard";
+import * as guard from "./schema-guard";
 import { Turns } from "./turns";
 
 export interface DocumentsDeps {
@@ -39,7 +32,7 @@ export interface DocumentsDeps {
   /** derived versions of one document (patches) are built one at a time in this process (deriveNewVersion) */
   deriveTurns: Turns;
   /** the folders' JSON Schemas (src/modules/schemas), asked before any content is written; undefined: none */
-  schemaGuard?: SchemaGuard;
+  schemaGuard?: guard.SchemaGuard;
 }
 
 export function documentsDeps(options: {
@@ -48,7 +41,7 @@ export function documentsDeps(options: {
   now?: () => number;
   purgeAfterMs: number;
   patchWorker?: DocumentsDeps["patchWorker"];
-  schemaGuard?: SchemaGuard;
+  schemaGuard?: guard.SchemaGuard;
 }): DocumentsDeps {
   return {
     repository: documentsRepository(options.db),
@@ -135,12 +128,12 @@ export async function createDocument(
   accountId: string,
   input: CreateInput,
   rawBody: Uint8Array | undefined,
-): Promise<WrittenDocument> {
+): Promise<guard.WrittenDocument> {
   const errors: FieldError[] = [];
   const metadata = normalizeMetadata({ name: input.name, description: input.description, tags: input.tags, folder: input.folder }, errors);
   const bytes = contentBytesOf(input, rawBody);
   if (bytes.byteLength > CHECK_BEFORE_WRITING_ABOVE) await precheckQuota(deps.repository, accountId, bytes.byteLength);
-  const warnings = await checkedAgainstSchema(deps.schemaGuard, accountId, () => metadata.folder ?? null, bytes);
+  const warnings = await guard.checkedAgainstSchema(deps.schemaGuard, accountId, () => metadata.folder ?? null, bytes);
   const row = await withStoredContent(deps, bytes, async (stored) => {
     const now = deps.now();
     const created = await deps.repository.create({
@@ -159,7 +152,7 @@ export async function createDocument(
     if (created.outcome !== "stored") throw quotaError(created.outcome, stored.size);
     return created.document;
   });
-  return withWarnings(deps.schemaGuard, accountId, row, warnings);
+  return guard.withWarnings(deps.schemaGuard, accountId, row, warnings);
 }
 
 export async function getDocument(deps: DocumentsDeps, accountId: string, id: string): Promise<DocumentRow> {
@@ -226,9 +219,9 @@ export async function updateMetadata(
   id: string,
   input: MetadataInput,
   preconditions: Preconditions,
-): Promise<WrittenDocument> {
+): Promise<guard.WrittenDocument> {
   const metadata = normalizeMetadata(metadataUpdateOf(input));
-  const warnings = await movedAgainstSchema(deps.schemaGuard, accountId, metadata.folder, () => openContent(deps, accountId, id));
+  const warnings = await guard.movedAgainstSchema(deps.schemaGuard, accountId, metadata.folder, () => openContent(deps, accountId, id));
   const row = await deps.repository.transaction((tx) =>
     underLock(tx, deps, accountId, id, preconditions, rowMetadataETag, async () => {
       const now = deps.now();
@@ -236,7 +229,7 @@ export async function updateMetadata(
       return deps.repository.update(tx, id, { ...metadata, updatedAt: now });
     }),
   );
-  return withWarnings(deps.schemaGuard, accountId, row, warnings);
+  return guard.withWarnings(deps.schemaGuard, accountId, row, warnings);
 }
 
 /** The raw body of a content update: not empty, and JSON. */
@@ -293,24 +286,20 @@ export async function storeNewVersion(
   id: string,
   bytes: Uint8Array,
   preconditions: Preconditions,
-): Promise<WrittenDocument> {
+): Promise<guard.WrittenDocument> {
   let before: DocumentRow | undefined;
   if (bytes.byteLength > CHECK_BEFORE_WRITING_ABOVE) {
     before = await getDocument(deps, accountId, id);
     if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
     await precheckQuota(deps.repository, accountId, bytes.byteLength, before);
   }
-  const warnings = await checkedAgainstSchema(
-    deps.schemaGuard,
-    accountId,
-    async () => (before ?? (await getDocument(deps, accountId, id))).folder,
-    bytes,
-  );
+  const folder = async () => (before ?? (await getDocument(deps, accountId, id))).folder;
+  const warnings = await guard.checkedAgainstSchema(deps.schemaGuard, accountId, folder, bytes);
   const { row, released } = await withStoredContent(deps, bytes, (stored) =>
     adoptVersion(deps, accountId, id, stored, ifMatchContentHashes(preconditions.ifMatch)),
   );
   for (const key of released) deps.retirer.retire(key);
-  return withWarnings(deps.schemaGuard, accountId, row, warnings);
+  return guard.withWarnings(deps.schemaGuard, accountId, row, warnings);
 }
 
 /**
@@ -340,8 +329,8 @@ export async function deriveNewVersion(
   id: string,
   preconditions: Preconditions,
   derive: (current: Uint8Array, maxDocumentBytes: number | null) => Uint8Array | Promise<Uint8Array>,
-): Promise<WrittenDocument> {
-  let warnings: SchemaWarnings | undefined;
+): Promise<guard.WrittenDocument> {
+  let warnings: guard.SchemaWarnings | undefined;
   const { row, released } = await deps.deriveTurns.run(id, async () => {
     for (let attempt = 0; attempt < DERIVE_ATTEMPTS; attempt++) {
       const { row: current, content } = await openContent(deps, accountId, id);
@@ -350,7 +339,7 @@ export async function deriveNewVersion(
       const limits = await deps.repository.limits(accountId, { documentId: id, version: current.contentVersion + 1 });
       const bytes = await derive(new Uint8Array(await content.body.arrayBuffer()), limits?.maxDocumentBytes ?? null);
       checkQuota(limits, bytes.byteLength);
-      warnings = await checkedAgainstSchema(deps.schemaGuard, accountId, () => current.folder, bytes);
+      warnings = await guard.checkedAgainstSchema(deps.schemaGuard, accountId, () => current.folder, bytes);
       try {
         return await withStoredContent(deps, bytes, (stored) => adoptVersion(deps, accountId, id, stored, [current.contentHash]));
       } catch (error) {
@@ -361,7 +350,7 @@ export async function deriveNewVersion(
     throw editConflict(id);
   });
   for (const key of released) deps.retirer.retire(key);
-  return withWarnings(deps.schemaGuard, accountId, row, warnings);
+  return guard.withWarnings(deps.schemaGuard, accountId, row, warnings);
 }
 
 export async function replaceContent(
@@ -370,7 +359,7 @@ export async function replaceContent(
   id: string,
   body: Uint8Array | CheckedJson,
   preconditions: Preconditions,
-): Promise<WrittenDocument> {
+): Promise<guard.WrittenDocument> {
   let bytes: Uint8Array;
   try {
     bytes = contentBodyOf(body);

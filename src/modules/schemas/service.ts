@@ -7,7 +7,7 @@
  * deleted: unbind it first (PATCH folders: []).
  */
 
-import type { SchemaConfig } from "../../config";
+import type { Config } from "../../config";
 import { ERRORS } from "../../core/error-codes";
 import { type FieldError, httpError, validationError } from "../../core/errors";
 import { exceedsDepth, parseJsonBytes } from "../../core/json/parse";
@@ -30,7 +30,7 @@ const REFERENCE_ROUNDS = 8;
 
 export interface SchemaServiceDeps {
   repository: SchemasRepository;
-  limits: SchemaConfig;
+  limits: Config["schemas"];
   now: () => number;
 }
 
