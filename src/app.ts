@@ -22,6 +22,7 @@ import { adminModule } from "./modules/admin";
 import { Authenticator, authentication } from "./modules/auth";
 import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
 import { documentLinksModule, linkBaseOf, linkSecretOf } from "./modules/documents/links";
+import { documentsRepository } from "./modules/documents/repository";
 import { documentsDeps } from "./modules/documents/service";
 import { eventsModule } from "./modules/events";
 import { createEventNotifier, mayHaveWritten } from "./modules/events/notifier";
@@ -29,6 +30,9 @@ import { eventStreamsOf } from "./modules/events/stream";
 import { healthModule } from "./modules/health";
 import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
 import { pipelinesRepository } from "./modules/pipelines/repository";
+import { indexesModule, queryModule } from "./modules/query";
+import { IndexSets, indexerOf } from "./modules/query/indexes";
+import { queryRepository } from "./modules/query/repository";
 import { usageModule } from "./modules/usage";
 import { EXECUTE_ROUTE, utilitiesModule, utilityRunVariants } from "./modules/utilities";
 import { InlineCooldown } from "./modules/utilities/inline-cooldown";
@@ -91,12 +95,15 @@ export function createApp(deps: AppDeps) {
     ...[EXECUTE_ROUTE, ...PIPELINE_RUN_ROUTES].map((route) => [route, utilityBodyLimit] as const),
     ...PIPELINE_DEFINITION_ROUTES.map((route) => [route, pipelineBodyLimit] as const),
   ]);
+  const queries = queryRepository(database.db, documentsRepository(database.db).folderTotal);
+  const indexSets = new IndexSets(queries.indexSet, deps.now);
   const documents = documentsDeps({
     db: database.db,
     store: contentStore,
     now: deps.now,
     purgeAfterMs: config.purgeAfterMs,
     patchWorker: patchInPool(deps.workerPool),
+    indexer: indexerOf(indexSets),
   });
   const idempotency = idempotencyHooks({
     db: database.db,
@@ -167,7 +174,9 @@ export function createApp(deps: AppDeps) {
     .use(
       pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }),
     )
+    .use(queryModule({ repository: queries, documents: documents.repository, store: contentStore, sets: indexSets, auth }))
     .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }))
+    .use(indexesModule({ repository: queries, now: deps.now ?? Date.now, auth }))
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), linkBase: linkBaseOf(config), auth }));
   docs.describe(app);
 

@@ -18,7 +18,13 @@ export class HttpError extends Error {
     readonly code: string,
     message: string,
     /** `charged`: a run stopped by one of its budgets keeps its credit (a failure otherwise gives it back) */
-    readonly extra: { errors?: FieldError[]; headers?: Record<string, string>; charged?: boolean } = {},
+    readonly extra: {
+      errors?: FieldError[];
+      headers?: Record<string, string>;
+      charged?: boolean;
+      /** members of the problem beyond the standard ones (a query's suggestedIndex, an index build's progress) */
+      members?: Record<string, unknown>;
+    } = {},
   ) {
     super(message);
   }

@@ -46,6 +46,7 @@ export function problemResponse(error: HttpError, requestId: string, headers: Re
     detail: error.message,
     requestId,
     ...(error.extra.errors ? { errors: error.extra.errors } : {}),
+    ...error.extra.members,
   };
   return new Response(JSON.stringify(body), {
     status: error.status,

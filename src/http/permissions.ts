@@ -10,6 +10,7 @@ const AREAS = (
     ["/api/v1/folders", "documents"],
     ["/api/v1/export", "documents"],
     ["/api/v1/import", "documents"],
+    ["/api/v1/indexes", "documents"],
     ["/api/v1/utilities", "utilities"],
     ["/api/v1/pipelines", "utilities"],
     ["/api/v1/admin", "admin"],

@@ -19,6 +19,10 @@ const limits = {
   monthlyCredits: limit("successful utility runs per calendar month (UTC)", INT_MAX),
   rateLimitPerMinute: limit("requests per minute", INT_MAX),
   maxVersions: limit("content versions kept per document, the current one included (oldest dropped first)", INT_MAX, 1),
+  maxIndexes: limit("query indexes the account may declare", INT_MAX),
+  maxIndexedArrayElements: limit("entries one document may have in one query index (one per array element)", INT_MAX, 1),
+  maxIndexedValueBytes: limit("bytes of one indexed value as the index encodes it (at most 512 whatever the limit)", 512, 1),
+  maxFilterBytes: limit("bytes of a query's filter, as JSON", INT_MAX, 2),
 };
 
 /** A union of string literals typed as the union of its values (for typed clients), not of an array. */
@@ -58,6 +62,10 @@ export const AccountView = t.Object(
     monthlyCredits: nullableInteger,
     rateLimitPerMinute: nullableInteger,
     maxVersions: nullableInteger,
+    maxIndexes: nullableInteger,
+    maxIndexedArrayElements: nullableInteger,
+    maxIndexedValueBytes: nullableInteger,
+    maxFilterBytes: nullableInteger,
     createdAt: Type.Integer(),
   },
   { title: "Account" },

@@ -14,7 +14,17 @@ export interface AccountInput extends Partial<AccountLimits> {
   plan?: PlanName;
 }
 
-const LIMIT_FIELDS = ["maxDocumentBytes", "storageLimitBytes", "monthlyCredits", "rateLimitPerMinute", "maxVersions"] as const;
+const LIMIT_FIELDS = [
+  "maxDocumentBytes",
+  "storageLimitBytes",
+  "monthlyCredits",
+  "rateLimitPerMinute",
+  "maxVersions",
+  "maxIndexes",
+  "maxIndexedArrayElements",
+  "maxIndexedValueBytes",
+  "maxFilterBytes",
+] as const;
 
 /** The plan's limits, overridden by any limit given explicitly (null included). */
 function limitsFor(plan: PlanName, given: Partial<AccountLimits>): AccountLimits {
@@ -33,6 +43,10 @@ export const accountView = (account: Account) => ({
   monthlyCredits: account.monthlyCredits,
   rateLimitPerMinute: account.rateLimitPerMinute,
   maxVersions: account.maxVersions,
+  maxIndexes: account.maxIndexes,
+  maxIndexedArrayElements: account.maxIndexedArrayElements,
+  maxIndexedValueBytes: account.maxIndexedValueBytes,
+  maxFilterBytes: account.maxFilterBytes,
   createdAt: account.createdAt,
 });
 

@@ -8,17 +8,24 @@ import { causeWithCode } from "../../core/errors";
 import { type FolderFilter, folderAndAncestors } from "../../core/metadata";
 import type { Db } from "../../db/client";
 import { type DocumentRow, type DocumentVersionRow, documents, documentVersions, folders } from "../../db/schema";
-import { run, type Statement, type Executor as StatementExecutor } from "../../db/statement";
+import { connectionOf, run, type Statement, type Executor as StatementExecutor } from "../../db/statement";
 import { forgetAnswersNaming, type PurgedDocuments } from "../../http/idempotency-repository";
 import type { CursorPosition } from "./cursor";
+import { INDEX_CONFLICT, INDEX_SET_CHANGED, type IndexedContent, type IndexOutcome, NO_ENTRIES } from "./indexing";
 import {
   ACCOUNT_LIMITS,
   ACCOUNT_OF_DOCUMENT,
   type AccountLimitsRow,
+  type BuildDocument,
   CREATE,
   documentFromJson,
   FIND_ACTIVE,
+  FOLDER_DOCUMENTS,
+  FOLDER_TOTAL,
+  INDEX_DOCUMENT,
+  type IndexParams,
   NEW_VERSION,
+  NEXT_FOLDER,
   type PageParams,
   PURGE_DUE,
   PURGE_ONE,
@@ -28,7 +35,7 @@ import {
   type TextArray,
 } from "./statements";
 
-export type { AccountLimitsRow };
+export type { AccountLimitsRow, BuildDocument };
 export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type Executor = Db | Tx;
 export type NewDocument = typeof documents.$inferInsert;
@@ -62,23 +69,40 @@ export interface NewVersionInput {
   hash: string;
   key: string;
   now: number;
+  /** the new content's query index entries (none when left out: an account without indexes) */
+  indexed?: IndexedContent;
 }
 
 export type NewVersionOutcome =
   | { outcome: "stored"; document: DocumentRow; released: string[] }
   | { outcome: "not_found" }
   | { outcome: "precondition_failed"; contentHash: string }
-  | { outcome: QuotaRefusal };
+  | { outcome: QuotaRefusal }
+  | IndexOutcome;
 
 /** A text[] parameter (Drizzle would spread a plain array into a list of parameters). */
 const textArray = (values: string[]) => documents.tags.mapToDriverValue(values) as TextArray;
 
-/** The refusal a failed write's reservation raised (STORAGE_REFUSED); any other error is thrown on. */
-function storageRefusal(error: unknown): QuotaRefusal {
-  const refused = causeWithCode(error, (code) => code === STORAGE_REFUSED);
+/**
+ * The refusal a failed write raised: its reservation's (STORAGE_REFUSED), or its index entries'
+ * (documents/indexing.ts); any other error is thrown on.
+ */
+function writeRefusal(error: unknown): { outcome: QuotaRefusal } | IndexOutcome {
+  const refused = causeWithCode(error, (code) => code === STORAGE_REFUSED || code === INDEX_SET_CHANGED || code === INDEX_CONFLICT);
   if (!refused) throw error;
-  return refused.message as QuotaRefusal;
+  if (refused.code === INDEX_SET_CHANGED) return { outcome: "index_set_changed" };
+  if (refused.code === INDEX_CONFLICT) {
+    const [index, document] = refused.message.split(" ");
+    return { outcome: "index_conflict", index, document };
+  }
+  return { outcome: refused.message as QuotaRefusal };
 }
+
+const indexParams = (indexed: IndexedContent): IndexParams => [
+  textArray(indexed.indexIds),
+  textArray(indexed.entryIndexes),
+  textArray(indexed.entryKeys),
+];
 
 /**
  * What else goes with a purged document, in the purge's transaction, on its connection: another module's
@@ -130,6 +154,28 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
     return row;
   },
 
+  /** The account's active documents with these ids, in no order (a query's page). */
+  async activeByIds(accountId: string, ids: string[]): Promise<DocumentRow[]> {
+    if (ids.length === 0) return [];
+    return db
+      .select()
+      .from(documents)
+      .where(and(eq(documents.accountId, accountId), inArray(documents.id, ids), isNull(documents.deletedAt)));
+  },
+
+  /** Active documents in a folder and its subfolders (the folders' kept counts), on `on` (a transaction's connection). */
+  async folderTotal(on: StatementExecutor, accountId: string, folder: string): Promise<number> {
+    return (await run(on, FOLDER_TOTAL, [accountId, folder]))[0].total;
+  },
+
+  /** The next folder of the subtree of `folder` after `after` (byte order), for a walk over its documents. */
+  nextFolder: async (accountId: string, folder: string, after: string | null): Promise<string | undefined> =>
+    (await run(db, NEXT_FOLDER, [accountId, folder, after]))[0]?.path,
+
+  /** A batch of one folder's active documents, in (createdAt, id) order after `after`. */
+  folderDocuments: (accountId: string, folder: string, after: { createdAt: number; id: string }, limit: number): Promise<BuildDocument[]> =>
+    run(db, FOLDER_DOCUMENTS, [accountId, folder, after.createdAt, after.id, limit]),
+
   /** Which of these documents the account has, not deleted: a replay of a kept answer checks its documents (http/idempotency.ts). */
   async presentIds(accountId: string, ids: string[]): Promise<string[]> {
     const rows = await db
@@ -150,7 +196,10 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
    * pass the limit together; the row lock it takes is held only for the reservation and the commit). A
    * refusal writes nothing.
    */
-  async create(document: NewDocumentRow): Promise<{ outcome: "stored"; document: DocumentRow } | { outcome: QuotaRefusal }> {
+  async create(
+    document: NewDocumentRow,
+    indexed: IndexedContent = NO_ENTRIES(document.folder),
+  ): Promise<{ outcome: "stored"; document: DocumentRow } | { outcome: QuotaRefusal } | IndexOutcome> {
     const folderPaths = document.folder ? folderAndAncestors(document.folder) : [];
     try {
       const [row] = await run(db, CREATE, [
@@ -166,10 +215,11 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
         document.contentHash,
         document.contentKey,
         document.updatedAt,
+        ...indexParams(indexed),
       ]);
       return { outcome: "stored", document: documentFromJson(row.document) };
     } catch (error) {
-      return { outcome: storageRefusal(error) };
+      return writeRefusal(error);
     }
   },
 
@@ -190,9 +240,11 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
         input.hash,
         input.key,
         input.now,
+        input.indexed?.folder ?? null,
+        ...indexParams(input.indexed ?? NO_ENTRIES(null)),
       ]);
     } catch (error) {
-      return { outcome: storageRefusal(error) };
+      return writeRefusal(error);
     }
     if (result.outcome === "stored")
       return {
@@ -201,6 +253,25 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
         released: result.released as string[],
       };
     return result as NewVersionOutcome;
+  },
+
+  /**
+   * Replaces a document's index entries (kiln_index_document): in a move's or a restore's transaction,
+   * or on its own (an index build). "stale": the document is gone or its content is no longer `hash`.
+   */
+  async indexDocument(
+    tx: Tx | undefined,
+    accountId: string,
+    id: string,
+    hash: string,
+    indexed: IndexedContent,
+  ): Promise<"indexed" | "stale" | IndexOutcome> {
+    try {
+      const [row] = await run(tx ? connectionOf(tx) : db, INDEX_DOCUMENT, [accountId, id, hash, indexed.folder, ...indexParams(indexed)]);
+      return row.indexed ? "indexed" : "stale";
+    } catch (error) {
+      return writeRefusal(error) as IndexOutcome;
+    }
   },
 
   async ensureFolder(tx: Tx, accountId: string, folder: string | null | undefined, now: number): Promise<void> {
@@ -240,8 +311,14 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
     return row;
   },
 
-  async restore(accountId: string, id: string): Promise<DocumentRow | undefined> {
-    const [row] = await db
+  /** A document in the trash or not, by id in the account. */
+  async find(accountId: string, id: string): Promise<DocumentRow | undefined> {
+    const [row] = await db.select().from(documents).where(owned(accountId, id));
+    return row;
+  },
+
+  async restore(tx: Executor, accountId: string, id: string): Promise<DocumentRow | undefined> {
+    const [row] = await tx
       .update(documents)
       .set({
         deletedAt: null,
