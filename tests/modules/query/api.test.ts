@@ -56,14 +56,19 @@ describe("declaring an index", () => {
   test("an index on an empty folder is ready at once; list, get, delete; another account sees none of it", async () => {
     const { key } = await t.newAccount();
     const other = await t.newAccount();
-    const created = await t.json("POST", INDEXES, { key, body: { folder: "empty", name: "mine", fields: [{ path: "/a" }, { path: "/b", order: "desc" }] } });
+    const created = await t.json("POST", INDEXES, {
+      key,
+      body: { folder: "empty", name: "mine", fields: [{ path: "/a" }, { path: "/b", order: "desc" }] },
+    });
     expect(created.body.index.state).toBe("ready");
     const id = created.body.index.id;
     expect((await t.json("GET", INDEXES, { key })).body.indexes.map((index: { id: string }) => index.id)).toEqual([id]);
     expect((await t.json("GET", INDEXES, { key: other.key })).body.indexes).toEqual([]);
     expect((await t.json("GET", `${INDEXES}/${id}`, { key: other.key })).status).toBe(404);
     expect((await t.json("DELETE", `${INDEXES}/${id}`, { key: other.key })).status).toBe(404);
-    expect((await t.json("POST", INDEXES, { key, body: { folder: "x", name: "mine", fields: [{ path: "/a" }] } })).body.code).toBe("index_name_taken");
+    expect((await t.json("POST", INDEXES, { key, body: { folder: "x", name: "mine", fields: [{ path: "/a" }] } })).body.code).toBe(
+      "index_name_taken",
+    );
     expect((await t.json("DELETE", `${INDEXES}/${id}`, { key })).status).toBe(200);
     expect((await t.json("GET", `${INDEXES}/${id}`, { key })).status).toBe(404);
   });
@@ -73,7 +78,10 @@ describe("declaring an index", () => {
     const bad = await t.json("POST", INDEXES, { key, body: { folder: "f", fields: [{ path: "/a" }, { path: "/a" }] } });
     expect(bad.status).toBe(400);
     expect(bad.body.errors).toEqual([{ path: "/fields/1/path", message: "/a is already a field of the index" }]);
-    const five = await t.json("POST", INDEXES, { key, body: { folder: "f", fields: ["/a", "/b", "/c", "/d", "/e"].map((path) => ({ path })) } });
+    const five = await t.json("POST", INDEXES, {
+      key,
+      body: { folder: "f", fields: ["/a", "/b", "/c", "/d", "/e"].map((path) => ({ path })) },
+    });
     expect(five.status).toBe(400);
     expect((await t.json("POST", INDEXES, { key, body: { folder: "f", fields: [{ path: "/a" }] } })).status).toBe(202);
     const over = await t.json("POST", INDEXES, { key, body: { folder: "g", name: "second", fields: [{ path: "/a" }] } });
