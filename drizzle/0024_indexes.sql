@@ -60,9 +60,11 @@ CREATE UNIQUE INDEX "index_entries_unique_idx" ON "index_entries" USING btree ("
 -- whose folder holds the document's get its entries; a document in the trash gets none. A key another
 -- document holds in a unique index raises KL011 (INDEX_CONFLICT) with `index document` as its message.
 -- Entries count toward the account's storage (their key and 48 bytes of row). Answers false, writing
--- nothing, when the document is gone or its content is no longer p_hash (a build's stale read).
+-- nothing, when the document is gone or its content is no longer p_hash (a build's stale read). With
+-- p_only (an index build), only that index's entries are replaced.
 CREATE OR REPLACE FUNCTION "kiln_index_document"(
-  "p_account" text, "p_document" text, "p_hash" text, "p_folder" text, "p_index_ids" text[], "p_entry_indexes" text[], "p_entry_keys" text[]
+  "p_account" text, "p_document" text, "p_hash" text, "p_folder" text, "p_index_ids" text[], "p_entry_indexes" text[], "p_entry_keys" text[],
+  "p_only" text
 ) RETURNS boolean LANGUAGE plpgsql AS $$
 DECLARE
   "doc" "documents";
@@ -87,13 +89,15 @@ BEGIN
   IF "doc"."folder" IS DISTINCT FROM "p_folder" THEN
     RAISE EXCEPTION USING ERRCODE = 'KL010', MESSAGE = 'index_set_changed';
   END IF;
-  WITH "gone" AS (DELETE FROM "index_entries" WHERE "document_id" = "p_document" RETURNING "key")
+  WITH "gone" AS (
+    DELETE FROM "index_entries" WHERE "document_id" = "p_document" AND ("p_only" IS NULL OR "index_id" = "p_only") RETURNING "key"
+  )
     SELECT coalesce(sum(octet_length("key") + 48), 0) INTO "old_bytes" FROM "gone";
   "new_bytes" := 0;
   IF "doc"."deleted_at" IS NULL AND "doc"."folder" IS NOT NULL THEN
     SELECT i."id" AS "index_id", x."document_id" INTO "conflict"
       FROM unnest("p_entry_indexes", "p_entry_keys") AS e("index_id", "key")
-      JOIN "indexes" i ON i."id" = e."index_id" AND i."unique"
+      JOIN "indexes" i ON i."id" = e."index_id" AND i."unique" AND ("p_only" IS NULL OR i."id" = "p_only")
       JOIN "index_entries" x ON x."account_id" = "p_account" AND x."index_id" = e."index_id" AND x."key" = decode(e."key", 'hex')
       WHERE i."folder" = "doc"."folder" OR starts_with("doc"."folder", i."folder" || '/')
       LIMIT 1;
@@ -104,7 +108,7 @@ BEGIN
       INSERT INTO "index_entries" ("account_id", "index_id", "key", "document_id", "unique_key")
       SELECT DISTINCT "p_account", e."index_id", decode(e."key", 'hex'), "p_document", i."unique"
       FROM unnest("p_entry_indexes", "p_entry_keys") AS e("index_id", "key")
-      JOIN "indexes" i ON i."id" = e."index_id"
+      JOIN "indexes" i ON i."id" = e."index_id" AND ("p_only" IS NULL OR i."id" = "p_only")
       WHERE i."folder" = "doc"."folder" OR starts_with("doc"."folder", i."folder" || '/')
       RETURNING "index_id", "key"
     ), "multikey" AS (
@@ -174,7 +178,7 @@ BEGIN
   )
   SELECT to_json("inserted") INTO "created" FROM "inserted";
   PERFORM "kiln_reserve_storage"("p_account", "p_size", "p_size");
-  PERFORM "kiln_index_document"("p_account", "p_id", "p_hash", "p_folder", "p_index_ids", "p_entry_indexes", "p_entry_keys");
+  PERFORM "kiln_index_document"("p_account", "p_id", "p_hash", "p_folder", "p_index_ids", "p_entry_indexes", "p_entry_keys", NULL);
   RETURN "created";
 END
 $function$;
@@ -231,7 +235,7 @@ BEGIN
     WHERE "id" = "p_document"
     RETURNING * INTO "current";
   PERFORM "kiln_reserve_storage"("p_account", "p_size", "p_size" - "dropped_bytes");
-  PERFORM "kiln_index_document"("p_account", "p_document", "p_hash", "p_folder", "p_index_ids", "p_entry_indexes", "p_entry_keys");
+  PERFORM "kiln_index_document"("p_account", "p_document", "p_hash", "p_folder", "p_index_ids", "p_entry_indexes", "p_entry_keys", NULL);
   RETURN json_build_object('outcome', 'stored', 'released', "dropped_keys", 'document', to_json("current"));
 END
 $function$;

@@ -41,6 +41,9 @@ interface Fixtures {
   webhookId: string;
   doomedWebhookId: string;
   deliveryId: string;
+  /** a query index of key's account on the empty folder "indexed", and one that a case drops */
+  indexId: string;
+  doomedIndexId: string;
 }
 
 interface Case {
@@ -232,6 +235,7 @@ export const CASES: Case[] = [
 
   ...webhookCases(),
   ...utilityRunCases(),
+  ...indexCases(),
 
   { operation: "listUtilities", name: "catalogue", status: 200, method: "GET", path: () => "/api/v1/utilities", options: (f) => user(f) },
   { operation: "listUtilities", name: "no key", status: 401, method: "GET", path: () => "/api/v1/utilities", options: () => NO_KEY },
@@ -1179,6 +1183,32 @@ function webhookCases(): Case[] {
   ];
 }
 
+function indexCases(): Case[] {
+  const indexes = "/api/v1/indexes";
+  const at = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, body?: unknown): Case => ({
+    operation,
+    name,
+    status,
+    method,
+    path,
+    options: (f) => user(f, body === undefined ? {} : { body }),
+  });
+  const query = "/api/v1/documents/query";
+  return [
+    at("createIndex", "accepted", 202, "POST", () => indexes, { folder: "other", fields: [{ path: "/a" }, { path: "/b", order: "desc" }] }),
+    at("createIndex", "no fields", 400, "POST", () => indexes, { folder: "other", fields: [] }),
+    at("listIndexes", "listed", 200, "GET", () => indexes),
+    { operation: "listIndexes", name: "no key", status: 401, method: "GET", path: () => indexes, options: () => NO_KEY },
+    at("getIndex", "found", 200, "GET", (f) => `${indexes}/${f.indexId}`),
+    at("getIndex", "not found", 404, "GET", () => `${indexes}/idx_none`),
+    at("deleteIndex", "dropped", 200, "DELETE", (f) => `${indexes}/${f.doomedIndexId}`),
+    at("deleteIndex", "not found", 404, "DELETE", () => `${indexes}/idx_none`),
+    at("queryDocuments", "answered", 200, "POST", () => query, { folder: "indexed", filter: { "/a": 1 }, fields: ["/a"], count: "capped" }),
+    at("queryDocuments", "needs an index", 400, "POST", () => query, { folder: "indexed", filter: { "/z": 1 } }),
+    at("queryDocuments", "invalid", 400, "POST", () => query, { folder: "indexed", filter: { "/a": { $regex: "x" } } }),
+  ];
+}
+
 let fixtures: Fixtures;
 let checked = 0;
 /** every problem answered by the cases: the operation, the status and the code the body carried */
@@ -1214,6 +1244,12 @@ beforeAll(async () => {
   await t.json("POST", "/api/v1/documents", { key: webhooksKey, body: { name: "for a delivery", content: 1 } });
   await fannedOut(t, webhook.body.webhook.id);
   const deliveries = await t.json("GET", `/api/v1/webhooks/${webhook.body.webhook.id}/deliveries`, { key: webhooksKey });
+  const index = await t.json("POST", "/api/v1/indexes", { key, body: { folder: "indexed", fields: [{ path: "/a" }] } });
+  const doomedIndex = await t.json("POST", "/api/v1/indexes", {
+    key,
+    body: { folder: "indexed", name: "doomed", fields: [{ path: "/b" }] },
+  });
+  await t.json("POST", "/api/v1/documents", { key, body: { name: "indexed", folder: "indexed/below", content: { a: 1 } } });
   fixtures = {
     key,
     accountId,
@@ -1232,6 +1268,8 @@ beforeAll(async () => {
     webhookId: webhook.body.webhook.id,
     doomedWebhookId: doomedWebhook.body.webhook.id,
     deliveryId: deliveries.body.deliveries[0].id,
+    indexId: index.body.index.id,
+    doomedIndexId: doomedIndex.body.index.id,
   };
 });
 afterAll(async () => {

@@ -49,7 +49,9 @@ describe("GET /openapi.json webhooks", () => {
       ]);
       const schema = post.requestBody.content["application/json"].schema;
       // the events API's schema of the type's family: its data typed
-      const family = { document: "DocumentEvent", pipeline: "PipelineEvent", webhook: "WebhookEvent" }[type.split(".")[0]!];
+      const family = { document: "DocumentEvent", pipeline: "PipelineEvent", webhook: "WebhookEvent", index: "IndexEvent" }[
+        type.split(".")[0]!
+      ];
       expect(schema.allOf[0]).toEqual({ $ref: `#/components/schemas/${family}` });
       expect(schema.allOf[1].properties.type).toEqual({ const: type });
       expect(Object.keys(post.responses).sort()).toEqual(["2XX", "default"]);

@@ -22,8 +22,19 @@ export const Problem = t.Object(
           path: t.String({ description: 'JSON pointer to the field, "" for the whole body' }),
           message: t.String(),
         }),
-        { description: "one entry per invalid field (validation_failed)" },
+        { description: "one entry per invalid field (validation_failed, query_invalid)" },
       ),
+    ),
+    suggestedIndex: t.Optional(
+      t.Object(
+        { folder: t.String(), fields: t.Array(t.Object({ path: t.String(), order: t.Optional(t.String()) })) },
+        { description: "query_needs_index: the index that would serve the query, to POST to /api/v1/indexes as it is" },
+      ),
+    ),
+    index: t.Optional(t.String({ description: "index_building, index_unique_conflict, index_value_refused: the index (idx_…)" })),
+    document: t.Optional(t.String({ description: "index_unique_conflict: the document that holds the key" })),
+    progress: t.Optional(
+      t.Object({ processed: Type.Integer(), total: Type.Integer() }, { description: "index_building: how far the build is" }),
     ),
   },
   { title: "Problem", description: "An RFC 9457 problem details object (Content-Type application/problem+json)" },

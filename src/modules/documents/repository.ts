@@ -257,7 +257,7 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
 
   /**
    * Replaces a document's index entries (kiln_index_document): in a move's or a restore's transaction,
-   * or on its own (an index build). "stale": the document is gone or its content is no longer `hash`.
+   * or on its own for one index (`only`: a build). "stale": the document is gone or its content is no longer `hash`.
    */
   async indexDocument(
     tx: Tx | undefined,
@@ -265,9 +265,11 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
     id: string,
     hash: string,
     indexed: IndexedContent,
+    only: string | null = null,
   ): Promise<"indexed" | "stale" | IndexOutcome> {
     try {
-      const [row] = await run(tx ? connectionOf(tx) : db, INDEX_DOCUMENT, [accountId, id, hash, indexed.folder, ...indexParams(indexed)]);
+      const params = [accountId, id, hash, indexed.folder, ...indexParams(indexed), only] as const;
+      const [row] = await run(tx ? connectionOf(tx) : db, INDEX_DOCUMENT, [...params]);
       return row.indexed ? "indexed" : "stale";
     } catch (error) {
       return writeRefusal(error) as IndexOutcome;

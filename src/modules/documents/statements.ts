@@ -167,12 +167,13 @@ export type IndexParams = [indexIds: TextArray, entryIndexes: TextArray, entryKe
 
 /**
  * Raw: a document's query index entries replaced after a move or a restore (kiln_index_document), in
- * the change's transaction. $1 account, $2 document, $3 its content hash, $4 folder, $5–$7 the entries.
+ * the change's transaction, or by an index build. $1 account, $2 document, $3 its content hash, $4 folder,
+ * $5–$7 the entries, $8 the one index whose entries are replaced (a build), or null for all.
  */
 export const INDEX_DOCUMENT = statement<
-  [accountId: string, documentId: string, hash: string, folder: string | null, ...IndexParams],
+  [accountId: string, documentId: string, hash: string, folder: string | null, ...IndexParams, only: string | null],
   { indexed: boolean }
->("select kiln_index_document($1, $2, $3, $4, $5::text[], $6::text[], $7::text[]) as indexed");
+>("select kiln_index_document($1, $2, $3, $4, $5::text[], $6::text[], $7::text[], $8) as indexed");
 
 /** What a purge did: how many documents went, which (the accounts and ids, pairwise) and the content keys to remove. */
 export interface PurgedRow {

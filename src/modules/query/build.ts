@@ -62,12 +62,12 @@ async function indexOne(deps: BuildDeps, index: IndexRow, folder: string, doc: {
     if (!indexes.some((one) => one.id === index.id && one.state === "building")) return undefined;
     let indexed: ReturnType<typeof entriesFor>;
     try {
-      indexed = entriesFor(indexes, limits, folder, bytes);
+      indexed = entriesFor(indexes, limits, folder, bytes, index.id);
     } catch (error) {
       if (error instanceof HttpError) return `document ${doc.id}: ${error.message}`;
       throw error;
     }
-    const outcome = await deps.documents.indexDocument(undefined, index.accountId, doc.id, doc.contentHash, indexed);
+    const outcome = await deps.documents.indexDocument(undefined, index.accountId, doc.id, doc.contentHash, indexed, index.id);
     if (outcome === "indexed" || outcome === "stale") return undefined;
     if (outcome.outcome === "index_conflict")
       return `documents ${doc.id} and ${outcome.document} have the same key in unique index ${outcome.index}`;

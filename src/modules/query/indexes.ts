@@ -123,12 +123,15 @@ export class IndexSets {
 const covers = (indexFolder: string, folder: string | null) =>
   folder !== null && (folder === indexFolder || folder.startsWith(`${indexFolder}/`));
 
-/** A document's entries in the indexes of `indexes` that cover `folder`, or 400 index_value_refused. */
-export function entriesFor(indexes: IndexRow[], limits: AccountQueryLimits, folder: string | null, bytes: Uint8Array) {
+/**
+ * A document's entries in the indexes of `indexes` that cover `folder` (or in the one index `only`, for
+ * its build), or 400 index_value_refused.
+ */
+export function entriesFor(indexes: IndexRow[], limits: AccountQueryLimits, folder: string | null, bytes: Uint8Array, only?: string) {
   const live = indexes.filter((index) => index.state !== "failed");
   const entryIndexes: string[] = [];
   const entryKeys: string[] = [];
-  const covering = live.filter((index) => covers(index.folder, folder));
+  const covering = live.filter((index) => covers(index.folder, folder) && (only === undefined || index.id === only));
   const root = covering.length > 0 ? documentRoot(bytes) : undefined;
   const bounds = {
     maxEntries: limits.maxIndexedArrayElements,

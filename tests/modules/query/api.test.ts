@@ -125,7 +125,7 @@ describe("queries", () => {
     const one = await query(key, { folder: "shop", filter: { "/country": "DE", "/price": 1 } });
     expect(one.body.documents.map((d: { name: string }) => d.name)).toEqual(["de1"]);
     const nested = await rawQuery(key, `{"folder":"shop","filter":{"/country":"FR","/price":100}}`);
-    expect((await nested.json()).documents.map((d: { name: string }) => d.name)).toEqual(["nested"]);
+    expect(((await nested.json()) as { documents: { name: string }[] }).documents.map((d: { name: string }) => d.name)).toEqual(["nested"]);
     const strings = await query(key, { folder: "shop", filter: { "/country": "FR", "/price": { $gte: "1" } } });
     expect(strings.body.documents.map((d: { name: string }) => d.name)).toEqual(["fr4"]);
   });

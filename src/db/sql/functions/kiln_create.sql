@@ -32,7 +32,7 @@ BEGIN
   )
   SELECT to_json("inserted") INTO "created" FROM "inserted";
   PERFORM "kiln_reserve_storage"("p_account", "p_size", "p_size");
-  PERFORM "kiln_index_document"("p_account", "p_id", "p_hash", "p_folder", "p_index_ids", "p_entry_indexes", "p_entry_keys");
+  PERFORM "kiln_index_document"("p_account", "p_id", "p_hash", "p_folder", "p_index_ids", "p_entry_indexes", "p_entry_keys", NULL);
   RETURN "created";
 END
 $function$;

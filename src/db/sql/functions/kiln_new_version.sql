@@ -48,7 +48,7 @@ BEGIN
     WHERE "id" = "p_document"
     RETURNING * INTO "current";
   PERFORM "kiln_reserve_storage"("p_account", "p_size", "p_size" - "dropped_bytes");
-  PERFORM "kiln_index_document"("p_account", "p_document", "p_hash", "p_folder", "p_index_ids", "p_entry_indexes", "p_entry_keys");
+  PERFORM "kiln_index_document"("p_account", "p_document", "p_hash", "p_folder", "p_index_ids", "p_entry_indexes", "p_entry_keys", NULL);
   RETURN json_build_object('outcome', 'stored', 'released', "dropped_keys", 'document', to_json("current"));
 END
 $function$;
