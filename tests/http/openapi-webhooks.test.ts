@@ -62,7 +62,7 @@ describe("GET /openapi.json webhooks", () => {
     const list = document.paths["/api/v1/events"].get.responses[200].content["application/json"].schema;
     expect(document.components.schemas[list.$ref.split("/").pop()].properties.events.items).toEqual({ $ref: "#/components/schemas/Event" });
     expect(document.components.schemas.Event.anyOf).toEqual(
-      ["DocumentEvent", "PipelineEvent", "WebhookEvent"].map((name) => ({ $ref: `#/components/schemas/${name}` })),
+      ["DocumentEvent", "PipelineEvent", "WebhookEvent", "IndexEvent"].map((name) => ({ $ref: `#/components/schemas/${name}` })),
     );
     expect(document.components.schemas.DocumentEvent.properties.data).toEqual({ $ref: "#/components/schemas/DocumentEventData" });
     expect(new Set(Object.values<any>(document.webhooks).map((item) => item.post.operationId)).size).toBe(EVENT_TYPES.length);
