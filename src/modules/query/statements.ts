@@ -39,10 +39,13 @@ export const ONE_INDEX = statement<[accountId: string, id: string], IndexRow>(
   `select ${INDEX_COLUMNS} from indexes where account_id = $1 and id = $2`,
 );
 
-/** Raw: the account row locked (as every write of the account locks it), with its index limit and count. */
+/**
+ * Raw: the account row locked as every write of the account locks it (NO KEY UPDATE, the reservation's
+ * strength), with its index limit and count.
+ */
 export const LOCK_ACCOUNT = statement<[accountId: string], { maxIndexes: number | null; count: number }>(`
   select max_indexes as "maxIndexes", (select count(*)::int from indexes where account_id = $1) as count
-  from accounts where id = $1 for update`);
+  from accounts where id = $1 for no key update`);
 
 export const INSERT_INDEX = statement<
   [id: string, accountId: string, folder: string, name: string, fields: string, unique: boolean, state: string, total: number, now: number],

@@ -21,7 +21,8 @@ DECLARE
   "old_bytes" bigint;
   "new_bytes" bigint;
 BEGIN
-  PERFORM 1 FROM "accounts" WHERE "id" = "p_account" FOR UPDATE;
+  -- the strength of the reservation's UPDATE: a key share (another write's foreign key) does not block it
+  PERFORM 1 FROM "accounts" WHERE "id" = "p_account" FOR NO KEY UPDATE;
   SELECT coalesce(array_agg("id" ORDER BY "id" COLLATE "C"), '{}') INTO "current_ids"
     FROM "indexes" WHERE "account_id" = "p_account" AND "state" <> 'failed';
   IF "current_ids" IS DISTINCT FROM "p_index_ids" THEN
