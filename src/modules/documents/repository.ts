@@ -276,6 +276,29 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
     }
   },
 
+  /**
+   * One index's entries of many documents in one transaction (an index build's batch), the statements
+   * pipelined on its connection: one commit for the batch. A refusal undoes the batch.
+   */
+  async indexDocuments(
+    accountId: string,
+    items: { id: string; hash: string; indexed: IndexedContent }[],
+    only: string,
+  ): Promise<"indexed" | IndexOutcome> {
+    try {
+      await db.$client.begin((tx) =>
+        Promise.all(
+          items.map((item) =>
+            run(tx, INDEX_DOCUMENT, [accountId, item.id, item.hash, item.indexed.folder, ...indexParams(item.indexed), only]),
+          ),
+        ),
+      );
+      return "indexed";
+    } catch (error) {
+      return writeRefusal(error) as IndexOutcome;
+    }
+  },
+
   async ensureFolder(tx: Tx, accountId: string, folder: string | null | undefined, now: number): Promise<void> {
     if (!folder) return;
     const rows = folderAndAncestors(folder).map((path) => ({ accountId, path, createdAt: now }));

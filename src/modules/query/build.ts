@@ -21,7 +21,8 @@ import { type BackgroundWork, every } from "../../core/background";
 import { HttpError } from "../../core/errors";
 import type { Logger } from "../../observability/logger";
 import type { ContentStore } from "../../storage/content-store";
-import type { DocumentsRepository } from "../documents/repository";
+import type { IndexedContent } from "../documents/indexing";
+import type { BuildDocument, DocumentsRepository } from "../documents/repository";
 import { entriesFor, type IndexSets, indexEvent } from "./indexes";
 import type { IndexRow, QueryRepository } from "./repository";
 
@@ -46,31 +47,46 @@ interface Position {
 export const INDEX_BUILD_BATCH = 200;
 export const INDEX_BUILD_LEASE_MS = 60_000;
 export const INDEX_BUILD_INTERVAL_MS = 1_000;
+/** Contents of a batch read from the store at once. */
+const READ_CONCURRENCY = 8;
 
 const START: Position = { folder: null, createdAt: -1, id: "" };
 const positionOf = (index: IndexRow): Position => (index.buildCursor ? (JSON.parse(index.buildCursor) as Position) : START);
 
 type Step = "more" | "done" | "lost";
 
-/** Indexes one document from its bytes; a reason when the index must fail. */
-async function indexOne(deps: BuildDeps, index: IndexRow, folder: string, doc: { id: string; contentKey: string; contentHash: string }) {
-  const content = await deps.store.open(doc.contentKey);
-  if (!content) return undefined; // replaced meanwhile: its writer indexed the new content
-  const bytes = new Uint8Array(await content.body.arrayBuffer());
+/** A batch's documents as stored, read before the batch's transaction (a document replaced meanwhile is left out: its writer indexed it). */
+async function readBatch(deps: BuildDeps, docs: BuildDocument[]) {
+  const read: { doc: BuildDocument; bytes: Uint8Array }[] = [];
+  for (let at = 0; at < docs.length; at += READ_CONCURRENCY)
+    await Promise.all(
+      docs.slice(at, at + READ_CONCURRENCY).map(async (doc) => {
+        const content = await deps.store.open(doc.contentKey);
+        if (content) read.push({ doc, bytes: new Uint8Array(await content.body.arrayBuffer()) });
+      }),
+    );
+  return read;
+}
+
+/** Indexes a batch from its bytes in one transaction; a reason when the index must fail. */
+async function indexBatch(deps: BuildDeps, index: IndexRow, folder: string, docs: BuildDocument[]): Promise<string | undefined> {
+  const read = await readBatch(deps, docs);
   for (let attempt = 0; attempt < 5; attempt++) {
     const { indexes, limits } = await deps.sets.of(index.accountId, attempt > 0);
     if (!indexes.some((one) => one.id === index.id && one.state === "building")) return undefined;
-    let indexed: ReturnType<typeof entriesFor>;
-    try {
-      indexed = entriesFor(indexes, limits, folder, bytes, index.id);
-    } catch (error) {
-      if (error instanceof HttpError) return `document ${doc.id}: ${error.message}`;
-      throw error;
+    const items: { id: string; hash: string; indexed: IndexedContent }[] = [];
+    for (const { doc, bytes } of read) {
+      try {
+        items.push({ id: doc.id, hash: doc.contentHash, indexed: entriesFor(indexes, limits, folder, bytes, index.id) });
+      } catch (error) {
+        if (error instanceof HttpError) return `document ${doc.id}: ${error.message}`;
+        throw error;
+      }
     }
-    const outcome = await deps.documents.indexDocument(undefined, index.accountId, doc.id, doc.contentHash, indexed, index.id);
-    if (outcome === "indexed" || outcome === "stale") return undefined;
+    const outcome = await deps.documents.indexDocuments(index.accountId, items, index.id);
+    if (outcome === "indexed") return undefined;
     if (outcome.outcome === "index_conflict")
-      return `documents ${doc.id} and ${outcome.document} have the same key in unique index ${outcome.index}`;
+      return `documents ${outcome.document} and another have the same key in unique index ${outcome.index}`;
   }
   return undefined;
 }
@@ -84,12 +100,10 @@ export async function buildBatch(deps: BuildDeps, index: IndexRow): Promise<Step
     return "done";
   }
   const docs = await deps.documents.folderDocuments(index.accountId, folder, position, deps.batch);
-  for (const doc of docs) {
-    const reason = await indexOne(deps, index, folder, doc);
-    if (reason) {
-      await deps.queries.finish(index, "failed", reason, deps.now(), indexEvent);
-      return "done";
-    }
+  const reason = await indexBatch(deps, index, folder, docs);
+  if (reason) {
+    await deps.queries.finish(index, "failed", reason, deps.now(), indexEvent);
+    return "done";
   }
   const last = docs.at(-1);
   if (last) position = { folder, createdAt: last.createdAt, id: last.id };

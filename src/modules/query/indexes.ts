@@ -67,7 +67,7 @@ export async function createIndex(deps: IndexesDeps, accountId: string, input: C
   if (folderErrors.length > 0 || !folder) errors.push({ path: "/folder", message: folderErrors[0]?.message ?? "a folder is required" });
   if (errors.length > 0) throw httpError(ERRORS.validation_failed, errors.map((e) => `${e.path}: ${e.message}`).join("; "), { errors });
   const fields = input.fields.map((field) => ({ path: field.path, order: field.order ?? ("asc" as const) }));
-  const name = input.name ?? defaultName(fields);
+  const name = input.name ?? defaultName(folder ?? "", fields);
   const existing = await deps.repository.indexes(accountId);
   if (existing.some((index) => index.name === name))
     throw httpError(ERRORS.index_name_taken, `The account has an index named '${name}'${input.name ? "" : "; give another name"}`);
@@ -80,11 +80,11 @@ export async function createIndex(deps: IndexesDeps, accountId: string, input: C
   return created.row;
 }
 
-/** `by_customer_country_price_desc`: the fields' last tokens, and their directions when descending. */
-function defaultName(fields: { path: string; order: string }[]): string {
+/** `orders.by_customer_country_price_desc`: the folder, the fields' tokens, and their directions when descending. */
+function defaultName(folder: string, fields: { path: string; order: string }[]): string {
   const part = (field: { path: string; order: string }) =>
-    `${(parsePointer(field.path)?.join("_") || "root").replace(/[^A-Za-z0-9_.-]/g, "_")}${field.order === "desc" ? "_desc" : ""}`;
-  return `by_${fields.map(part).join("_")}`.slice(0, 100);
+    `${parsePointer(field.path)?.join("_") || "root"}${field.order === "desc" ? "_desc" : ""}`;
+  return `${folder}.by_${fields.map(part).join("_")}`.replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 100);
 }
 
 export async function getIndex(deps: IndexesDeps, accountId: string, id: string): Promise<IndexRow> {

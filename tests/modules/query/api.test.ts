@@ -37,7 +37,7 @@ describe("declaring an index", () => {
     expect(created.headers.get("location")).toBe(`${INDEXES}/${created.body.index.id}`);
     expect(created.body.index).toMatchObject({
       folder: "orders",
-      name: "by_price",
+      name: "orders.by_price",
       fields: [{ path: "/price", order: "asc" }],
       unique: false,
       state: "building",
