@@ -24,6 +24,7 @@ import {
   FOLDER_TOTAL,
   INDEX_DOCUMENT,
   type IndexParams,
+  LOCK_FOR_INDEXING,
   NEW_VERSION,
   NEXT_FOLDER,
   type PageParams,
@@ -286,13 +287,14 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
     only: string,
   ): Promise<"indexed" | IndexOutcome> {
     try {
-      await db.$client.begin((tx) =>
-        Promise.all(
+      await db.$client.begin(async (tx) => {
+        await run(tx, LOCK_FOR_INDEXING, [textArray(items.map((item) => item.id))]);
+        await Promise.all(
           items.map((item) =>
             run(tx, INDEX_DOCUMENT, [accountId, item.id, item.hash, item.indexed.folder, ...indexParams(item.indexed), only]),
           ),
-        ),
-      );
+        );
+      });
       return "indexed";
     } catch (error) {
       return writeRefusal(error) as IndexOutcome;

@@ -162,6 +162,15 @@ export const NEW_VERSION = statement<
   { result: Record<string, unknown> }
 >("select kiln_new_version($1, $2, $3::text[], $4, $5, $6, $7, $8, $9::text[], $10::text[], $11::text[]) as result");
 
+/**
+ * Raw: a build batch's documents key-share locked, in id order, before anything else of its transaction:
+ * a content replace locks its document and then the account row, so the batch takes the same order
+ * (its entries' foreign keys would otherwise wait on a document after the batch took the account row).
+ */
+export const LOCK_FOR_INDEXING = statement<[ids: TextArray], { id: string }>(
+  "select id from documents where id = any($1::text[]) order by id for key share",
+);
+
 /** A document's query index entries (documents/indexing.ts): the index set, the entries' indexes and hex keys. */
 export type IndexParams = [indexIds: TextArray, entryIndexes: TextArray, entryKeys: TextArray];
 
