@@ -40,10 +40,20 @@ async function entriesOf(deps: DocumentsDeps, accountId: string, folder: string 
     : NO_ENTRIES(null);
 }
 
-/** Writes the entries in `tx`, or rolls it back to try again (or answers the unique conflict). */
-async function writeEntries(deps: DocumentsDeps, tx: Tx, accountId: string, row: DocumentRow, hash: string, indexed: IndexedContent) {
-  if (row.contentHash !== hash) throw new IndexAgain();
-  const outcome = await deps.repository.indexDocument(tx, accountId, row.id, hash, indexed);
+/**
+ * Writes the entries in `tx`, or rolls it back to try again (or answers the unique conflict). `hash`:
+ * the content they were computed from (undefined: none were, the account having no index).
+ */
+async function writeEntries(
+  deps: DocumentsDeps,
+  tx: Tx,
+  accountId: string,
+  row: DocumentRow,
+  hash: string | undefined,
+  indexed: IndexedContent,
+) {
+  if (hash !== undefined && row.contentHash !== hash) throw new IndexAgain();
+  const outcome = await deps.repository.indexDocument(tx, accountId, row.id, row.contentHash, indexed);
   if (outcome === "indexed") return;
   if (typeof outcome !== "string" && outcome.outcome === "index_conflict") throw indexConflict(outcome.index, outcome.document);
   throw new IndexAgain();
@@ -69,18 +79,12 @@ export async function updateMetadata(
   const metadata = normalizeMetadata(metadataUpdateOf(input));
   const moves = metadata.folder !== undefined;
   return retrying(async (fresh) => {
-    let indexed: { hash: string; entries: IndexedContent } | undefined;
-    if (moves) {
+    let indexed: { hash?: string; entries: IndexedContent } | undefined;
+    if (moves && (await deps.indexer.hasIndexes(accountId, fresh))) {
       const { row, content } = await openContent(deps, accountId, id);
-      const entries = await entriesOf(
-        deps,
-        accountId,
-        metadata.folder ?? null,
-        async () => new Uint8Array(await content.body.arrayBuffer()),
-        fresh,
-      );
-      indexed = { hash: row.contentHash, entries };
-    }
+      const bytes = new Uint8Array(await content.body.arrayBuffer());
+      indexed = { hash: row.contentHash, entries: await deps.indexer.entries(accountId, metadata.folder ?? null, bytes, fresh) };
+    } else if (moves) indexed = { entries: NO_ENTRIES(null) };
     return deps.repository.transaction((tx) =>
       underLock(tx, deps, accountId, id, preconditions, rowMetadataETag, async (row) => {
         const now = deps.now();
