@@ -234,3 +234,29 @@ export async function runQuery(deps: QueryDeps, accountId: string, input: QueryI
   const tail = JSON.stringify({ nextCursor, index: plan.index.id, ...(count ? { count } : {}), ...(explain ? { explain } : {}) });
   return `{"success":true,"documents":[${documents.join(",")}],${tail.slice(1)}`;
 }
+
+/**
+ * The ids of the documents a query matches, in its index's order, at most `limit` (a job's `{ query }`
+ * source, modules/jobs): the same plan and pages as a query, followed to the end or to `limit`.
+ */
+export async function matchingIds(
+  deps: QueryDeps,
+  accountId: string,
+  query: { folder?: string; filter?: unknown },
+  limit: number,
+): Promise<string[]> {
+  if (query.folder === undefined)
+    throw queryInvalid([{ path: "/source/query/folder", message: "a query names the folder whose index serves it" }]);
+  const { indexes, limits } = await deps.sets.of(accountId, true);
+  const filter = readFilter(query.filter === undefined ? undefined : encoder.encode(JSON.stringify(query.filter)), limits.maxFilterBytes);
+  const plan = choosePlan(indexes, query.folder, filter, []);
+  const ids: string[] = [];
+  let after: EntryRow | undefined;
+  while (ids.length < limit) {
+    const page = await readPage(deps, accountId, plan, filter, Math.min(limit - ids.length, 1_000), after);
+    ids.push(...page.rows.map((row) => row.documentId));
+    if (!page.next) break;
+    after = page.next;
+  }
+  return ids;
+}
