@@ -28,9 +28,14 @@ import { eventsModule } from "./modules/events";
 import { createEventNotifier, mayHaveWritten } from "./modules/events/notifier";
 import { eventStreamsOf } from "./modules/events/stream";
 import { healthModule } from "./modules/health";
+import { jobsModule } from "./modules/jobs";
+import { JobKinds } from "./modules/jobs/kinds";
+import { jobRunner, type RunnerOptions } from "./modules/jobs/runner";
+import { utilityJobKind } from "./modules/jobs/utility-kind";
 import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
 import { pipelinesRepository } from "./modules/pipelines/repository";
 import { indexesModule, queryModule } from "./modules/query";
+import { matchingIds } from "./modules/query/execute";
 import { IndexSets, indexerOf } from "./modules/query/indexes";
 import { queryRepository } from "./modules/query/repository";
 import { usageModule } from "./modules/usage";
@@ -97,6 +102,7 @@ export function createApp(deps: AppDeps) {
   ]);
   const queries = queryRepository(database.db, documentsRepository(database.db).folderTotal);
   const indexSets = new IndexSets(queries.indexSet, deps.now);
+  const queryDeps = { repository: queries, documents: documentsRepository(database.db), store: contentStore, sets: indexSets };
   const documents = documentsDeps({
     db: database.db,
     store: contentStore,
@@ -126,6 +132,27 @@ export function createApp(deps: AppDeps) {
     logger,
     now: deps.now ?? Date.now,
     metrics,
+  };
+
+  // Job kinds register here; the runner (every node's background work, src/index.ts) runs them all.
+  const jobKinds = new JobKinds().register(
+    utilityJobKind({
+      documents,
+      pool: deps.workerPool,
+      registry: utilityEngine.registry,
+      logger,
+      reportOutputMaxBytes: config.jobs.reportOutputMaxBytes,
+    }),
+  );
+  const jobs = {
+    database,
+    documents: documents.repository,
+    pipelines: pipelinesRepository(database.db),
+    registry: utilityEngine.registry,
+    config: config.jobs,
+    now: utilityEngine.now,
+    resolveQuery: (accountId: string, query: { folder?: string; filter?: unknown }, limit: number) =>
+      matchingIds(queryDeps, accountId, query, limit),
   };
 
   const streams = eventStreamsOf(database, {
@@ -174,7 +201,8 @@ export function createApp(deps: AppDeps) {
     .use(
       pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }),
     )
-    .use(queryModule({ repository: queries, documents: documents.repository, store: contentStore, sets: indexSets, auth }))
+    .use(jobsModule({ ...jobs, auth, idempotency }))
+    .use(queryModule({ ...queryDeps, auth }))
     .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }))
     .use(indexesModule({ repository: queries, now: deps.now ?? Date.now, auth }))
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), linkBase: linkBaseOf(config), auth }));
@@ -189,7 +217,15 @@ export function createApp(deps: AppDeps) {
     return response;
   };
   // every caller, in process (tests) or the listener, serves through `handle`, never through app.handle
-  return { app, handle: withCorsAndCompression(handleAndNotify, config.corsOrigins) };
+  return {
+    app,
+    handle: withCorsAndCompression(handleAndNotify, config.corsOrigins),
+    jobs: {
+      kinds: jobKinds,
+      /** the job runner over this app's kinds, as background work (src/index.ts lists it; tests start it) */
+      runner: (options: Partial<RunnerOptions> = {}) => jobRunner({ database, kinds: jobKinds, config: config.jobs, logger, ...options }),
+    },
+  };
 }
 
 function instrumented(store: ContentStore, metrics: Metrics | undefined): ContentStore {

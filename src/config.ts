@@ -71,6 +71,25 @@ export interface Config {
   readonly httpListener: HttpListener;
   /** webhook deliveries (src/modules/webhooks, docs/events.md) */
   readonly webhooks: WebhookConfig;
+  /** background jobs (src/modules/jobs, docs/jobs.md) */
+  readonly jobs: JobsConfig;
+}
+
+export interface JobsConfig {
+  /** JOBS_MAX_DOCUMENTS: documents one job may cover */
+  readonly maxDocuments: number;
+  /** JOBS_RETENTION_MS: how long a finished job and its results are kept */
+  readonly retentionMs: number;
+  /** JOBS_CHUNK_SIZE: documents one claim takes */
+  readonly chunkSize: number;
+  /** JOBS_LEASE_MS: how long a claim holds its chunk without a heartbeat before another node may take it */
+  readonly leaseMs: number;
+  /** JOBS_CONCURRENCY: chunks in work at once on one node */
+  readonly concurrency: number;
+  /** JOBS_ACCOUNT_CONCURRENCY: chunks of one account in work at once on one node */
+  readonly accountConcurrency: number;
+  /** JOBS_REPORT_OUTPUT_MAX_BYTES: a report's output kept per document */
+  readonly reportOutputMaxBytes: number;
 }
 
 export interface EventStreamLimits {
@@ -314,6 +333,15 @@ export function loadConfig(env: Env = process.env): Config {
       fanoutAccounts: integer(env, "WEBHOOK_FANOUT_ACCOUNTS", 50, 1, 10_000),
       fanoutDeliveries: integer(env, "WEBHOOK_FANOUT_DELIVERIES", 500, 1, 100_000),
       lagWarnMs: integer(env, "EVENTS_LAG_WARN_MS", 60_000, 1),
+    }),
+    jobs: Object.freeze({
+      maxDocuments: integer(env, "JOBS_MAX_DOCUMENTS", 100_000, 1, 10_000_000),
+      retentionMs: integer(env, "JOBS_RETENTION_MS", 604_800_000, 60_000),
+      chunkSize: integer(env, "JOBS_CHUNK_SIZE", 50, 1, 1_000),
+      leaseMs: integer(env, "JOBS_LEASE_MS", 30_000, 200, 3_600_000),
+      concurrency: integer(env, "JOBS_CONCURRENCY", 4, 1, 100),
+      accountConcurrency: integer(env, "JOBS_ACCOUNT_CONCURRENCY", 1, 1, 100),
+      reportOutputMaxBytes: integer(env, "JOBS_REPORT_OUTPUT_MAX_BYTES", 65_536, 0, 16_777_216),
     }),
   });
 }

@@ -18,6 +18,7 @@ import { documentsRepository } from "./modules/documents/repository";
 import { documentSweeps } from "./modules/documents/sweeper";
 import { eventRetention } from "./modules/events/retention";
 import { eventStreamsOf } from "./modules/events/stream";
+import { jobRetention } from "./modules/jobs/retention";
 import { INDEX_BUILD_BATCH, INDEX_BUILD_INTERVAL_MS, INDEX_BUILD_LEASE_MS, indexBuilds } from "./modules/query/build";
 import { IndexSets } from "./modules/query/indexes";
 import { queryRepository } from "./modules/query/repository";
@@ -40,6 +41,7 @@ const CLOSE_DATABASE_MS = 5_000;
  */
 function backgroundWork(deps: {
   config: Config;
+  jobRunner: BackgroundWork;
   database: Database;
   logger: Logger;
   metrics: Metrics | undefined;
@@ -62,6 +64,8 @@ function backgroundWork(deps: {
     eventRetention({ database, retentionMs: config.eventRetentionMs, intervalMs, logger }),
     idempotencySweep({ database, intervalMs, logger }),
     webhookDelivery({ database, config: config.webhooks, logger, metrics }),
+    jobRetention({ database, retentionMs: config.jobs.retentionMs, intervalMs, logger }),
+    deps.jobRunner,
     indexBuilds({
       queries,
       documents,
@@ -126,7 +130,7 @@ async function main(): Promise<void> {
   let draining = false;
   const app = createApp({ config, database, logger, workerPool, contentStore, metrics, rateCounter, draining: () => draining });
   const background = await start.step(
-    () => startInOrder(backgroundWork({ config, database, logger, metrics, contentStore })),
+    () => startInOrder(backgroundWork({ config, database, logger, metrics, contentStore, jobRunner: app.jobs.runner() })),
     failed("starting the background work"),
   );
   start.stopOnFailure(() => background.stop());

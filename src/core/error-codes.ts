@@ -169,6 +169,20 @@ export const ERRORS = catalogue({
     meaning: "no index of the folder serves the query; suggestedIndex can be POSTed to /api/v1/indexes as it is",
   },
   delivery_in_flight: { code: "delivery_in_flight", status: 409, meaning: "an attempt of the delivery is under way" },
+  document_changed: {
+    code: "document_changed",
+    status: 409,
+    meaning: "a job's document changed since the job read it, so its output was not written (in a job's results)",
+  },
+  job_not_found: { code: "job_not_found", status: 404, meaning: "no such job in the account" },
+  job_finished: { code: "job_finished", status: 409, meaning: "the job has finished (succeeded, failed or cancelled)" },
+  job_source_empty: { code: "job_source_empty", status: 400, meaning: "the job's source names no document" },
+  job_source_unsupported: { code: "job_source_unsupported", status: 400, meaning: "this kind of job source is not available" },
+  job_too_large: {
+    code: "job_too_large",
+    status: 413,
+    meaning: "the job's source holds more documents than a job may (JOBS_MAX_DOCUMENTS)",
+  },
 
   // what the account holds and spends
   credits_exhausted: { code: "credits_exhausted", status: 402, meaning: "the account's monthly credits are used up" },
@@ -177,6 +191,11 @@ export const ERRORS = catalogue({
     code: "account_busy",
     status: 429,
     meaning: "the account already has its most runs waiting for a worker (UTILITY_QUEUE_PER_ACCOUNT)",
+  },
+  too_many_jobs: {
+    code: "too_many_jobs",
+    status: 429,
+    meaning: "the account already has its most jobs waiting to run (its plan's maxQueuedJobs)",
   },
   too_many_streams: {
     code: "too_many_streams",

@@ -6,6 +6,8 @@ export const PLANS = {
     monthlyCredits: 100,
     rateLimitPerMinute: 60,
     maxVersions: 10,
+    maxRunningJobs: 1,
+    maxQueuedJobs: 5,
     maxIndexes: 5,
     maxIndexedArrayElements: 100,
     maxIndexedValueBytes: 256,
@@ -17,6 +19,8 @@ export const PLANS = {
     monthlyCredits: 10_000,
     rateLimitPerMinute: 600,
     maxVersions: 50,
+    maxRunningJobs: 2,
+    maxQueuedJobs: 20,
     maxIndexes: 20,
     maxIndexedArrayElements: 500,
     maxIndexedValueBytes: 512,
@@ -28,6 +32,8 @@ export const PLANS = {
     monthlyCredits: 100_000,
     rateLimitPerMinute: 3_000,
     maxVersions: 100,
+    maxRunningJobs: 4,
+    maxQueuedJobs: 100,
     maxIndexes: 50,
     maxIndexedArrayElements: 1_000,
     maxIndexedValueBytes: 512,
@@ -39,6 +45,8 @@ export const PLANS = {
     monthlyCredits: null,
     rateLimitPerMinute: 6_000,
     maxVersions: 100,
+    maxRunningJobs: 4,
+    maxQueuedJobs: 100,
     maxIndexes: 100,
     maxIndexedArrayElements: 1_000,
     maxIndexedValueBytes: 512,
@@ -57,6 +65,10 @@ export interface AccountLimits {
   rateLimitPerMinute: number | null;
   /** content versions kept per document, the current one included */
   maxVersions: number | null;
+  /** jobs running at once; more wait, queued (src/modules/jobs) */
+  maxRunningJobs: number | null;
+  /** jobs waiting to run; past it a submission is refused (429 too_many_jobs) */
+  maxQueuedJobs: number | null;
   /** query indexes the account may declare */
   maxIndexes: number | null;
   /** entries one document may have in one index (arrays give one per element, several arrays their product) */

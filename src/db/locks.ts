@@ -14,6 +14,8 @@ export const LOCKS = {
   eventSweep: 4_242_003,
   /** src/http/idempotency-sweep.ts: the sweep of expired idempotency keys */
   idempotencySweep: 4_242_004,
+  /** src/modules/jobs/retention.ts: the sweep of finished jobs past JOBS_RETENTION_MS */
+  jobSweep: 4_242_005,
 } as const;
 
 /**

@@ -37,6 +37,9 @@ export const accounts = pgTable(
     rateLimitPerMinute: integer("rate_limit_per_minute"),
     /** content versions kept per document, the current one included */
     maxVersions: integer("max_versions"),
+    /** jobs of the account running at once, and waiting to run (src/modules/jobs) */
+    maxRunningJobs: integer("max_running_jobs"),
+    maxQueuedJobs: integer("max_queued_jobs"),
     /** query indexes the account may declare (modules/query) */
     maxIndexes: integer("max_indexes"),
     /** entries one document may have in one index (the product of its indexed arrays' lengths) */
@@ -416,6 +419,7 @@ export type WebhookRow = typeof webhooks.$inferSelect;
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
 
+export * from "./schema-jobs";
 /**
  * Query indexes (modules/query, docs/query.md): declared on a folder, covering it and its subfolders.
  * `state` is building (its build, indexBuild, walks the folder's documents from `buildCursor`), ready

@@ -13,6 +13,8 @@ const AREAS = (
     ["/api/v1/indexes", "documents"],
     ["/api/v1/utilities", "utilities"],
     ["/api/v1/pipelines", "utilities"],
+    // and documents too, checked by the routes (src/modules/jobs)
+    ["/api/v1/jobs", "utilities"],
     ["/api/v1/admin", "admin"],
     ["/api/v1/webhooks", "webhooks"],
   ] as const

@@ -41,6 +41,9 @@ interface Fixtures {
   webhookId: string;
   doomedWebhookId: string;
   deliveryId: string;
+  /** a queued job of key's account (nothing runs it here), and one that a case cancels */
+  jobId: string;
+  doomedJobId: string;
   /** a query index of key's account on the empty folder "indexed", and one that a case drops */
   indexId: string;
   doomedIndexId: string;
@@ -234,8 +237,9 @@ export const CASES: Case[] = [
   { operation: "streamEvents", name: "no key", status: 401, method: "GET", path: () => "/api/v1/events/stream", options: () => NO_KEY },
 
   ...webhookCases(),
-  ...utilityRunCases(),
+  ...jobCases(),
   ...indexCases(),
+  ...utilityRunCases(),
 
   { operation: "listUtilities", name: "catalogue", status: 200, method: "GET", path: () => "/api/v1/utilities", options: (f) => user(f) },
   { operation: "listUtilities", name: "no key", status: 401, method: "GET", path: () => "/api/v1/utilities", options: () => NO_KEY },
@@ -1183,6 +1187,40 @@ function webhookCases(): Case[] {
   ];
 }
 
+function jobCases(): Case[] {
+  const jobs = "/api/v1/jobs";
+  const body = { source: { folder: "jobs" }, utility: "structure.pick-fields", config: { fields: ["x"] }, output: { mode: "report" } };
+  const at = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, given?: unknown): Case => ({
+    operation,
+    name,
+    status,
+    method,
+    path,
+    options: (f) => user(f, given === undefined ? {} : { body: given }),
+  });
+  return [
+    at("createJob", "queued", 202, "POST", () => jobs, body),
+    at("createJob", "empty folder", 400, "POST", () => jobs, { ...body, source: { folder: "nothing-here" } }),
+    at("createJob", "unknown utility", 404, "POST", () => jobs, { ...body, utility: "no.such" }),
+    {
+      operation: "createJob",
+      name: "no documents permission",
+      status: 403,
+      method: "POST",
+      path: () => jobs,
+      options: (f) => ({ key: f.utilitiesOnlyKey, body }),
+    },
+    at("listJobs", "listed", 200, "GET", () => `${jobs}?limit=2&state=queued`),
+    at("listJobs", "invalid cursor", 400, "GET", () => `${jobs}?cursor=nope`),
+    at("getJob", "found", 200, "GET", (f) => `${jobs}/${f.jobId}`),
+    at("getJob", "not found", 404, "GET", () => `${jobs}/job_none`),
+    at("cancelJob", "cancelled", 200, "POST", (f) => `${jobs}/${f.doomedJobId}/cancel`),
+    at("cancelJob", "not found", 404, "POST", () => `${jobs}/job_none/cancel`),
+    at("getJobResults", "streamed", 200, "GET", (f) => `${jobs}/${f.jobId}/results`),
+    at("getJobResults", "not found", 404, "GET", () => `${jobs}/job_none/results`),
+  ];
+}
+
 function indexCases(): Case[] {
   const indexes = "/api/v1/indexes";
   const at = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, body?: unknown): Case => ({
@@ -1244,6 +1282,10 @@ beforeAll(async () => {
   await t.json("POST", "/api/v1/documents", { key: webhooksKey, body: { name: "for a delivery", content: 1 } });
   await fannedOut(t, webhook.body.webhook.id);
   const deliveries = await t.json("GET", `/api/v1/webhooks/${webhook.body.webhook.id}/deliveries`, { key: webhooksKey });
+  await t.json("POST", "/api/v1/documents", { key, body: { name: "for a job", folder: "jobs", content: { x: 1 } } });
+  const jobBody = { source: { folder: "jobs" }, utility: "structure.pick-fields", config: { fields: ["x"] }, output: { mode: "report" } };
+  const job = await t.json("POST", "/api/v1/jobs", { key, body: jobBody });
+  const doomedJob = await t.json("POST", "/api/v1/jobs", { key, body: jobBody });
   const index = await t.json("POST", "/api/v1/indexes", { key, body: { folder: "indexed", fields: [{ path: "/a" }] } });
   const doomedIndex = await t.json("POST", "/api/v1/indexes", {
     key,
@@ -1268,6 +1310,8 @@ beforeAll(async () => {
     webhookId: webhook.body.webhook.id,
     doomedWebhookId: doomedWebhook.body.webhook.id,
     deliveryId: deliveries.body.deliveries[0].id,
+    jobId: job.body.job.id,
+    doomedJobId: doomedJob.body.job.id,
     indexId: index.body.index.id,
     doomedIndexId: doomedIndex.body.index.id,
   };

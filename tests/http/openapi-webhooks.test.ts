@@ -49,9 +49,13 @@ describe("GET /openapi.json webhooks", () => {
       ]);
       const schema = post.requestBody.content["application/json"].schema;
       // the events API's schema of the type's family: its data typed
-      const family = { document: "DocumentEvent", pipeline: "PipelineEvent", webhook: "WebhookEvent", index: "IndexEvent" }[
-        type.split(".")[0]!
-      ];
+      const family = {
+        document: "DocumentEvent",
+        pipeline: "PipelineEvent",
+        webhook: "WebhookEvent",
+        job: "JobEvent",
+        index: "IndexEvent",
+      }[type.split(".")[0]!];
       expect(schema.allOf[0]).toEqual({ $ref: `#/components/schemas/${family}` });
       expect(schema.allOf[1].properties.type).toEqual({ const: type });
       expect(Object.keys(post.responses).sort()).toEqual(["2XX", "default"]);
@@ -62,7 +66,9 @@ describe("GET /openapi.json webhooks", () => {
     const list = document.paths["/api/v1/events"].get.responses[200].content["application/json"].schema;
     expect(document.components.schemas[list.$ref.split("/").pop()].properties.events.items).toEqual({ $ref: "#/components/schemas/Event" });
     expect(document.components.schemas.Event.anyOf).toEqual(
-      ["DocumentEvent", "PipelineEvent", "WebhookEvent", "IndexEvent"].map((name) => ({ $ref: `#/components/schemas/${name}` })),
+      ["DocumentEvent", "PipelineEvent", "WebhookEvent", "JobEvent", "IndexEvent"].map((name) => ({
+        $ref: `#/components/schemas/${name}`,
+      })),
     );
     expect(document.components.schemas.DocumentEvent.properties.data).toEqual({ $ref: "#/components/schemas/DocumentEventData" });
     expect(new Set(Object.values<any>(document.webhooks).map((item) => item.post.operationId)).size).toBe(EVENT_TYPES.length);

@@ -98,7 +98,8 @@ describe("GET /openapi.json", () => {
       // (each utility's own run operation, `runSchemaCleanJson`, is a copy of runUtility)
       const reachesWorker = WORKER_ROUTES.has(op.spec.operationId) || (op.method === "post" && op.path.startsWith("/api/v1/utilities/"));
       const codes = reachesWorker ? ["account_busy"] : [];
-      const own = op.path === "/api/v1/events/stream" ? ["too_many_streams"] : []; // the stream limits, before the shared ones
+      // the stream limits and the queued-jobs limit, before the shared ones
+      const own = op.path === "/api/v1/events/stream" ? ["too_many_streams"] : op.spec.operationId === "createJob" ? ["too_many_jobs"] : [];
       expect(tooMany.content["application/problem+json"].schema).toEqual(
         problemOf([...codes, ...own, "rate_limited", "too_many_failed_authentications"]),
       );

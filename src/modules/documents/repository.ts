@@ -186,6 +186,23 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
     return rows.map((row) => row.id);
   },
 
+  /** The ids of the active documents of a folder and its subfolders, oldest first, at most `limit` (a job's source). */
+  async idsInFolder(accountId: string, folder: string, limit: number): Promise<string[]> {
+    const rows = await db
+      .select({ id: documents.id })
+      .from(documents)
+      .where(
+        and(
+          eq(documents.accountId, accountId),
+          active,
+          sql`(${documents.folder} = ${folder} or starts_with(${documents.folder}, ${`${folder}/`}))`,
+        ),
+      )
+      .orderBy(documents.createdAt, documents.id)
+      .limit(limit);
+    return rows.map((row) => row.id);
+  },
+
   async exists(accountId: string, id: string, tx: Executor = db): Promise<{ deleted: boolean } | undefined> {
     const [row] = await tx.select({ deletedAt: documents.deletedAt }).from(documents).where(owned(accountId, id));
     return row && { deleted: row.deletedAt !== null };
@@ -195,15 +212,17 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
    * A new document with its version 1 and its folders, in one statement that commits on its own, the
    * storage reservation last (one conditional UPDATE on the account row, so concurrent creates can never
    * pass the limit together; the row lock it takes is held only for the reservation and the commit). A
-   * refusal writes nothing.
+   * refusal writes nothing. `on`: a transaction's connection, for a write that must commit with another
+   * module's rows (a job marks its item done in the same transaction); a refusal then aborts it.
    */
   async create(
     document: NewDocumentRow,
     indexed: IndexedContent = NO_ENTRIES(document.folder),
+    on: StatementExecutor = db,
   ): Promise<{ outcome: "stored"; document: DocumentRow } | { outcome: QuotaRefusal } | IndexOutcome> {
     const folderPaths = document.folder ? folderAndAncestors(document.folder) : [];
     try {
-      const [row] = await run(db, CREATE, [
+      const [row] = await run(on, CREATE, [
         document.accountId,
         document.fileSize,
         document.createdAt,
@@ -227,13 +246,13 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
   /**
    * A new current version in one call of `kiln_new_version` (statements.ts, NEW_VERSION): the
    * document's row lock, If-Match, the reservation, the versions dropped, the row updated. It commits
-   * on its own, so no lock outlives the call's round trip.
+   * on its own, so no lock outlives the call's round trip; or, `on` a transaction's connection, with it.
    */
-  async newVersion(input: NewVersionInput): Promise<NewVersionOutcome> {
+  async newVersion(input: NewVersionInput, on: StatementExecutor = db): Promise<NewVersionOutcome> {
     if (!isDocumentId(input.documentId)) return { outcome: "not_found" };
     let result: Record<string, unknown>;
     try {
-      [{ result }] = await run(db, NEW_VERSION, [
+      [{ result }] = await run(on, NEW_VERSION, [
         input.accountId,
         input.documentId,
         input.acceptedHashes === null ? null : textArray(input.acceptedHashes),

@@ -12,6 +12,7 @@ import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import type { Permission } from "../../core/plans";
 import { DocumentView } from "../documents/model";
+import { JobView } from "../jobs/model";
 
 /** A document event's `data`: the document as the documents API shows it, as the change left it. */
 const DocumentEventData = t.Object(
@@ -56,6 +57,8 @@ const WebhookEventData = t.Object(
   { title: "WebhookEventData" },
 );
 
+const JobEventData = t.Object({ job: JobView }, { title: "JobEventData" });
+
 const IndexEventData = t.Object(
   {
     index: t.Object({
@@ -77,8 +80,9 @@ const IndexEventData = t.Object(
  * The families, in the order the API lists them. `title`: the OpenAPI name of the family's event schema.
  * Who writes each: document.created and document.content_replaced by kiln_create and kiln_new_version, the
  * other document events by kiln_document_events (the documents trigger), pipeline events by
- * kiln_pipeline_events (the pipelines trigger), webhook.disabled by the delivery loop (INSERT_EVENT), index
- * events by the index's creation (an empty folder) or its build's end (RECORD_INDEX_EVENT, modules/query).
+ * kiln_pipeline_events (the pipelines trigger), webhook.disabled by the delivery loop (INSERT_EVENT), job
+ * events by the job runner and a cancel in the transaction that finishes the job (jobs/statements.ts RECORD_EVENT),
+ * index events by the index's creation (an empty folder) or its build's end (RECORD_INDEX_EVENT, modules/query).
  */
 export const EVENT_CATALOGUE = {
   document: {
@@ -105,6 +109,12 @@ export const EVENT_CATALOGUE = {
     types: ["webhook.disabled"],
     data: WebhookEventData,
     title: "WebhookEvent",
+  },
+  job: {
+    permission: "documents",
+    types: ["job.succeeded", "job.failed", "job.cancelled"],
+    data: JobEventData,
+    title: "JobEvent",
   },
   index: {
     permission: "documents",

@@ -51,15 +51,20 @@ export const EVENT_FAMILY_SCHEMAS = {
   document: familyEvent("document"),
   pipeline: familyEvent("pipeline"),
   webhook: familyEvent("webhook"),
+  job: familyEvent("job"),
   index: familyEvent("index"),
 } satisfies Record<EventFamily, unknown>;
 
 /** An event: its `type` says its family, and so the shape of its `data`. */
 export const EventView = t.Union(
-  [EVENT_FAMILY_SCHEMAS.document, EVENT_FAMILY_SCHEMAS.pipeline, EVENT_FAMILY_SCHEMAS.webhook, EVENT_FAMILY_SCHEMAS.index],
-  {
-    title: "Event",
-  },
+  [
+    EVENT_FAMILY_SCHEMAS.document,
+    EVENT_FAMILY_SCHEMAS.pipeline,
+    EVENT_FAMILY_SCHEMAS.webhook,
+    EVENT_FAMILY_SCHEMAS.job,
+    EVENT_FAMILY_SCHEMAS.index,
+  ],
+  { title: "Event" },
 );
 
 export const EventsPage = t.Object(

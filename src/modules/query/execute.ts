@@ -248,7 +248,8 @@ export async function matchingIds(
   if (query.folder === undefined)
     throw queryInvalid([{ path: "/source/query/folder", message: "a query names the folder whose index serves it" }]);
   const { indexes, limits } = await deps.sets.of(accountId, true);
-  const filter = readFilter(query.filter === undefined ? undefined : encoder.encode(JSON.stringify(query.filter)), limits.maxFilterBytes);
+  const filterText = query.filter === undefined ? undefined : encoder.encode(JSON.stringify(query.filter));
+  const filter = readFilter(filterText, limits.maxFilterBytes, "/source/query/filter");
   const plan = choosePlan(indexes, query.folder, filter, []);
   const ids: string[] = [];
   let after: EntryRow | undefined;

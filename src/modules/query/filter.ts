@@ -121,15 +121,18 @@ class Reader {
   }
 }
 
-/** The filter's text (the `filter` member of the body, as sent) as conditions; query_invalid otherwise. */
-export function readFilter(bytes: Uint8Array | undefined, maxBytes: number | null): FilterGroup {
+/**
+ * The filter's text (the `filter` member of the body, as sent) as conditions; query_invalid otherwise,
+ * its errors' paths under `at` (the filter's pointer in the request body).
+ */
+export function readFilter(bytes: Uint8Array | undefined, maxBytes: number | null, at = "/filter"): FilterGroup {
   if (!bytes) return { conditions: [], ors: [] };
   if (maxBytes !== null && bytes.length > maxBytes)
     throw queryInvalid([
-      { path: "/filter", message: `the filter takes ${bytes.length} bytes, more than the account's ${maxBytes} (maxFilterBytes)` },
+      { path: at, message: `the filter takes ${bytes.length} bytes, more than the account's ${maxBytes} (maxFilterBytes)` },
     ]);
   const reader = new Reader();
-  const group = reader.group(readText(bytes).root, "/filter");
+  const group = reader.group(readText(bytes).root, at);
   if (reader.errors.length > 0) throw queryInvalid(reader.errors);
   return group;
 }

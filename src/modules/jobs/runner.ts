@@ -1,0 +1,307 @@
+/**
+ * The job runner: every node claims chunks of job items and works on them. A claim (one statement,
+ * statements.ts CLAIM) takes up to JOBS_CHUNK_SIZE pending items of the active job whose last claim is
+ * oldest, so jobs (and through them accounts) take turns, and skips the accounts that already have
+ * JOBS_ACCOUNT_CONCURRENCY chunks in work on this node; a node works on at most JOBS_CONCURRENCY chunks.
+ * A queued job starts with its first claim, once its account runs fewer than its plan's maxRunningJobs.
+ *
+ * A chunk is worked on outside any transaction: the credits of its documents are reserved (one per step,
+ * as for single runs), each item is prepared by its kind (read, run in the worker pool under the
+ * account's worker share, content written to the store), then one short transaction locks the job and
+ * the items this claim still holds, writes their effects and marks them done (kinds.ts). A heartbeat
+ * every quarter second (at most a third of JOBS_LEASE_MS) renews the lease and reads the job's state: a
+ * cancel aborts the chunk at once, and the work prepared but not committed is dropped. A node that dies
+ * stops renewing; once its lease has run out, another node claims the items again, and the commit of
+ * the first, should it come back, finds them no longer its own and writes nothing. The credits of the
+ * documents that did not succeed are given back; when the month's credits run out, the job fails with
+ * credits_exhausted.
+ *
+ * A job finishes (succeeded once no item is pending, cancelled once no chunk of a cancelling job is
+ * under a live lease) in a transaction with its event (job.succeeded, job.failed, job.cancelled) and its
+ * kind's onFinished; each node looks for such jobs at every turn.
+ *
+ * Cluster-once: every node runs the loop; items are claimed with FOR UPDATE SKIP LOCKED under a lease
+ * and marked done only by a transaction that still holds them, so each document's effect is written
+ * once; a job is finished by the one conditional UPDATE that moves its state, under its row lock.
+ */
+import type { JobsConfig } from "../../config";
+import type { BackgroundWork, Running } from "../../core/background";
+import { ERRORS } from "../../core/error-codes";
+import { HttpError } from "../../core/errors";
+import type { Database } from "../../db/client";
+import type { Executor } from "../../db/statement";
+import type { Logger } from "../../observability/logger";
+import { creditPeriodStart } from "../usage/service";
+import { refundCredits, reserveCredits } from "../utilities/repository";
+import type { ClaimedJob, ItemOutcome, ItemProblem, JobItem, JobKind, JobKinds } from "./kinds";
+import {
+  claimChunk,
+  failJob,
+  heartbeat,
+  type JobRecord,
+  lockJob,
+  markItems,
+  ownedItems,
+  recordJobEvent,
+  releaseClaim,
+  settleableJobs,
+  settleJob,
+} from "./repository";
+
+export interface RunnerOptions {
+  database: Database;
+  kinds: JobKinds;
+  config: JobsConfig;
+  logger: Logger;
+  now?: () => number;
+  /** how often an idle runner looks for work (a submission's notification wakes it sooner) */
+  pollMs?: number;
+}
+
+/** Items of one chunk prepared at once: one runs in a worker while the next is read and the last stored. */
+const PREPARE_CONCURRENCY = 2;
+/** a run refused because the account's (or the node's) worker queue is full is tried again after this */
+const BUSY_RETRY_MS = 50;
+
+type Prepared = { ok: true; value: unknown } | { ok: false; problem: ItemProblem; charged: boolean };
+
+const problemOf = (error: unknown): { problem: ItemProblem; charged: boolean } => {
+  if (error instanceof HttpError) {
+    const problem = { code: error.code, message: error.message, ...(error.extra.errors ? { errors: error.extra.errors } : {}) };
+    return { problem, charged: error.extra.charged === true };
+  }
+  return { problem: { code: ERRORS.internal_error.code, message: "The document could not be processed" }, charged: false };
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The runner as the node's background work (src/index.ts). */
+export const jobRunner = (options: RunnerOptions): BackgroundWork => ({
+  name: "job runner",
+  clusterOnce: ["SKIP LOCKED claim"],
+  start: () => startJobRunner(options),
+});
+
+export interface JobRunnerHandle extends Running {
+  wake(): void;
+}
+
+export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
+  const { database, config, logger, kinds } = options;
+  const db = database.db;
+  const now = options.now ?? Date.now;
+  const pollMs = options.pollMs ?? 1_000;
+  const heartbeatMs = Math.min(250, Math.floor(config.leaseMs / 3));
+  const running = new Set<Promise<void>>();
+  const byAccount = new Map<string, number>();
+  let stopped = false;
+  let woken = false;
+  let wakeUp: (() => void) | undefined;
+  const wake = () => {
+    woken = true;
+    wakeUp?.();
+  };
+  const listening = database.sql.listen("kiln_jobs", wake).catch(() => undefined);
+
+  /** Finishes the job in `tx` as `row` (already updated), with its event and its kind's part. */
+  async function finished(tx: Executor, row: JobRecord | undefined): Promise<void> {
+    if (!row) return;
+    await recordJobEvent(tx, row, now());
+    await kinds.get(row.kind)?.onFinished?.(tx, row);
+  }
+
+  async function settle(jobId: string): Promise<void> {
+    await database.sql.begin(async (tx) => finished(tx, await settleJob(tx, jobId, now())));
+  }
+
+  async function fail(jobId: string, error: ItemProblem): Promise<void> {
+    await database.sql.begin(async (tx) => finished(tx, await failJob(tx, jobId, error, now())));
+  }
+
+  /** Credits for `count` documents, or as many as are left (one by one once the chunk's do not fit). */
+  async function reserve(job: ClaimedJob, perItem: number, count: number): Promise<{ affordable: number; periodStart: number }> {
+    const periodStart = creditPeriodStart(now());
+    if (perItem === 0 || (await reserveCredits(db, job.accountId, periodStart, perItem * count))) return { affordable: count, periodStart };
+    let affordable = 0;
+    while (affordable < count && (await reserveCredits(db, job.accountId, periodStart, perItem))) affordable++;
+    return { affordable, periodStart };
+  }
+
+  async function prepare(kind: JobKind, item: JobItem): Promise<unknown> {
+    for (;;) {
+      try {
+        return await kind.prepare(item);
+      } catch (error) {
+        const busy = error instanceof HttpError && (error.code === ERRORS.account_busy.code || error.code === ERRORS.busy.code);
+        if (!busy || item.signal.aborted) throw error;
+        await sleep(BUSY_RETRY_MS);
+      }
+    }
+  }
+
+  /**
+   * The items' effects and their marks, in one transaction; undefined when the job is no longer running
+   * (nothing written). `oneByOne`: each item's commit under a savepoint, an HttpError failing it alone.
+   */
+  function commit(kind: JobKind, items: JobItem[], prepared: Map<number, Prepared>, claim: string, oneByOne: boolean) {
+    const job = items[0]!.job;
+    return database.sql.begin(async (tx) => {
+      if ((await lockJob(tx, job.id)) !== "running") return undefined;
+      const owned = await ownedItems(
+        tx,
+        job.id,
+        claim,
+        items.map((item) => item.seq),
+      );
+      const commitOne = async (item: JobItem): Promise<ItemOutcome> => {
+        const ready = prepared.get(item.seq)!;
+        if (!ready.ok) return { status: "failed", error: ready.problem };
+        if (!oneByOne) return kind.commit(tx, item, ready.value);
+        try {
+          return await tx.savepoint((point) => kind.commit(point, item, ready.value));
+        } catch (error) {
+          if (!(error instanceof HttpError)) throw error;
+          return { status: "failed", error: problemOf(error).problem };
+        }
+      };
+      const mine = items.filter((item) => owned.has(item.seq));
+      const outcomes = new Map<number, ItemOutcome>();
+      if (oneByOne) for (const item of mine) outcomes.set(item.seq, await commitOne(item));
+      else
+        for (const [seq, outcome] of await Promise.all(mine.map(async (item) => [item.seq, await commitOne(item)] as const)))
+          outcomes.set(seq, outcome);
+      await markItems(tx, job.id, outcomes, now());
+      const failure = job.onError === "stop" ? [...outcomes.entries()].find(([, outcome]) => outcome.status === "failed") : undefined;
+      if (failure) {
+        const [seq, outcome] = failure;
+        const documentId = items.find((item) => item.seq === seq)!.documentId;
+        const message = `Document '${documentId}' failed (${outcome.error!.message}); the job stopped there (onError: stop)`;
+        await finished(tx, await failJob(tx, job.id, { code: outcome.error!.code, message }, now()));
+      }
+      return outcomes;
+    });
+  }
+
+  async function work(job: ClaimedJob, claimed: { seq: number; documentId: string }[], claim: string): Promise<void> {
+    const kind = kinds.get(job.kind);
+    if (!kind) return;
+    const controller = new AbortController();
+    const beat = setInterval(() => {
+      heartbeat(db, job.id, claim, now() + config.leaseMs).then(
+        (state) => state !== "running" && controller.abort(),
+        () => {},
+      );
+    }, heartbeatMs);
+    try {
+      const perItem = kind.creditsPerItem(job);
+      const { affordable, periodStart } = await reserve(job, perItem, claimed.length);
+      const items: JobItem[] = claimed.slice(0, affordable).map((item) => ({ job, ...item, signal: controller.signal }));
+      const prepared = new Map<number, Prepared>();
+      let next = 0;
+      const prepareNext = async (): Promise<void> => {
+        while (next < items.length && !controller.signal.aborted) {
+          const item = items[next++]!;
+          try {
+            prepared.set(item.seq, { ok: true, value: await prepare(kind, item) });
+          } catch (error) {
+            prepared.set(item.seq, { ok: false, ...problemOf(error) });
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: PREPARE_CONCURRENCY }, prepareNext));
+      let outcomes: Map<number, ItemOutcome> | undefined;
+      if (!controller.signal.aborted && items.length > 0) {
+        try {
+          outcomes = await commit(kind, items, prepared, claim, false);
+        } catch {
+          outcomes = await commit(kind, items, prepared, claim, true);
+        }
+      }
+      for (const item of items) {
+        const ready = prepared.get(item.seq);
+        if (ready?.ok) await kind.settled?.(item, ready.value, outcomes?.get(item.seq)).catch(() => {});
+      }
+      const charged = items.filter((item) => {
+        const ready = prepared.get(item.seq);
+        return outcomes?.get(item.seq)?.status === "succeeded" || (ready !== undefined && !ready.ok && ready.charged);
+      }).length;
+      if (perItem > 0 && affordable > charged) await refundCredits(db, job.accountId, periodStart, perItem * (affordable - charged));
+      if (affordable < claimed.length) {
+        await fail(job.id, {
+          code: ERRORS.credits_exhausted.code,
+          message: "The account's monthly utility credits ran out; the documents not yet processed were left as they are",
+        });
+      }
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  function launch(job: ClaimedJob, items: { seq: number; documentId: string }[], claim: string): void {
+    byAccount.set(job.accountId, (byAccount.get(job.accountId) ?? 0) + 1);
+    const task: Promise<void> = work(job, items, claim)
+      .catch((error) => logger.log("error", "job chunk failed", { jobId: job.id, error: (error as Error).message }))
+      .then(() => releaseClaim(db, job.id, claim))
+      .then(() => settle(job.id))
+      .catch((error) => logger.log("error", "job chunk could not be released", { jobId: job.id, error: (error as Error).message }))
+      .finally(() => {
+        running.delete(task);
+        const left = (byAccount.get(job.accountId) ?? 1) - 1;
+        if (left > 0) byAccount.set(job.accountId, left);
+        else byAccount.delete(job.accountId);
+        wake();
+      });
+    running.add(task);
+  }
+
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => {
+      wakeUp = undefined;
+    });
+
+  async function turn(): Promise<void> {
+    for (const jobId of await settleableJobs(db, now())) await settle(jobId);
+    while (!stopped && running.size < config.concurrency) {
+      const full = [...byAccount].filter(([, count]) => count >= config.accountConcurrency).map(([accountId]) => accountId);
+      const claim = crypto.randomUUID();
+      const { job, items } = await claimChunk(db, {
+        now: now(),
+        chunk: config.chunkSize,
+        claim,
+        leaseMs: config.leaseMs,
+        fullAccounts: full,
+      });
+      if (!job || items.length === 0) break;
+      launch(job, items, claim);
+    }
+  }
+
+  const loop = (async () => {
+    await listening;
+    while (!stopped) {
+      woken = false;
+      await turn().catch((error) => {
+        if (!stopped) logger.log("error", "job claim failed", { error: (error as Error).message });
+      });
+      if (stopped) break;
+      if (!woken) await pause(pollMs);
+    }
+  })();
+
+  return {
+    wake,
+    async stop() {
+      stopped = true;
+      wakeUp?.();
+      await loop;
+      await Promise.allSettled([...running]);
+      await (await listening)?.unlisten().catch(() => {});
+    },
+  };
+}

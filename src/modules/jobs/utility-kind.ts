@@ -1,0 +1,183 @@
+/**
+ * The "utility" job kind (POST /api/v1/jobs): a utility with its config, a saved pipeline's steps or
+ * steps given, over each document, with the output as the document's new version, as a new document in
+ * another folder, or only in the results. The steps are those validated at submission, stored with the
+ * job; they run in the worker pool, under the account's worker share, as a stored-input run would.
+ *
+ * newVersion: the output is adopted only if the document's content is still the one the job read (its
+ * hash, checked under the row lock of kiln_new_version in the item's transaction); otherwise the document
+ * is skipped with document_changed, and the content the job wrote for it is removed again.
+ */
+import { ERRORS } from "../../core/error-codes";
+import { httpError, validationError } from "../../core/errors";
+import { newId } from "../../core/keys";
+import type { WorkerPool } from "../../engine/pool";
+import { readSteps } from "../../engine/run-plan";
+import type { Source } from "../../engine/run-result";
+import type { Logger } from "../../observability/logger";
+import type { StoredContent } from "../../storage/content-store";
+import type { UtilityRegistry } from "../../utilities/registry";
+import { entriesIfIndexed, type IndexedContent, indexRefusal } from "../documents/indexing";
+import { quotaError } from "../documents/quota";
+import { type DocumentsDeps, documentNotFound, openContent } from "../documents/service";
+import { inWorker } from "../utilities/in-worker";
+import { outputBytes } from "../utilities/response-body";
+import type { ItemOutcome, JobItem, JobKind } from "./kinds";
+
+export type JobOutput = { mode: "newVersion" } | { mode: "saveAs"; folder: string } | { mode: "report" };
+
+/** What a utility job stores at submission. */
+export interface UtilityJobParams {
+  steps: { utility: string; config?: Record<string, unknown>; secondary?: unknown }[];
+  /** steps of a pipeline: errors name the failing step */
+  pipeline: boolean;
+  output: JobOutput;
+}
+
+export interface UtilityKindDeps {
+  documents: DocumentsDeps;
+  pool: WorkerPool;
+  registry: UtilityRegistry;
+  logger: Logger;
+  reportOutputMaxBytes: number;
+}
+
+type Prepared =
+  | { missing: true }
+  | {
+      missing?: false;
+      readHash: string;
+      name: string;
+      tags: string[];
+      description: string | null;
+      stored?: StoredContent;
+      output?: string;
+      /** the output's query index entries, computed here, outside the item's transaction */
+      indexed?: IndexedContent;
+    };
+
+const decoder = new TextDecoder();
+
+const documentChanged = (id: string) =>
+  httpError(ERRORS.document_changed, `Document '${id}' changed since the job read it; the job's output for it was not written`);
+
+export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
+  const { documents } = deps;
+  const stepsOf = (params: UtilityJobParams) => {
+    const errors: { path: string; message: string }[] = [];
+    const steps = readSteps(params.steps, deps.registry, errors);
+    // validated at submission: a utility removed from the registry since then fails every document
+    if (errors.length > 0) throw validationError(errors);
+    return steps.map(({ utility, config, secondary }) => ({
+      utilityId: utility.id,
+      config,
+      ...(secondary && "source" in secondary ? { secondary: secondary.source as Source } : {}),
+    }));
+  };
+
+  return {
+    kind: "utility",
+    creditsPerItem: (job) => (job.params as UtilityJobParams).steps.length,
+
+    async prepare(item: JobItem): Promise<Prepared> {
+      const params = item.job.params as UtilityJobParams;
+      const accountId = item.job.accountId;
+      let opened: Awaited<ReturnType<typeof openContent>>;
+      try {
+        opened = await openContent(documents, accountId, item.documentId);
+      } catch (error) {
+        if ((error as { code?: string }).code === ERRORS.document_not_found.code) return { missing: true };
+        throw error;
+      }
+      const { row, content } = opened;
+      const bytes = new Uint8Array(await content.body.arrayBuffer());
+      const result = await inWorker(deps, params.steps[0]!.utility, () =>
+        deps.pool.runSteps(accountId, { steps: stepsOf(params), primary: { json: bytes }, nameSteps: params.pipeline }, item.signal),
+      );
+      const output = outputBytes(result);
+      const kept = { readHash: row.contentHash, name: row.name, tags: row.tags, description: row.description };
+      if (params.output.mode === "report") {
+        if (output.byteLength > deps.reportOutputMaxBytes)
+          throw httpError(
+            ERRORS.result_too_large,
+            `The output (${output.byteLength} bytes) exceeds what a report keeps per document (JOBS_REPORT_OUTPUT_MAX_BYTES, ${deps.reportOutputMaxBytes})`,
+          );
+        return { ...kept, output: decoder.decode(output) };
+      }
+      const folder = params.output.mode === "saveAs" ? params.output.folder : row.folder;
+      const indexed = await entriesIfIndexed(documents.indexer, accountId, folder, output, false);
+      return { ...kept, indexed, stored: await documents.store.put(output) };
+    },
+
+    async commit(tx, item, prepared): Promise<ItemOutcome> {
+      if (prepared.missing) return skipped(documentNotFound(item.documentId));
+      const { accountId } = item.job;
+      const output = (item.job.params as UtilityJobParams).output;
+      if (output.mode === "report") return { status: "succeeded", output: prepared.output };
+      const stored = prepared.stored!;
+      const now = documents.now();
+      if (output.mode === "saveAs") {
+        const created = await documents.repository.create(
+          {
+            id: newId("doc"),
+            accountId,
+            name: prepared.name,
+            description: prepared.description,
+            tags: prepared.tags,
+            folder: output.folder,
+            fileSize: stored.size,
+            contentHash: stored.hash,
+            contentKey: stored.key,
+            createdAt: now,
+            updatedAt: now,
+          },
+          prepared.indexed,
+          tx,
+        );
+        if (created.outcome === "index_set_changed" || created.outcome === "index_conflict") throw indexRefusal(created);
+        if (created.outcome !== "stored") throw quotaError(created.outcome, stored.size);
+        return { status: "succeeded", outputDocumentId: created.document.id, version: 1 };
+      }
+      const written = await documents.repository.newVersion(
+        {
+          accountId,
+          documentId: item.documentId,
+          acceptedHashes: [prepared.readHash],
+          ...storedFields(stored),
+          now,
+          indexed: prepared.indexed,
+        },
+        tx,
+      );
+      if (written.outcome === "index_set_changed" || written.outcome === "index_conflict") throw indexRefusal(written);
+      switch (written.outcome) {
+        case "stored":
+          released.set(item, written.released);
+          return { status: "succeeded", version: written.document.contentVersion };
+        case "not_found":
+          return skipped(documentNotFound(item.documentId));
+        case "precondition_failed":
+          return skipped(documentChanged(item.documentId));
+        default:
+          throw quotaError(written.outcome, stored.size);
+      }
+    },
+
+    async settled(item, prepared, outcome) {
+      const keys = released.get(item);
+      released.delete(item);
+      if (prepared.missing || !prepared.stored) return;
+      if (outcome?.status === "succeeded") for (const key of keys ?? []) documents.retirer.retire(key);
+      else await documents.store.remove(prepared.stored.key);
+    },
+  };
+}
+
+/** Content keys a committed new version no longer references, retired once its transaction has committed. */
+const released = new WeakMap<JobItem, string[]>();
+
+const storedFields = (stored: StoredContent) => ({ size: stored.size, hash: stored.hash, key: stored.key });
+
+function skipped(error: { code: string; message: string }): ItemOutcome {
+  return { status: "skipped", error: { code: error.code, message: error.message } };
+}
