@@ -20,7 +20,7 @@ import { api, externalReachable, startKiln } from "./lib/servers";
 
 const SIZES = (process.env.QUERY_SIZES ?? "1000,100000,1000000").split(",").map(Number);
 const SAMPLES = 25;
-const WRITES = 200;
+const WRITES = 300;
 const BUILD_DOCS = Number(process.env.QUERY_BUILD_DOCS ?? 100_000);
 const COUNTRIES = Array.from({ length: 20 }, (_, i) => `C${i}`);
 const STATUSES = ["new", "paid", "shipped", "returned", "closed"];
@@ -155,7 +155,7 @@ export async function benchQueryGrowth(): Promise<void> {
       for (let i = 0; i < count; i++)
         await call("POST", "/api/v1/indexes", { folder: `w${count}`, fields: [{ path: ["/country", "/price", "/status", "/n"][i] }] });
     }
-    const ROUNDS = 4;
+    const ROUNDS = 10;
     for (let round = 0; round < ROUNDS; round++)
       for (const count of COUNTS) {
         const ids: string[] = [];
