@@ -4,8 +4,8 @@
  * entries encoded by the same code as the server's, core/json/index-entries.ts), and at each size the
  * median and p99 of 25 sequential queries: an equality, a range with a sort, a two-field equality, and
  * the 20th page of a result. The target: each at 10^6 within 2× of 10^3. Then, in the same run:
- * - write cost: 200 creates and 200 content replaces of a 1 KB document in folders with 0, 1 and 4
- *   indexes, sequential, as req/s and ratios to 0 indexes;
+ * - write cost: 300 creates and 300 content replaces of a small document in folders with 0, 1 and 4
+ *   indexes, sequential, in 10 interleaved rounds, as req/s and ratios to 0 indexes;
  * - the build rate: a folder of QUERY_BUILD_DOCS documents (default 10^5) imported, then an index declared
  *   on it and polled until ready: documents per second;
  * - the entries' table (and its B-tree) size, per million documents per index.
