@@ -1187,17 +1187,20 @@ function webhookCases(): Case[] {
   ];
 }
 
+/** A case made with key's own key, with a JSON body when one is given. */
+const asUser = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, body?: unknown): Case => ({
+  operation,
+  name,
+  status,
+  method,
+  path,
+  options: (f) => user(f, body === undefined ? {} : { body }),
+});
+
 function jobCases(): Case[] {
   const jobs = "/api/v1/jobs";
   const body = { source: { folder: "jobs" }, utility: "structure.pick-fields", config: { fields: ["x"] }, output: { mode: "report" } };
-  const at = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, given?: unknown): Case => ({
-    operation,
-    name,
-    status,
-    method,
-    path,
-    options: (f) => user(f, given === undefined ? {} : { body: given }),
-  });
+  const at = asUser;
   return [
     at("createJob", "queued", 202, "POST", () => jobs, body),
     at("createJob", "empty folder", 400, "POST", () => jobs, { ...body, source: { folder: "nothing-here" } }),
@@ -1223,14 +1226,7 @@ function jobCases(): Case[] {
 
 function indexCases(): Case[] {
   const indexes = "/api/v1/indexes";
-  const at = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, body?: unknown): Case => ({
-    operation,
-    name,
-    status,
-    method,
-    path,
-    options: (f) => user(f, body === undefined ? {} : { body }),
-  });
+  const at = asUser;
   const query = "/api/v1/documents/query";
   return [
     at("createIndex", "accepted", 202, "POST", () => indexes, { folder: "other", fields: [{ path: "/a" }, { path: "/b", order: "desc" }] }),

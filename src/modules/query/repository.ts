@@ -26,15 +26,7 @@ import {
 
 export type { EntryRow, IndexRow };
 
-export interface NewIndex {
-  id: string;
-  accountId: string;
-  folder: string;
-  name: string;
-  fields: { path: string; order: "asc" | "desc" }[];
-  unique: boolean;
-  now: number;
-}
+export type NewIndex = Pick<IndexRow, "id" | "accountId" | "folder" | "name" | "fields" | "unique"> & { now: number };
 
 export interface ScanRange {
   accountId: string;
