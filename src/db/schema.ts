@@ -1,24 +1,6 @@
-/**
- * The one Drizzle schema, for the embedded and the external PostgreSQL alike.
- * Times are epoch milliseconds (bigint, read as numbers) because the API speaks in them.
- */
+/** The Drizzle schema (with ./schema-query.ts): times are epoch milliseconds (bigint, read as numbers), as the API speaks them. */
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  boolean,
-  check,
-  customType,
-  index,
-  integer,
-  json,
-  jsonb,
-  pgTable,
-  primaryKey,
-  text,
-  uniqueIndex,
-} from "drizzle-orm/pg-core";
-
-const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => "bytea" });
+import { bigint, boolean, check, index, integer, json, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 
 const epochMs = (name: string) => bigint(name, { mode: "number" });
 const bytes = (name: string) => bigint(name, { mode: "number" });
@@ -40,13 +22,9 @@ export const accounts = pgTable(
     /** jobs of the account running at once, and waiting to run (src/modules/jobs) */
     maxRunningJobs: integer("max_running_jobs"),
     maxQueuedJobs: integer("max_queued_jobs"),
-    /** query indexes the account may declare (modules/query) */
     maxIndexes: integer("max_indexes"),
-    /** entries one document may have in one index (the product of its indexed arrays' lengths) */
     maxIndexedArrayElements: integer("max_indexed_array_elements"),
-    /** bytes of one indexed value, as encoded */
     maxIndexedValueBytes: integer("max_indexed_value_bytes"),
-    /** bytes of a query's filter, as JSON */
     maxFilterBytes: integer("max_filter_bytes"),
     createdAt: epochMs("created_at").notNull(),
     /** the sum of idempotency_keys.kept_bytes, kept by kiln_idempotency_kept_bytes; bounded by IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT */
@@ -374,10 +352,7 @@ export const webhookDeliveries = pgTable(
   ],
 );
 
-/**
- * The lock row of the fan-out (kiln_webhook_fanout): one node at a time fans out, the
- * others skip it. Each account's place is in webhook_fanout_cursors.
- */
+/** The fan-out's lock row (kiln_webhook_fanout): one node at a time fans out; each account's place is in webhook_fanout_cursors. */
 export const webhookFanout = pgTable(
   "webhook_fanout",
   {
@@ -420,62 +395,3 @@ export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type WebhookAttemptRow = typeof webhookAttempts.$inferSelect;
 
 export * from "./schema-jobs";
-/**
- * Query indexes (modules/query, docs/query.md): declared on a folder, covering it and its subfolders.
- * `state` is building (its build, indexBuild, walks the folder's documents from `buildCursor`), ready
- * or failed (`reason`). `multikey` is set once some document has more than one entry in it, so a query
- * knows when a document may show up twice in a range and must be counted once.
- */
-export const indexes = pgTable(
-  "indexes",
-  {
-    id: text("id").primaryKey(),
-    accountId: accountId(),
-    folder: text("folder").notNull(),
-    name: text("name").notNull(),
-    /** [{ path, order }] as declared */
-    fields: jsonb("fields").$type<{ path: string; order: "asc" | "desc" }[]>().notNull(),
-    unique: boolean("unique").notNull().default(false),
-    state: text("state").notNull(),
-    reason: text("reason"),
-    processed: integer("processed").notNull().default(0),
-    total: integer("total").notNull().default(0),
-    /** the id of the last document the build indexed */
-    buildCursor: text("build_cursor"),
-    /** a node building it holds it until then (epoch ms) */
-    leaseUntil: epochMs("lease_until"),
-    multikey: boolean("multikey").notNull().default(false),
-    createdAt: epochMs("created_at").notNull(),
-    updatedAt: epochMs("updated_at").notNull(),
-  },
-  (table) => [
-    uniqueIndex("indexes_account_name_idx").on(table.accountId, table.name),
-    index("indexes_building_idx").on(table.leaseUntil).where(sql`${table.state} = 'building'`),
-  ],
-);
-
-/**
- * Every query index's entries, one table for every account: one row per (index, key, document), keyed
- * by an order-preserving encoding of the document's values (core/json/index-key.ts), so a query is one
- * range of one B-tree. Written by kiln_index_document in the transaction of the change they reflect.
- */
-export const indexEntries = pgTable(
-  "index_entries",
-  {
-    accountId: text("account_id").notNull(),
-    indexId: text("index_id")
-      .notNull()
-      .references(() => indexes.id, { onDelete: "cascade" }),
-    key: bytea("key").notNull(),
-    documentId: text("document_id")
-      .notNull()
-      .references(() => documents.id, { onDelete: "cascade" }),
-    /** copied from the index, so the unique B-tree below can be partial */
-    uniqueKey: boolean("unique_key").notNull(),
-  },
-  (table) => [
-    primaryKey({ name: "index_entries_pk", columns: [table.accountId, table.indexId, table.key, table.documentId] }),
-    index("index_entries_document_idx").on(table.documentId, table.indexId),
-    uniqueIndex("index_entries_unique_idx").on(table.indexId, table.key).where(sql`${table.uniqueKey}`),
-  ],
-);

@@ -4,14 +4,14 @@
  * If-Match and state checks under the document's row lock.
  */
 import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
-import { causeWithCode } from "../../core/errors";
 import { type FolderFilter, folderAndAncestors } from "../../core/metadata";
 import type { Db } from "../../db/client";
 import { type DocumentRow, type DocumentVersionRow, documents, documentVersions, folders } from "../../db/schema";
-import { connectionOf, run, type Statement, type Executor as StatementExecutor } from "../../db/statement";
+import { run, type Statement, type Executor as StatementExecutor } from "../../db/statement";
 import { forgetAnswersNaming, type PurgedDocuments } from "../../http/idempotency-repository";
 import type { CursorPosition } from "./cursor";
-import { INDEX_CONFLICT, INDEX_SET_CHANGED, type IndexedContent, type IndexOutcome, NO_ENTRIES } from "./indexing";
+import { type IndexedContent, type IndexOutcome, NO_ENTRIES } from "./indexing";
+import { indexingRepository, indexParams, type QuotaRefusal, textArray, writeRefusal } from "./indexing-repository";
 import {
   ACCOUNT_LIMITS,
   ACCOUNT_OF_DOCUMENT,
@@ -20,20 +20,12 @@ import {
   CREATE,
   documentFromJson,
   FIND_ACTIVE,
-  FOLDER_DOCUMENTS,
-  FOLDER_TOTAL,
-  INDEX_DOCUMENT,
-  type IndexParams,
-  LOCK_FOR_INDEXING,
   NEW_VERSION,
-  NEXT_FOLDER,
   type PageParams,
   PURGE_DUE,
   PURGE_ONE,
   type PurgedRow,
   pageStatement,
-  STORAGE_REFUSED,
-  type TextArray,
 } from "./statements";
 
 export type { AccountLimitsRow, BuildDocument };
@@ -59,7 +51,7 @@ const owned = (accountId: string, id: string | null) => (isDocumentId(id) ? and(
 const active = isNull(documents.deletedAt);
 const deleted = isNotNull(documents.deletedAt);
 
-export type QuotaRefusal = "document_too_large" | "storage_limit_exceeded";
+export type { QuotaRefusal };
 
 export interface NewVersionInput {
   accountId: string;
@@ -81,30 +73,6 @@ export type NewVersionOutcome =
   | { outcome: QuotaRefusal }
   | IndexOutcome;
 
-/** A text[] parameter (Drizzle would spread a plain array into a list of parameters). */
-const textArray = (values: string[]) => documents.tags.mapToDriverValue(values) as TextArray;
-
-/**
- * The refusal a failed write raised: its reservation's (STORAGE_REFUSED), or its index entries'
- * (documents/indexing.ts); any other error is thrown on.
- */
-function writeRefusal(error: unknown): { outcome: QuotaRefusal } | IndexOutcome {
-  const refused = causeWithCode(error, (code) => code === STORAGE_REFUSED || code === INDEX_SET_CHANGED || code === INDEX_CONFLICT);
-  if (!refused) throw error;
-  if (refused.code === INDEX_SET_CHANGED) return { outcome: "index_set_changed" };
-  if (refused.code === INDEX_CONFLICT) {
-    const [index, document] = refused.message.split(" ");
-    return { outcome: "index_conflict", index, document };
-  }
-  return { outcome: refused.message as QuotaRefusal };
-}
-
-const indexParams = (indexed: IndexedContent): IndexParams => [
-  textArray(indexed.indexIds),
-  textArray(indexed.entryIndexes),
-  textArray(indexed.entryKeys),
-];
-
 /**
  * What else goes with a purged document, in the purge's transaction, on its connection: another module's
  * rows that name it (by default, the Idempotency-Key answers that may carry its content).
@@ -125,6 +93,7 @@ const purgeWith = <Params extends readonly unknown[]>(
   });
 
 export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersNaming) => ({
+  ...indexingRepository(db),
   transaction: <T>(work: (tx: Tx) => Promise<T>) => db.transaction(work),
 
   /** The account's limits; with a document, also what its next version would release. */
@@ -163,19 +132,6 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
       .from(documents)
       .where(and(eq(documents.accountId, accountId), inArray(documents.id, ids), isNull(documents.deletedAt)));
   },
-
-  /** Active documents in a folder and its subfolders (the folders' kept counts), on `on` (a transaction's connection). */
-  async folderTotal(on: StatementExecutor, accountId: string, folder: string): Promise<number> {
-    return (await run(on, FOLDER_TOTAL, [accountId, folder]))[0].total;
-  },
-
-  /** The next folder of the subtree of `folder` after `after` (byte order), for a walk over its documents. */
-  nextFolder: async (accountId: string, folder: string, after: string | null): Promise<string | undefined> =>
-    (await run(db, NEXT_FOLDER, [accountId, folder, after]))[0]?.path,
-
-  /** A batch of one folder's active documents, in (createdAt, id) order after `after`. */
-  folderDocuments: (accountId: string, folder: string, after: { createdAt: number; id: string }, limit: number): Promise<BuildDocument[]> =>
-    run(db, FOLDER_DOCUMENTS, [accountId, folder, after.createdAt, after.id, limit]),
 
   /** Which of these documents the account has, not deleted: a replay of a kept answer checks its documents (http/idempotency.ts). */
   async presentIds(accountId: string, ids: string[]): Promise<string[]> {
@@ -273,51 +229,6 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
         released: result.released as string[],
       };
     return result as NewVersionOutcome;
-  },
-
-  /**
-   * Replaces a document's index entries (kiln_index_document): in a move's or a restore's transaction,
-   * or on its own for one index (`only`: a build). "stale": the document is gone or its content is no longer `hash`.
-   */
-  async indexDocument(
-    tx: Tx | undefined,
-    accountId: string,
-    id: string,
-    hash: string,
-    indexed: IndexedContent,
-    only: string | null = null,
-  ): Promise<"indexed" | "stale" | IndexOutcome> {
-    try {
-      const params = [accountId, id, hash, indexed.folder, ...indexParams(indexed), only] as const;
-      const [row] = await run(tx ? connectionOf(tx) : db, INDEX_DOCUMENT, [...params]);
-      return row.indexed ? "indexed" : "stale";
-    } catch (error) {
-      return writeRefusal(error) as IndexOutcome;
-    }
-  },
-
-  /**
-   * One index's entries of many documents in one transaction (an index build's batch), the statements
-   * pipelined on its connection: one commit for the batch. A refusal undoes the batch.
-   */
-  async indexDocuments(
-    accountId: string,
-    items: { id: string; hash: string; indexed: IndexedContent }[],
-    only: string,
-  ): Promise<"indexed" | IndexOutcome> {
-    try {
-      await db.$client.begin(async (tx) => {
-        await run(tx, LOCK_FOR_INDEXING, [textArray(items.map((item) => item.id))]);
-        await Promise.all(
-          items.map((item) =>
-            run(tx, INDEX_DOCUMENT, [accountId, item.id, item.hash, item.indexed.folder, ...indexParams(item.indexed), only]),
-          ),
-        );
-      });
-      return "indexed";
-    } catch (error) {
-      return writeRefusal(error) as IndexOutcome;
-    }
   },
 
   async ensureFolder(tx: Tx, accountId: string, folder: string | null | undefined, now: number): Promise<void> {
