@@ -8,7 +8,6 @@ import type { Db } from "../../db/client";
 import { documents } from "../../db/schema";
 import { connectionOf, run, type Executor as StatementExecutor } from "../../db/statement";
 import { INDEX_CONFLICT, INDEX_SET_CHANGED, type IndexedContent, type IndexOutcome } from "./indexing";
-import type { Tx } from "./repository";
 import {
   type BuildDocument,
   FOLDER_DOCUMENTS,
@@ -22,6 +21,8 @@ import {
 } from "./statements";
 
 export type QuotaRefusal = "document_too_large" | "storage_limit_exceeded";
+/** A Drizzle transaction: what documentsRepository.transaction hands its callback. */
+export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 
 /** A text[] parameter (Drizzle would spread a plain array into a list of parameters). */
 export const textArray = (values: string[]) => documents.tags.mapToDriverValue(values) as TextArray;

@@ -11,7 +11,7 @@ import { run, type Statement, type Executor as StatementExecutor } from "../../d
 import { forgetAnswersNaming, type PurgedDocuments } from "../../http/idempotency-repository";
 import type { CursorPosition } from "./cursor";
 import { type IndexedContent, type IndexOutcome, NO_ENTRIES } from "./indexing";
-import { indexingRepository, indexParams, type QuotaRefusal, textArray, writeRefusal } from "./indexing-repository";
+import { indexingRepository, indexParams, type QuotaRefusal, type Tx, textArray, writeRefusal } from "./indexing-repository";
 import {
   ACCOUNT_LIMITS,
   ACCOUNT_OF_DOCUMENT,
@@ -29,7 +29,6 @@ import {
 } from "./statements";
 
 export type { AccountLimitsRow, BuildDocument };
-export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 export type Executor = Db | Tx;
 export type NewDocument = typeof documents.$inferInsert;
 /** What a create writes: every column a new document needs, defaults and state (revision, deletedAt, …) aside. */
@@ -51,7 +50,7 @@ const owned = (accountId: string, id: string | null) => (isDocumentId(id) ? and(
 const active = isNull(documents.deletedAt);
 const deleted = isNotNull(documents.deletedAt);
 
-export type { QuotaRefusal };
+export type { QuotaRefusal, Tx };
 
 export interface NewVersionInput {
   accountId: string;
