@@ -13,8 +13,11 @@
  * UPDATE SKIP LOCKED, lease_until), renews the lease with each batch's progress and stops when a
  * renewal fails (the lease passed to another node); a crashed node's lease expires and another resumes.
  *
- * The job seam: `buildBatch` (one batch of one index) is what a job of kind "indexBuild" runs per item;
- * `indexBuilds` is the loop that drives it until the jobs engine does.
+ * Not a job of the jobs engine (modules/jobs): a job lists its documents as items when it is made (a
+ * million rows for a million-document folder) and commits a chunk's items one after another in one
+ * transaction, each taking the account row and then its document's key; a content replace takes its
+ * document and then the account row, so the two can deadlock. A batch here walks the folder by keyset
+ * and locks its documents first, in id order, then the account row (LOCK_FOR_INDEXING).
  */
 
 import { type BackgroundWork, every } from "../../core/background";
