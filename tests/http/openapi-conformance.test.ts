@@ -61,6 +61,16 @@ interface Case {
 const doc = (f: Fixtures) => `/api/v1/documents/${f.documentId}`;
 const user = (f: Fixtures, options: RequestOptions = {}): RequestOptions => ({ key: f.key, ...options });
 const NO_KEY = { key: null };
+/** A case made with key's own key, with a JSON body when one is given. */
+const asUser = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, body?: unknown): Case => ({
+  operation,
+  name,
+  status,
+  method,
+  path,
+  options: (f) => user(f, body === undefined ? {} : { body }),
+});
+
 const BAD_KEY = { key: "kiln_not-a-real-key-000000000000000000" };
 const METRICS_TOKEN = "conformance-metrics-token-0123";
 
@@ -1186,16 +1196,6 @@ function webhookCases(): Case[] {
     at("deleteWebhook", "not found", 404, "DELETE", () => `${hooks}/whk_none`),
   ];
 }
-
-/** A case made with key's own key, with a JSON body when one is given. */
-const asUser = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, body?: unknown): Case => ({
-  operation,
-  name,
-  status,
-  method,
-  path,
-  options: (f) => user(f, body === undefined ? {} : { body }),
-});
 
 function jobCases(): Case[] {
   const jobs = "/api/v1/jobs";
