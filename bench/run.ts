@@ -1,10 +1,11 @@
 /**
  * `bun run bench` / `bun run bench:full`: every section in one run, then one table of ratios.
  *
- *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,schemas,metrics,cluster,growth,events] [--readme]
+ *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,schemas,metrics,cluster,growth,query,events] [--readme]
  *   bun bench/run.ts --help
  *
- * `growth` (an account grown to a million documents, bench/growth.ts) and `events` (the outbox's cost,
+ * `growth` (an account grown to a million documents, bench/growth.ts), `query` (queries on declared
+ * indexes at 10^3 to 10^6 documents, index write cost and build rate, bench/growth-query.ts) and `events` (the outbox's cost,
  * commit-to-stream and commit-to-webhook latency, 1,000 stream clients; bench/events.ts) run only when
  * --only names them.
  *
@@ -18,6 +19,7 @@ import { benchDocuments } from "./documents";
 import { benchEvents } from "./events";
 import { benchExportMemory } from "./export-memory";
 import { benchGrowth } from "./growth";
+import { benchQueryGrowth } from "./growth-query";
 import { loadAverage, machine, notes, table, writeReadme } from "./lib/report";
 import { startBare, startKiln, stopAll } from "./lib/servers";
 import { ensureTool, toolVersion } from "./lib/tools";
@@ -45,16 +47,17 @@ const SECTIONS = [
   "metrics",
   "cluster",
   "growth",
+  "query",
   "events",
 ] as const;
 type Section = (typeof SECTIONS)[number];
 /** what a run without --only measures */
-const DEFAULT_SECTIONS = SECTIONS.filter((section) => section !== "growth" && section !== "events");
+const DEFAULT_SECTIONS = SECTIONS.filter((section) => section !== "growth" && section !== "query" && section !== "events");
 
 const USAGE = `bun bench/run.ts [--full] [--only <sections>] [--readme]
   --full     longer loads, more repetitions and 50 MB utility inputs (\`bun run bench:full\`)
   --only     a comma-separated list of sections: ${SECTIONS.join(",")}
-             (default: all but growth and events, which run only when named)
+             (default: all but growth, query and events, which run only when named)
   --readme   also writes the table into bench/README.md, between its results markers
 Scripts run by hand, outside the suite: bench/experiments/README.md`;
 
@@ -102,6 +105,7 @@ async function isolated(label: string, run: () => Promise<void>): Promise<void> 
 try {
   if (only.has("documents")) await isolated("documents", () => benchDocuments(settings));
   if (only.has("growth")) await isolated("growth", () => benchGrowth());
+  if (only.has("query")) await isolated("query", () => benchQueryGrowth());
   if (only.has("events")) await isolated("events", () => benchEvents());
   if (only.has("storage")) await isolated("storage", () => benchStorage(settings));
   if (only.has("pipelines")) {

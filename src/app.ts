@@ -23,6 +23,7 @@ import { adminModule } from "./modules/admin";
 import { Authenticator, authentication } from "./modules/auth";
 import { DOCUMENT_RAW_ROUTES, documentsModule, IMPORT_ROUTE } from "./modules/documents";
 import { documentLinksModule, linkBaseOf, linkSecretOf } from "./modules/documents/links";
+import { documentsRepository } from "./modules/documents/repository";
 import { documentsDeps } from "./modules/documents/service";
 import { eventsModule } from "./modules/events";
 import { createEventNotifier, mayHaveWritten } from "./modules/events/notifier";
@@ -34,6 +35,10 @@ import { jobRunner, type RunnerOptions } from "./modules/jobs/runner";
 import { utilityJobKind } from "./modules/jobs/utility-kind";
 import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
 import { pipelinesRepository } from "./modules/pipelines/repository";
+import { indexesModule, queryModule } from "./modules/query";
+import { matchingIds } from "./modules/query/execute";
+import { IndexSets, indexerOf } from "./modules/query/indexes";
+import { queryRepository } from "./modules/query/repository";
 import { schemasModule } from "./modules/schemas";
 import { schemaAuditKind } from "./modules/schemas/audit";
 import { schemasRepository } from "./modules/schemas/repository";
@@ -109,6 +114,9 @@ export function createApp(deps: AppDeps) {
     inlineBudgetMs: config.utilityInlineBudgetMs,
     workerMs: config.utilityTimeoutMs,
   };
+  const queries = queryRepository(database.db, documentsRepository(database.db).folderTotal);
+  const indexSets = new IndexSets(queries.indexSet, deps.now);
+  const queryDeps = { repository: queries, documents: documentsRepository(database.db), store: contentStore, sets: indexSets };
   const documents = documentsDeps({
     db: database.db,
     store: contentStore,
@@ -116,6 +124,7 @@ export function createApp(deps: AppDeps) {
     purgeAfterMs: config.purgeAfterMs,
     patchWorker: patchInPool(deps.workerPool),
     schemaGuard: schemaGuard(schemas),
+    indexer: indexerOf(indexSets),
   });
   const idempotency = idempotencyHooks({
     db: database.db,
@@ -159,6 +168,8 @@ export function createApp(deps: AppDeps) {
     registry: utilityEngine.registry,
     config: config.jobs,
     now: utilityEngine.now,
+    resolveQuery: (accountId: string, query: { folder?: string; filter?: unknown }, limit: number) =>
+      matchingIds(queryDeps, accountId, query, limit),
   };
 
   const streams = eventStreamsOf(database, {
@@ -208,8 +219,10 @@ export function createApp(deps: AppDeps) {
       pipelinesModule({ repository: pipelinesRepository(database.db), engine: utilityEngine, now: utilityEngine.now, auth, idempotency }),
     )
     .use(jobsModule({ ...jobs, auth, idempotency }))
+    .use(queryModule({ ...queryDeps, auth }))
     .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }))
     .use(schemasModule({ ...schemas, auth, documents, jobs }))
+    .use(indexesModule({ repository: queries, now: deps.now ?? Date.now, auth }))
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), linkBase: linkBaseOf(config), auth }));
   docs.describe(app);
 

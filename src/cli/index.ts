@@ -11,6 +11,7 @@ import { docsCommand } from "./docs";
 import { eventsCommand } from "./events";
 import { keysCommand } from "./keys";
 import { pipelineCommand } from "./pipeline";
+import { indexesCommand, queryCommand } from "./query";
 import { runCommand } from "./run";
 import { schemasCommand } from "./schemas";
 import { serveCommand } from "./serve";
@@ -36,6 +37,8 @@ const program = new Command("kiln")
   .addCommand(usageCommand(connection))
   .addCommand(schemasCommand(connection))
   .addCommand(webhooksCommand(connection))
+  .addCommand(queryCommand(connection))
+  .addCommand(indexesCommand(connection))
   .addCommand(serveCommand());
 
 /** Commander exits by itself on usage errors; it throws instead, so that the exit code is decided here. */

@@ -141,6 +141,34 @@ export const ERRORS = catalogue({
   webhook_url_refused: { code: "webhook_url_refused", status: 400, meaning: "a webhook URL Kiln will not call" },
   webhook_limit_reached: { code: "webhook_limit_reached", status: 409, meaning: "the account has its most webhooks" },
   webhook_disabled: { code: "webhook_disabled", status: 409, meaning: "the webhook is disabled" },
+  index_not_found: { code: "index_not_found", status: 404, meaning: "no such query index in the account" },
+  index_limit_reached: { code: "index_limit_reached", status: 409, meaning: "the account has its most query indexes (maxIndexes)" },
+  index_name_taken: { code: "index_name_taken", status: 409, meaning: "the account has an index of this name" },
+  index_building: {
+    code: "index_building",
+    status: 409,
+    meaning: "the index that serves the query is still being built; progress tells how far",
+  },
+  index_unique_conflict: {
+    code: "index_unique_conflict",
+    status: 409,
+    meaning: "the write would give a unique index a key another document holds (index and document name them)",
+  },
+  index_value_refused: {
+    code: "index_value_refused",
+    status: 400,
+    meaning: "the content has a value or an array a declared index cannot hold (maxIndexedValueBytes, maxIndexedArrayElements)",
+  },
+  query_invalid: {
+    code: "query_invalid",
+    status: 400,
+    meaning: "errors[] names each invalid part of the query by its pointer into the body",
+  },
+  query_needs_index: {
+    code: "query_needs_index",
+    status: 400,
+    meaning: "no index of the folder serves the query; suggestedIndex can be POSTed to /api/v1/indexes as it is",
+  },
   delivery_in_flight: { code: "delivery_in_flight", status: 409, meaning: "an attempt of the delivery is under way" },
   document_changed: {
     code: "document_changed",

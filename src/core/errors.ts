@@ -26,6 +26,8 @@ export class HttpError extends Error {
       headers?: Record<string, string>;
       charged?: boolean;
       schema?: { id: string; version: number };
+      /** members of the problem beyond the standard ones (a query's suggestedIndex, an index build's progress) */
+      members?: Record<string, unknown>;
     } = {},
   ) {
     super(message);

@@ -8,6 +8,10 @@ export const PLANS = {
     maxVersions: 10,
     maxRunningJobs: 1,
     maxQueuedJobs: 5,
+    maxIndexes: 5,
+    maxIndexedArrayElements: 100,
+    maxIndexedValueBytes: 256,
+    maxFilterBytes: 4_096,
   },
   pro: {
     maxDocumentBytes: 10_000_000,
@@ -17,6 +21,10 @@ export const PLANS = {
     maxVersions: 50,
     maxRunningJobs: 2,
     maxQueuedJobs: 20,
+    maxIndexes: 20,
+    maxIndexedArrayElements: 500,
+    maxIndexedValueBytes: 512,
+    maxFilterBytes: 16_384,
   },
   team: {
     maxDocumentBytes: 20_000_000,
@@ -26,6 +34,10 @@ export const PLANS = {
     maxVersions: 100,
     maxRunningJobs: 4,
     maxQueuedJobs: 100,
+    maxIndexes: 50,
+    maxIndexedArrayElements: 1_000,
+    maxIndexedValueBytes: 512,
+    maxFilterBytes: 32_768,
   },
   unlimited: {
     maxDocumentBytes: 50_000_000,
@@ -35,6 +47,10 @@ export const PLANS = {
     maxVersions: 100,
     maxRunningJobs: 4,
     maxQueuedJobs: 100,
+    maxIndexes: 100,
+    maxIndexedArrayElements: 1_000,
+    maxIndexedValueBytes: 512,
+    maxFilterBytes: 65_536,
   },
 } as const satisfies Record<string, AccountLimits>;
 
@@ -53,7 +69,18 @@ export interface AccountLimits {
   maxRunningJobs: number | null;
   /** jobs waiting to run; past it a submission is refused (429 too_many_jobs) */
   maxQueuedJobs: number | null;
+  /** query indexes the account may declare */
+  maxIndexes: number | null;
+  /** entries one document may have in one index (arrays give one per element, several arrays their product) */
+  maxIndexedArrayElements: number | null;
+  /** bytes of one indexed value as the index encodes it; at most MAX_INDEXED_VALUE_BYTES whatever the limit */
+  maxIndexedValueBytes: number | null;
+  /** bytes of a query's filter, as JSON */
+  maxFilterBytes: number | null;
 }
+
+/** What a B-tree entry can hold (four fields of this many bytes, and the row's ids, fit PostgreSQL's ~2,700 bytes). */
+export const MAX_INDEXED_VALUE_BYTES = 512;
 
 export const PERMISSIONS = ["documents", "utilities", "admin", "webhooks"] as const;
 export type Permission = (typeof PERMISSIONS)[number];

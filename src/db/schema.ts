@@ -1,7 +1,4 @@
-/**
- * The one Drizzle schema, for the embedded and the external PostgreSQL alike.
- * Times are epoch milliseconds (bigint, read as numbers) because the API speaks in them.
- */
+/** The Drizzle schema (with ./schema-query.ts): times are epoch milliseconds (bigint, read as numbers), as the API speaks them. */
 import { sql } from "drizzle-orm";
 import { bigint, boolean, check, index, integer, json, jsonb, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 
@@ -25,6 +22,10 @@ export const accounts = pgTable(
     /** jobs of the account running at once, and waiting to run (src/modules/jobs) */
     maxRunningJobs: integer("max_running_jobs"),
     maxQueuedJobs: integer("max_queued_jobs"),
+    maxIndexes: integer("max_indexes"),
+    maxIndexedArrayElements: integer("max_indexed_array_elements"),
+    maxIndexedValueBytes: integer("max_indexed_value_bytes"),
+    maxFilterBytes: integer("max_filter_bytes"),
     createdAt: epochMs("created_at").notNull(),
     /** the sum of idempotency_keys.kept_bytes, kept by kiln_idempotency_kept_bytes; bounded by IDEMPOTENCY_MAX_BYTES_PER_ACCOUNT */
     idempotencyKeptBytes: bytes("idempotency_kept_bytes").notNull().default(0),
@@ -351,10 +352,7 @@ export const webhookDeliveries = pgTable(
   ],
 );
 
-/**
- * The lock row of the fan-out (kiln_webhook_fanout): one node at a time fans out, the
- * others skip it. Each account's place is in webhook_fanout_cursors.
- */
+/** The fan-out's lock row (kiln_webhook_fanout): one node at a time fans out; each account's place is in webhook_fanout_cursors. */
 export const webhookFanout = pgTable(
   "webhook_fanout",
   {

@@ -37,3 +37,10 @@ export function run<Params extends readonly unknown[], Row>(
   const client = "$client" in on ? on.$client : on;
   return client.unsafe<Row[]>(statement, [...params] as ParameterOrJSON<never>[], { prepare: true });
 }
+
+/**
+ * The postgres.js connection under a Drizzle transaction (its session's client), so a statement can run
+ * in a transaction that Drizzle's builder also writes in (a metadata update that moves a document
+ * writes its index entries in the same transaction).
+ */
+export const connectionOf = (tx: object): Pick<TransactionSql, "unsafe"> => (tx as { session: { client: TransactionSql } }).session.client;

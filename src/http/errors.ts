@@ -48,6 +48,7 @@ export function problemResponse(error: HttpError, requestId: string, headers: Re
     requestId,
     ...(error.extra.schema ? { schema: error.extra.schema } : {}),
     ...(error.extra.errors ? { errors: error.extra.errors } : {}),
+    ...error.extra.members,
   };
   return new Response(JSON.stringify(body), {
     status: error.status,

@@ -11,6 +11,7 @@ const AREAS = (
     ["/api/v1/export", "documents"],
     ["/api/v1/import", "documents"],
     ["/api/v1/schemas", "documents"],
+    ["/api/v1/indexes", "documents"],
     ["/api/v1/utilities", "utilities"],
     ["/api/v1/pipelines", "utilities"],
     // and documents too, checked by the routes (src/modules/jobs)

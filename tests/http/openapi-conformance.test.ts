@@ -47,6 +47,9 @@ interface Fixtures {
   /** a schema of key's account governing the folder "governed" (mode reject), and an unbound one a case deletes */
   schemaId: string;
   doomedSchemaId: string;
+  /** a query index of key's account on the empty folder "indexed", and one that a case drops */
+  indexId: string;
+  doomedIndexId: string;
 }
 
 interface Case {
@@ -61,6 +64,16 @@ interface Case {
 const doc = (f: Fixtures) => `/api/v1/documents/${f.documentId}`;
 const user = (f: Fixtures, options: RequestOptions = {}): RequestOptions => ({ key: f.key, ...options });
 const NO_KEY = { key: null };
+/** A case made with key's own key, with a JSON body when one is given. */
+const asUser = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, body?: unknown): Case => ({
+  operation,
+  name,
+  status,
+  method,
+  path,
+  options: (f) => user(f, body === undefined ? {} : { body }),
+});
+
 const BAD_KEY = { key: "kiln_not-a-real-key-000000000000000000" };
 const METRICS_TOKEN = "conformance-metrics-token-0123";
 
@@ -239,6 +252,7 @@ export const CASES: Case[] = [
   ...webhookCases(),
   ...jobCases(),
   ...schemaCases(),
+  ...indexCases(),
   ...utilityRunCases(),
 
   { operation: "listUtilities", name: "catalogue", status: 200, method: "GET", path: () => "/api/v1/utilities", options: (f) => user(f) },
@@ -1221,14 +1235,7 @@ function webhookCases(): Case[] {
 function jobCases(): Case[] {
   const jobs = "/api/v1/jobs";
   const body = { source: { folder: "jobs" }, utility: "structure.pick-fields", config: { fields: ["x"] }, output: { mode: "report" } };
-  const at = (operation: string, name: string, status: number, method: string, path: (f: Fixtures) => string, given?: unknown): Case => ({
-    operation,
-    name,
-    status,
-    method,
-    path,
-    options: (f) => user(f, given === undefined ? {} : { body: given }),
-  });
+  const at = asUser;
   return [
     at("createJob", "queued", 202, "POST", () => jobs, body),
     at("createJob", "empty folder", 400, "POST", () => jobs, { ...body, source: { folder: "nothing-here" } }),
@@ -1249,6 +1256,25 @@ function jobCases(): Case[] {
     at("cancelJob", "not found", 404, "POST", () => `${jobs}/job_none/cancel`),
     at("getJobResults", "streamed", 200, "GET", (f) => `${jobs}/${f.jobId}/results`),
     at("getJobResults", "not found", 404, "GET", () => `${jobs}/job_none/results`),
+  ];
+}
+
+function indexCases(): Case[] {
+  const indexes = "/api/v1/indexes";
+  const at = asUser;
+  const query = "/api/v1/documents/query";
+  return [
+    at("createIndex", "accepted", 202, "POST", () => indexes, { folder: "other", fields: [{ path: "/a" }, { path: "/b", order: "desc" }] }),
+    at("createIndex", "no fields", 400, "POST", () => indexes, { folder: "other", fields: [] }),
+    at("listIndexes", "listed", 200, "GET", () => indexes),
+    { operation: "listIndexes", name: "no key", status: 401, method: "GET", path: () => indexes, options: () => NO_KEY },
+    at("getIndex", "found", 200, "GET", (f) => `${indexes}/${f.indexId}`),
+    at("getIndex", "not found", 404, "GET", () => `${indexes}/idx_none`),
+    at("deleteIndex", "dropped", 200, "DELETE", (f) => `${indexes}/${f.doomedIndexId}`),
+    at("deleteIndex", "not found", 404, "DELETE", () => `${indexes}/idx_none`),
+    at("queryDocuments", "answered", 200, "POST", () => query, { folder: "indexed", filter: { "/a": 1 }, fields: ["/a"], count: "capped" }),
+    at("queryDocuments", "needs an index", 400, "POST", () => query, { folder: "indexed", filter: { "/z": 1 } }),
+    at("queryDocuments", "invalid", 400, "POST", () => query, { folder: "indexed", filter: { "/a": { $regex: "x" } } }),
   ];
 }
 
@@ -1295,6 +1321,12 @@ beforeAll(async () => {
   const schema = await t.json("POST", "/api/v1/schemas", { key, body: { name: "order", schema: order, folders: ["governed"] } });
   const doomedSchema = await t.json("POST", "/api/v1/schemas", { key, body: { name: "to delete", schema: true } });
   await t.json("POST", "/api/v1/documents", { key, body: { name: "governed", folder: "governed", content: { id: 1 } } });
+  const index = await t.json("POST", "/api/v1/indexes", { key, body: { folder: "indexed", fields: [{ path: "/a" }] } });
+  const doomedIndex = await t.json("POST", "/api/v1/indexes", {
+    key,
+    body: { folder: "indexed", name: "doomed", fields: [{ path: "/b" }] },
+  });
+  await t.json("POST", "/api/v1/documents", { key, body: { name: "indexed", folder: "indexed/below", content: { a: 1 } } });
   fixtures = {
     key,
     accountId,
@@ -1317,6 +1349,8 @@ beforeAll(async () => {
     doomedJobId: doomedJob.body.job.id,
     schemaId: schema.body.schema.id,
     doomedSchemaId: doomedSchema.body.schema.id,
+    indexId: index.body.index.id,
+    doomedIndexId: doomedIndex.body.index.id,
   };
 });
 afterAll(async () => {

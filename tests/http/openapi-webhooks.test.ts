@@ -55,6 +55,7 @@ describe("GET /openapi.json webhooks", () => {
         schema: "SchemaEvent",
         webhook: "WebhookEvent",
         job: "JobEvent",
+        index: "IndexEvent",
       }[type.split(".")[0]!];
       expect(schema.allOf[0]).toEqual({ $ref: `#/components/schemas/${family}` });
       expect(schema.allOf[1].properties.type).toEqual({ const: type });
@@ -66,7 +67,7 @@ describe("GET /openapi.json webhooks", () => {
     const list = document.paths["/api/v1/events"].get.responses[200].content["application/json"].schema;
     expect(document.components.schemas[list.$ref.split("/").pop()].properties.events.items).toEqual({ $ref: "#/components/schemas/Event" });
     expect(document.components.schemas.Event.anyOf).toEqual(
-      ["DocumentEvent", "PipelineEvent", "SchemaEvent", "WebhookEvent", "JobEvent"].map((name) => ({
+      ["DocumentEvent", "PipelineEvent", "SchemaEvent", "WebhookEvent", "JobEvent", "IndexEvent"].map((name) => ({
         $ref: `#/components/schemas/${name}`,
       })),
     );

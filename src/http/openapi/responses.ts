@@ -32,9 +32,20 @@ export const Problem = t.Object(
         }),
         {
           description:
-            "one entry per invalid field (validation_failed, schema_invalid) or per schema error (schema_violation, at most 100)",
+            "one entry per invalid field (validation_failed, schema_invalid, query_invalid) or per schema error (schema_violation, at most 100)",
         },
       ),
+    ),
+    suggestedIndex: t.Optional(
+      t.Object(
+        { folder: t.String(), fields: t.Array(t.Object({ path: t.String(), order: t.Optional(t.String()) })) },
+        { description: "query_needs_index: the index that would serve the query, to POST to /api/v1/indexes as it is" },
+      ),
+    ),
+    index: t.Optional(t.String({ description: "index_building, index_unique_conflict, index_value_refused: the index (idx_…)" })),
+    document: t.Optional(t.String({ description: "index_unique_conflict: the document that holds the key" })),
+    progress: t.Optional(
+      t.Object({ processed: Type.Integer(), total: Type.Integer() }, { description: "index_building: how far the build is" }),
     ),
   },
   { title: "Problem", description: "An RFC 9457 problem details object (Content-Type application/problem+json)" },

@@ -21,6 +21,10 @@ const limits = {
   maxVersions: limit("content versions kept per document, the current one included (oldest dropped first)", INT_MAX, 1),
   maxRunningJobs: limit("jobs running at once (more wait, queued)", INT_MAX, 1),
   maxQueuedJobs: limit("jobs waiting to run; past it a submission is refused", INT_MAX),
+  maxIndexes: limit("query indexes the account may declare", INT_MAX),
+  maxIndexedArrayElements: limit("entries one document may have in one query index (one per array element)", INT_MAX, 1),
+  maxIndexedValueBytes: limit("bytes of one indexed value as the index encodes it (at most 512 whatever the limit)", 512, 1),
+  maxFilterBytes: limit("bytes of a query's filter, as JSON", INT_MAX, 2),
 };
 
 /** A union of string literals typed as the union of its values (for typed clients), not of an array. */
@@ -62,6 +66,10 @@ export const AccountView = t.Object(
     maxVersions: nullableInteger,
     maxRunningJobs: nullableInteger,
     maxQueuedJobs: nullableInteger,
+    maxIndexes: nullableInteger,
+    maxIndexedArrayElements: nullableInteger,
+    maxIndexedValueBytes: nullableInteger,
+    maxFilterBytes: nullableInteger,
     createdAt: Type.Integer(),
   },
   { title: "Account" },

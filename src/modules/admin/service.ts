@@ -22,6 +22,10 @@ const LIMIT_FIELDS = [
   "maxVersions",
   "maxRunningJobs",
   "maxQueuedJobs",
+  "maxIndexes",
+  "maxIndexedArrayElements",
+  "maxIndexedValueBytes",
+  "maxFilterBytes",
 ] as const;
 
 /** The plan's limits, overridden by any limit given explicitly (null included). */
@@ -43,6 +47,10 @@ export const accountView = (account: Account) => ({
   maxVersions: account.maxVersions,
   maxRunningJobs: account.maxRunningJobs,
   maxQueuedJobs: account.maxQueuedJobs,
+  maxIndexes: account.maxIndexes,
+  maxIndexedArrayElements: account.maxIndexedArrayElements,
+  maxIndexedValueBytes: account.maxIndexedValueBytes,
+  maxFilterBytes: account.maxFilterBytes,
   createdAt: account.createdAt,
 });
 

@@ -35,16 +35,16 @@ export function encodeVersionCursor(accountId: string, documentId: string, versi
   return seal([VERSION, accountTag(accountId), VERSIONS, documentId, version]);
 }
 
-const invalidCursor = () =>
+export const invalidCursor = () =>
   httpError(ERRORS.invalid_cursor, "The cursor is not valid; pass the nextCursor of a previous response unchanged", {
     errors: [{ path: "/cursor", message: "invalid cursor" }],
   });
 
 /** The cursor's fields after the version and account tag, once both are checked. */
-function open(accountId: string, cursor: string, length: number): unknown[] {
+function open(accountId: string, cursor: string, length: number, maxLength = 512): unknown[] {
   let decoded: unknown;
   try {
-    if (!/^[A-Za-z0-9_-]{1,512}$/.test(cursor)) throw invalidCursor();
+    if (cursor.length > maxLength || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalidCursor();
     decoded = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
   } catch {
     throw invalidCursor();
@@ -77,3 +77,10 @@ export function decodeVersionCursor(accountId: string, documentId: string, curso
   if (mark !== VERSIONS || id !== documentId || !isPositiveInteger(version)) throw invalidCursor();
   return version;
 }
+
+/** A cursor of another keyset (a query's page: index, key, document), bound to the account like the others. */
+export const encodeKeysetCursor = (accountId: string, fields: unknown[]) => seal([VERSION, accountTag(accountId), ...fields]);
+
+/** The fields of a keyset cursor made by encodeKeysetCursor for this account (`count` of them, at most `maxLength` characters). */
+export const decodeKeysetCursor = (accountId: string, cursor: string, count: number, maxLength: number) =>
+  open(accountId, cursor, count + 2, maxLength);

@@ -4,17 +4,19 @@
  * If-Match and state checks under the document's row lock.
  */
 import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from "drizzle-orm";
-import { causeWithCode } from "../../core/errors";
 import { type FolderFilter, folderAndAncestors } from "../../core/metadata";
 import type { Db } from "../../db/client";
 import { type DocumentRow, type DocumentVersionRow, documents, documentVersions, folders } from "../../db/schema";
 import { run, type Statement, type Executor as StatementExecutor } from "../../db/statement";
 import { forgetAnswersNaming, type PurgedDocuments } from "../../http/idempotency-repository";
 import type { CursorPosition } from "./cursor";
+import { type IndexedContent, type IndexOutcome, NO_ENTRIES } from "./indexing";
+import { indexingRepository, indexParams, type QuotaRefusal, type Tx, textArray, writeRefusal } from "./indexing-repository";
 import {
   ACCOUNT_LIMITS,
   ACCOUNT_OF_DOCUMENT,
   type AccountLimitsRow,
+  type BuildDocument,
   CREATE,
   documentFromJson,
   FIND_ACTIVE,
@@ -24,12 +26,9 @@ import {
   PURGE_ONE,
   type PurgedRow,
   pageStatement,
-  STORAGE_REFUSED,
-  type TextArray,
 } from "./statements";
 
-export type { AccountLimitsRow };
-export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+export type { AccountLimitsRow, BuildDocument };
 export type Executor = Db | Tx;
 export type NewDocument = typeof documents.$inferInsert;
 /** What a create writes: every column a new document needs, defaults and state (revision, deletedAt, …) aside. */
@@ -51,7 +50,7 @@ const owned = (accountId: string, id: string | null) => (isDocumentId(id) ? and(
 const active = isNull(documents.deletedAt);
 const deleted = isNotNull(documents.deletedAt);
 
-export type QuotaRefusal = "document_too_large" | "storage_limit_exceeded";
+export type { QuotaRefusal, Tx };
 
 export interface NewVersionInput {
   accountId: string;
@@ -62,23 +61,16 @@ export interface NewVersionInput {
   hash: string;
   key: string;
   now: number;
+  /** the new content's query index entries (none when left out: an account without indexes) */
+  indexed?: IndexedContent;
 }
 
 export type NewVersionOutcome =
   | { outcome: "stored"; document: DocumentRow; released: string[] }
   | { outcome: "not_found" }
   | { outcome: "precondition_failed"; contentHash: string }
-  | { outcome: QuotaRefusal };
-
-/** A text[] parameter (Drizzle would spread a plain array into a list of parameters). */
-const textArray = (values: string[]) => documents.tags.mapToDriverValue(values) as TextArray;
-
-/** The refusal a failed write's reservation raised (STORAGE_REFUSED); any other error is thrown on. */
-function storageRefusal(error: unknown): QuotaRefusal {
-  const refused = causeWithCode(error, (code) => code === STORAGE_REFUSED);
-  if (!refused) throw error;
-  return refused.message as QuotaRefusal;
-}
+  | { outcome: QuotaRefusal }
+  | IndexOutcome;
 
 /**
  * What else goes with a purged document, in the purge's transaction, on its connection: another module's
@@ -100,6 +92,7 @@ const purgeWith = <Params extends readonly unknown[]>(
   });
 
 export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersNaming) => ({
+  ...indexingRepository(db),
   transaction: <T>(work: (tx: Tx) => Promise<T>) => db.transaction(work),
 
   /** The account's limits; with a document, also what its next version would release. */
@@ -128,6 +121,15 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
       .where(and(owned(accountId, id), active))
       .for("update");
     return row;
+  },
+
+  /** The account's active documents with these ids, in no order (a query's page). */
+  async activeByIds(accountId: string, ids: string[]): Promise<DocumentRow[]> {
+    if (ids.length === 0) return [];
+    return db
+      .select()
+      .from(documents)
+      .where(and(eq(documents.accountId, accountId), inArray(documents.id, ids), isNull(documents.deletedAt)));
   },
 
   /** Which of these documents the account has, not deleted: a replay of a kept answer checks its documents (http/idempotency.ts). */
@@ -170,8 +172,9 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
    */
   async create(
     document: NewDocumentRow,
+    indexed: IndexedContent = NO_ENTRIES(document.folder),
     on: StatementExecutor = db,
-  ): Promise<{ outcome: "stored"; document: DocumentRow } | { outcome: QuotaRefusal }> {
+  ): Promise<{ outcome: "stored"; document: DocumentRow } | { outcome: QuotaRefusal } | IndexOutcome> {
     const folderPaths = document.folder ? folderAndAncestors(document.folder) : [];
     try {
       const [row] = await run(on, CREATE, [
@@ -187,10 +190,11 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
         document.contentHash,
         document.contentKey,
         document.updatedAt,
+        ...indexParams(indexed),
       ]);
       return { outcome: "stored", document: documentFromJson(row.document) };
     } catch (error) {
-      return { outcome: storageRefusal(error) };
+      return writeRefusal(error);
     }
   },
 
@@ -211,9 +215,11 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
         input.hash,
         input.key,
         input.now,
+        input.indexed?.folder ?? null,
+        ...indexParams(input.indexed ?? NO_ENTRIES(null)),
       ]);
     } catch (error) {
-      return { outcome: storageRefusal(error) };
+      return writeRefusal(error);
     }
     if (result.outcome === "stored")
       return {
@@ -261,8 +267,14 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
     return row;
   },
 
-  async restore(accountId: string, id: string): Promise<DocumentRow | undefined> {
-    const [row] = await db
+  /** A document in the trash or not, by id in the account. */
+  async find(accountId: string, id: string): Promise<DocumentRow | undefined> {
+    const [row] = await db.select().from(documents).where(owned(accountId, id));
+    return row;
+  },
+
+  async restore(tx: Executor, accountId: string, id: string): Promise<DocumentRow | undefined> {
+    const [row] = await tx
       .update(documents)
       .set({
         deletedAt: null,

@@ -14,6 +14,7 @@ import { type MetadataInput, normalizeMetadata } from "../../core/metadata";
 import type { DocumentRow } from "../../db/schema";
 import type { ContentStore, OpenedContent, StoredContent } from "../../storage/content-store";
 import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
+import { type Indexer, NO_INDEXES, withIndexEntries } from "./indexing";
 import { CHECK_BEFORE_WRITING_ABOVE, checkQuota, precheckQuota, quotaError } from "./quota";
 import { type DocumentsRepository, documentsRepository, type Tx } from "./repository";
 import { ContentRetirer } from "./retirer";
@@ -33,6 +34,8 @@ export interface DocumentsDeps {
   deriveTurns: Turns;
   /** the folders' JSON Schemas (src/modules/schemas), asked before any content is written; undefined: none */
   schemaGuard?: guard.SchemaGuard;
+  /** the query indexes' entries of new content (modules/query passes it in; documents/indexing.ts) */
+  indexer: Indexer;
 }
 
 export function documentsDeps(options: {
@@ -42,6 +45,7 @@ export function documentsDeps(options: {
   purgeAfterMs: number;
   patchWorker?: DocumentsDeps["patchWorker"];
   schemaGuard?: guard.SchemaGuard;
+  indexer?: Indexer;
 }): DocumentsDeps {
   return {
     repository: documentsRepository(options.db),
@@ -52,6 +56,7 @@ export function documentsDeps(options: {
     patchWorker: options.patchWorker,
     deriveTurns: new Turns(),
     schemaGuard: options.schemaGuard,
+    indexer: options.indexer ?? NO_INDEXES,
   };
 }
 
@@ -75,7 +80,7 @@ export const documentView = (row: DocumentViewFields) => ({
 });
 
 export const documentNotFound = (id: string) => httpError(ERRORS.document_not_found, `No document with id '${id}'`);
-const documentNotDeleted = (id: string) =>
+export const documentNotDeleted = (id: string) =>
   httpError(ERRORS.document_not_deleted, `Document '${id}' is not deleted; delete it first (DELETE /api/v1/documents/${id})`);
 export const preconditionFailed = (current: string) =>
   httpError(ERRORS.precondition_failed, `If-Match does not match the current ETag ${current}`);
@@ -133,22 +138,34 @@ export async function createDocument(
   const metadata = normalizeMetadata({ name: input.name, description: input.description, tags: input.tags, folder: input.folder }, errors);
   const bytes = contentBytesOf(input, rawBody);
   if (bytes.byteLength > CHECK_BEFORE_WRITING_ABOVE) await precheckQuota(deps.repository, accountId, bytes.byteLength);
-  const warnings = await guard.checkedAgainstSchema(deps.schemaGuard, accountId, () => metadata.folder ?? null, bytes);
+  const folder = metadata.folder ?? null;
+  const warnings = await guard.checkedAgainstSchema(deps.schemaGuard, accountId, () => folder, bytes);
   const row = await withStoredContent(deps, bytes, async (stored) => {
     const now = deps.now();
-    const created = await deps.repository.create({
-      id: newId("doc"),
+    const id = newId("doc");
+    const created = await withIndexEntries(
+      deps.indexer,
       accountId,
-      name: metadata.name!,
-      description: metadata.description ?? null,
-      tags: metadata.tags ?? [],
-      folder: metadata.folder ?? null,
-      fileSize: stored.size,
-      contentHash: stored.hash,
-      contentKey: stored.key,
-      createdAt: now,
-      updatedAt: now,
-    });
+      () => folder,
+      bytes,
+      (indexed) =>
+        deps.repository.create(
+          {
+            id,
+            accountId,
+            name: metadata.name!,
+            description: metadata.description ?? null,
+            tags: metadata.tags ?? [],
+            folder,
+            fileSize: stored.size,
+            contentHash: stored.hash,
+            contentKey: stored.key,
+            createdAt: now,
+            updatedAt: now,
+          },
+          indexed,
+        ),
+    );
     if (created.outcome !== "stored") throw quotaError(created.outcome, stored.size);
     return created.document;
   });
@@ -186,7 +203,7 @@ export interface Preconditions {
 }
 
 /** Locks the active row, checks If-Match against the given ETag, then runs the change. */
-async function underLock<T>(
+export async function underLock<T>(
   tx: Tx,
   deps: DocumentsDeps,
   accountId: string,
@@ -202,35 +219,8 @@ async function underLock<T>(
   return change(row);
 }
 
-const rowMetadataETag = (row: DocumentRow) => metadataETag(row.revision);
+export const rowMetadataETag = (row: DocumentRow) => metadataETag(row.revision);
 const rowContentETag = (row: DocumentRow) => contentETag(row.contentHash);
-
-/** The parsed body of a metadata update: at least one field, read after the document was found. */
-export function metadataUpdateOf(body: unknown): MetadataInput {
-  if (body !== null && typeof body === "object" && !Array.isArray(body) && Object.keys(body).length === 0) {
-    throw validationError([{ path: "", message: "give at least one of name, description, tags, folder" }]);
-  }
-  return body as MetadataInput;
-}
-
-export async function updateMetadata(
-  deps: DocumentsDeps,
-  accountId: string,
-  id: string,
-  input: MetadataInput,
-  preconditions: Preconditions,
-): Promise<guard.WrittenDocument> {
-  const metadata = normalizeMetadata(metadataUpdateOf(input));
-  const warnings = await guard.movedAgainstSchema(deps.schemaGuard, accountId, metadata.folder, () => openContent(deps, accountId, id));
-  const row = await deps.repository.transaction((tx) =>
-    underLock(tx, deps, accountId, id, preconditions, rowMetadataETag, async () => {
-      const now = deps.now();
-      await deps.repository.ensureFolder(tx, accountId, metadata.folder, now);
-      return deps.repository.update(tx, id, { ...metadata, updatedAt: now });
-    }),
-  );
-  return guard.withWarnings(deps.schemaGuard, accountId, row, warnings);
-}
 
 /** The raw body of a content update: not empty, and JSON. */
 export function contentBodyOf(bytes: Uint8Array | CheckedJson): Uint8Array {
@@ -244,25 +234,30 @@ export function contentBodyOf(bytes: Uint8Array | CheckedJson): Uint8Array {
 /**
  * Makes `stored` the document's new current version in one statement that commits on its own
  * (repository.newVersion: the row lock, If-Match against the content as it is then, the storage
- * reservation, the versions pushed past maxVersions dropped). Returns the row and the content keys no
- * longer referenced.
+ * reservation, the versions pushed past maxVersions dropped, the query index entries of `bytes`). Returns
+ * the row and the content keys no longer referenced. `folder`: the document's, when the caller has read it.
  */
 async function adoptVersion(
   deps: DocumentsDeps,
   accountId: string,
   id: string,
-  stored: StoredContent,
+  stored: StoredContent & { bytes: Uint8Array },
   acceptedHashes: string[] | null,
+  folder?: string | null,
 ): Promise<{ row: DocumentRow; released: string[] }> {
-  const result = await deps.repository.newVersion({
-    accountId,
-    documentId: id,
-    acceptedHashes,
-    size: stored.size,
-    hash: stored.hash,
-    key: stored.key,
-    now: deps.now(),
-  });
+  const folderOf = async (fresh: boolean) => (folder !== undefined && !fresh ? folder : (await getDocument(deps, accountId, id)).folder);
+  const result = await withIndexEntries(deps.indexer, accountId, folderOf, stored.bytes, (indexed) =>
+    deps.repository.newVersion({
+      accountId,
+      documentId: id,
+      acceptedHashes,
+      size: stored.size,
+      hash: stored.hash,
+      key: stored.key,
+      now: deps.now(),
+      indexed,
+    }),
+  );
   switch (result.outcome) {
     case "stored":
       return { row: result.document, released: result.released };
@@ -296,7 +291,7 @@ export async function storeNewVersion(
   const folder = async () => (before ?? (await getDocument(deps, accountId, id))).folder;
   const warnings = await guard.checkedAgainstSchema(deps.schemaGuard, accountId, folder, bytes);
   const { row, released } = await withStoredContent(deps, bytes, (stored) =>
-    adoptVersion(deps, accountId, id, stored, ifMatchContentHashes(preconditions.ifMatch)),
+    adoptVersion(deps, accountId, id, { ...stored, bytes }, ifMatchContentHashes(preconditions.ifMatch)),
   );
   for (const key of released) deps.retirer.retire(key);
   return guard.withWarnings(deps.schemaGuard, accountId, row, warnings);
@@ -341,7 +336,9 @@ export async function deriveNewVersion(
       checkQuota(limits, bytes.byteLength);
       warnings = await guard.checkedAgainstSchema(deps.schemaGuard, accountId, () => current.folder, bytes);
       try {
-        return await withStoredContent(deps, bytes, (stored) => adoptVersion(deps, accountId, id, stored, [current.contentHash]));
+        return await withStoredContent(deps, bytes, (stored) =>
+          adoptVersion(deps, accountId, id, { ...stored, bytes }, [current.contentHash], current.folder),
+        );
       } catch (error) {
         // the content changed since it was read: build again from the new one (If-Match is checked on it above)
         if (!(error instanceof HttpError && error.code === "precondition_failed")) throw error;
@@ -368,29 +365,4 @@ export async function replaceContent(
     throw error;
   }
   return storeNewVersion(deps, accountId, id, bytes, preconditions);
-}
-
-export async function softDelete(deps: DocumentsDeps, accountId: string, id: string, preconditions: Preconditions): Promise<DocumentRow> {
-  return deps.repository.transaction((tx) =>
-    underLock(tx, deps, accountId, id, preconditions, rowMetadataETag, () => {
-      const now = deps.now();
-      return deps.repository.update(tx, id, { deletedAt: now, purgeAt: now + deps.purgeAfterMs });
-    }),
-  );
-}
-
-export async function purgeDocument(deps: DocumentsDeps, accountId: string, id: string): Promise<void> {
-  const contentKeys = await deps.repository.purge(accountId, id);
-  if (!contentKeys) {
-    if ((await deps.repository.exists(accountId, id))?.deleted === false) throw documentNotDeleted(id);
-    throw documentNotFound(id);
-  }
-  for (const key of contentKeys) await deps.store.remove(key).catch(() => {});
-}
-
-export async function restoreDocument(deps: DocumentsDeps, accountId: string, id: string): Promise<DocumentRow> {
-  const row = await deps.repository.restore(accountId, id);
-  if (row) return row;
-  if ((await deps.repository.exists(accountId, id))?.deleted === false) throw documentNotDeleted(id);
-  throw documentNotFound(id);
 }

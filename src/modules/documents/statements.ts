@@ -113,7 +113,8 @@ export const ACCOUNT_LIMITS = statement<[accountId: string, documentId: string |
  * Raw: a call of the plpgsql function `kiln_create` (src/db/sql/functions): the folders, the
  * document, its version 1 and its event, then the storage reservation on the account row, whose refusal raises
  * STORAGE_REFUSED and so writes nothing. $1 account, $2 size, $3 created at, $4 folder paths, $5 id,
- * $6 name, $7 description, $8 tags, $9 folder, $10 hash, $11 content key, $12 updated at.
+ * $6 name, $7 description, $8 tags, $9 folder, $10 hash, $11 content key, $12 updated at, then the query
+ * index entries (documents/indexing.ts): $13 the index set, $14 and $15 the entries' indexes and hex keys.
  */
 export const CREATE = statement<
   [
@@ -129,9 +130,12 @@ export const CREATE = statement<
     hash: string,
     contentKey: string,
     updatedAt: number,
+    ...IndexParams,
   ],
   { document: Record<string, unknown> }
->("select kiln_create($1, $2, $3, $4::text[], $5, $6, $7, $8::text[], $9, $10, $11, $12) as document");
+>(
+  "select kiln_create($1, $2, $3, $4::text[], $5, $6, $7, $8::text[], $9, $10, $11, $12, $13::text[], $14::text[], $15::text[]) as document",
+);
 
 /** The SQLSTATE of a refused storage reservation (kiln_reserve_storage); the message names the refusal. */
 export const STORAGE_REFUSED = "KL001";
@@ -140,12 +144,45 @@ export const STORAGE_REFUSED = "KL001";
  * Raw: a call of the plpgsql function `kiln_new_version` (src/db/sql/functions), which takes the
  * row lock, checks If-Match, drops old versions, updates the row, writes its event and reserves the storage last
  * (a refusal raises STORAGE_REFUSED) in one round trip.
- * $1 account, $2 document, $3 accepted hashes (text[] or null), $4 size, $5 hash, $6 key, $7 now.
+ * $1 account, $2 document, $3 accepted hashes (text[] or null), $4 size, $5 hash, $6 key, $7 now, then the
+ * query index entries: $8 the folder they were computed for, $9 the index set, $10 and $11 the entries.
  */
 export const NEW_VERSION = statement<
-  [accountId: string, documentId: string, acceptedHashes: TextArray | null, size: number, hash: string, key: string, now: number],
+  [
+    accountId: string,
+    documentId: string,
+    acceptedHashes: TextArray | null,
+    size: number,
+    hash: string,
+    key: string,
+    now: number,
+    folder: string | null,
+    ...IndexParams,
+  ],
   { result: Record<string, unknown> }
->("select kiln_new_version($1, $2, $3::text[], $4, $5, $6, $7) as result");
+>("select kiln_new_version($1, $2, $3::text[], $4, $5, $6, $7, $8, $9::text[], $10::text[], $11::text[]) as result");
+
+/**
+ * Raw: a build batch's documents key-share locked, in id order, before anything else of its transaction:
+ * a content replace locks its document and then the account row, so the batch takes the same order
+ * (its entries' foreign keys would otherwise wait on a document after the batch took the account row).
+ */
+export const LOCK_FOR_INDEXING = statement<[ids: TextArray], { id: string }>(
+  "select id from documents where id = any($1::text[]) order by id for key share",
+);
+
+/** A document's query index entries (documents/indexing.ts): the index set, the entries' indexes and hex keys. */
+export type IndexParams = [indexIds: TextArray, entryIndexes: TextArray, entryKeys: TextArray];
+
+/**
+ * Raw: a document's query index entries replaced after a move or a restore (kiln_index_document), in
+ * the change's transaction, or by an index build. $1 account, $2 document, $3 its content hash, $4 folder,
+ * $5–$7 the entries, $8 the one index whose entries are replaced (a build), or null for all.
+ */
+export const INDEX_DOCUMENT = statement<
+  [accountId: string, documentId: string, hash: string, folder: string | null, ...IndexParams, only: string | null],
+  { indexed: boolean }
+>("select kiln_index_document($1, $2, $3, $4, $5::text[], $6::text[], $7::text[], $8) as indexed");
 
 /** What a purge did: how many documents went, which (the accounts and ids, pairwise) and the content keys to remove. */
 export interface PurgedRow {
@@ -191,3 +228,29 @@ export const PURGE_DUE = purgeOf<[now: number, batch: number]>(`
 export const PURGE_ONE = purgeOf<[id: string, accountId: string]>(`
     select id, account_id from documents where id = $1 and ${ACCOUNT_OF_DOCUMENT} = $2 and deleted_at is not null
     for update`);
+
+/** Raw: the active documents of a folder and its subfolders, from the folders' kept counts. */
+export const FOLDER_TOTAL = statement<[accountId: string, folder: string], { total: number }>(`
+  select coalesce(sum(document_count), 0)::int as total from folders
+  where account_id = $1 and (path = $2 or starts_with(path, $2 || '/'))`);
+
+/** Raw: the next folder of a subtree (a query index's build walks it), in byte order, after $3 (null: the first). */
+export const NEXT_FOLDER = statement<[accountId: string, folder: string, after: string | null], { path: string }>(`
+  select path from folders where account_id = $1 and (path = $2 or starts_with(path, $2 || '/'))
+    and ($3::text is null or path collate "C" > $3) order by path collate "C" limit 1`);
+
+export interface BuildDocument {
+  id: string;
+  contentKey: string;
+  contentHash: string;
+  createdAt: number;
+}
+
+/** Raw: a batch of a folder's active documents in the folder index's order, after (createdAt, id). */
+export const FOLDER_DOCUMENTS = statement<
+  [accountId: string, folder: string, createdAt: number, id: string, limit: number],
+  BuildDocument
+>(`
+  select id, content_key as "contentKey", content_hash as "contentHash", created_at::float8 as "createdAt" from documents
+  where account_id = $1 and folder = $2 and deleted_at is null and (created_at, id) > ($3, $4)
+  order by created_at, id limit $5`);

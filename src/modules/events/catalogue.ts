@@ -76,13 +76,31 @@ const SchemaEventData = t.Object(
   { title: "SchemaEventData" },
 );
 
+const IndexEventData = t.Object(
+  {
+    index: t.Object({
+      id: t.String({ description: "idx_…" }),
+      folder: t.String(),
+      name: t.String(),
+      fields: t.Array(t.Object({ path: t.String(), order: t.String() })),
+      unique: t.Boolean(),
+      state: t.String({ description: "ready or failed" }),
+      reason: t.Optional(t.String({ description: "why it failed" })),
+      progress: t.Object({ processed: Type.Integer(), total: Type.Integer() }),
+      createdAt: Type.Integer({ description: "epoch ms" }),
+    }),
+  },
+  { title: "IndexEventData" },
+);
+
 /**
  * The families, in the order the API lists them. `title`: the OpenAPI name of the family's event schema.
  * Who writes each: document.created and document.content_replaced by kiln_create and kiln_new_version, the
  * other document events by kiln_document_events (the documents trigger), pipeline events by
  * kiln_pipeline_events (the pipelines trigger), webhook.disabled by the delivery loop (INSERT_EVENT), schema.violated
  * (a write a warn-mode schema let through) by the schemas module once the write committed (INSERT_SCHEMA_EVENT), job
- * events by the job runner and a cancel in the transaction that finishes the job (jobs/statements.ts RECORD_EVENT).
+ * events by the job runner and a cancel in the transaction that finishes the job (jobs/statements.ts RECORD_EVENT),
+ * index events by the index's creation (an empty folder) or its build's end (RECORD_INDEX_EVENT, modules/query).
  */
 export const EVENT_CATALOGUE = {
   document: {
@@ -121,6 +139,12 @@ export const EVENT_CATALOGUE = {
     types: ["job.succeeded", "job.failed", "job.cancelled"],
     data: JobEventData,
     title: "JobEvent",
+  },
+  index: {
+    permission: "documents",
+    types: ["index.ready", "index.failed"],
+    data: IndexEventData,
+    title: "IndexEvent",
   },
 } as const satisfies Record<string, { permission: Permission; types: readonly [string, ...string[]]; data: unknown; title: string }>;
 

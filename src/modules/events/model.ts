@@ -53,6 +53,7 @@ export const EVENT_FAMILY_SCHEMAS = {
   schema: familyEvent("schema"),
   webhook: familyEvent("webhook"),
   job: familyEvent("job"),
+  index: familyEvent("index"),
 } satisfies Record<EventFamily, unknown>;
 
 /** An event: its `type` says its family, and so the shape of its `data`. */
@@ -63,6 +64,7 @@ export const EventView = t.Union(
     EVENT_FAMILY_SCHEMAS.schema,
     EVENT_FAMILY_SCHEMAS.webhook,
     EVENT_FAMILY_SCHEMAS.job,
+    EVENT_FAMILY_SCHEMAS.index,
   ],
   { title: "Event" },
 );

@@ -44,7 +44,7 @@ export const jobsModule = (deps: JobsDeps & { auth: AuthPlugin; idempotency: Ide
           description:
             "Everything is checked before the job is queued: the source's documents (read now), the utility and its config, the pipeline, the output. Follow the job at Location; its results at /results.",
           errors: {
-            400: problems`${ERRORS.validation_failed} (source, config, steps, output, onError), ${ERRORS.job_source_empty} (a folder with no document), ${ERRORS.job_source_unsupported} (a query source, before querying exists)`,
+            400: problems`${ERRORS.validation_failed} (source, config, steps, output, onError), ${ERRORS.job_source_empty} (a folder with no document), ${ERRORS.query_needs_index} or ${ERRORS.query_invalid} (a query source: docs/query.md)`,
             ...FORBIDDEN,
             404: problems`${ERRORS.utility_not_found}, ${ERRORS.pipeline_not_found} (also another account's), ${ERRORS.document_not_found} (a documentIds entry)`,
             413: problems`${ERRORS.job_too_large} (more documents than JOBS_MAX_DOCUMENTS)`,

@@ -29,7 +29,7 @@ export interface JobsDeps {
   registry: UtilityRegistry;
   config: JobsConfig;
   now: () => number;
-  /** undefined until querying exists: a `{ query }` source is then refused with job_source_unsupported */
+  /** a `{ query }` source (modules/query, matchingIds); without it such a source is refused with job_source_unsupported */
   resolveQuery?: QueryResolver;
 }
 

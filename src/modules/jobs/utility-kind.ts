@@ -22,6 +22,7 @@ import type { Source } from "../../engine/run-result";
 import type { Logger } from "../../observability/logger";
 import type { StoredContent } from "../../storage/content-store";
 import type { UtilityRegistry } from "../../utilities/registry";
+import { entriesIfIndexed, type IndexedContent, indexRefusal } from "../documents/indexing";
 import { quotaError } from "../documents/quota";
 import { checkedAgainstSchema, type SchemaWarnings } from "../documents/schema-guard";
 import { type DocumentsDeps, documentNotFound, openContent } from "../documents/service";
@@ -60,6 +61,8 @@ type Prepared =
       /** where the output lands, and what its schema (mode warn) said of it */
       folder?: string | null;
       warnings?: SchemaWarnings;
+      /** the output's query index entries, computed here, outside the item's transaction */
+      indexed?: IndexedContent;
     };
 
 const decoder = new TextDecoder();
@@ -112,7 +115,8 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
       }
       const folder = params.output.mode === "saveAs" ? params.output.folder : row.folder;
       const warnings = await checkedAgainstSchema(documents.schemaGuard, accountId, () => folder, output);
-      return { ...kept, folder, warnings, stored: await documents.store.put(output) };
+      const indexed = await entriesIfIndexed(documents.indexer, accountId, folder, output, false);
+      return { ...kept, folder, warnings, indexed, stored: await documents.store.put(output) };
     },
 
     async commit(tx, item, prepared): Promise<ItemOutcome> {
@@ -137,15 +141,25 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
             createdAt: now,
             updatedAt: now,
           },
+          prepared.indexed,
           tx,
         );
+        if (created.outcome === "index_set_changed" || created.outcome === "index_conflict") throw indexRefusal(created);
         if (created.outcome !== "stored") throw quotaError(created.outcome, stored.size);
         return { status: "succeeded", outputDocumentId: created.document.id, version: 1 };
       }
       const written = await documents.repository.newVersion(
-        { accountId, documentId: item.documentId, acceptedHashes: [prepared.readHash], ...storedFields(stored), now },
+        {
+          accountId,
+          documentId: item.documentId,
+          acceptedHashes: [prepared.readHash],
+          ...storedFields(stored),
+          now,
+          indexed: prepared.indexed,
+        },
         tx,
       );
+      if (written.outcome === "index_set_changed" || written.outcome === "index_conflict") throw indexRefusal(written);
       switch (written.outcome) {
         case "stored":
           released.set(item, written.released);

@@ -24,7 +24,7 @@ describe("bad input is a 4xx at submission", () => {
     ["an unknown utility", { ...valid, utility: "no.such" }, 404, "utility_not_found"],
     ["a config that fails validation", { ...valid, config: { fields: "n" } }, 400, "validation_failed"],
     ["a folder with no documents", { ...valid, source: { folder: "empty" } }, 400, "job_source_empty"],
-    ["a query source (no querying yet)", { ...valid, source: { query: { folder: "box" } } }, 400, "job_source_unsupported"],
+    ["a query source no index serves", { ...valid, source: { query: { folder: "box" } } }, 400, "query_needs_index"],
     ["no work", { source: valid.source, output: valid.output }, 400, "validation_failed"],
     ["two kinds of work", { ...valid, steps: [{ utility: "structure.pick-fields" }] }, 400, "validation_failed"],
     ["config without a utility", { ...valid, utility: undefined, steps: [{ utility: "structure.pick-fields" }] }, 400, "validation_failed"],

@@ -2,8 +2,10 @@
 -- folders it names, the document, its first version and its document.created event, then the storage
 -- reservation last (kiln_reserve_storage), so concurrent writes of an account wait for each other only
 -- over the reservation and the commit. The event is written by the insert's own statement (a CTE from the
--- function's values), not by a trigger: cheaper, and its time is the document's updatedAt.
-CREATE OR REPLACE FUNCTION public.kiln_create(p_account text, p_size bigint, p_created_at bigint, p_folders text[], p_id text, p_name text, p_description text, p_tags text[], p_folder text, p_hash text, p_key text, p_updated_at bigint)
+-- function's values), not by a trigger: cheaper, and its time is the document's updatedAt. Its query index
+-- entries (computed before the call, for the index set p_index_ids) are written last, under the account
+-- row lock the reservation took (kiln_index_document).
+CREATE OR REPLACE FUNCTION public.kiln_create(p_account text, p_size bigint, p_created_at bigint, p_folders text[], p_id text, p_name text, p_description text, p_tags text[], p_folder text, p_hash text, p_key text, p_updated_at bigint, p_index_ids text[], p_entry_indexes text[], p_entry_keys text[])
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -30,6 +32,7 @@ BEGIN
   )
   SELECT to_json("inserted") INTO "created" FROM "inserted";
   PERFORM "kiln_reserve_storage"("p_account", "p_size", "p_size");
+  PERFORM "kiln_index_document"("p_account", "p_id", "p_hash", "p_folder", "p_index_ids", "p_entry_indexes", "p_entry_keys", NULL);
   RETURN "created";
 END
 $function$;

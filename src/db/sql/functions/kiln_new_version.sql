@@ -3,8 +3,10 @@
 -- accepts, null for any), drop the versions pushed past the account's maxVersions, record the version,
 -- write the document.content_replaced event in the update's statement, reserve the storage change last
 -- (kiln_reserve_storage). Each statement of a VOLATILE function takes a fresh snapshot, so what follows
--- the row lock sees what the previous holder committed. Answers { outcome, ... } as JSON.
-CREATE OR REPLACE FUNCTION public.kiln_new_version(p_account text, p_document text, p_accepted_hashes text[], p_size bigint, p_hash text, p_key text, p_now bigint)
+-- the row lock sees what the previous holder committed. The new content's query index entries, computed
+-- before the call for the folder p_folder and the index set p_index_ids, are written last, under the
+-- account row lock (kiln_index_document). Answers { outcome, ... } as JSON.
+CREATE OR REPLACE FUNCTION public.kiln_new_version(p_account text, p_document text, p_accepted_hashes text[], p_size bigint, p_hash text, p_key text, p_now bigint, p_folder text, p_index_ids text[], p_entry_indexes text[], p_entry_keys text[])
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -46,6 +48,7 @@ BEGIN
     WHERE "id" = "p_document"
     RETURNING * INTO "current";
   PERFORM "kiln_reserve_storage"("p_account", "p_size", "p_size" - "dropped_bytes");
+  PERFORM "kiln_index_document"("p_account", "p_document", "p_hash", "p_folder", "p_index_ids", "p_entry_indexes", "p_entry_keys", NULL);
   RETURN json_build_object('outcome', 'stored', 'released', "dropped_keys", 'document', to_json("current"));
 END
 $function$;

@@ -18,7 +18,8 @@ import {
   ListResponse,
   UpdateDocumentBody,
 } from "../model";
-import { createDocument, documentView, getDocument, updateMetadata } from "../service";
+import { updateMetadata } from "../placement";
+import { createDocument, documentView, getDocument } from "../service";
 import { type DocumentRoutesDeps, rawBytes, withMetadataETag } from "./common";
 
 export const documentRoutes = (deps: DocumentRoutesDeps) =>

@@ -4,7 +4,7 @@ import { ERRORS, problems } from "../../../core/error-codes";
 import { operation } from "../../../http/openapi";
 import { requirePrincipal } from "../../auth/index";
 import { Deleted, DocumentResponse, IdParams, Purged } from "../model";
-import { purgeDocument, restoreDocument, softDelete } from "../service";
+import { purgeDocument, restoreDocument, softDelete } from "../placement";
 import { type DocumentRoutesDeps, withMetadataETag } from "./common";
 
 export const trashRoutes = (deps: DocumentRoutesDeps) =>

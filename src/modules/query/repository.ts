@@ -1,0 +1,137 @@
+/**
+ * The query indexes' rows: the indexes, their entries and their builds. An index is created or dropped
+ * under the account row lock, the lock every write of the account takes before it writes entries
+ * (kiln_index_document), so a write either sees the new index or commits before its build starts.
+ */
+import type { Db } from "../../db/client";
+import { documents } from "../../db/schema";
+import { type Executor, run } from "../../db/statement";
+import {
+  ACCOUNT_INDEXES,
+  BUILD_PROGRESS,
+  CLAIM_BUILD,
+  DELETE_INDEX,
+  DROP_ENTRIES,
+  ENTRIES_OF,
+  type EntryRow,
+  FINISH_BUILD,
+  INSERT_INDEX,
+  type IndexRow,
+  LOCK_ACCOUNT,
+  ONE_INDEX,
+  QUERY_LIMITS,
+  RECORD_INDEX_EVENT,
+  SCAN,
+} from "./statements";
+
+export type { EntryRow, IndexRow };
+
+export type NewIndex = Pick<IndexRow, "id" | "accountId" | "folder" | "name" | "fields" | "unique"> & { now: number };
+
+export interface ScanRange {
+  accountId: string;
+  indexId: string;
+  lower: Uint8Array;
+  upper: Uint8Array;
+  backward: boolean;
+  after?: { key: Uint8Array; documentId: string };
+  limit: number;
+}
+
+const bytes = (value: Uint8Array) => Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+
+/** The event an index's end records, with the index as the API shows it. */
+export type IndexEvent = (row: IndexRow) => { type: string; data: unknown };
+
+/** How many active documents the index's folder holds, counted on the creating transaction's connection. */
+export type FolderTotal = (on: Executor, accountId: string, folder: string) => Promise<number>;
+
+export const queryRepository = (db: Db, folderTotal: FolderTotal) => ({
+  async indexes(accountId: string): Promise<IndexRow[]> {
+    return run(db, ACCOUNT_INDEXES, [accountId]);
+  },
+
+  /** The account's indexes and its query limits (an unknown account: none, and no bounds). */
+  async indexSet(accountId: string) {
+    const [indexes, [limits]] = await Promise.all([run(db, ACCOUNT_INDEXES, [accountId]), run(db, QUERY_LIMITS, [accountId])]);
+    return { indexes, limits: limits ?? { maxIndexedArrayElements: null, maxIndexedValueBytes: null, maxFilterBytes: null } };
+  },
+
+  async index(accountId: string, id: string): Promise<IndexRow | undefined> {
+    return (await run(db, ONE_INDEX, [accountId, id]))[0];
+  },
+
+  /**
+   * A new index, under the account row lock: refused past maxIndexes; ready at once (with its event)
+   * when the folder holds no document, else building.
+   */
+  async create(
+    index: NewIndex,
+    readyEvent: IndexEvent,
+  ): Promise<{ outcome: "created"; row: IndexRow } | { outcome: "limit"; max: number }> {
+    return db.$client.begin(async (tx) => {
+      const [account] = await run(tx, LOCK_ACCOUNT, [index.accountId]);
+      if (account.maxIndexes !== null && account.count >= account.maxIndexes) return { outcome: "limit", max: account.maxIndexes };
+      const total = await folderTotal(tx, index.accountId, index.folder);
+      const state = total === 0 ? "ready" : "building";
+      const [row] = await run(tx, INSERT_INDEX, [
+        index.id,
+        index.accountId,
+        index.folder,
+        index.name,
+        JSON.stringify(index.fields),
+        index.unique,
+        state,
+        total,
+        index.now,
+      ]);
+      if (state === "ready") {
+        const event = readyEvent(row);
+        await run(tx, RECORD_INDEX_EVENT, [index.accountId, event.type, index.folder, JSON.stringify(event.data), index.now]);
+      }
+      return { outcome: "created", row };
+    });
+  },
+
+  /** Drops an index and its entries, releasing their storage, under the account row lock. */
+  async drop(accountId: string, id: string): Promise<boolean> {
+    return db.$client.begin(async (tx) => {
+      await run(tx, LOCK_ACCOUNT, [accountId]);
+      await run(tx, DROP_ENTRIES, [accountId, id]);
+      return (await run(tx, DELETE_INDEX, [accountId, id])).length > 0;
+    });
+  },
+
+  async scan(range: ScanRange): Promise<EntryRow[]> {
+    const base = [range.accountId, range.indexId, bytes(range.lower), bytes(range.upper), range.limit] as const;
+    if (!range.after) return run(db, range.backward ? SCAN.backward : SCAN.forward, [...base]);
+    return run(db, range.backward ? SCAN.backwardAfter : SCAN.forwardAfter, [...base, bytes(range.after.key), range.after.documentId]);
+  },
+
+  async entriesOf(accountId: string, indexId: string, documentIds: string[]): Promise<EntryRow[]> {
+    if (documentIds.length === 0) return [];
+    return run(db, ENTRIES_OF, [accountId, indexId, documents.tags.mapToDriverValue(documentIds) as string]);
+  },
+
+  claimBuild: async (now: number, leaseMs: number): Promise<IndexRow | undefined> => (await run(db, CLAIM_BUILD, [now, leaseMs]))[0],
+
+  /** false once the build lost its lease or the index left `building` (dropped, say). */
+  progress: async (id: string, processed: number, cursor: string, now: number) =>
+    (await run(db, BUILD_PROGRESS, [id, processed, cursor, now])).length > 0,
+
+  /** The build's end and its event in one transaction; a failed index's entries go. */
+  async finish(index: IndexRow, state: "ready" | "failed", reason: string | null, now: number, event: IndexEvent): Promise<void> {
+    await db.$client.begin(async (tx) => {
+      if (state === "failed") {
+        await run(tx, LOCK_ACCOUNT, [index.accountId]);
+        await run(tx, DROP_ENTRIES, [index.accountId, index.id]);
+      }
+      const [row] = await run(tx, FINISH_BUILD, [index.id, state, reason, now]);
+      if (!row) return;
+      const recorded = event(row);
+      await run(tx, RECORD_INDEX_EVENT, [index.accountId, recorded.type, index.folder, JSON.stringify(recorded.data), now]);
+    });
+  },
+});
+
+export type QueryRepository = ReturnType<typeof queryRepository>;

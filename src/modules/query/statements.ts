@@ -1,0 +1,116 @@
+/**
+ * SQL of the query indexes. Every statement names the account: an index id, an entry and a build belong
+ * to one account, and a shard key of (account_id) keeps each of them on one node (docs/operations.md).
+ */
+import { statement } from "../../db/statement";
+
+export interface IndexRow {
+  id: string;
+  accountId: string;
+  folder: string;
+  name: string;
+  fields: { path: string; order: "asc" | "desc" }[];
+  unique: boolean;
+  state: "building" | "ready" | "failed";
+  reason: string | null;
+  processed: number;
+  total: number;
+  buildCursor: string | null;
+  multikey: boolean;
+  createdAt: number;
+}
+
+const INDEX_COLUMNS = `id, account_id as "accountId", folder, name, fields, "unique", state, reason, processed, total,
+  build_cursor as "buildCursor", multikey, created_at::float8 as "createdAt"`;
+
+/** Raw: the account's indexes, in the order kiln_index_document compares their ids. */
+export const ACCOUNT_INDEXES = statement<[accountId: string], IndexRow>(
+  `select ${INDEX_COLUMNS} from indexes where account_id = $1 order by id collate "C"`,
+);
+
+/** Raw: the account's query limits (its plan's, or as an administrator set them). */
+export const QUERY_LIMITS = statement<
+  [accountId: string],
+  { maxIndexedArrayElements: number | null; maxIndexedValueBytes: number | null; maxFilterBytes: number | null }
+>(`select max_indexed_array_elements as "maxIndexedArrayElements", max_indexed_value_bytes as "maxIndexedValueBytes",
+  max_filter_bytes as "maxFilterBytes" from accounts where id = $1`);
+
+export const ONE_INDEX = statement<[accountId: string, id: string], IndexRow>(
+  `select ${INDEX_COLUMNS} from indexes where account_id = $1 and id = $2`,
+);
+
+/**
+ * Raw: the account row locked as every write of the account locks it (NO KEY UPDATE, the reservation's
+ * strength), with its index limit and count.
+ */
+export const LOCK_ACCOUNT = statement<[accountId: string], { maxIndexes: number | null; count: number }>(`
+  select max_indexes as "maxIndexes", (select count(*)::int from indexes where account_id = $1) as count
+  from accounts where id = $1 for no key update`);
+
+export const INSERT_INDEX = statement<
+  [id: string, accountId: string, folder: string, name: string, fields: string, unique: boolean, state: string, total: number, now: number],
+  IndexRow
+>(`insert into indexes (id, account_id, folder, name, fields, "unique", state, total, created_at, updated_at)
+  values ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $9) returning ${INDEX_COLUMNS}`);
+
+/** Raw: an index's entries removed and the storage they took released (a drop, a failed build). */
+export const DROP_ENTRIES = statement<[accountId: string, indexId: string], never>(`
+  with gone as (delete from index_entries where account_id = $1 and index_id = $2 returning key)
+  update accounts set storage_used_bytes = storage_used_bytes - (select coalesce(sum(octet_length(key) + 48), 0) from gone)
+  where id = $1`);
+
+export const DELETE_INDEX = statement<[accountId: string, id: string], { id: string }>(
+  "delete from indexes where account_id = $1 and id = $2 returning id",
+);
+
+/** Raw: index.ready and index.failed, through the one event writer. */
+export const RECORD_INDEX_EVENT = statement<[accountId: string, type: string, folder: string, data: string, now: number], never>(
+  "select kiln_record_event($1, $2, $3, $4::jsonb, null, $5)",
+);
+
+export interface EntryRow {
+  key: Uint8Array;
+  documentId: string;
+}
+
+/**
+ * Raw: one page of an index's range [lower, upper), in key order or backwards, after a position or
+ * from the start: four texts from one, each a plain range of the primary key's B-tree.
+ */
+const scanOf = <Params extends readonly unknown[]>(backward: boolean, after: boolean) =>
+  statement<Params, EntryRow>(`
+  select key, document_id as "documentId" from index_entries
+  where account_id = $1 and index_id = $2 and key >= $3 and key < $4
+    ${after ? `and (key, document_id) ${backward ? "<" : ">"} ($6, $7)` : ""}
+  order by key ${backward ? "desc" : ""}, document_id ${backward ? "desc" : ""} limit $5`);
+
+type ScanParams = [accountId: string, indexId: string, lower: Uint8Array, upper: Uint8Array, limit: number];
+type AfterParams = [...ScanParams, key: Uint8Array, documentId: string];
+export const SCAN = {
+  forward: scanOf<ScanParams>(false, false),
+  backward: scanOf<ScanParams>(true, false),
+  forwardAfter: scanOf<AfterParams>(false, true),
+  backwardAfter: scanOf<AfterParams>(true, true),
+};
+
+/** Raw: every entry of these documents in one index (a multikey index: is this entry the document's first?). */
+export const ENTRIES_OF = statement<[accountId: string, indexId: string, documentIds: string], EntryRow>(`
+  select key, document_id as "documentId" from index_entries
+  where document_id = any($3::text[]) and index_id = $2 and account_id = $1`);
+
+/** Raw: an index waiting to be built, leased to this node until $1 + $2 (SKIP LOCKED: each node takes its own). */
+export const CLAIM_BUILD = statement<[now: number, leaseMs: number], IndexRow>(`
+  update indexes set lease_until = $1 + $2
+  where id = (select id from indexes where state = 'building' and (lease_until is null or lease_until < $1)
+    order by updated_at limit 1 for update skip locked)
+  returning ${INDEX_COLUMNS}`);
+
+/** Raw: a build's progress after a batch, its lease given back (the next claim takes the index waiting longest). */
+export const BUILD_PROGRESS = statement<[id: string, processed: number, cursor: string, now: number], { id: string }>(`
+  update indexes set processed = processed + $2, build_cursor = $3, lease_until = null, updated_at = $4
+  where id = $1 and state = 'building' returning id`);
+
+/** Raw: a build's end, ready or failed (with its reason). */
+export const FINISH_BUILD = statement<[id: string, state: string, reason: string | null, now: number], IndexRow>(`
+  update indexes set state = $2, reason = $3, lease_until = null, updated_at = $4
+  where id = $1 and state = 'building' returning ${INDEX_COLUMNS}`);
