@@ -1,7 +1,7 @@
 /**
  * `bun run bench` / `bun run bench:full`: every section in one run, then one table of ratios.
  *
- *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,metrics,cluster,growth,events] [--readme]
+ *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,metrics,cluster,jobs,growth,events] [--readme]
  *   bun bench/run.ts --help
  *
  * `growth` (an account grown to a million documents, bench/growth.ts) and `events` (the outbox's cost,
@@ -18,6 +18,7 @@ import { benchDocuments } from "./documents";
 import { benchEvents } from "./events";
 import { benchExportMemory } from "./export-memory";
 import { benchGrowth } from "./growth";
+import { benchJobs } from "./jobs";
 import { loadAverage, machine, notes, table, writeReadme } from "./lib/report";
 import { startBare, startKiln, stopAll } from "./lib/servers";
 import { ensureTool, toolVersion } from "./lib/tools";
@@ -42,6 +43,7 @@ const SECTIONS = [
   "patch",
   "metrics",
   "cluster",
+  "jobs",
   "growth",
   "events",
 ] as const;
@@ -127,6 +129,7 @@ try {
   if (only.has("patch")) await isolated("patch", () => benchPatch(settings));
   if (only.has("metrics")) await isolated("metrics", () => benchMetrics(settings));
   if (only.has("cluster")) await isolated("cluster", () => benchCluster(settings));
+  if (only.has("jobs")) await isolated("jobs", () => benchJobs(settings));
 } finally {
   await stopAll();
 }

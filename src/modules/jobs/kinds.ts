@@ -65,7 +65,7 @@ export interface JobKind<Prepared = unknown> {
   onFinished?(tx: Executor, job: JobRecord): Promise<void>;
 }
 
-/** The kinds a node runs; a claimed job of a kind this node does not know is left for one that does. */
+/** The kinds a node runs: it claims only jobs of these kinds, and leaves the others to nodes that know them. */
 export class JobKinds {
   private readonly kinds = new Map<string, JobKind>();
 
@@ -77,5 +77,9 @@ export class JobKinds {
 
   get(kind: string): JobKind | undefined {
     return this.kinds.get(kind);
+  }
+
+  names(): string[] {
+    return [...this.kinds.keys()];
   }
 }

@@ -101,9 +101,16 @@ export async function resultsPage(db: Db, jobId: string, afterSeq: number, limit
 
 export async function claimChunk(
   db: Db,
-  params: { now: number; chunk: number; claim: string; leaseMs: number; fullAccounts: string[] },
+  params: { now: number; chunk: number; claim: string; leaseMs: number; fullAccounts: string[]; kinds: string[] },
 ): Promise<ClaimedChunk> {
-  const [row] = await run(db, CLAIM, [params.now, params.chunk, params.claim, params.leaseMs, JSON.stringify(params.fullAccounts)]);
+  const [row] = await run(db, CLAIM, [
+    params.now,
+    params.chunk,
+    params.claim,
+    params.leaseMs,
+    JSON.stringify(params.fullAccounts),
+    JSON.stringify(params.kinds),
+  ]);
   return row ?? { job: null, items: [] };
 }
 

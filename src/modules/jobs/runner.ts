@@ -58,8 +58,8 @@ export interface RunnerOptions {
   pollMs?: number;
 }
 
-/** Items of one chunk prepared at once: one runs in a worker while the next is read and the last stored. */
-const PREPARE_CONCURRENCY = 2;
+/** Items of one chunk prepared at once: while one runs in a worker, the others are read and their outputs stored. */
+const PREPARE_CONCURRENCY = 8;
 /** a run refused because the account's (or the node's) worker queue is full is tried again after this */
 const BUSY_RETRY_MS = 50;
 
@@ -183,8 +183,7 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
   }
 
   async function work(job: ClaimedJob, claimed: { seq: number; documentId: string }[], claim: string): Promise<void> {
-    const kind = kinds.get(job.kind);
-    if (!kind) return;
+    const kind = kinds.get(job.kind)!;
     const controller = new AbortController();
     const beat = setInterval(() => {
       heartbeat(db, job.id, claim, now() + config.leaseMs).then(
@@ -226,6 +225,8 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
         return outcomes?.get(item.seq)?.status === "succeeded" || (ready !== undefined && !ready.ok && ready.charged);
       }).length;
       if (perItem > 0 && affordable > charged) await refundCredits(db, job.accountId, periodStart, perItem * (affordable - charged));
+      // which node did what: a job's chunks spread over the nodes (the multi-node suite reads these lines)
+      logger.log("info", "job chunk done", { jobId: job.id, items: items.length, committed: outcomes?.size ?? 0 });
       if (affordable < claimed.length) {
         await fail(job.id, {
           code: ERRORS.credits_exhausted.code,
@@ -276,6 +277,7 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
         claim,
         leaseMs: config.leaseMs,
         fullAccounts: full,
+        kinds: kinds.names(),
       });
       if (!job || items.length === 0) break;
       launch(job, items, claim);

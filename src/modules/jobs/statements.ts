@@ -59,14 +59,18 @@ export interface ClaimedChunk {
 
 /**
  * One claim: the job whose last claim is oldest (so the active jobs, and through them the accounts, take
- * turns) among those of accounts not full on this node ($5), a queued one only while its account runs
+ * turns) among those of the kinds this node runs ($6) and of accounts not full on this node ($5), a queued one only while its account runs
  * fewer than its plan's maxRunningJobs; then up to $2 of its pending items no live lease holds, skipping
  * rows another claim has locked. The items get claim $3 and a lease until $1 + $4; the job is running.
  */
-export const CLAIM = statement<[now: number, chunk: number, claim: string, leaseMs: number, fullAccounts: JsonText], ClaimedChunk>(`
+export const CLAIM = statement<
+  [now: number, chunk: number, claim: string, leaseMs: number, fullAccounts: JsonText, kinds: JsonText],
+  ClaimedChunk
+>(`
   with job as (
     select j.id from jobs j join accounts a on a.id = j.account_id
      where j.state in ('queued', 'running') and j.account_id not in (select jsonb_array_elements_text($5::jsonb))
+       and j.kind in (select jsonb_array_elements_text($6::jsonb))
        and (j.state = 'running'
             or (select count(*) from jobs r where r.account_id = j.account_id and r.state in ('running', 'cancelling'))
                < coalesce(a.max_running_jobs, 2147483647))

@@ -11,6 +11,7 @@
 import { ERRORS } from "../../core/error-codes";
 import { httpError, validationError } from "../../core/errors";
 import { newId } from "../../core/keys";
+import type { StepsJob } from "../../engine/messages";
 import type { WorkerPool } from "../../engine/pool";
 import { readSteps } from "../../engine/run-plan";
 import type { Source } from "../../engine/run-result";
@@ -55,21 +56,54 @@ type Prepared =
 
 const decoder = new TextDecoder();
 
+/**
+ * A node's job runs of one account in the worker pool at once: one running and one waiting, so the
+ * account's own requests keep the rest of its queue (UTILITY_QUEUE_PER_ACCOUNT) however many documents
+ * a job prepares at once (their reads and content writes overlap the runs).
+ */
+const RUNS_PER_ACCOUNT = 2;
+
+/** Turns in the pool per account, first come first served. */
+class AccountTurns {
+  private readonly held = new Map<string, { count: number; waiting: (() => void)[] }>();
+
+  async run<T>(accountId: string, work: () => Promise<T>): Promise<T> {
+    let entry = this.held.get(accountId);
+    if (!entry) this.held.set(accountId, (entry = { count: 0, waiting: [] }));
+    if (entry.count >= RUNS_PER_ACCOUNT) await new Promise<void>((resolve) => entry!.waiting.push(resolve));
+    else entry.count++;
+    try {
+      return await work();
+    } finally {
+      const next = entry.waiting.shift();
+      if (next) next();
+      else if (--entry.count === 0) this.held.delete(accountId);
+    }
+  }
+}
+
 const documentChanged = (id: string) =>
   httpError(ERRORS.document_changed, `Document '${id}' changed since the job read it; the job's output for it was not written`);
 
 export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
   const { documents } = deps;
-  const stepsOf = (params: UtilityJobParams) => {
+  const turns = new AccountTurns();
+  // the steps read once per claimed chunk: its items share one params object
+  const planned = new WeakMap<UtilityJobParams, StepsJob["steps"]>();
+  const stepsOf = (params: UtilityJobParams): StepsJob["steps"] => {
+    let steps = planned.get(params);
+    if (steps) return steps;
     const errors: { path: string; message: string }[] = [];
-    const steps = readSteps(params.steps, deps.registry, errors);
+    const read = readSteps(params.steps, deps.registry, errors);
     // validated at submission: a utility removed from the registry since then fails every document
     if (errors.length > 0) throw validationError(errors);
-    return steps.map(({ utility, config, secondary }) => ({
+    steps = read.map(({ utility, config, secondary }) => ({
       utilityId: utility.id,
       config,
       ...(secondary && "source" in secondary ? { secondary: secondary.source as Source } : {}),
     }));
+    planned.set(params, steps);
+    return steps;
   };
 
   return {
@@ -88,8 +122,10 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
       }
       const { row, content } = opened;
       const bytes = new Uint8Array(await content.body.arrayBuffer());
-      const result = await inWorker(deps, params.steps[0]!.utility, () =>
-        deps.pool.runSteps(accountId, { steps: stepsOf(params), primary: { json: bytes }, nameSteps: params.pipeline }, item.signal),
+      const result = await turns.run(accountId, () =>
+        inWorker(deps, params.steps[0]!.utility, () =>
+          deps.pool.runSteps(accountId, { steps: stepsOf(params), primary: { json: bytes }, nameSteps: params.pipeline }, item.signal),
+        ),
       );
       const output = outputBytes(result);
       const kept = { readHash: row.contentHash, name: row.name, tags: row.tags, description: row.description };
