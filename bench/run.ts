@@ -4,9 +4,9 @@
  *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,metrics,cluster,jobs,growth,events] [--readme]
  *   bun bench/run.ts --help
  *
- * `growth` (an account grown to a million documents, bench/growth.ts) and `events` (the outbox's cost,
- * commit-to-stream and commit-to-webhook latency, 1,000 stream clients; bench/events.ts) run only when
- * --only names them.
+ * `growth` (an account grown to a million documents, bench/growth.ts), `events` (the outbox's cost,
+ * commit-to-stream and commit-to-webhook latency, 1,000 stream clients; bench/events.ts) and `jobs` (a
+ * job against a client loop, a neighbour's p99 under a job; bench/jobs.ts) run only when --only names them.
  *
  * Installs wrk, jq and Miller from Debian when they are missing, starts every server it measures on
  * loopback, and stops them (and drops the external database it created) at the end, also on failure.
@@ -49,12 +49,12 @@ const SECTIONS = [
 ] as const;
 type Section = (typeof SECTIONS)[number];
 /** what a run without --only measures */
-const DEFAULT_SECTIONS = SECTIONS.filter((section) => section !== "growth" && section !== "events");
+const DEFAULT_SECTIONS = SECTIONS.filter((section) => section !== "growth" && section !== "events" && section !== "jobs");
 
 const USAGE = `bun bench/run.ts [--full] [--only <sections>] [--readme]
   --full     longer loads, more repetitions and 50 MB utility inputs (\`bun run bench:full\`)
   --only     a comma-separated list of sections: ${SECTIONS.join(",")}
-             (default: all but growth and events, which run only when named)
+             (default: all but growth, events and jobs, which run only when named)
   --readme   also writes the table into bench/README.md, between its results markers
 Scripts run by hand, outside the suite: bench/experiments/README.md`;
 
