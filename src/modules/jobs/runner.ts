@@ -65,9 +65,17 @@ const BUSY_RETRY_MS = 50;
 
 type Prepared = { ok: true; value: unknown } | { ok: false; problem: ItemProblem; charged: boolean };
 
+/** What one document's result keeps of its error, so a job's results stay bounded whatever its documents hold. */
+const MESSAGE_MAX = 1_000;
+const ERRORS_MAX = 20;
+
 const problemOf = (error: unknown): { problem: ItemProblem; charged: boolean } => {
   if (error instanceof HttpError) {
-    const problem = { code: error.code, message: error.message, ...(error.extra.errors ? { errors: error.extra.errors } : {}) };
+    const problem = {
+      code: error.code,
+      message: error.message.slice(0, MESSAGE_MAX),
+      ...(error.extra.errors ? { errors: error.extra.errors.slice(0, ERRORS_MAX) } : {}),
+    };
     return { problem, charged: error.extra.charged === true };
   }
   return { problem: { code: ERRORS.internal_error.code, message: "The document could not be processed" }, charged: false };
