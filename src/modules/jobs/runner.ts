@@ -25,7 +25,7 @@
  * once; a job is finished by the one conditional UPDATE that moves its state, under its row lock.
  */
 import type { JobsConfig } from "../../config";
-import type { BackgroundWork, Running } from "../../core/background";
+import { type BackgroundWork, type Running, Wakeable } from "../../core/background";
 import { ERRORS } from "../../core/error-codes";
 import { HttpError } from "../../core/errors";
 import type { Database } from "../../db/client";
@@ -103,12 +103,8 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
   const running = new Set<Promise<void>>();
   const byAccount = new Map<string, number>();
   let stopped = false;
-  let woken = false;
-  let wakeUp: (() => void) | undefined;
-  const wake = () => {
-    woken = true;
-    wakeUp?.();
-  };
+  const waker = new Wakeable();
+  const wake = waker.wake;
   const listening = database.sql.listen("kiln_jobs", wake).catch(() => undefined);
 
   /** Finishes the job in `tx` as `row` (already updated), with its event and its kind's part. */
@@ -263,17 +259,6 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
     running.add(task);
   }
 
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => {
-      wakeUp = undefined;
-    });
-
   async function turn(): Promise<void> {
     for (const jobId of await settleableJobs(db, now())) await settle(jobId);
     while (!stopped && running.size < config.concurrency) {
@@ -295,12 +280,12 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
   const loop = (async () => {
     await listening;
     while (!stopped) {
-      woken = false;
+      waker.woken = false;
       await turn().catch((error) => {
         if (!stopped) logger.log("error", "job claim failed", { error: (error as Error).message });
       });
       if (stopped) break;
-      if (!woken) await pause(pollMs);
+      if (!waker.woken) await waker.pause(pollMs);
     }
   })();
 
@@ -308,7 +293,7 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
     wake,
     async stop() {
       stopped = true;
-      wakeUp?.();
+      wake();
       await loop;
       await Promise.allSettled([...running]);
       await (await listening)?.unlisten().catch(() => {});
