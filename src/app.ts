@@ -133,6 +133,7 @@ export function createApp(deps: AppDeps) {
       registry: utilityEngine.registry,
       logger,
       reportOutputMaxBytes: config.jobs.reportOutputMaxBytes,
+      maxPayloadBytes: config.utilityMaxPayloadBytes,
     }),
   );
   const jobs = {

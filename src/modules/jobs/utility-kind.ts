@@ -40,6 +40,8 @@ export interface UtilityKindDeps {
   registry: UtilityRegistry;
   logger: Logger;
   reportOutputMaxBytes: number;
+  /** UTILITY_MAX_PAYLOAD_BYTES: a larger document fails as a single run on it would */
+  maxPayloadBytes: number;
 }
 
 type Prepared =
@@ -59,7 +61,8 @@ const decoder = new TextDecoder();
 /**
  * A node's job runs of one account in the worker pool at once: one running and one waiting, so the
  * account's own requests keep the rest of its queue (UTILITY_QUEUE_PER_ACCOUNT) however many documents
- * a job prepares at once (their reads and content writes overlap the runs).
+ * a job prepares at once (their lookups and content writes overlap the runs), and the documents read
+ * into memory for the account's jobs are those two (plus the outputs on their way to the store).
  */
 const RUNS_PER_ACCOUNT = 2;
 
@@ -121,12 +124,18 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
         throw error;
       }
       const { row, content } = opened;
-      const bytes = new Uint8Array(await content.body.arrayBuffer());
-      const result = await turns.run(accountId, () =>
-        inWorker(deps, params.steps[0]!.utility, () =>
+      if (content.size > deps.maxPayloadBytes)
+        throw httpError(
+          ERRORS.payload_too_large,
+          `The document (${content.size} bytes) exceeds ${deps.maxPayloadBytes} bytes (UTILITY_MAX_PAYLOAD_BYTES)`,
+        );
+      // read within the turn: the documents a node holds in memory for one account's jobs are the two it runs
+      const result = await turns.run(accountId, async () => {
+        const bytes = new Uint8Array(await content.body.arrayBuffer());
+        return inWorker(deps, params.steps[0]!.utility, () =>
           deps.pool.runSteps(accountId, { steps: stepsOf(params), primary: { json: bytes }, nameSteps: params.pipeline }, item.signal),
-        ),
-      );
+        );
+      });
       const output = outputBytes(result);
       const kept = { readHash: row.contentHash, name: row.name, tags: row.tags, description: row.description };
       if (params.output.mode === "report") {
