@@ -12,8 +12,9 @@
  *   entries) and return its outcome. It must not wait for anything but its own statements. The engine
  *   commits a chunk's items in one transaction; should one commit throw, the chunk is committed again one
  *   item at a time, each commit under a savepoint, and a commit that throws an HttpError then fails its
- *   item alone. A lease lost meanwhile, or a cancel, makes the engine drop the prepared work uncommitted:
- *   each document's effect is written exactly once, by the transaction that marks its item done.
+ *   item alone. A lease lost meanwhile, or a cancel seen before the commit, makes the engine drop the
+ *   prepared work uncommitted: each document's effect is written exactly once, by the transaction that
+ *   marks its item done.
  * - `settled(item, prepared, outcome)`, after that transaction, committed or not (`outcome` undefined:
  *   nothing was written): let go of what `prepare` made and nothing references (content to remove).
  * - `onFinished(tx, job)`, in the transaction that moves the job to succeeded, failed or cancelled (an

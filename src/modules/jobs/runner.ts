@@ -39,8 +39,9 @@ import {
   failJob,
   heartbeat,
   type JobRecord,
-  lockJob,
+  jobState,
   markItems,
+  notifyRunners,
   ownedItems,
   recordJobEvent,
   releaseClaim,
@@ -150,7 +151,7 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
   function commit(kind: JobKind, items: JobItem[], prepared: Map<number, Prepared>, claim: string, oneByOne: boolean) {
     const job = items[0]!.job;
     return database.sql.begin(async (tx) => {
-      if ((await lockJob(tx, job.id)) !== "running") return undefined;
+      if ((await jobState(tx, job.id)) !== "running") return undefined;
       const owned = await ownedItems(
         tx,
         job.id,
@@ -261,6 +262,7 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
 
   async function turn(): Promise<void> {
     for (const jobId of await settleableJobs(db, now())) await settle(jobId);
+    let fullChunk = false;
     while (!stopped && running.size < config.concurrency) {
       const full = [...byAccount].filter(([, count]) => count >= config.accountConcurrency).map(([accountId]) => accountId);
       const claim = crypto.randomUUID();
@@ -274,7 +276,11 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
       });
       if (!job || items.length === 0) break;
       launch(job, items, claim);
+      fullChunk = items.length === config.chunkSize;
     }
+    // this turn took full chunks, so work may be left that this node cannot take (it, or the account on
+    // it, is full): the idle nodes take it now rather than at their next poll
+    if (fullChunk && !stopped) await notifyRunners(db);
   }
 
   const loop = (async () => {

@@ -106,8 +106,13 @@ export const RELEASE = statement<[jobId: string, claim: string]>(
   `update job_items set claim = null, lease_until = null where job_id = $1 and claim = $2 and status = 'pending'`,
 );
 
-/** In a chunk's commit, first: the job's row lock and state. */
-export const LOCK_JOB = statement<[jobId: string], { state: string }>(`select state from jobs where id = $1 for update`);
+/**
+ * In a chunk's commit, first: the job's state, read without its row lock. The row is locked only by the
+ * commit's last statement (MARK_ITEMS), so the claims of the other nodes, which skip a locked job, find
+ * it free while this chunk's documents are written; a cancel or a failure that comes meanwhile lets this
+ * chunk land, and takes effect from the next one.
+ */
+export const JOB_STATE = statement<[jobId: string], { state: string }>(`select state from jobs where id = $1`);
 
 /** Then the items this claim still holds (a lease that ran out may have let another claim take some), locked. */
 export const OWNED_ITEMS = statement<[jobId: string, claim: string, seqs: JsonText], { seq: number }>(
@@ -181,7 +186,7 @@ export const RECORD_EVENT = statement<[accountId: string, type: string, data: st
   `select kiln_record_event($1, $2, null, $3::jsonb, null, $4::bigint), pg_notify('kiln_events', $1)`,
 );
 
-/** Wakes every node's runner after a submission commits. */
+/** Wakes every node's runner (after a submission commits, or when a busy node leaves work unclaimed). */
 export const NOTIFY_SUBMITTED = statement<[]>(`select pg_notify('kiln_jobs', '')`);
 
 export interface ResultRow {
