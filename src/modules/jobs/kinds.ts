@@ -1,7 +1,7 @@
 /**
  * Job kinds: what a job does per document. The engine (runner.ts) claims items, keeps leases, checks for
  * a cancel, counts progress and credits and finishes jobs; a kind only says what one document's work is,
- * in three parts, so that a new kind registers without touching the engine:
+ * in the parts below, so that a new kind registers without touching the engine:
  *
  * - `prepare(item)`, outside any transaction and lock: read what the document's work needs (its stored
  *   bytes), do the work (in the worker pool, say), write any content it makes to the content store.
@@ -36,7 +36,7 @@ export interface JobItem {
   job: ClaimedJob;
   seq: number;
   documentId: string;
-  /** aborts when the job is cancelled or its lease is lost */
+  /** aborts when the job stops running (cancelled, or failed on another node) */
   signal: AbortSignal;
 }
 
