@@ -1,13 +1,14 @@
 /**
  * `bun run bench` / `bun run bench:full`: every section in one run, then one table of ratios.
  *
- *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,schemas,metrics,cluster,growth,query,events] [--readme]
+ *   bun bench/run.ts [--full] [--only documents,storage,utilities,engine,memory,pipelines,compression,export,patch,schemas,metrics,cluster,jobs,growth,query,events] [--readme]
  *   bun bench/run.ts --help
  *
  * `growth` (an account grown to a million documents, bench/growth.ts), `query` (queries on declared
- * indexes at 10^3 to 10^6 documents, index write cost and build rate, bench/growth-query.ts) and `events` (the outbox's cost,
- * commit-to-stream and commit-to-webhook latency, 1,000 stream clients; bench/events.ts) run only when
- * --only names them.
+ * indexes at 10^3 to 10^6 documents, index write cost and build rate, bench/growth-query.ts), `events` (the
+ * outbox's cost, commit-to-stream and commit-to-webhook latency, 1,000 stream clients; bench/events.ts) and
+ * `jobs` (a job against a client loop, a neighbour's p99 under a job; bench/jobs.ts) run only when --only
+ * names them.
  *
  * Installs wrk, jq and Miller from Debian when they are missing, starts every server it measures on
  * loopback, and stops them (and drops the external database it created) at the end, also on failure.
@@ -20,6 +21,7 @@ import { benchEvents } from "./events";
 import { benchExportMemory } from "./export-memory";
 import { benchGrowth } from "./growth";
 import { benchQueryGrowth } from "./growth-query";
+import { benchJobs } from "./jobs";
 import { loadAverage, machine, notes, table, writeReadme } from "./lib/report";
 import { startBare, startKiln, stopAll } from "./lib/servers";
 import { ensureTool, toolVersion } from "./lib/tools";
@@ -46,18 +48,19 @@ const SECTIONS = [
   "schemas",
   "metrics",
   "cluster",
+  "jobs",
   "growth",
   "query",
   "events",
 ] as const;
 type Section = (typeof SECTIONS)[number];
 /** what a run without --only measures */
-const DEFAULT_SECTIONS = SECTIONS.filter((section) => section !== "growth" && section !== "query" && section !== "events");
+const DEFAULT_SECTIONS = SECTIONS.filter((section) => !["growth", "query", "events", "jobs"].includes(section));
 
 const USAGE = `bun bench/run.ts [--full] [--only <sections>] [--readme]
   --full     longer loads, more repetitions and 50 MB utility inputs (\`bun run bench:full\`)
   --only     a comma-separated list of sections: ${SECTIONS.join(",")}
-             (default: all but growth, query and events, which run only when named)
+             (default: all but growth, query, events and jobs, which run only when named)
   --readme   also writes the table into bench/README.md, between its results markers
 Scripts run by hand, outside the suite: bench/experiments/README.md`;
 
@@ -134,6 +137,7 @@ try {
   if (only.has("schemas")) await isolated("schemas", () => benchSchemas(settings));
   if (only.has("metrics")) await isolated("metrics", () => benchMetrics(settings));
   if (only.has("cluster")) await isolated("cluster", () => benchCluster(settings));
+  if (only.has("jobs")) await isolated("jobs", () => benchJobs(settings));
 } finally {
   await stopAll();
 }

@@ -158,6 +158,7 @@ export function createApp(deps: AppDeps) {
         registry: utilityEngine.registry,
         logger,
         reportOutputMaxBytes: config.jobs.reportOutputMaxBytes,
+        maxPayloadBytes: config.utilityMaxPayloadBytes,
       }),
     )
     .register(schemaAuditKind(schemas, documents));

@@ -348,7 +348,7 @@ export function loadConfig(env: Env = process.env): Config {
       chunkSize: integer(env, "JOBS_CHUNK_SIZE", 50, 1, 1_000),
       leaseMs: integer(env, "JOBS_LEASE_MS", 30_000, 200, 3_600_000),
       concurrency: integer(env, "JOBS_CONCURRENCY", 4, 1, 100),
-      accountConcurrency: integer(env, "JOBS_ACCOUNT_CONCURRENCY", 1, 1, 100),
+      accountConcurrency: integer(env, "JOBS_ACCOUNT_CONCURRENCY", 2, 1, 100),
       reportOutputMaxBytes: integer(env, "JOBS_REPORT_OUTPUT_MAX_BYTES", 65_536, 0, 16_777_216),
     }),
   });

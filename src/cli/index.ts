@@ -9,6 +9,7 @@ import packageJson from "../../package.json";
 import { CliError, type Client, clientFromEnv } from "./client";
 import { docsCommand } from "./docs";
 import { eventsCommand } from "./events";
+import { jobsCommand } from "./jobs";
 import { keysCommand } from "./keys";
 import { pipelineCommand } from "./pipeline";
 import { indexesCommand, queryCommand } from "./query";
@@ -30,6 +31,7 @@ const program = new Command("kiln")
   .addCommand(docsCommand(connection))
   .addCommand(runCommand(connection))
   .addCommand(pipelineCommand(connection))
+  .addCommand(jobsCommand(connection))
   .addCommand(eventsCommand(connection))
   .addCommand(exportCommand(connection))
   .addCommand(importCommand(connection))

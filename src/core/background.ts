@@ -57,6 +57,35 @@ export function every(intervalMs: number, tick: () => Promise<unknown>, options:
 }
 
 /**
+ * The sleep of a loop that is woken rather than timed (the webhook delivery, the job runner): `pause(ms)`
+ * waits `ms` or until `wake()`, and `woken` says whether a wake came since the loop last cleared it, so a
+ * wake that comes during a turn is not lost. A wait computed from the clock can have run out, and gone
+ * below 0, by the time it is asked for (a slow turn after a restart with a backlog): a negative delay
+ * makes the runtime print a TimeoutNegativeWarning, so it is clamped.
+ */
+export class Wakeable {
+  woken = false;
+  private wakeUp: (() => void) | undefined;
+
+  readonly wake = (): void => {
+    this.woken = true;
+    this.wakeUp?.();
+  };
+
+  pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, Math.max(0, ms));
+      this.wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    }).finally(() => {
+      this.wakeUp = undefined;
+    });
+  }
+}
+
+/**
  * Starts the works in order. stop() asks each to stop in reverse order, all at once (none takes new work
  * from then on, and none waits for another to finish before it stops), and resolves once every one has
  * finished its work in progress. A start that throws stops those already started and throws its error.

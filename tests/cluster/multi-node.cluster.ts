@@ -27,7 +27,7 @@ beforeAll(async () => {
   cluster = await startCluster({
     nodes: NODES,
     contentStore: CONTENT_STORE,
-    env: { LOG_LEVEL: "info", SWEEP_INTERVAL_MS: "200", PURGE_AFTER_MS: String(PURGE_AFTER_MS) },
+    env: { LOG_LEVEL: "info", SWEEP_INTERVAL_MS: "200", PURGE_AFTER_MS: String(PURGE_AFTER_MS), JOBS_CHUNK_SIZE: "20" },
   });
 }, 120_000);
 
@@ -514,4 +514,57 @@ test("webhooks: every event is delivered at least once, with its one webhook-id,
   } finally {
     receiver.stop();
   }
+});
+
+test("one job across the three nodes: each takes chunks of it, every document gets exactly one new version", async () => {
+  const { key } = await cluster.newAccount();
+  const count = 600;
+  const lines = Array.from({ length: count }, (_, i) =>
+    JSON.stringify({ document: { name: `j${i}`, folder: "cluster-job" }, content: { i, e: `u${i}@example.com` } }),
+  );
+  const imported = await call(cluster.node(0), "POST", "/api/v1/import", key, `${lines.join("\n")}\n`, {
+    "content-type": "application/x-ndjson",
+  });
+  const ids = (await imported.text())
+    .trim()
+    .split("\n")
+    .map((line) => (JSON.parse(line) as { id: string }).id);
+  const submitted = await call(cluster.node(1), "POST", "/api/v1/jobs", key, {
+    source: { folder: "cluster-job" },
+    utility: "cleanup.redact",
+    config: { patterns: ["email"] },
+    output: { mode: "newVersion" },
+  });
+  expect(submitted.status).toBe(202);
+  const { job } = (await submitted.json()) as { job: { id: string } };
+  let state: any;
+  for (let i = 0; ; i++) {
+    state = ((await (await call(cluster.node(i), "GET", `/api/v1/jobs/${job.id}`, key)).json()) as any).job;
+    if (["succeeded", "failed", "cancelled"].includes(state.state)) break;
+    await Bun.sleep(50);
+  }
+  expect(state).toMatchObject({
+    state: "succeeded",
+    progress: { total: count, processed: count, succeeded: count, failed: 0, skipped: 0 },
+  });
+  const results = (await (await call(cluster.node(2), "GET", `/api/v1/jobs/${job.id}/results`, key)).text())
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line));
+  expect(results.map((line) => line.documentId)).toEqual(ids);
+  expect(results.every((line) => line.status === "succeeded" && line.version === 2)).toBe(true);
+  for (const [i, id] of ids.entries()) {
+    const versions = (await (await call(cluster.node(i), "GET", `${DOCS}/${id}/versions`, key)).json()) as any;
+    if (versions.versions.length !== 2) violation(`${id}: ${versions.versions.length} versions after the job`);
+  }
+  // every node took part: each logged chunks of this job
+  const chunksOf = (node: RunningServer) =>
+    node
+      .output()
+      .split("\n")
+      .filter((line) => line.includes('"job chunk done"') && line.includes(job.id)).length;
+  const perNode = cluster.nodes.map(chunksOf);
+  console.log(`multi-node job: ${count} documents, chunks per node ${perNode.join(", ")}`);
+  expect(perNode.every((chunks) => chunks > 0)).toBe(true);
+  expect(violations).toEqual([]);
 });

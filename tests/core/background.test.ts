@@ -1,6 +1,6 @@
 /** The one shape of background work: periodic ticks never overlap, a list starts in order and stops in reverse. */
-import { expect, test } from "bun:test";
-import { type BackgroundWork, every, startInOrder } from "../../src/core/background";
+import { describe, expect, test } from "bun:test";
+import { type BackgroundWork, every, startInOrder, Wakeable } from "../../src/core/background";
 
 test("every: a tick still running when the next is due makes that one skip, and stop() waits for it", async () => {
   let running = 0;
@@ -69,4 +69,22 @@ test("startInOrder: a start that throws stops those already started and throws i
   expect(() => startInOrder([recorded(log, "a"), recorded(log, "b"), recorded(log, "c", { failStart: true })])).toThrow("c cannot start");
   await Bun.sleep(30);
   expect(log).toEqual(["start a", "start b", "stop b", "stop a", "stopped b", "stopped a"]);
+});
+
+describe("Wakeable", () => {
+  test("a wake ends the pause at once and is remembered until cleared; a negative pause is none", async () => {
+    const waker = new Wakeable();
+    const started = performance.now();
+    const paused = waker.pause(10_000);
+    setTimeout(waker.wake, 20);
+    await paused;
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(waker.woken).toBe(true);
+    waker.woken = false;
+    waker.wake(); // no pause under way: only remembered
+    expect(waker.woken).toBe(true);
+    const at = performance.now();
+    await waker.pause(-50);
+    expect(performance.now() - at).toBeLessThan(1_000);
+  });
 });

@@ -6,6 +6,7 @@
  * none, and a webhook (its receiver down for 2 s mid-trial) receives every event of the feed, verified.
  */
 import { expect, test } from "bun:test";
+import { runJobCrashTrial } from "./support/crash-job";
 import { runCrashTrial } from "./support/crash-trial";
 
 const MODE = process.env.TEST_DATABASE_URL ? "external" : "embedded";
@@ -34,3 +35,12 @@ for (const store of ["disk", "s3"] as const) {
     60_000 + kills * 15_000,
   );
 }
+
+test("a job through 2 SIGKILLs of the node running it: every document processed exactly once, progress exact", async () => {
+  const result = await runJobCrashTrial({ kills: 2, mode: MODE });
+  console.log(
+    `crash job (${MODE}): ${result.documents} documents, kills at ${result.processedAtKills.join(", ")} processed, ${result.violations.length} violations, ${Math.round(result.elapsedMs)} ms`,
+  );
+  expect(result.violations).toEqual([]);
+  expect(result.processedAtKills.every((processed) => processed < result.documents)).toBe(true);
+}, 120_000);

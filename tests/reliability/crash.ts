@@ -6,6 +6,7 @@
  * Exits 1 on any violation.
  */
 import { parseArgs } from "node:util";
+import { runJobCrashTrial } from "./support/crash-job";
 import { runCrashTrial } from "./support/crash-trial";
 
 const { values } = parseArgs({
@@ -44,5 +45,13 @@ for (const store of stores) {
     for (const violation of result.violations) console.log(`  VIOLATION ${violation}`);
     failed ||= result.violations.length > 0;
   }
+}
+for (const mode of modes) {
+  const result = await runJobCrashTrial({ kills: Math.max(2, Math.round(kills / 10)), mode });
+  console.log(
+    `crash job (${mode}): ${result.documents} documents, ${result.kills} kills at ${result.processedAtKills.join(", ")} processed, ${result.violations.length} violations, ${(result.elapsedMs / 1000).toFixed(1)} s`,
+  );
+  for (const violation of result.violations) console.log(`  VIOLATION ${violation}`);
+  failed ||= result.violations.length > 0;
 }
 process.exit(failed ? 1 : 0);

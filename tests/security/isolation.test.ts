@@ -178,7 +178,9 @@ describe("each permission against each area", () => {
         if (endpoint.permission === undefined) continue;
         const path = endpoint.path.replace(":id", docs.active).replace(":utilityId", "schema.clean-json");
         const answer = await asB(endpoint.method, path, endpoint.validBody?.(), key);
-        const allowed = endpoint.permission === null || permissions.includes(endpoint.permission);
+        const allowed =
+          (endpoint.permission === null || permissions.includes(endpoint.permission)) &&
+          (endpoint.alsoNeeds === undefined || permissions.includes(endpoint.alsoNeeds));
         if (allowed) expect({ path, status: answer.status }).not.toEqual({ path, status: 403 });
         else expect({ path, status: answer.status, code: answer.body.code }).toEqual({ path, status: 403, code: "forbidden" });
       }

@@ -1,7 +1,7 @@
 /**
  * Job kinds: what a job does per document. The engine (runner.ts) claims items, keeps leases, checks for
  * a cancel, counts progress and credits and finishes jobs; a kind only says what one document's work is,
- * in three parts, so that a new kind registers without touching the engine:
+ * in the parts below, so that a new kind registers without touching the engine:
  *
  * - `prepare(item)`, outside any transaction and lock: read what the document's work needs (its stored
  *   bytes), do the work (in the worker pool, say), write any content it makes to the content store.
@@ -12,8 +12,9 @@
  *   entries) and return its outcome. It must not wait for anything but its own statements. The engine
  *   commits a chunk's items in one transaction; should one commit throw, the chunk is committed again one
  *   item at a time, each commit under a savepoint, and a commit that throws an HttpError then fails its
- *   item alone. A lease lost meanwhile, or a cancel, makes the engine drop the prepared work uncommitted:
- *   each document's effect is written exactly once, by the transaction that marks its item done.
+ *   item alone. A lease lost meanwhile, or a cancel seen before the commit, makes the engine drop the
+ *   prepared work uncommitted: each document's effect is written exactly once, by the transaction that
+ *   marks its item done.
  * - `settled(item, prepared, outcome)`, after that transaction, committed or not (`outcome` undefined:
  *   nothing was written): let go of what `prepare` made and nothing references (content to remove).
  * - `onFinished(tx, job)`, in the transaction that moves the job to succeeded, failed or cancelled (an
@@ -35,7 +36,7 @@ export interface JobItem {
   job: ClaimedJob;
   seq: number;
   documentId: string;
-  /** aborts when the job is cancelled or its lease is lost */
+  /** aborts when the job stops running (cancelled, or failed on another node) */
   signal: AbortSignal;
 }
 
@@ -65,7 +66,7 @@ export interface JobKind<Prepared = unknown> {
   onFinished?(tx: Executor, job: JobRecord): Promise<void>;
 }
 
-/** The kinds a node runs; a claimed job of a kind this node does not know is left for one that does. */
+/** The kinds a node runs: it claims only jobs of these kinds, and leaves the others to nodes that know them. */
 export class JobKinds {
   private readonly kinds = new Map<string, JobKind>();
 
@@ -77,5 +78,9 @@ export class JobKinds {
 
   get(kind: string): JobKind | undefined {
     return this.kinds.get(kind);
+  }
+
+  names(): string[] {
+    return [...this.kinds.keys()];
   }
 }

@@ -110,11 +110,25 @@ export const JobView = t.Object(
 
 export const JobResponse = t.Object({ success: t.Literal(true), job: JobView });
 
-export const JobListQuery = t.Composite(
-  [
-    t.Pick(ListQuery, ["limit", "cursor"]),
-    t.Object({ state: t.Optional(t.UnionEnum(JOB_STATES, { description: "only jobs in this state" })) }),
-  ],
+export const JobListQuery = t.Object(
+  {
+    limit: ListQuery.properties.limit,
+    cursor: ListQuery.properties.cursor,
+    // a union of literals: Elysia gives an optional UnionEnum a default (its first value)
+    state: t.Optional(
+      t.Union(
+        [
+          t.Literal("queued"),
+          t.Literal("running"),
+          t.Literal("succeeded"),
+          t.Literal("failed"),
+          t.Literal("cancelling"),
+          t.Literal("cancelled"),
+        ],
+        { description: "only jobs in this state" },
+      ),
+    ),
+  },
   { additionalProperties: false },
 );
 

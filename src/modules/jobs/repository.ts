@@ -14,9 +14,9 @@ import {
   HEARTBEAT,
   INSERT_ITEMS,
   INSERT_JOB,
+  JOB_STATE,
   type JobRecord,
   LOCK_ACCOUNT_SUBMISSIONS,
-  LOCK_JOB,
   MARK_ITEMS,
   NOTIFY_SUBMITTED,
   OWNED_ITEMS,
@@ -60,8 +60,13 @@ export async function insertJob(database: Database, job: NewJob): Promise<JobRec
     if (inserted) await run(tx, INSERT_ITEMS, [job.id, JSON.stringify(job.documentIds)]);
     return inserted;
   });
-  if (row) await run(database.sql, NOTIFY_SUBMITTED, []);
+  if (row) await notifyRunners(database.db);
   return row;
+}
+
+/** Wakes every node's runner: a job was submitted, or a node full of work left some unclaimed. */
+export async function notifyRunners(db: Db): Promise<void> {
+  await run(db, NOTIFY_SUBMITTED, []);
 }
 
 export async function findJob(db: Db, accountId: string, id: string): Promise<JobRecord | undefined> {
@@ -101,9 +106,16 @@ export async function resultsPage(db: Db, jobId: string, afterSeq: number, limit
 
 export async function claimChunk(
   db: Db,
-  params: { now: number; chunk: number; claim: string; leaseMs: number; fullAccounts: string[] },
+  params: { now: number; chunk: number; claim: string; leaseMs: number; fullAccounts: string[]; kinds: string[] },
 ): Promise<ClaimedChunk> {
-  const [row] = await run(db, CLAIM, [params.now, params.chunk, params.claim, params.leaseMs, JSON.stringify(params.fullAccounts)]);
+  const [row] = await run(db, CLAIM, [
+    params.now,
+    params.chunk,
+    params.claim,
+    params.leaseMs,
+    JSON.stringify(params.fullAccounts),
+    JSON.stringify(params.kinds),
+  ]);
   return row ?? { job: null, items: [] };
 }
 
@@ -115,7 +127,7 @@ export async function releaseClaim(db: Db, jobId: string, claim: string): Promis
   await run(db, RELEASE, [jobId, claim]);
 }
 
-export const lockJob = async (tx: Executor, jobId: string) => (await run(tx, LOCK_JOB, [jobId]))[0]?.state;
+export const jobState = async (tx: Executor, jobId: string) => (await run(tx, JOB_STATE, [jobId]))[0]?.state;
 
 export async function ownedItems(tx: Executor, jobId: string, claim: string, seqs: number[]): Promise<Set<number>> {
   return new Set((await run(tx, OWNED_ITEMS, [jobId, claim, JSON.stringify(seqs)])).map((row) => row.seq));

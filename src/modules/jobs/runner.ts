@@ -25,7 +25,7 @@
  * once; a job is finished by the one conditional UPDATE that moves its state, under its row lock.
  */
 import type { JobsConfig } from "../../config";
-import type { BackgroundWork, Running } from "../../core/background";
+import { type BackgroundWork, type Running, Wakeable } from "../../core/background";
 import { ERRORS } from "../../core/error-codes";
 import { HttpError } from "../../core/errors";
 import type { Database } from "../../db/client";
@@ -39,8 +39,9 @@ import {
   failJob,
   heartbeat,
   type JobRecord,
-  lockJob,
+  jobState,
   markItems,
+  notifyRunners,
   ownedItems,
   recordJobEvent,
   releaseClaim,
@@ -58,16 +59,24 @@ export interface RunnerOptions {
   pollMs?: number;
 }
 
-/** Items of one chunk prepared at once: one runs in a worker while the next is read and the last stored. */
-const PREPARE_CONCURRENCY = 2;
+/** Items of one chunk prepared at once: while one runs in a worker, the others are read and their outputs stored. */
+const PREPARE_CONCURRENCY = 8;
 /** a run refused because the account's (or the node's) worker queue is full is tried again after this */
 const BUSY_RETRY_MS = 50;
 
 type Prepared = { ok: true; value: unknown } | { ok: false; problem: ItemProblem; charged: boolean };
 
+/** What one document's result keeps of its error, so a job's results stay bounded whatever its documents hold. */
+const MESSAGE_MAX = 1_000;
+const ERRORS_MAX = 20;
+
 const problemOf = (error: unknown): { problem: ItemProblem; charged: boolean } => {
   if (error instanceof HttpError) {
-    const problem = { code: error.code, message: error.message, ...(error.extra.errors ? { errors: error.extra.errors } : {}) };
+    const problem = {
+      code: error.code,
+      message: error.message.slice(0, MESSAGE_MAX),
+      ...(error.extra.errors ? { errors: error.extra.errors.slice(0, ERRORS_MAX) } : {}),
+    };
     return { problem, charged: error.extra.charged === true };
   }
   return { problem: { code: ERRORS.internal_error.code, message: "The document could not be processed" }, charged: false };
@@ -95,12 +104,8 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
   const running = new Set<Promise<void>>();
   const byAccount = new Map<string, number>();
   let stopped = false;
-  let woken = false;
-  let wakeUp: (() => void) | undefined;
-  const wake = () => {
-    woken = true;
-    wakeUp?.();
-  };
+  const waker = new Wakeable();
+  const wake = waker.wake;
   const listening = database.sql.listen("kiln_jobs", wake).catch(() => undefined);
 
   /** Finishes the job in `tx` as `row` (already updated), with its event and its kind's part. */
@@ -146,7 +151,7 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
   function commit(kind: JobKind, items: JobItem[], prepared: Map<number, Prepared>, claim: string, oneByOne: boolean) {
     const job = items[0]!.job;
     return database.sql.begin(async (tx) => {
-      if ((await lockJob(tx, job.id)) !== "running") return undefined;
+      if ((await jobState(tx, job.id)) !== "running") return undefined;
       const owned = await ownedItems(
         tx,
         job.id,
@@ -183,8 +188,7 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
   }
 
   async function work(job: ClaimedJob, claimed: { seq: number; documentId: string }[], claim: string): Promise<void> {
-    const kind = kinds.get(job.kind);
-    if (!kind) return;
+    const kind = kinds.get(job.kind)!;
     const controller = new AbortController();
     const beat = setInterval(() => {
       heartbeat(db, job.id, claim, now() + config.leaseMs).then(
@@ -226,6 +230,8 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
         return outcomes?.get(item.seq)?.status === "succeeded" || (ready !== undefined && !ready.ok && ready.charged);
       }).length;
       if (perItem > 0 && affordable > charged) await refundCredits(db, job.accountId, periodStart, perItem * (affordable - charged));
+      // which node did what: a job's chunks spread over the nodes (the multi-node suite reads these lines)
+      logger.log("info", "job chunk done", { jobId: job.id, items: items.length, committed: outcomes?.size ?? 0 });
       if (affordable < claimed.length) {
         await fail(job.id, {
           code: ERRORS.credits_exhausted.code,
@@ -254,19 +260,9 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
     running.add(task);
   }
 
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => {
-      wakeUp = undefined;
-    });
-
   async function turn(): Promise<void> {
     for (const jobId of await settleableJobs(db, now())) await settle(jobId);
+    let fullChunk = false;
     while (!stopped && running.size < config.concurrency) {
       const full = [...byAccount].filter(([, count]) => count >= config.accountConcurrency).map(([accountId]) => accountId);
       const claim = crypto.randomUUID();
@@ -276,21 +272,26 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
         claim,
         leaseMs: config.leaseMs,
         fullAccounts: full,
+        kinds: kinds.names(),
       });
       if (!job || items.length === 0) break;
       launch(job, items, claim);
+      fullChunk = items.length === config.chunkSize;
     }
+    // this turn took full chunks, so work may be left that this node cannot take (it, or the account on
+    // it, is full): the idle nodes take it now rather than at their next poll
+    if (fullChunk && !stopped) await notifyRunners(db);
   }
 
   const loop = (async () => {
     await listening;
     while (!stopped) {
-      woken = false;
+      waker.woken = false;
       await turn().catch((error) => {
         if (!stopped) logger.log("error", "job claim failed", { error: (error as Error).message });
       });
       if (stopped) break;
-      if (!woken) await pause(pollMs);
+      if (!waker.woken) await waker.pause(pollMs);
     }
   })();
 
@@ -298,7 +299,7 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
     wake,
     async stop() {
       stopped = true;
-      wakeUp?.();
+      wake();
       await loop;
       await Promise.allSettled([...running]);
       await (await listening)?.unlisten().catch(() => {});

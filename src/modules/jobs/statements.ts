@@ -59,14 +59,18 @@ export interface ClaimedChunk {
 
 /**
  * One claim: the job whose last claim is oldest (so the active jobs, and through them the accounts, take
- * turns) among those of accounts not full on this node ($5), a queued one only while its account runs
+ * turns) among those of the kinds this node runs ($6) and of accounts not full on this node ($5), a queued one only while its account runs
  * fewer than its plan's maxRunningJobs; then up to $2 of its pending items no live lease holds, skipping
  * rows another claim has locked. The items get claim $3 and a lease until $1 + $4; the job is running.
  */
-export const CLAIM = statement<[now: number, chunk: number, claim: string, leaseMs: number, fullAccounts: JsonText], ClaimedChunk>(`
+export const CLAIM = statement<
+  [now: number, chunk: number, claim: string, leaseMs: number, fullAccounts: JsonText, kinds: JsonText],
+  ClaimedChunk
+>(`
   with job as (
     select j.id from jobs j join accounts a on a.id = j.account_id
      where j.state in ('queued', 'running') and j.account_id not in (select jsonb_array_elements_text($5::jsonb))
+       and j.kind in (select jsonb_array_elements_text($6::jsonb))
        and (j.state = 'running'
             or (select count(*) from jobs r where r.account_id = j.account_id and r.state in ('running', 'cancelling'))
                < coalesce(a.max_running_jobs, 2147483647))
@@ -102,8 +106,13 @@ export const RELEASE = statement<[jobId: string, claim: string]>(
   `update job_items set claim = null, lease_until = null where job_id = $1 and claim = $2 and status = 'pending'`,
 );
 
-/** In a chunk's commit, first: the job's row lock and state. */
-export const LOCK_JOB = statement<[jobId: string], { state: string }>(`select state from jobs where id = $1 for update`);
+/**
+ * In a chunk's commit, first: the job's state, read without its row lock. The row is locked only by the
+ * commit's last statement (MARK_ITEMS), so the claims of the other nodes, which skip a locked job, find
+ * it free while this chunk's documents are written; a cancel or a failure that comes meanwhile lets this
+ * chunk land, and takes effect from the next one.
+ */
+export const JOB_STATE = statement<[jobId: string], { state: string }>(`select state from jobs where id = $1`);
 
 /** Then the items this claim still holds (a lease that ran out may have let another claim take some), locked. */
 export const OWNED_ITEMS = statement<[jobId: string, claim: string, seqs: JsonText], { seq: number }>(
@@ -177,7 +186,7 @@ export const RECORD_EVENT = statement<[accountId: string, type: string, data: st
   `select kiln_record_event($1, $2, null, $3::jsonb, null, $4::bigint), pg_notify('kiln_events', $1)`,
 );
 
-/** Wakes every node's runner after a submission commits. */
+/** Wakes every node's runner (after a submission commits, or when a busy node leaves work unclaimed). */
 export const NOTIFY_SUBMITTED = statement<[]>(`select pg_notify('kiln_jobs', '')`);
 
 export interface ResultRow {

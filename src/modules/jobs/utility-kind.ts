@@ -16,6 +16,7 @@
 import { ERRORS } from "../../core/error-codes";
 import { httpError, validationError } from "../../core/errors";
 import { newId } from "../../core/keys";
+import type { StepsJob } from "../../engine/messages";
 import type { WorkerPool } from "../../engine/pool";
 import { readSteps } from "../../engine/run-plan";
 import type { Source } from "../../engine/run-result";
@@ -46,6 +47,8 @@ export interface UtilityKindDeps {
   registry: UtilityRegistry;
   logger: Logger;
   reportOutputMaxBytes: number;
+  /** UTILITY_MAX_PAYLOAD_BYTES: a larger document fails as a single run on it would */
+  maxPayloadBytes: number;
 }
 
 type Prepared =
@@ -67,21 +70,55 @@ type Prepared =
 
 const decoder = new TextDecoder();
 
+/**
+ * A node's job runs of one account in the worker pool at once: one running and one waiting, so the
+ * account's own requests keep the rest of its queue (UTILITY_QUEUE_PER_ACCOUNT) however many documents
+ * a job prepares at once (their lookups and content writes overlap the runs), and the documents read
+ * into memory for the account's jobs are those two (plus the outputs on their way to the store).
+ */
+const RUNS_PER_ACCOUNT = 2;
+
+/** Turns in the pool per account, first come first served. */
+class AccountTurns {
+  private readonly held = new Map<string, { count: number; waiting: (() => void)[] }>();
+
+  async run<T>(accountId: string, work: () => Promise<T>): Promise<T> {
+    let entry = this.held.get(accountId);
+    if (!entry) this.held.set(accountId, (entry = { count: 0, waiting: [] }));
+    if (entry.count >= RUNS_PER_ACCOUNT) await new Promise<void>((resolve) => entry!.waiting.push(resolve));
+    else entry.count++;
+    try {
+      return await work();
+    } finally {
+      const next = entry.waiting.shift();
+      if (next) next();
+      else if (--entry.count === 0) this.held.delete(accountId);
+    }
+  }
+}
+
 const documentChanged = (id: string) =>
   httpError(ERRORS.document_changed, `Document '${id}' changed since the job read it; the job's output for it was not written`);
 
 export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
   const { documents } = deps;
-  const stepsOf = (params: UtilityJobParams) => {
+  const turns = new AccountTurns();
+  // the steps read once per claimed chunk: its items share one params object
+  const planned = new WeakMap<UtilityJobParams, StepsJob["steps"]>();
+  const stepsOf = (params: UtilityJobParams): StepsJob["steps"] => {
+    let steps = planned.get(params);
+    if (steps) return steps;
     const errors: { path: string; message: string }[] = [];
-    const steps = readSteps(params.steps, deps.registry, errors);
+    const read = readSteps(params.steps, deps.registry, errors);
     // validated at submission: a utility removed from the registry since then fails every document
     if (errors.length > 0) throw validationError(errors);
-    return steps.map(({ utility, config, secondary }) => ({
+    steps = read.map(({ utility, config, secondary }) => ({
       utilityId: utility.id,
       config,
       ...(secondary && "source" in secondary ? { secondary: secondary.source as Source } : {}),
     }));
+    planned.set(params, steps);
+    return steps;
   };
 
   return {
@@ -99,10 +136,18 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
         throw error;
       }
       const { row, content } = opened;
-      const bytes = new Uint8Array(await content.body.arrayBuffer());
-      const result = await inWorker(deps, params.steps[0]!.utility, () =>
-        deps.pool.runSteps(accountId, { steps: stepsOf(params), primary: { json: bytes }, nameSteps: params.pipeline }, item.signal),
-      );
+      if (content.size > deps.maxPayloadBytes)
+        throw httpError(
+          ERRORS.payload_too_large,
+          `The document (${content.size} bytes) exceeds ${deps.maxPayloadBytes} bytes (UTILITY_MAX_PAYLOAD_BYTES)`,
+        );
+      // read within the turn: the documents a node holds in memory for one account's jobs are the two it runs
+      const result = await turns.run(accountId, async () => {
+        const bytes = new Uint8Array(await content.body.arrayBuffer());
+        return inWorker(deps, params.steps[0]!.utility, () =>
+          deps.pool.runSteps(accountId, { steps: stepsOf(params), primary: { json: bytes }, nameSteps: params.pipeline }, item.signal),
+        );
+      });
       const output = outputBytes(result);
       const kept = { readHash: row.contentHash, name: row.name, tags: row.tags, description: row.description };
       if (params.output.mode === "report") {

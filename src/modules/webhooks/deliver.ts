@@ -21,7 +21,7 @@
  */
 
 import type { WebhookConfig } from "../../config";
-import type { BackgroundWork } from "../../core/background";
+import { type BackgroundWork, Wakeable } from "../../core/background";
 import type { Database } from "../../db/client";
 import type { Logger } from "../../observability/logger";
 import type { Metrics } from "../../observability/metrics";
@@ -131,13 +131,8 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
   const running = new Set<Promise<void>>();
   const watchLag = lagWatch(config.lagWarnMs, logger, options.metrics);
   let stopped = false;
-  let wakeUp: (() => void) | undefined;
-  let woken = false;
-
-  const wake = () => {
-    woken = true;
-    wakeUp?.();
-  };
+  const waker = new Wakeable();
+  const wake = waker.wake;
   const listening = Promise.all([
     database.sql.listen("kiln_events", wake).catch(() => undefined),
     database.sql.listen("kiln_webhooks", wake).catch(() => undefined),
@@ -221,21 +216,8 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
     running.add(task);
   }
 
-  /**
-   * Waits `ms` or until woken (a notification, an attempt's end, stop). A wait computed from the clock
-   * can have run out, and gone below 0, by the time it gets here (a slow turn after a restart with a
-   * backlog): a negative delay makes the runtime print a TimeoutNegativeWarning, so it is clamped.
-   */
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, Math.max(0, ms));
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    }).finally(() => {
-      wakeUp = undefined;
-    });
+  /** Waits `ms` or until woken (a notification, an attempt's end, stop). */
+  const pause = (ms: number) => waker.pause(ms);
 
   const untilNextTurn = (turnStarted: number) => turnStarted + TURN_SPACING_MS - performance.now();
 
@@ -247,7 +229,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
       while (!stopped && untilNextTurn(turnStarted) > 0) await pause(untilNextTurn(turnStarted));
       if (stopped) break;
       turnStarted = performance.now();
-      woken = false;
+      waker.woken = false;
       try {
         watchLag(await fanOutEvents(database, config), Date.now());
       } catch (error) {
@@ -271,7 +253,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
         }
       }
       if (stopped) break;
-      if (woken || (claimedAll && running.size < config.concurrency)) continue;
+      if (waker.woken || (claimedAll && running.size < config.concurrency)) continue;
       await pause(pollMs);
     }
   })();
@@ -281,7 +263,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
     inFlight: () => running.size,
     async stop() {
       stopped = true;
-      wakeUp?.();
+      wake();
       await loop;
       await Promise.allSettled([...running]);
       for (const listener of await listening) await listener?.unlisten().catch(() => {});

@@ -77,6 +77,27 @@ describe("a utility over a folder", () => {
 });
 
 describe("failures", () => {
+  test("a document larger than UTILITY_MAX_PAYLOAD_BYTES fails alone, as a single run on it would", async () => {
+    const small = await createJobsApp({ UTILITY_MAX_PAYLOAD_BYTES: "2048" });
+    try {
+      const { key } = await small.newAccount();
+      const ids = await importDocuments(small, key, 2, (i) => ({ text: "x".repeat(i === 0 ? 10 : 4000) }), "sizes");
+      const created = await small.json("POST", "/api/v1/jobs", {
+        key,
+        body: { source: { folder: "sizes" }, ...redact, output: { mode: "report" } },
+      });
+      const job = await waitForJob(small, key, created.body.job.id);
+      expect(job.progress).toMatchObject({ succeeded: 1, failed: 1 });
+      expect((await results(small, key, job.id))[1]).toMatchObject({
+        documentId: ids[1],
+        status: "failed",
+        error: { code: "payload_too_large" },
+      });
+    } finally {
+      await small.close();
+    }
+  });
+
   test("onError continue: a failing document is recorded, the others go on; stop: the job fails at the first", async () => {
     const { key } = await app.newAccount();
     const ids = await importDocuments(app, key, 3, (i) => (i === 1 ? { not: "csv" } : "a,b\n1,2"), "f");

@@ -58,6 +58,25 @@ describe("the engine", () => {
   });
 });
 
+describe("fair share", () => {
+  test("another account's small job finishes while one account's large job still runs", async () => {
+    const a = await app.newAccount();
+    const b = await app.newAccount();
+    await importDocuments(app, a.key, 600, (i) => ({ e: `a${i}@example.com` }), "huge");
+    await importDocuments(app, b.key, 5, (i) => ({ e: `b${i}@example.com` }), "small");
+    const large = (await app.json("POST", "/api/v1/jobs", { key: a.key, body: { source: { folder: "huge" }, ...redact } })).body.job.id;
+    await waitForJob(app, a.key, large, (job) => job.progress.processed > 0);
+    const small = (await app.json("POST", "/api/v1/jobs", { key: b.key, body: { source: { folder: "small" }, ...redact } })).body.job.id;
+    const done = await waitForJob(app, b.key, small);
+    expect(done.state).toBe("succeeded");
+    const stillRunning = (await app.json("GET", `/api/v1/jobs/${large}`, { key: a.key })).body.job;
+    expect(stillRunning.state).toBe("running");
+    expect(stillRunning.progress.processed).toBeLessThan(600);
+    await app.json("POST", `/api/v1/jobs/${large}/cancel`, { key: a.key });
+    await waitForJob(app, a.key, large);
+  });
+});
+
 describe("exactly once", () => {
   test("a document changed after the job read it is skipped, and keeps the change", async () => {
     const quiet = await createJobsApp({}, { runner: false });

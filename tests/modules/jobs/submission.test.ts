@@ -116,6 +116,8 @@ describe("the queue", () => {
     expect(second.body.jobs.map((job: { id: string }) => job.id)).toEqual([made[0]]);
     expect(second.body.nextCursor).toBeNull();
     await app.json("POST", `/api/v1/jobs/${made[1]}/cancel`, { key: account.key });
+    const all = await app.json("GET", "/api/v1/jobs", { key: account.key });
+    expect(all.body.jobs.map((job: { state: string }) => job.state)).toEqual(["queued", "cancelled", "queued"]);
     const cancelled = await app.json("GET", "/api/v1/jobs?state=cancelled", { key: account.key });
     expect(cancelled.body.jobs.map((job: { id: string }) => job.id)).toEqual([made[1]]);
     expect((await app.json("GET", "/api/v1/jobs?state=done", { key: account.key })).status).toBe(400);

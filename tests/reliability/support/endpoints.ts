@@ -11,6 +11,8 @@ export interface Endpoint {
   path: string;
   /** null: any valid key; undefined: public */
   permission: Permission | null | undefined;
+  /** a second permission the route checks itself (jobs need documents besides utilities) */
+  alsoNeeds?: Permission;
   /** a valid body, the seed of mutated bodies */
   validBody?: () => unknown;
   /** the body is the raw document content itself (PUT …/content) or a patch of it (PATCH …/content) */
@@ -80,6 +82,22 @@ export const ENDPOINTS: readonly Endpoint[] = [
   { method: "PUT", path: "/api/v1/pipelines/:id", permission: "utilities", validBody: () => ({ name: "renamed", steps: pipelineSteps() }) },
   { method: "DELETE", path: "/api/v1/pipelines/:id", permission: "utilities" },
   { method: "POST", path: "/api/v1/pipelines/:id/run", permission: "utilities", validBody: () => ({ inputs: { primary: [1, 2] } }) },
+  {
+    method: "POST",
+    path: "/api/v1/jobs",
+    permission: "utilities",
+    alsoNeeds: "documents",
+    validBody: () => ({
+      source: { folder: "fuzz" },
+      utility: "schema.clean-json",
+      config: { removeNulls: true },
+      output: { mode: "report" },
+    }),
+  },
+  { method: "GET", path: "/api/v1/jobs", permission: "utilities", alsoNeeds: "documents" },
+  { method: "GET", path: "/api/v1/jobs/:id", permission: "utilities", alsoNeeds: "documents" },
+  { method: "POST", path: "/api/v1/jobs/:id/cancel", permission: "utilities", alsoNeeds: "documents" },
+  { method: "GET", path: "/api/v1/jobs/:id/results", permission: "utilities", alsoNeeds: "documents" },
   { method: "GET", path: "/api/v1/usage", permission: null },
   {
     method: "POST",
