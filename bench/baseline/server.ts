@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import postgres from "postgres";
 import { findUtility } from "../../src/utilities/registry";
+import { plainHandler } from "./plain";
 
 const sql = postgres(process.env.DATABASE_URL!, { max: 20, onnotice: () => {} });
 const contentDir = process.env.CONTENT_DIR!;
@@ -150,6 +151,7 @@ const server = Bun.serve({
     if (!principal) return json({ success: false }, 401);
     const parts = url.pathname.split("/"); // ["", "api", "v1", area, id?, sub?]
     if (parts[3] === "utilities" && request.method === "POST") return runUtility(parts[4], request);
+    if (parts[3] === "plain" && request.method === "POST") return plainHandler(decodeURIComponent(parts[4]), request);
     if (parts[3] !== "documents") return notFound();
     const [id, sub] = [parts[4], parts[5]];
     if (id === undefined) return request.method === "POST" ? create(principal, request) : list(principal, url);
