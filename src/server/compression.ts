@@ -115,10 +115,10 @@ export function compressResponse(request: Request, response: Response): Response
   if (size !== undefined && size <= COMPRESSION_MIN_BYTES) return response;
   // A stream answering a POST (an import's results) goes out line by line: a compressor would hold the lines back.
   if (size === undefined && isStream(response) && request.method === "POST") return response;
-  return compressed(request, response, coding, size);
+  return compressed(response, coding, size);
 }
 
-async function compressed(request: Request, response: Response, coding: Coding, size: number | undefined): Promise<Response> {
+async function compressed(response: Response, coding: Coding, size: number | undefined): Promise<Response> {
   const init = { status: response.status, statusText: response.statusText, headers: new Headers(response.headers) };
   init.headers.set("Content-Encoding", coding);
   const etag = init.headers.get("etag");
