@@ -14,7 +14,17 @@
  * stands for a container at least that large); no budget needed.
  */
 import { type Static, Type as t } from "@sinclair/typebox";
-import { isContainer, isObject, type JsonObject, type PathNode, PathSet, type PathState, parsePaths, setOwn } from "../shared/paths";
+import {
+  hasWildcard,
+  isContainer,
+  isObject,
+  type JsonObject,
+  type PathNode,
+  PathSet,
+  type PathState,
+  parsePaths,
+  setOwn,
+} from "../shared/paths";
 import { mapRecords, objectRecord } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 
@@ -73,7 +83,8 @@ function pickLiteral(value: unknown, node: PathNode): unknown {
   if (Array.isArray(value)) return pick(value, node.alone);
   if (!isObject(value)) return NOTHING;
   let kept: JsonObject | undefined;
-  for (const key of Object.keys(value)) {
+  // for…in over a parsed object: its own keys in Object.keys order, without building their array
+  for (const key in value) {
     const child = node.children.get(key);
     if (child === undefined) continue;
     const picked = pickLiteral(value[key], child);
@@ -83,8 +94,6 @@ function pickLiteral(value: unknown, node: PathNode): unknown {
   }
   return kept ?? NOTHING;
 }
-
-const hasWildcard = (node: PathNode): boolean => node.any !== null || [...node.children.values()].some(hasWildcard);
 
 export function pickFields(primary: unknown, config: PickFieldsConfig): unknown {
   return mapRecords(primary, pickerOf(config));
