@@ -18,12 +18,12 @@ const CALLS = 200_000;
 const url = "http://127.0.0.1:3000/api/v1/documents/doc_01a21c68-c125-77c5-b6d4-11827c36f0bf";
 const headers = { authorization: "Bearer kiln_BenchKey0123456789abcdefABCDEF0123" };
 const document = {
-  success: true,
+  success: true as const,
   document: {
     id: "doc_01a21c68-c125-77c5-b6d4-11827c36f0bf",
     name: "bench-1.json",
     title: "bench-1.json",
-    tags: [],
+    tags: [] as string[],
     folder: "/",
     fileSize: 1012,
     version: 1,
