@@ -60,31 +60,7 @@ try {
     const response = await handle(new Request(`${base}/api/v1/documents`, { method: "POST", headers, body: createBody }));
     ids.push(((await response.json()) as { document: { id: string } }).document.id);
   }
-  if (values["sql-stubbed"]) {
-    await kilnAlone(handle, database, new Request(`${base}/api/v1/documents/${ids[0]}`, { headers }));
-    process.exit(0);
-
-    /** Kiln's get metadata with its document query answered from memory: best CPU µs per request of 8 rounds. */
-    async function kilnAlone(handle: (request: Request) => Promise<Response>, database: { sql: unknown }, sample: Request): Promise<void> {
-      const pool = database.sql as { unsafe: (text: string, ...rest: unknown[]) => Promise<unknown> };
-      const unsafe = pool.unsafe;
-      let row: unknown;
-      pool.unsafe = (text, ...rest) => {
-        if (text !== FIND_ACTIVE) return unsafe.call(pool, text, ...rest);
-        if (row) return Promise.resolve(row);
-        return unsafe.call(pool, text, ...rest).then((rows) => (row = rows));
-      };
-      const again = () => new Request(sample.url, { headers: sample.headers });
-      let best = Number.POSITIVE_INFINITY;
-      for (let round = -1; round < 8; round++) {
-        const before = process.cpuUsage();
-        for (let i = 0; i < requests * 10; i++) await (await handle(again())).arrayBuffer();
-        const used = process.cpuUsage(before);
-        if (round >= 0) best = Math.min(best, (used.user + used.system) / (requests * 10));
-      }
-      console.log(`get metadata, document query answered from memory: Kiln ${best.toFixed(1)} µs CPU per request`);
-    }
-  }
+  if (values["sql-stubbed"]) await kilnAlone(handle, database, new Request(`${base}/api/v1/documents/${ids[0]}`, { headers }));
   const cases: { name: string; request: (i: number) => Request }[] = [
     { name: "get metadata", request: (i) => new Request(`${base}/api/v1/documents/${ids[i % ids.length]}`, { headers }) },
     { name: "create 1 KB", request: () => new Request(`${base}/api/v1/documents`, { method: "POST", headers, body: createBody }) },
