@@ -56,23 +56,23 @@ export function cases(ids: Awaited<ReturnType<typeof seed>>): Case[] {
   return [
     {
       name: "get metadata",
-      target: 0.8,
+      target: 0.9,
       spec: { method: "GET", paths: ids.small.slice(0, 50).map((id) => `${documents}/${id}`), connections: 8 },
     },
-    { name: "list a page of 50", target: 0.8, spec: { method: "GET", paths: [`${documents}?limit=50`], connections: 8 } },
-    { name: "create 1 KB", target: 0.8, spec: { method: "POST", paths: [documents], bodyFile: createBody, connections: 8 } },
+    { name: "list a page of 50", target: 0.9, spec: { method: "GET", paths: [`${documents}?limit=50`], connections: 8 } },
+    { name: "create 1 KB", target: 0.9, spec: { method: "POST", paths: [documents], bodyFile: createBody, connections: 8 } },
     {
       name: "replace 1 KB, 50 documents",
-      target: 0.8,
+      target: 0.9,
       spec: { method: "PUT", paths: ids.replaceable.map((id) => `${documents}/${id}/content`), bodyFile: replaceBody, connections: 8 },
     },
     {
       name: "replace 1 KB, one document",
-      target: 0.8,
+      target: 0.9,
       spec: { method: "PUT", paths: [`${documents}/${ids.replacedAlone}/content`], bodyFile: replaceBody, connections: 8 },
     },
-    { name: "download 1 MB", target: 0.8, spec: { method: "GET", paths: [`${documents}/${ids.oneMb}/content`], connections: 4 } },
-    { name: "download 50 MB", target: 0.8, spec: { method: "GET", paths: [`${documents}/${ids.fiftyMb}/content`], connections: 2 } },
+    { name: "download 1 MB", target: 0.9, spec: { method: "GET", paths: [`${documents}/${ids.oneMb}/content`], connections: 4 } },
+    { name: "download 50 MB", target: 0.9, spec: { method: "GET", paths: [`${documents}/${ids.fiftyMb}/content`], connections: 2 } },
   ];
 }
 

@@ -14,7 +14,6 @@ import type { Database } from "../src/db/client";
 import type { WorkerPool } from "../src/engine/pool";
 import { requestContext } from "../src/http/context";
 import { metricsPlugin } from "../src/http/metrics";
-import { createLogger } from "../src/observability/logger";
 import { createMetrics } from "../src/observability/metrics";
 import { ms, rows, rps } from "./lib/report";
 import { api, type KilnServer, startKiln } from "./lib/servers";
@@ -105,7 +104,6 @@ export async function benchMetrics(settings: Settings): Promise<void> {
  * does nothing, rounds alternating; the difference of the medians.
  */
 async function pluginCpuUs(rounds: number): Promise<number> {
-  const logger = createLogger("info", () => {});
   const sources = {
     workerPool: { busy: 0, queued: 0, replacements: 0 } as unknown as WorkerPool,
     workerPoolSize: 1,
@@ -113,7 +111,7 @@ async function pluginCpuUs(rounds: number): Promise<number> {
   };
   const app = (metrics: boolean) =>
     new Elysia()
-      .use(requestContext(logger))
+      .use(requestContext())
       .use(metricsPlugin(metrics ? createMetrics(sources) : undefined, metrics ? TOKEN : undefined))
       .get("/api/v1/documents/:id", ({ params }) => ({ id: params.id }));
   const apps = { off: app(false), on: app(true) };

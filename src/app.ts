@@ -13,7 +13,7 @@ import type { Database } from "./db/client";
 import { patchInPool } from "./engine/patch-in-pool";
 import type { WorkerPool } from "./engine/pool";
 import { type BodyLimit, bodyParser } from "./http/body";
-import { requestContext } from "./http/context";
+import { requestContext, requestLog } from "./http/context";
 import { errorHandler, methodsAllowed } from "./http/errors";
 import { idempotency as idempotencyHooks } from "./http/idempotency";
 import { metricsPlugin } from "./http/metrics";
@@ -183,7 +183,7 @@ export function createApp(deps: AppDeps) {
 
   const docs = openapiDocs({ webhooks: webhookOpenApi(), variants: utilityRunVariants(utilityEngine.registry) });
   const app = new Elysia({ normalize: false, name: "kiln" })
-    .use(requestContext(logger))
+    .use(requestContext())
     .use(
       errorHandler({
         logger,
@@ -229,8 +229,10 @@ export function createApp(deps: AppDeps) {
 
   // Once a write has committed, every node's streams and webhook deliveries of its account are woken.
   const notifier = createEventNotifier(database.sql, (error) => logger.log("warn", "event notification failed", { error: error.message }));
+  const logRequest = requestLog(logger);
   const handleAndNotify = async (request: Request) => {
     const response = await app.handle(request);
+    logRequest?.(request, response);
     const { accountId, madeNoEvents } = requestState(request);
     if (accountId !== undefined && !madeNoEvents && mayHaveWritten(request.method, response.status)) notifier.notify(accountId);
     return response;

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { Value } from "@sinclair/typebox/value";
 import postgres from "postgres";
 import { findUtility } from "../../src/utilities/registry";
+import { plainHandler } from "./plain";
 
 const sql = postgres(process.env.DATABASE_URL!, { max: 20, onnotice: () => {} });
 const contentDir = process.env.CONTENT_DIR!;
@@ -139,28 +140,33 @@ async function runUtility(id: string, request: Request): Promise<Response> {
   });
 }
 
-const server = Bun.serve({
-  port: Number(process.env.PORT ?? 3001),
-  hostname: "127.0.0.1",
-  maxRequestBodySize: 1 << 30,
-  async fetch(request) {
-    const url = new URL(request.url);
-    if (url.pathname === "/health") return new Response("ok");
-    const principal = await authenticate(request);
-    if (!principal) return json({ success: false }, 401);
-    const parts = url.pathname.split("/"); // ["", "api", "v1", area, id?, sub?]
-    if (parts[3] === "utilities" && request.method === "POST") return runUtility(parts[4], request);
-    if (parts[3] !== "documents") return notFound();
-    const [id, sub] = [parts[4], parts[5]];
-    if (id === undefined) return request.method === "POST" ? create(principal, request) : list(principal, url);
-    if (sub === "content") return request.method === "PUT" ? replaceContent(principal, id, request) : download(principal, id);
-    const [row] = await findActive(principal.accountId, id);
-    return row ? json({ success: true, document: metadata(row) }) : notFound();
-  },
-});
+/** One request, answered as the bare baseline answers it (exported for bench/request-cost.ts, which calls it in process). */
+export async function handleBare(request: Request): Promise<Response> {
+  const url = new URL(request.url);
+  if (url.pathname === "/health") return new Response("ok");
+  const principal = await authenticate(request);
+  if (!principal) return json({ success: false }, 401);
+  const parts = url.pathname.split("/"); // ["", "api", "v1", area, id?, sub?]
+  if (parts[3] === "utilities" && request.method === "POST") return runUtility(parts[4], request);
+  if (parts[3] === "plain" && request.method === "POST") return plainHandler(decodeURIComponent(parts[4]), request);
+  if (parts[3] !== "documents") return notFound();
+  const [id, sub] = [parts[4], parts[5]];
+  if (id === undefined) return request.method === "POST" ? create(principal, request) : list(principal, url);
+  if (sub === "content") return request.method === "PUT" ? replaceContent(principal, id, request) : download(principal, id);
+  const [row] = await findActive(principal.accountId, id);
+  return row ? json({ success: true, document: metadata(row) }) : notFound();
+}
 
-process.on("SIGTERM", async () => {
-  server.stop(true);
-  await sql.end({ timeout: 1 });
-  process.exit(0);
-});
+if (import.meta.main) {
+  const server = Bun.serve({
+    port: Number(process.env.PORT ?? 3001),
+    hostname: "127.0.0.1",
+    maxRequestBodySize: 1 << 30,
+    fetch: handleBare,
+  });
+  process.on("SIGTERM", async () => {
+    server.stop(true);
+    await sql.end({ timeout: 1 });
+    process.exit(0);
+  });
+}

@@ -91,12 +91,19 @@ function preparingAll(client: Sql): Sql {
     (method: Scoped) =>
     (...args: unknown[]) =>
       method(...args.map((arg) => (typeof arg === "function" ? (inner: Sql) => (arg as (s: Sql) => unknown)(preparingAll(inner)) : arg)));
+  const prepared = { prepare: true };
+  // made once, not on every read of `unsafe` (every statement reads it)
+  const unsafe = (query: string, params?: unknown[], options?: Record<string, unknown>) =>
+    (client.unsafe as Unsafe).call(
+      client,
+      query,
+      params,
+      options === undefined ? prepared : options.prepare === true ? options : { ...options, prepare: true },
+    );
   return new Proxy(client, {
     get(target, property, receiver) {
+      if (property === "unsafe") return unsafe;
       const value = Reflect.get(target, property, receiver);
-      if (property === "unsafe")
-        return (query: string, params?: unknown[], options?: Record<string, unknown>) =>
-          (value as Unsafe).call(target, query, params, { ...options, prepare: true });
       if (property === "begin" || property === "savepoint") return wrapScoped((value as Scoped).bind(target));
       return value;
     },

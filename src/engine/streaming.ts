@@ -11,7 +11,7 @@
  * caller takes the whole-document path, which gives exactly its usual answer or error.
  */
 
-import { exceedsDepth } from "../core/json/parse";
+import { decodeUtf8, exceedsDepth } from "../core/json/parse";
 import { elementSpans } from "../core/json/scan";
 import { type OutputBudget, ResultTooLargeError } from "../utilities/budget";
 import type { Utility } from "../utilities/types";
@@ -28,7 +28,6 @@ const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
 /** Elements are parsed and serialised in batches of about this many bytes: one call per element costs more. */
 const BATCH_BYTES = 256 * 1024;
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
 const encoder = new TextEncoder();
 
 /** Appends text as UTF-8 to a list of fixed-size chunks. */
@@ -86,7 +85,9 @@ export function runStreamed(
       // a batch of elements up to BATCH_BYTES, parsed and serialised in one call each
       let last = first;
       while (last + 1 < elements.length && elements[last + 1].end - elements[first].start <= BATCH_BYTES) last++;
-      const records = JSON.parse(`[${decoder.decode(bytes.subarray(elements[first].start, elements[last].end))}]`) as unknown[];
+      const text = decodeUtf8(bytes.subarray(elements[first].start, elements[last].end));
+      if (text === undefined) return undefined;
+      const records = JSON.parse(`[${text}]`) as unknown[];
       if (records.length !== last - first + 1) return undefined;
       const outputs = records.map((record, offset) => transform(record, first + offset));
       if (first > 0) output.write(",");

@@ -26,20 +26,36 @@ export function statusSent(state: RequestState, response: unknown, setStatus: un
   return typeof setStatus === "number" ? setStatus : 200;
 }
 
-/** Request ids and the per-request log line, for every route of the app (public ones included). */
-export const requestContext = (logger: Logger) =>
-  new Elysia({ name: "kiln.context" })
-    .onRequest(({ request, set }) => {
-      set.headers["X-Request-Id"] = requestState(request).requestId;
-    })
-    .onAfterResponse({ as: "global" }, ({ request, set, path, responseValue }) => {
-      const state = requestState(request);
-      logger.log("info", "request", {
-        method: request.method,
-        path,
-        status: statusSent(state, responseValue, set.status),
-        durationMs: Math.round((performance.now() - state.startedAt) * 100) / 100,
-        requestId: state.requestId,
-        accountId: state.accountId,
-      });
+/** Request ids, for every route of the app (public ones included). */
+export const requestContext = () =>
+  new Elysia({ name: "kiln.context" }).onRequest(({ request, set }) => {
+    set.headers["X-Request-Id"] = requestState(request).requestId;
+  });
+
+/** The URL's path, without the query: what Elysia calls `path`, without parsing the URL. */
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start === -1) return "/";
+  const query = url.indexOf("?", start);
+  return query === -1 ? url.slice(start) : url.slice(start, query);
+}
+
+/**
+ * The per-request log line, written by the fetch handler (app.ts) once the app has answered, with the
+ * status of the final Response. Not an Elysia hook: an after-response hook costs every request a
+ * deferred callback, and below LOG_LEVEL=info nothing at all is done (undefined).
+ */
+export function requestLog(logger: Logger): ((request: Request, response: Response) => void) | undefined {
+  if (logger.enabled?.("info") === false) return undefined;
+  return (request, response) => {
+    const state = requestState(request);
+    logger.log("info", "request", {
+      method: request.method,
+      path: pathOf(request.url),
+      status: response.status,
+      durationMs: Math.round((performance.now() - state.startedAt) * 100) / 100,
+      requestId: state.requestId,
+      accountId: state.accountId,
     });
+  };
+}

@@ -9,6 +9,8 @@ const LEVELS: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error:
 
 export interface Logger {
   log(level: Exclude<LogLevel, "silent">, message: string, fields?: Record<string, unknown>): void;
+  /** whether a line at `level` would be written: a caller can skip building fields that would be dropped */
+  enabled?(level: Exclude<LogLevel, "silent">): boolean;
 }
 
 export function createLogger(level: LogLevel, write: (line: string) => void = batchedStdout(), format: LogFormat = "json"): Logger {
@@ -19,6 +21,7 @@ export function createLogger(level: LogLevel, write: (line: string) => void = ba
       if (LEVELS[lvl] < threshold) return;
       write(render(new Date().toISOString(), lvl, message, fields));
     },
+    enabled: (lvl) => LEVELS[lvl] >= threshold,
   };
 }
 

@@ -98,8 +98,12 @@ function notModified(request: Request, response: Response): Response {
   return response;
 }
 
-/** The response as the client asked for it: compressed when it may and should be, else untouched. */
-export async function compressResponse(request: Request, response: Response): Promise<Response> {
+/**
+ * The response as the client asked for it: compressed when it may and should be, else untouched. The
+ * checks run synchronously: an answer that is not compressed (most of them: no `Accept-Encoding`, a
+ * small body) costs no promise.
+ */
+export function compressResponse(request: Request, response: Response): Response | Promise<Response> {
   if (response.status === 304) return notModified(request, response);
   if (!isCompressible(response.headers.get("content-type")) || response.headers.has("content-encoding")) return response;
   if (response.status === 204 || response.status === 206) return response;
@@ -111,7 +115,10 @@ export async function compressResponse(request: Request, response: Response): Pr
   if (size !== undefined && size <= COMPRESSION_MIN_BYTES) return response;
   // A stream answering a POST (an import's results) goes out line by line: a compressor would hold the lines back.
   if (size === undefined && isStream(response) && request.method === "POST") return response;
+  return compressed(response, coding, size);
+}
 
+async function compressed(response: Response, coding: Coding, size: number | undefined): Promise<Response> {
   const init = { status: response.status, statusText: response.statusText, headers: new Headers(response.headers) };
   init.headers.set("Content-Encoding", coding);
   const etag = init.headers.get("etag");

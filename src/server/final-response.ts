@@ -5,9 +5,19 @@
 import type { CorsOrigins } from "../config";
 import { compressResponse } from "./compression";
 import { corsPolicy } from "./cors";
-import type { FetchHandler } from "./transport";
 
-export function withCorsAndCompression(handle: FetchHandler, origins: CorsOrigins): (request: Request) => Promise<Response> {
+export function withCorsAndCompression(
+  handle: (request: Request) => Promise<Response>,
+  origins: CorsOrigins,
+): (request: Request) => Promise<Response> {
   const cors = corsPolicy(origins);
-  return async (request) => cors.preflight(request) ?? cors.apply(request, await compressResponse(request, await handle(request)));
+  // one `then` on the app's answer: one that needs no compression costs no further promise
+  return (request) => {
+    const preflight = cors.preflight(request);
+    if (preflight) return Promise.resolve(preflight);
+    return handle(request).then((response) => {
+      const sent = compressResponse(request, response);
+      return sent instanceof Promise ? sent.then((compressed) => cors.apply(request, compressed)) : cors.apply(request, sent);
+    });
+  };
 }

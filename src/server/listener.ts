@@ -28,7 +28,7 @@ export async function listen(options: ListenOptions, fetch: FetchHandler): Promi
     maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
     idleTimeout: IDLE_TIMEOUT_SECONDS,
     async fetch(request, server) {
-      setClientAddress(request, server.requestIP(request)?.address);
+      setClientAddress(request, () => server.requestIP(request)?.address);
       const response = await fetch(request);
       // An event stream is quiet between events by design, and Bun's idle timeout is not reset by what the
       // server writes: it would cut every stream after 30 s. The stream ends a client that takes nothing itself.

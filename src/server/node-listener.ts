@@ -113,7 +113,8 @@ class Exchange {
         signal,
         duplex: "half",
       } as RequestInit);
-      setClientAddress(request, req.socket.remoteAddress);
+      const address = req.socket.remoteAddress;
+      setClientAddress(request, () => address);
     } catch {
       return refuse(res, 400);
     }

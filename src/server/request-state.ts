@@ -14,8 +14,8 @@ export interface RequestState {
   readonly startedAt: number;
   /** headers that every response of this request carries (request id, rate limit) */
   headers: Record<string, string>;
-  /** the peer address as the listener saw it (none for requests made in process) */
-  clientAddress?: string;
+  /** the peer address as the listener saw it, asked for when first needed (none for requests made in process) */
+  clientAddress?: () => string | undefined;
 }
 
 const states = new WeakMap<Request, RequestState>();

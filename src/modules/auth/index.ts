@@ -131,10 +131,23 @@ export class Authenticator {
     this.keyIndex = new KeyIndex(db);
   }
 
-  /** The principal of a key; `address` is the client's peer address (none for requests made in process, which are never throttled). */
-  async principalFor(token: string, address?: string): Promise<Principal> {
-    const keyHash = hashApiKey(token);
-    const client = address === undefined ? undefined : clientOf(address);
+  /**
+   * The principal of a key; `address` is the client's peer address, or how to ask for it (none for
+   * requests made in process, which are never throttled). A key cached as valid needs no address.
+   */
+  async principalFor(token: string, address?: string | (() => string | undefined)): Promise<Principal> {
+    return this.principalOf(hashApiKey(token), address);
+  }
+
+  /** principalFor by the key's hash; a key cached as valid is answered at once, without a promise. */
+  private principalOf(keyHash: string, address?: string | (() => string | undefined)): Principal | Promise<Principal> {
+    const cached = this.valid.get(keyHash);
+    return cached && cached.until > this.now() ? cached.principal : this.lookedUp(keyHash, address);
+  }
+
+  private async lookedUp(keyHash: string, address?: string | (() => string | undefined)): Promise<Principal> {
+    const peer = typeof address === "function" ? address() : address;
+    const client = peer === undefined ? undefined : clientOf(peer);
     let known = this.remembered(keyHash, client);
     // checked without waiting unless throttled, so a burst's lookups are counted before the next request is checked
     const throttled = known === undefined && client !== undefined ? this.throttled(client) : undefined;
@@ -246,7 +259,8 @@ export class Authenticator {
     if (header === null) throw unauthorized("An Authorization header with a Bearer API key is required");
     const token = bearerToken(header);
     if (!token) throw unauthorized("The Authorization header must use the Bearer scheme: 'Authorization: Bearer <API key>'");
-    const principal = await this.principalFor(token, clientAddressOf(request));
+    const found = this.principalOf(hashApiKey(token), () => clientAddressOf(request));
+    const principal = found instanceof Promise ? await found : found;
     const state = requestState(request);
     state.accountId = principal.accountId;
     if (principal.rateLimitPerMinute !== null) {

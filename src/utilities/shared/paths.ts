@@ -33,6 +33,7 @@
  *   remove(root, path, {removeEmptyParents}) → n  MUTATES root: deletes every match, returns the count
  *   removeAll(root, paths | PathSet, options)     the same for several paths in one walk
  *   PathSet                                       a trie of several paths for one walk over the data
+ *   hasWildcard(node)                             whether a wildcard continues below a trie node
  *   scopeOf(paths) / enterScope(scope, key)       "limit to these paths": a member is in scope when it
  *                                                 lies at or below one of the paths (no paths: all)
  *   hasOwn / getOwn / setOwn / isObject / isContainer / canonicalIndex
@@ -349,6 +350,9 @@ export class PathSet {
     return state.some((node) => node.any !== null);
   }
 }
+
+/** Whether a wildcard continues anywhere below `node` (else every path below it is literal). */
+export const hasWildcard = (node: PathNode): boolean => node.any !== null || [...node.children.values()].some(hasWildcard);
 
 function newNode(): PathNode {
   const node: PathNode = { terminal: false, children: new Map(), any: null, alone: NO_PATH };

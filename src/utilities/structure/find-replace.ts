@@ -43,7 +43,7 @@ type Replace = (text: string, record: unknown, root: unknown) => string;
  * rest of the text, per match), so what each replacement adds over its match is charged to the budget
  * before it is built: once per string for a literal search, per match otherwise.
  */
-function compileReplace(config: FindReplaceConfig, budget: OutputBudget): Replace {
+export function compileReplace(config: FindReplaceConfig, budget: OutputBudget): Replace {
   const template = compileTemplate(config.replacement, "replacement");
   const caseInsensitive = !config.caseSensitive;
   const growth = config.replacement.length - config.search.length;
@@ -95,6 +95,7 @@ function replacerOf(config: FindReplaceConfig, root: unknown, budget: OutputBudg
   const values = config.mode !== "key";
   const keys = config.mode !== "value";
 
+  if (!keys) return (record) => replacedValues(record, scope, (text) => replace(text, record, root));
   return (record) => {
     const walk = (value: unknown, scope: Scope): unknown => {
       if (typeof value === "string") return values && scope === true ? replace(value, record, root) : value;
@@ -115,6 +116,41 @@ function replacerOf(config: FindReplaceConfig, root: unknown, budget: OutputBudg
     };
     return walk(record, scope);
   };
+}
+
+/**
+ * Value mode (keys stay): `value` with its strings in scope replaced, the value itself when nothing in
+ * it changes, else a copy of the containers on the way to what changed. Most strings hold no match, so
+ * most of a record is shared rather than rebuilt (utilities never mutate their input).
+ */
+function replacedValues(value: unknown, scope: Scope, replace: (text: string) => string): unknown {
+  if (typeof value === "string") return scope === true ? replace(value) : value;
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let index = 0; index < value.length; index++) {
+      const element = value[index];
+      const inner = scope === true ? true : enterScope(scope, index);
+      const result = inner === null ? element : replacedValues(element, inner, replace);
+      if (result !== element) (copy ??= value.slice())[index] = result;
+    }
+    return copy ?? value;
+  }
+  let copy: JsonObject | undefined;
+  for (const key of Object.keys(value)) {
+    const member = (value as JsonObject)[key];
+    const inner = scope === true ? true : enterScope(scope, key);
+    const result = inner === null ? member : replacedValues(member, inner, replace);
+    if (result !== member) setOwn((copy ??= copyOf(value as JsonObject)), key, result);
+  }
+  return copy ?? value;
+}
+
+/** A shallow copy with the same own members in the same order (`__proto__` as data). */
+function copyOf(object: JsonObject): JsonObject {
+  const copy: JsonObject = {};
+  for (const key of Object.keys(object)) setOwn(copy, key, object[key]);
+  return copy;
 }
 
 /** The renamed members in their original order; a key renamed onto an existing key replaces it. */

@@ -9,8 +9,8 @@
  * maxDepth) are never merged into or turned into arrays.
  */
 import { type Static, Type, Type as t } from "@sinclair/typebox";
-import { unlimitedBudget } from "../budget";
-import { hasOwn, isObject, type JsonObject, setOwn } from "../shared/paths";
+import { type OutputBudget, unlimitedBudget } from "../budget";
+import { hasOwn, type JsonObject, setOwn } from "../shared/paths";
 import { type Defaulted, mapRecords, objectRecord } from "../shared/records";
 import { defineUtility, UtilityError, type UtilityInputs } from "../types";
 
@@ -36,21 +36,45 @@ export type FlattenNestConfig = Defaulted<Static<typeof configSchema>, "mode" | 
  */
 export function flatten(record: JsonObject, config: Omit<FlattenNestConfig, "mode">, budget = unlimitedBudget()): JsonObject {
   const flat: JsonObject = {};
-  const maxDepth = config.maxDepth ?? Infinity;
-  const descend = (value: unknown): boolean =>
-    Array.isArray(value) ? config.flattenArrays && value.length > 0 : isObject(value) && Object.keys(value).length > 0;
-  const walk = (value: unknown, key: string, depth: number) => {
-    if (depth >= maxDepth || !descend(value)) {
-      if (hasOwn(flat, key)) throw new UtilityError(`two members flatten onto the same key '${key}'; choose another delimiter`);
-      budget.charge(key.length);
-      setOwn(flat, key, value);
-      return;
-    }
-    const container = value as JsonObject;
-    for (const member of Object.keys(container)) walk(container[member], key + config.delimiter + member, depth + 1);
+  const walk: Walk = {
+    flat,
+    delimiter: config.delimiter,
+    flattenArrays: config.flattenArrays,
+    maxDepth: config.maxDepth ?? Infinity,
+    budget,
   };
-  for (const key of Object.keys(record)) walk(record[key], key, 1);
+  for (const key of Object.keys(record)) flattenInto(walk, record[key], key, 1);
   return flat;
+}
+
+/** One record's flattening: what every step of it reads, passed down rather than closed over per record. */
+interface Walk {
+  flat: JsonObject;
+  delimiter: string;
+  flattenArrays: boolean;
+  maxDepth: number;
+  budget: OutputBudget;
+}
+
+/** `value` under `key`: a leaf (a primitive, an empty container, or one at maxDepth) or its members, one level down. */
+function flattenInto(walk: Walk, value: unknown, key: string, depth: number): void {
+  if (depth < walk.maxDepth && value !== null && typeof value === "object") {
+    if (Array.isArray(value)) {
+      if (walk.flattenArrays && value.length > 0) {
+        for (let index = 0; index < value.length; index++) flattenInto(walk, value[index], key + walk.delimiter + index, depth + 1);
+        return;
+      }
+    } else {
+      const keys = Object.keys(value);
+      if (keys.length > 0) {
+        for (const member of keys) flattenInto(walk, (value as JsonObject)[member], key + walk.delimiter + member, depth + 1);
+        return;
+      }
+    }
+  }
+  if (hasOwn(walk.flat, key)) throw new UtilityError(`two members flatten onto the same key '${key}'; choose another delimiter`);
+  walk.budget.charge(key.length);
+  setOwn(walk.flat, key, value);
 }
 
 export function nest(record: JsonObject, delimiter: string): JsonObject {

@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { simdDepthCheck } from "../../../src/core/json/depth-scan";
 import { assembleDepthScan } from "../../../src/core/json/depth-scan.build";
 import { DEPTH_SCAN_WASM_BASE64 } from "../../../src/core/json/depth-scan-wasm";
-import { exceedsDepthInJavaScript, MAX_JSON_DEPTH, parseJsonBytes } from "../../../src/core/json/parse";
+import { decodeUtf8, exceedsDepthInJavaScript, MAX_JSON_DEPTH, parseJsonBytes } from "../../../src/core/json/parse";
 
 const encoder = new TextEncoder();
 const WINDOW = 64 * 1024;
@@ -104,5 +104,48 @@ describe("depth check in WebAssembly SIMD", () => {
       ok: false,
       message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels is not accepted`,
     });
+  });
+});
+
+describe("decodeUtf8: a fatal decoder's answer at the lenient decoder's speed", () => {
+  const strict = new TextDecoder("utf-8", { fatal: true });
+  const byStrict = (bytes: Uint8Array) => {
+    try {
+      return strict.decode(bytes);
+    } catch {
+      return undefined;
+    }
+  };
+  // valid sequences of 1 to 4 bytes, an encoded U+FFFD, a BOM, and bytes that break UTF-8 (lone continuation, truncated lead, overlong, surrogate)
+  const pieces = [
+    [0x61],
+    [0x22],
+    [0xc3, 0xa9],
+    [0xe2, 0x82, 0xac],
+    [0xf0, 0x9f, 0x98, 0x80],
+    [0xef, 0xbf, 0xbd],
+    [0xef, 0xbb, 0xbf],
+    [0x80],
+    [0xc3],
+    [0xe2, 0x82],
+    [0xc0, 0xaf],
+    [0xed, 0xa0, 0x80],
+    [0xff],
+  ];
+
+  test("any bytes decode as the fatal decoder decodes them, or are refused where it throws", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 12 }), (chosen) => {
+        const bytes = new Uint8Array(chosen.flat());
+        expect(decodeUtf8(bytes)).toBe(byStrict(bytes));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  test("examples: a real U+FFFD is kept, an invalid byte refused, a leading BOM dropped", () => {
+    expect(decodeUtf8(new Uint8Array([0x22, 0xef, 0xbf, 0xbd, 0x22]))).toBe('"\uFFFD"');
+    expect(decodeUtf8(new Uint8Array([0x22, 0xff, 0x22]))).toBeUndefined();
+    expect(decodeUtf8(new Uint8Array([0xef, 0xbb, 0xbf, 0x31]))).toBe("1");
   });
 });

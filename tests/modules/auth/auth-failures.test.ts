@@ -163,7 +163,7 @@ test("a key costs one lookup per cache period, valid or not, however many reques
 test("over HTTP: a client with a peer address gets 429 too_many_failed_authentications with Retry-After, problem+json; a valid key from it gets 200", async () => {
   const call = (key: string) => {
     const request = new Request("http://localhost/api/v1/usage", { headers: { authorization: `Bearer ${key}` } });
-    setClientAddress(request, "198.51.100.7");
+    setClientAddress(request, () => "198.51.100.7");
     return t.app.handle(request);
   };
   clock += AUTH_FAILURE_WINDOW_MS;
