@@ -27,7 +27,7 @@ describe("create, read, edit, delete", () => {
       eventTypes: ["document.*"],
       folder: "reports/2026",
       enabled: true,
-      families: ["document", "schema", "webhook", "job"],
+      families: ["document", "schema", "webhook", "job", "index"],
       failingSince: null,
       disabledAt: null,
       previousSecretExpiresAt: null,
@@ -48,7 +48,7 @@ describe("create, read, edit, delete", () => {
       eventTypes: ["*"],
       folder: null,
       enabled: true,
-      families: ["document", "pipeline", "schema", "webhook", "job"],
+      families: ["document", "pipeline", "schema", "webhook", "job", "index"],
     });
     const id = created.body.webhook.id;
     const edited = await t.json("PATCH", `${HOOKS}/${id}`, {
