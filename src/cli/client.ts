@@ -58,15 +58,27 @@ export function clientFromEnv(env: Record<string, string | undefined> = process.
   };
 }
 
+interface SuggestedIndex {
+  folder: string;
+  fields: { path: string; order?: string }[];
+}
+
+/** A query no index serves: the command that declares the index the server suggests. */
+const indexCommand = (index: SuggestedIndex) =>
+  `kiln indexes create --folder ${JSON.stringify(index.folder)} --fields ${JSON.stringify(
+    index.fields.map((field) => `${field.path}${field.order === "desc" ? ":desc" : ""}`).join(","),
+  )}`;
+
 /** The problem's detail (and code), or the status line when the body is not a problem. */
 async function problemMessage(response: Response, key: string | undefined): Promise<string> {
   const text = await response.text();
-  let problem: { detail?: unknown; code?: unknown } | undefined;
+  let problem: { detail?: unknown; code?: unknown; suggestedIndex?: SuggestedIndex } | undefined;
   try {
     problem = JSON.parse(text);
   } catch {}
   const detail = typeof problem?.detail === "string" ? problem.detail : text.trim().slice(0, 500) || response.statusText;
   const code = typeof problem?.code === "string" ? ` (${problem.code})` : "";
-  const hint = response.status === 401 && !key ? "; set KILN_KEY to an API key" : "";
+  const suggested = problem?.suggestedIndex?.fields?.length ? `\nto serve it: ${indexCommand(problem.suggestedIndex)}` : "";
+  const hint = response.status === 401 && !key ? "; set KILN_KEY to an API key" : suggested;
   return `${response.status}: ${detail}${code}${hint}`;
 }

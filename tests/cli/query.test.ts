@@ -65,6 +65,7 @@ test("indexes create builds in the background; query finds with exact numbers; i
   const refused = await kiln(["query", "--folder", "orders", "--filter", '{"/sku":"A"}'], user);
   expect(refused.code).toBe(1);
   expect(refused.stderr).toContain("suggestedIndex");
+  expect(refused.stderr).toContain('to serve it: kiln indexes create --folder "orders" --fields "/sku"');
   const bad = await kiln(["query", "--folder", "orders", "--filter", "{not json"], user);
   expect(bad.code).toBe(2);
 
