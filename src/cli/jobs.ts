@@ -3,9 +3,11 @@
  * documents). `run` submits a job and, unless --detach, follows it to its end with a progress bar on a
  * terminal; it exits 1 when the job fails or is cancelled.
  */
+
 import { Command } from "commander";
 import { CliError, type Client } from "./client";
 import { formatTime, type GlobalOptions, jsonOption, printJson, printTable, progress, writeStdout } from "./output";
+import { checkedJson } from "./query";
 
 interface JobView {
   id: string;
@@ -25,6 +27,7 @@ const POLL_MS = 500;
 
 interface RunOptions {
   folder?: string;
+  filter?: string;
   ids?: string;
   utility?: string;
   config?: string;
@@ -37,13 +40,23 @@ interface RunOptions {
   detach?: boolean;
 }
 
-async function bodyOf(options: RunOptions): Promise<Record<string, unknown>> {
+/** A stand-in for the filter, replaced by its text as written once the rest of the body is serialised. */
+const FILTER = "\u0000filter";
+
+/** The request's text: a `--filter` as the user wrote it (its numbers exact), the rest serialised. */
+async function bodyOf(options: RunOptions): Promise<string> {
   const sources = [options.folder !== undefined, options.ids !== undefined].filter(Boolean).length;
-  if (sources !== 1) throw new CliError("give one source: --folder PATH or --ids ID,ID,…", 2);
+  if (sources !== 1) throw new CliError("give one source: --folder PATH [--filter JSON] or --ids ID,ID,…", 2);
+  if (options.filter !== undefined && options.folder === undefined) throw new CliError("--filter needs --folder", 2);
   const outputs = [options.newVersion, options.saveAs !== undefined, options.report].filter(Boolean).length;
   if (outputs !== 1) throw new CliError("give one output: --new-version, --save-as FOLDER or --report", 2);
   const body: Record<string, unknown> = {
-    source: options.folder !== undefined ? { folder: options.folder } : { documentIds: options.ids!.split(",").filter(Boolean) },
+    source:
+      options.folder === undefined
+        ? { documentIds: options.ids!.split(",").filter(Boolean) }
+        : options.filter === undefined
+          ? { folder: options.folder }
+          : { query: { folder: options.folder, filter: FILTER } },
     output: options.newVersion
       ? { mode: "newVersion" }
       : options.saveAs !== undefined
@@ -56,7 +69,8 @@ async function bodyOf(options: RunOptions): Promise<Record<string, unknown>> {
   if (config !== undefined) body.config = config;
   if (options.pipeline !== undefined) body.pipelineId = options.pipeline;
   if (options.steps !== undefined) body.steps = await stepsOption(options.steps);
-  return body;
+  const text = JSON.stringify(body);
+  return options.filter === undefined ? text : text.replace(JSON.stringify(FILTER), checkedJson(options.filter, "--filter"));
 }
 
 /** `--steps '[…]'` or `--steps @steps.json`: a JSON array. */
@@ -100,6 +114,7 @@ export function jobsCommand(client: () => Client): Command {
     .command("run")
     .description("submit a job and follow it to its end (exit 1 if it fails or is cancelled)")
     .option("--folder <path>", "every document of the folder and of its subfolders")
+    .option("--filter <json>", "with --folder: only the documents this query matches (served by one of the folder's indexes)")
     .option("--ids <list>", "comma-separated document ids")
     .option("--utility <id>", "a utility, with --config")
     .option("--config <json>", "the utility's config: JSON, or @file.json")
@@ -111,7 +126,8 @@ export function jobsCommand(client: () => Client): Command {
     .option("--stop", "stop at the first failing document (default: go on)")
     .option("--detach", "print the job and return at once")
     .action(async (options: RunOptions, command: Command) => {
-      const created = await client().json<{ job: JobView }>("POST", JOBS, await bodyOf(options));
+      const answer = await client().request("POST", JOBS, { body: await bodyOf(options), contentType: "application/json" });
+      const created = (await answer.json()) as { job: JobView };
       if (options.detach) return json(command) ? printJson(created.job) : void process.stdout.write(`${created.job.id}\n`);
       const done = await follow(client(), created.job, json(command));
       if (json(command)) printJson(done);

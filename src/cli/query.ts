@@ -31,7 +31,8 @@ export function fieldOrders(value: string): { path: string; order: "asc" | "desc
     });
 }
 
-function checkedJson(text: string, option: string): string {
+/** `text` as written, once it is known to be JSON (sent as is, so its numbers stay exact). */
+export function checkedJson(text: string, option: string): string {
   try {
     JSON.parse(text);
   } catch (error) {

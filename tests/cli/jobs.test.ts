@@ -58,3 +58,42 @@ test("run exits 1 when the job fails, and 2 on a usage error", async () => {
   const detached = await kiln(["jobs", "run", "--folder", "csv", "--utility", "convert.csv-to-json", "--report", "--detach"], user);
   expect(detached.stdout.trim()).toMatch(/^job_/);
 });
+
+test("run --folder --filter takes the documents a query matches, its numbers as written", async () => {
+  const post = (path: string, body: string) =>
+    fetch(`${run.server.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${user.key}`, "content-type": "application/json" },
+      body,
+    });
+  for (const n of ["9007199254740993", "9007199254740992"]) {
+    expect((await post("/api/v1/documents", `{"name":"n","folder":"numbers","content":{"n":${n}}}`)).status).toBe(201);
+  }
+  const index = (await (await post("/api/v1/indexes", '{"folder":"numbers","fields":[{"path":"/n"}]}')).json()) as {
+    index: { id: string };
+  };
+  for (let i = 0; i < 100; i++) {
+    const state = await fetch(`${run.server.url}/api/v1/indexes/${index.index.id}`, { headers: { authorization: `Bearer ${user.key}` } });
+    if (((await state.json()) as { index: { state: string } }).index.state === "ready") break;
+    await Bun.sleep(100);
+  }
+  const ran = await kiln(
+    [
+      "jobs",
+      "run",
+      "--folder",
+      "numbers",
+      "--filter",
+      '{"/n":9007199254740993}',
+      "--utility",
+      "structure.pick-fields",
+      "--config",
+      '{"fields":["n"]}',
+      "--report",
+    ],
+    user,
+  );
+  expect(ran.code).toBe(0);
+  expect(ran.stdout).toMatch(/succeeded: 1\/1 /);
+  expect((await kiln(["jobs", "run", "--filter", "{}", "--utility", "x", "--report"], user)).code).toBe(2);
+});
