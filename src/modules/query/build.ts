@@ -143,5 +143,3 @@ export const indexBuildJobs = (jobs: Pick<JobsDeps, "database" | "now">) => ({
     await cancelJob(jobs.database, accountId, jobId, jobs.now());
   },
 });
-
-export type IndexBuildJobs = ReturnType<typeof indexBuildJobs>;

@@ -13,8 +13,7 @@ import { newId } from "../../core/keys";
 import { normalizeMetadata } from "../../core/metadata";
 import { MAX_INDEXED_VALUE_BYTES } from "../../core/plans";
 import type { IndexedContent, Indexer } from "../documents/indexing";
-import type { IndexBuildJobs } from "./build";
-import type { IndexRow, QueryRepository } from "./repository";
+import type { IndexRow, QueryRepository, StartBuild } from "./repository";
 
 export interface AccountQueryLimits {
   maxIndexedArrayElements: number | null;
@@ -26,7 +25,7 @@ export interface IndexesDeps {
   repository: QueryRepository;
   now: () => number;
   /** the build job of a new index, and its cancel when the index is dropped (build.ts) */
-  builds: IndexBuildJobs;
+  builds: { startBuild: StartBuild; cancelBuild: (accountId: string, jobId: string) => Promise<void> };
 }
 
 export const indexView = (row: IndexRow) => ({
