@@ -30,7 +30,8 @@ const waitForIndex = async (t: JobsTestApp, key: string, id: string) => {
 test("an index build is a job of kind indexBuild: listed, its progress the index's, the index ready with index.ready", async () => {
   const { key } = await idle.newAccount();
   await importDocuments(idle, key, 5, (i) => ({ n: i }), "b");
-  await importDocuments(idle, key, 2, (i) => ({ n: 10 + i }), "b/sub");
+  // past UTILITY_INLINE_MAX_BYTES: their entries are computed in the worker pool
+  await importDocuments(idle, key, 2, (i) => ({ n: 10 + i, pad: "x".repeat(4_000) }), "b/sub");
   const trashed = await importDocuments(idle, key, 1, () => ({ n: 99 }), "b");
   expect((await idle.request("DELETE", `/api/v1/documents/${trashed[0]}`, { key })).status).toBe(200);
   const made = await idle.json("POST", "/api/v1/indexes", { key, body: { folder: "b", fields: [{ path: "/n" }] } });
@@ -47,7 +48,9 @@ test("an index build is a job of kind indexBuild: listed, its progress the index
     expect(done.state).toBe("succeeded");
     const index = await waitForIndex(idle, key, made.body.index.id);
     expect(index).toMatchObject({ state: "ready", progress: { processed: 7, total: 7 } });
-    expect(await entriesOf(idle, made.body.index.id)).toHaveLength(7);
+    const entries = await entriesOf(idle, made.body.index.id);
+    expect(entries).toHaveLength(7);
+    expect(await rebuiltEntries(idle, made.body.index.id)).toEqual(entries);
     const events = await idle.json("GET", "/api/v1/events?limit=100", { key });
     const types = events.body.events.map((event: { type: string }) => event.type);
     expect(types).toContain("index.ready");
