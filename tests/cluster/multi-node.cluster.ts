@@ -516,19 +516,22 @@ test("webhooks: every event is delivered at least once, with its one webhook-id,
   }
 });
 
-test("one job across the three nodes: each takes chunks of it, every document gets exactly one new version", async () => {
-  const { key } = await cluster.newAccount();
-  const count = 600;
-  const lines = Array.from({ length: count }, (_, i) =>
-    JSON.stringify({ document: { name: `j${i}`, folder: "cluster-job" }, content: { i, e: `u${i}@example.com` } }),
-  );
+/** `count` documents imported into `folder` through node 0 (one NDJSON request), their ids in order. */
+async function importInto(key: string, folder: string, count: number, content: (i: number) => unknown): Promise<string[]> {
+  const lines = Array.from({ length: count }, (_, i) => JSON.stringify({ document: { name: `d${i}`, folder }, content: content(i) }));
   const imported = await call(cluster.node(0), "POST", "/api/v1/import", key, `${lines.join("\n")}\n`, {
     "content-type": "application/x-ndjson",
   });
-  const ids = (await imported.text())
+  return (await imported.text())
     .trim()
     .split("\n")
     .map((line) => (JSON.parse(line) as { id: string }).id);
+}
+
+test("one job across the three nodes: each takes chunks of it, every document gets exactly one new version", async () => {
+  const { key } = await cluster.newAccount();
+  const count = 600;
+  const ids = await importInto(key, "cluster-job", count, (i) => ({ i, e: `u${i}@example.com` }));
   const submitted = await call(cluster.node(1), "POST", "/api/v1/jobs", key, {
     source: { folder: "cluster-job" },
     utility: "cleanup.redact",
@@ -572,16 +575,7 @@ test("one job across the three nodes: each takes chunks of it, every document ge
 test("an index built across the three nodes (a job of kind indexBuild): each takes chunks of it, every node's queries answer the same", async () => {
   const { key } = await cluster.newAccount();
   const count = 600;
-  const lines = Array.from({ length: count }, (_, i) =>
-    JSON.stringify({ document: { name: `x${i}`, folder: "cluster-index" }, content: { i, k: i % 3 } }),
-  );
-  const imported = await call(cluster.node(0), "POST", "/api/v1/import", key, `${lines.join("\n")}\n`, {
-    "content-type": "application/x-ndjson",
-  });
-  const ids = (await imported.text())
-    .trim()
-    .split("\n")
-    .map((line) => (JSON.parse(line) as { id: string }).id);
+  const ids = await importInto(key, "cluster-index", count, (i) => ({ i, k: i % 3 }));
   const made = await call(cluster.node(1), "POST", "/api/v1/indexes", key, {
     folder: "cluster-index",
     fields: [{ path: "/k" }, { path: "/i" }],

@@ -38,4 +38,4 @@ test("a newVersion job racing content replaces of its documents: no 503, each do
     expect(lines).toHaveLength(60);
     for (const line of lines) expect(line.status === "succeeded" || line.error?.code === "document_changed").toBe(true);
   }
-});
+}, 60_000);

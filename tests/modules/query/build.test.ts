@@ -4,10 +4,11 @@
  * with the entries a rebuild writes. A utility job's output whose index set changed under it is
  * prepared again rather than failed.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { createJobsApp, importDocuments, type JobsTestApp, results, waitForJob } from "../jobs/support";
 import { entriesOf, rebuiltEntries } from "./support";
 
+setDefaultTimeout(30_000); // builds run through the job runner on a shared machine
 let app: JobsTestApp;
 let idle: JobsTestApp;
 beforeAll(async () => {
@@ -102,7 +103,7 @@ test("a build racing content replaces of its own documents ends with the entries
     expect(entries).toHaveLength(60);
     expect(await rebuiltEntries(app, made.body.index.id)).toEqual(entries);
   }
-});
+}, 60_000);
 
 test("a utility job's output whose account declared an index meanwhile is indexed again, not failed", async () => {
   const { key } = await app.newAccount();

@@ -1,17 +1,12 @@
 /** Helpers of the query tests: run index builds (jobs of kind indexBuild) in-process, read an index's entries as a rebuild would write them. */
-import { startJobRunner } from "../../../src/modules/jobs/runner";
+
 import type { TestApp } from "../../support/app";
+import { runnerOf } from "../jobs/support";
 
 /** Runs the job runner until no index build is left queued or running, as every node's runner would. */
 export async function buildNow(t: TestApp): Promise<void> {
   const sql = t.testDb.database.sql;
-  const runner = startJobRunner({
-    database: t.testDb.database,
-    kinds: t.app.jobs.kinds,
-    config: t.config.jobs,
-    logger: { log: () => {} } as never,
-    pollMs: 20,
-  });
+  const runner = runnerOf(t, { pollMs: 20 });
   try {
     for (;;) {
       const [{ left }] = await sql<{ left: number }[]>`
