@@ -36,6 +36,7 @@ import { utilityJobKind } from "./modules/jobs/utility-kind";
 import { PIPELINE_DEFINITION_MAX_BYTES, PIPELINE_DEFINITION_ROUTES, PIPELINE_RUN_ROUTES, pipelinesModule } from "./modules/pipelines";
 import { pipelinesRepository } from "./modules/pipelines/repository";
 import { indexesModule, queryModule } from "./modules/query";
+import { indexBuildJobs, indexBuildKind } from "./modules/query/build";
 import { matchingIds } from "./modules/query/execute";
 import { IndexSets, indexerOf } from "./modules/query/indexes";
 import { queryRepository } from "./modules/query/repository";
@@ -114,7 +115,7 @@ export function createApp(deps: AppDeps) {
     inlineBudgetMs: config.utilityInlineBudgetMs,
     workerMs: config.utilityTimeoutMs,
   };
-  const queries = queryRepository(database.db, documentsRepository(database.db).folderTotal);
+  const queries = queryRepository(database.db, documentsRepository(database.db).folderIds);
   const indexSets = new IndexSets(queries.indexSet, deps.now);
   const queryDeps = { repository: queries, documents: documentsRepository(database.db), store: contentStore, sets: indexSets };
   const documents = documentsDeps({
@@ -161,7 +162,18 @@ export function createApp(deps: AppDeps) {
         maxPayloadBytes: config.utilityMaxPayloadBytes,
       }),
     )
-    .register(schemaAuditKind(schemas, documents));
+    .register(schemaAuditKind(schemas, documents))
+    .register(
+      indexBuildKind({
+        queries,
+        sets: indexSets,
+        documents,
+        pool: deps.workerPool,
+        inlineMaxBytes: config.utilityInlineMaxBytes,
+        logger,
+        now: utilityEngine.now,
+      }),
+    );
   const jobs = {
     database,
     documents: documents.repository,
@@ -223,7 +235,7 @@ export function createApp(deps: AppDeps) {
     .use(queryModule({ ...queryDeps, auth }))
     .use(documentsModule({ ...documents, auth, idempotency, importLineMaxBytes: MAX_DOCUMENT_BODY_BYTES }))
     .use(schemasModule({ ...schemas, auth, documents, jobs }))
-    .use(indexesModule({ repository: queries, now: deps.now ?? Date.now, auth }))
+    .use(indexesModule({ repository: queries, now: utilityEngine.now, builds: indexBuildJobs(jobs), auth }))
     .use(documentLinksModule({ ...documents, linkSecret: linkSecretOf(database.db, documents.now), linkBase: linkBaseOf(config), auth }));
   docs.describe(app);
 

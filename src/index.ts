@@ -19,9 +19,6 @@ import { documentSweeps } from "./modules/documents/sweeper";
 import { eventRetention } from "./modules/events/retention";
 import { eventStreamsOf } from "./modules/events/stream";
 import { jobRetention } from "./modules/jobs/retention";
-import { INDEX_BUILD_BATCH, INDEX_BUILD_INTERVAL_MS, INDEX_BUILD_LEASE_MS, indexBuilds } from "./modules/query/build";
-import { IndexSets } from "./modules/query/indexes";
-import { queryRepository } from "./modules/query/repository";
 import { webhookDelivery } from "./modules/webhooks/deliver";
 import { createLogger, type Logger } from "./observability/logger";
 import { type Metrics, metricsFor } from "./observability/metrics";
@@ -50,7 +47,6 @@ function backgroundWork(deps: {
   const { config, database, logger, metrics } = deps;
   const intervalMs = config.sweepIntervalMs;
   const documents = documentsRepository(database.db);
-  const queries = queryRepository(database.db, documents.folderTotal);
   return [
     documentSweeps({
       repository: documents,
@@ -66,17 +62,6 @@ function backgroundWork(deps: {
     webhookDelivery({ database, config: config.webhooks, logger, metrics }),
     jobRetention({ database, retentionMs: config.jobs.retentionMs, intervalMs, logger }),
     deps.jobRunner,
-    indexBuilds({
-      queries,
-      documents,
-      store: deps.contentStore,
-      sets: new IndexSets(queries.indexSet),
-      now: Date.now,
-      batch: INDEX_BUILD_BATCH,
-      leaseMs: INDEX_BUILD_LEASE_MS,
-      logger,
-      intervalMs: INDEX_BUILD_INTERVAL_MS,
-    }),
   ];
 }
 

@@ -1,5 +1,6 @@
 /** The messages between the pool (main thread) and its workers, and the jobs they carry. */
 import type { FieldError } from "../core/errors";
+import type { EntryIndex, EntryLimits } from "../core/json/index-entries";
 import type { PatchJob } from "../core/json/patch";
 import type { SchemaJob } from "../core/json-schema/check";
 import type { RunResult, Source } from "./run-result";
@@ -21,7 +22,16 @@ export type WorkerJob =
   /** a document patch too large for the main thread's share (modules/documents/patch.ts) */
   | ({ kind: "patch" } & PatchJob)
   /** a document too large to validate against its folder's schema on the main thread (modules/schemas) */
-  | ({ kind: "schema" } & SchemaJob);
+  | ({ kind: "schema" } & SchemaJob)
+  /** a stored document's query index entries, for an index build (modules/query/build.ts) */
+  | ({ kind: "indexEntries" } & IndexEntriesJob);
+
+/** One document's entries in some indexes; the answer is core/json/index-entries' DocumentEntries as JSON. */
+export interface IndexEntriesJob {
+  document: Uint8Array;
+  indexes: EntryIndex[];
+  limits: EntryLimits;
+}
 
 export type ToWorker =
   | { type: "init"; registryModule: string; maxOutputBytes: number }

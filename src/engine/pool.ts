@@ -18,7 +18,7 @@ import type { Config } from "../config";
 import type { PatchJob } from "../core/json/patch";
 import type { SchemaJob } from "../core/json-schema/check";
 import { memoryHog } from "./memory-hog";
-import type { StepsJob, ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
+import type { IndexEntriesJob, StepsJob, ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
 import { AccountBusyError, PoolBusyError, RunCancelledError, RunMemoryError, RunTimeoutError, WorkerCrashedError } from "./pool-errors";
 import { withTransfers } from "./transfers";
 
@@ -145,6 +145,11 @@ export class WorkerPool {
   /** Validates a document against a schema in a worker; the document's bytes are transferred. */
   runSchema(accountId: string, job: SchemaJob, signal?: AbortSignal): Promise<WorkerOutcome> {
     return this.submit(accountId, { kind: "schema", ...job }, signal);
+  }
+
+  /** Computes a stored document's query index entries in a worker; the document's bytes are transferred. */
+  runIndexEntries(accountId: string, job: IndexEntriesJob, signal?: AbortSignal): Promise<WorkerOutcome> {
+    return this.submit(accountId, { kind: "indexEntries", ...job }, signal);
   }
 
   private submit(accountId: string, work: WorkerJob, signal?: AbortSignal): Promise<WorkerOutcome> {

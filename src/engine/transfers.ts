@@ -12,6 +12,10 @@ export function withTransfers(work: WorkerJob): { work: WorkerJob; transfer: Arr
     const document = work.document && transferable(work.document);
     return { work: { ...work, patch, document }, transfer: [patch.buffer, ...(document ? [document.buffer] : [])] };
   }
+  if (work.kind === "indexEntries") {
+    const document = transferable(work.document);
+    return { work: { ...work, document }, transfer: [document.buffer] };
+  }
   // the caller stores the document once it is found valid: the worker gets a copy
   if (work.kind === "schema") return { work, transfer: [] };
   const sources = [work.primary, ...work.steps.map((step) => step.secondary)];

@@ -10,6 +10,7 @@
 
 import { ERRORS } from "../core/error-codes";
 import { HttpError, httpError } from "../core/errors";
+import { documentEntries } from "../core/json/index-entries";
 import { PatchError, type PatchJob, patchProblemOf, runPatchJob } from "../core/json/patch";
 import { CompiledCache, runSchemaJob, type SchemaJob } from "../core/json-schema/check";
 import { SchemaBudgetError } from "../core/json-schema/validate";
@@ -17,7 +18,7 @@ import type { UtilityRegistry } from "../utilities/registry";
 import type { Utility } from "../utilities/types";
 import { executeBytes } from "./execute-request";
 import { runSteps } from "./execution";
-import type { ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
+import type { IndexEntriesJob, ToPool, ToWorker, WorkerJob, WorkerOutcome } from "./messages";
 import type { RunResult } from "./run-result";
 import { currentThreadId, threadPageFaults } from "./thread-memory";
 
@@ -114,6 +115,12 @@ function validated(job: SchemaJob): WorkerOutcome {
   }
 }
 
+function indexed(job: IndexEntriesJob): WorkerOutcome {
+  const started = performance.now();
+  const outputJson = JSON.stringify(documentEntries(job.document, job.indexes, job.limits));
+  return { ok: true, outputJson, durationMs: performance.now() - started, stepDurationsMs: [] };
+}
+
 async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
   try {
     const loaded = await registry;
@@ -123,6 +130,7 @@ async function run(jobId: number, job: WorkerJob): Promise<WorkerOutcome> {
       return { ok: true, ...asChunks(await executeBytes(find(loaded, job.utilityId), job.bytes, maxOutputBytes)) };
     if (job.kind === "patch") return patched(job);
     if (job.kind === "schema") return validated(job);
+    if (job.kind === "indexEntries") return indexed(job);
     const steps = job.steps.map(({ utilityId, ...step }) => ({ utility: find(loaded, utilityId), ...step }));
     return { ok: true, ...asChunks(await runSteps(steps, job.primary, job.nameSteps, maxOutputBytes)) };
   } catch (error) {

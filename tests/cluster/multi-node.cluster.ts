@@ -516,19 +516,22 @@ test("webhooks: every event is delivered at least once, with its one webhook-id,
   }
 });
 
-test("one job across the three nodes: each takes chunks of it, every document gets exactly one new version", async () => {
-  const { key } = await cluster.newAccount();
-  const count = 600;
-  const lines = Array.from({ length: count }, (_, i) =>
-    JSON.stringify({ document: { name: `j${i}`, folder: "cluster-job" }, content: { i, e: `u${i}@example.com` } }),
-  );
+/** `count` documents imported into `folder` through node 0 (one NDJSON request), their ids in order. */
+async function importInto(key: string, folder: string, count: number, content: (i: number) => unknown): Promise<string[]> {
+  const lines = Array.from({ length: count }, (_, i) => JSON.stringify({ document: { name: `d${i}`, folder }, content: content(i) }));
   const imported = await call(cluster.node(0), "POST", "/api/v1/import", key, `${lines.join("\n")}\n`, {
     "content-type": "application/x-ndjson",
   });
-  const ids = (await imported.text())
+  return (await imported.text())
     .trim()
     .split("\n")
     .map((line) => (JSON.parse(line) as { id: string }).id);
+}
+
+test("one job across the three nodes: each takes chunks of it, every document gets exactly one new version", async () => {
+  const { key } = await cluster.newAccount();
+  const count = 600;
+  const ids = await importInto(key, "cluster-job", count, (i) => ({ i, e: `u${i}@example.com` }));
   const submitted = await call(cluster.node(1), "POST", "/api/v1/jobs", key, {
     source: { folder: "cluster-job" },
     utility: "cleanup.redact",
@@ -567,4 +570,46 @@ test("one job across the three nodes: each takes chunks of it, every document ge
   console.log(`multi-node job: ${count} documents, chunks per node ${perNode.join(", ")}`);
   expect(perNode.every((chunks) => chunks > 0)).toBe(true);
   expect(violations).toEqual([]);
+});
+
+test("an index built across the three nodes (a job of kind indexBuild): each takes chunks of it, every node's queries answer the same", async () => {
+  const { key } = await cluster.newAccount();
+  const count = 600;
+  const ids = await importInto(key, "cluster-index", count, (i) => ({ i, k: i % 3 }));
+  const made = await call(cluster.node(1), "POST", "/api/v1/indexes", key, {
+    folder: "cluster-index",
+    fields: [{ path: "/k" }, { path: "/i" }],
+  });
+  expect(made.status).toBe(202);
+  const { index } = (await made.json()) as { index: { id: string } };
+  let state: any;
+  for (let i = 0; ; i++) {
+    state = ((await (await call(cluster.node(i), "GET", `/api/v1/indexes/${index.id}`, key)).json()) as any).index;
+    if (state.state !== "building") break;
+    await Bun.sleep(50);
+  }
+  expect(state).toMatchObject({ state: "ready", progress: { processed: count, total: count } });
+  const jobs = ((await (await call(cluster.node(2), "GET", "/api/v1/jobs", key)).json()) as any).jobs;
+  const build = jobs.find((job: { kind: string }) => job.kind === "indexBuild");
+  expect(build).toMatchObject({ state: "succeeded", progress: { total: count, succeeded: count } });
+  const answers: string[][] = [];
+  for (const node of cluster.nodes) {
+    const page = await call(node, "POST", `${DOCS}/query`, key, {
+      folder: "cluster-index",
+      filter: { "/k": 1 },
+      sort: [{ path: "/i" }],
+      limit: 1000,
+    });
+    answers.push(((await page.json()) as any).documents.map((document: { id: string }) => document.id));
+  }
+  const expected = ids.filter((_, i) => i % 3 === 1);
+  for (const answer of answers) expect(answer).toEqual(expected);
+  const chunksOf = (node: RunningServer) =>
+    node
+      .output()
+      .split("\n")
+      .filter((line) => line.includes('"job chunk done"') && line.includes(build.id)).length;
+  const perNode = cluster.nodes.map(chunksOf);
+  console.log(`multi-node index build: ${count} documents, chunks per node ${perNode.join(", ")}`);
+  expect(perNode.every((chunks) => chunks > 0)).toBe(true);
 });

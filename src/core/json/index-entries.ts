@@ -135,3 +135,37 @@ export function indexKeys(root: JsonNode, fields: IndexedField[], limits: EntryL
 }
 
 export const documentRoot = (bytes: Uint8Array) => readText(bytes).root;
+
+/** One declared index as its entries are computed: its id and its fields. */
+export interface EntryIndex {
+  id: string;
+  fields: IndexedField[];
+}
+
+/** A document's entries in several indexes (pairwise index ids and hex keys), or the first index and field refused. */
+export type DocumentEntries =
+  | { entryIndexes: string[]; entryKeys: string[] }
+  | { refused: { index: string; field: number; message: string } };
+
+/**
+ * The entries of `bytes` in each of `indexes`: what a write computes on the main thread and an index
+ * build in a worker (engine/worker.ts), so the two agree.
+ */
+export function documentEntries(bytes: Uint8Array, indexes: EntryIndex[], limits: EntryLimits): DocumentEntries {
+  const entryIndexes: string[] = [];
+  const entryKeys: string[] = [];
+  if (indexes.length === 0) return { entryIndexes, entryKeys };
+  const root = documentRoot(bytes);
+  for (const index of indexes) {
+    try {
+      for (const key of indexKeys(root, index.fields, limits)) {
+        entryIndexes.push(index.id);
+        entryKeys.push(Buffer.from(key).toString("hex"));
+      }
+    } catch (error) {
+      if (!(error instanceof EntryRefused)) throw error;
+      return { refused: { index: index.id, field: error.field, message: error.message } };
+    }
+  }
+  return { entryIndexes, entryKeys };
+}

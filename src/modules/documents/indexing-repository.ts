@@ -1,24 +1,14 @@
 /**
  * The documents' side of the query indexes (documents/indexing.ts): a document's entries replaced by
- * kiln_index_document in a move's or a restore's transaction or by an index build, and the walk of a
- * folder's documents a build makes. Part of documentsRepository; the refusals its writes share are here.
+ * kiln_index_document in a move's or a restore's transaction or by an index build's item, the
+ * documents a build goes over, and a job chunk's document locks. Part of documentsRepository; the refusals its writes share are here.
  */
 import { causeWithCode } from "../../core/errors";
 import type { Db } from "../../db/client";
 import { documents } from "../../db/schema";
 import { connectionOf, run, type Executor as StatementExecutor } from "../../db/statement";
 import { INDEX_CONFLICT, INDEX_SET_CHANGED, type IndexedContent, type IndexOutcome } from "./indexing";
-import {
-  type BuildDocument,
-  FOLDER_DOCUMENTS,
-  FOLDER_TOTAL,
-  INDEX_DOCUMENT,
-  type IndexParams,
-  LOCK_FOR_INDEXING,
-  NEXT_FOLDER,
-  STORAGE_REFUSED,
-  type TextArray,
-} from "./statements";
+import { FOLDER_IDS, INDEX_DOCUMENT, type IndexParams, LOCK_DOCUMENTS, STORAGE_REFUSED, type TextArray } from "./statements";
 
 export type QuotaRefusal = "document_too_large" | "storage_limit_exceeded";
 /** A Drizzle transaction: what documentsRepository.transaction hands its callback. */
@@ -49,25 +39,22 @@ export const indexParams = (indexed: IndexedContent): IndexParams => [
 ];
 
 export const indexingRepository = (db: Db) => ({
-  /** Active documents in a folder and its subfolders (the folders' kept counts), on `on` (a transaction's connection). */
-  async folderTotal(on: StatementExecutor, accountId: string, folder: string): Promise<number> {
-    return (await run(on, FOLDER_TOTAL, [accountId, folder]))[0].total;
+  /** The active documents of a folder and its subfolders, on `on` (a transaction's connection). */
+  async folderIds(on: StatementExecutor, accountId: string, folder: string): Promise<string[]> {
+    return (await run(on, FOLDER_IDS, [accountId, folder])).map((row) => row.id);
   },
 
-  /** The next folder of the subtree of `folder` after `after` (byte order), for a walk over its documents. */
-  nextFolder: async (accountId: string, folder: string, after: string | null): Promise<string | undefined> =>
-    (await run(db, NEXT_FOLDER, [accountId, folder, after]))[0]?.path,
-
-  /** A batch of one folder's active documents, in (createdAt, id) order after `after`. */
-  folderDocuments: (accountId: string, folder: string, after: { createdAt: number; id: string }, limit: number): Promise<BuildDocument[]> =>
-    run(db, FOLDER_DOCUMENTS, [accountId, folder, after.createdAt, after.id, limit]),
+  /** A job chunk's documents locked in id order, in its commit transaction (LOCK_DOCUMENTS). */
+  async lockDocuments(on: StatementExecutor, ids: string[], strength: keyof typeof LOCK_DOCUMENTS): Promise<void> {
+    if (ids.length > 0) await run(on, LOCK_DOCUMENTS[strength], [textArray(ids)]);
+  },
 
   /**
    * Replaces a document's index entries (kiln_index_document): in a move's or a restore's transaction,
-   * or on its own for one index (`only`: a build). "stale": the document is gone or its content is no longer `hash`.
+   * or in an index build's item (`only`: that index). "stale": the document is gone or its content is no longer `hash`.
    */
   async indexDocument(
-    tx: Tx | undefined,
+    tx: Tx | StatementExecutor | undefined,
     accountId: string,
     id: string,
     hash: string,
@@ -76,32 +63,9 @@ export const indexingRepository = (db: Db) => ({
   ): Promise<"indexed" | "stale" | IndexOutcome> {
     try {
       const params = [accountId, id, hash, indexed.folder, ...indexParams(indexed), only] as const;
-      const [row] = await run(tx ? connectionOf(tx) : db, INDEX_DOCUMENT, [...params]);
+      const on = tx === undefined ? db : "unsafe" in tx ? tx : connectionOf(tx);
+      const [row] = await run(on, INDEX_DOCUMENT, [...params]);
       return row.indexed ? "indexed" : "stale";
-    } catch (error) {
-      return writeRefusal(error) as IndexOutcome;
-    }
-  },
-
-  /**
-   * One index's entries of many documents in one transaction (an index build's batch), the statements
-   * pipelined on its connection: one commit for the batch. A refusal undoes the batch.
-   */
-  async indexDocuments(
-    accountId: string,
-    items: { id: string; hash: string; indexed: IndexedContent }[],
-    only: string,
-  ): Promise<"indexed" | IndexOutcome> {
-    try {
-      await db.$client.begin(async (tx) => {
-        await run(tx, LOCK_FOR_INDEXING, [textArray(items.map((item) => item.id))]);
-        await Promise.all(
-          items.map((item) =>
-            run(tx, INDEX_DOCUMENT, [accountId, item.id, item.hash, item.indexed.folder, ...indexParams(item.indexed), only]),
-          ),
-        );
-      });
-      return "indexed";
     } catch (error) {
       return writeRefusal(error) as IndexOutcome;
     }

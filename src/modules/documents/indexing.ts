@@ -51,15 +51,6 @@ export async function entriesIfIndexed(indexer: Indexer, accountId: string, fold
   return (await indexer.hasIndexes(accountId, fresh)) ? indexer.entries(accountId, folder, bytes, fresh) : NO_ENTRIES(null);
 }
 
-/**
- * A write whose entries could not be written in a transaction it does not own (a job's item): the
- * unique conflict's 409, or, when the account's indexes changed since they were computed, a 409 to retry.
- */
-export function indexRefusal(outcome: IndexOutcome) {
-  if (outcome.outcome === "index_conflict") return indexConflict(outcome.index, outcome.document);
-  return httpError(ERRORS.edit_conflict, "The account's indexes changed while this document was being written; nothing was written; retry");
-}
-
 /** How many times a write computes its entries again because the index set changed under it. */
 const ATTEMPTS = 5;
 

@@ -16,7 +16,6 @@ import {
   ACCOUNT_LIMITS,
   ACCOUNT_OF_DOCUMENT,
   type AccountLimitsRow,
-  type BuildDocument,
   CREATE,
   documentFromJson,
   FIND_ACTIVE,
@@ -28,7 +27,7 @@ import {
   pageStatement,
 } from "./statements";
 
-export type { AccountLimitsRow, BuildDocument };
+export type { AccountLimitsRow };
 export type Executor = Db | Tx;
 export type NewDocument = typeof documents.$inferInsert;
 /** What a create writes: every column a new document needs, defaults and state (revision, deletedAt, …) aside. */

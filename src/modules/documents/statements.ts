@@ -163,13 +163,13 @@ export const NEW_VERSION = statement<
 >("select kiln_new_version($1, $2, $3::text[], $4, $5, $6, $7, $8, $9::text[], $10::text[], $11::text[]) as result");
 
 /**
- * Raw: a build batch's documents key-share locked, in id order, before anything else of its transaction:
- * a content replace locks its document and then the account row, so the batch takes the same order
- * (its entries' foreign keys would otherwise wait on a document after the batch took the account row).
+ * Raw: a job chunk's documents locked in id order, first in its commit (jobs/kinds.ts, lockChunk): each
+ * write of a document locks it and then the account row, so the chunk's commits take the same order.
+ * `keyShare` for an index build (its entries' foreign keys take that much), `update` for new versions.
  */
-export const LOCK_FOR_INDEXING = statement<[ids: TextArray], { id: string }>(
-  "select id from documents where id = any($1::text[]) order by id for key share",
-);
+const lockDocuments = (strength: "key share" | "update") =>
+  statement<[ids: TextArray], { id: string }>(`select id from documents where id = any($1::text[]) order by id for ${strength}`);
+export const LOCK_DOCUMENTS = { keyShare: lockDocuments("key share"), update: lockDocuments("update") };
 
 /** A document's query index entries (documents/indexing.ts): the index set, the entries' indexes and hex keys. */
 export type IndexParams = [indexIds: TextArray, entryIndexes: TextArray, entryKeys: TextArray];
@@ -229,28 +229,7 @@ export const PURGE_ONE = purgeOf<[id: string, accountId: string]>(`
     select id, account_id from documents where id = $1 and ${ACCOUNT_OF_DOCUMENT} = $2 and deleted_at is not null
     for update`);
 
-/** Raw: the active documents of a folder and its subfolders, from the folders' kept counts. */
-export const FOLDER_TOTAL = statement<[accountId: string, folder: string], { total: number }>(`
-  select coalesce(sum(document_count), 0)::int as total from folders
-  where account_id = $1 and (path = $2 or starts_with(path, $2 || '/'))`);
-
-/** Raw: the next folder of a subtree (a query index's build walks it), in byte order, after $3 (null: the first). */
-export const NEXT_FOLDER = statement<[accountId: string, folder: string, after: string | null], { path: string }>(`
-  select path from folders where account_id = $1 and (path = $2 or starts_with(path, $2 || '/'))
-    and ($3::text is null or path collate "C" > $3) order by path collate "C" limit 1`);
-
-export interface BuildDocument {
-  id: string;
-  contentKey: string;
-  contentHash: string;
-  createdAt: number;
-}
-
-/** Raw: a batch of a folder's active documents in the folder index's order, after (createdAt, id). */
-export const FOLDER_DOCUMENTS = statement<
-  [accountId: string, folder: string, createdAt: number, id: string, limit: number],
-  BuildDocument
->(`
-  select id, content_key as "contentKey", content_hash as "contentHash", created_at::float8 as "createdAt" from documents
-  where account_id = $1 and folder = $2 and deleted_at is null and (created_at, id) > ($3, $4)
-  order by created_at, id limit $5`);
+/** Raw: the active documents of a folder and its subfolders, in the order they were created (an index build's items). */
+export const FOLDER_IDS = statement<[accountId: string, folder: string], { id: string }>(`
+  select id from documents where account_id = $1 and deleted_at is null and (folder = $2 or starts_with(folder, $2 || '/'))
+  order by created_at, id`);

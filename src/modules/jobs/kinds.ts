@@ -15,6 +15,16 @@
  *   item alone. A lease lost meanwhile, or a cancel seen before the commit, makes the engine drop the
  *   prepared work uncommitted: each document's effect is written exactly once, by the transaction that
  *   marks its item done.
+ *   A commit may throw PrepareAgain when what `prepare` computed no longer fits the database (the
+ *   account's query indexes changed since): nothing of it is written, and the engine prepares the item
+ *   again (`item.attempt` counts the tries) and commits it in a later transaction, a few times at most.
+ * - `lockChunk(tx, items)`, optional, first in the chunk's commit transaction, before any item's commit:
+ *   the rows the commits will lock, locked in one order. The lock order of a chunk's commit is: its job
+ *   items (the claim's, FOR UPDATE), then the documents (lockChunk, in id order), then the account row
+ *   (every write of a document takes its document and then the account row: kiln_new_version,
+ *   kiln_index_document), then the job row (the marks). A kind whose commits lock documents must lock
+ *   them here: two of its commits in one transaction would otherwise hold the account row from the first
+ *   while the second waits for a document a content replace holds, which waits for the account row.
  * - `settled(item, prepared, outcome)`, after that transaction, committed or not (`outcome` undefined:
  *   nothing was written): let go of what `prepare` made and nothing references (content to remove).
  * - `onFinished(tx, job)`, in the transaction that moves the job to succeeded, failed or cancelled (an
@@ -38,6 +48,15 @@ export interface JobItem {
   documentId: string;
   /** aborts when the job stops running (cancelled, or failed on another node) */
   signal: AbortSignal;
+  /** how many times the item was prepared before, its commits refused with PrepareAgain (0: the first) */
+  attempt?: number;
+}
+
+/** Thrown by a commit whose prepared work no longer fits (kinds.ts): the item is prepared and committed again. */
+export class PrepareAgain extends Error {
+  constructor(reason: string) {
+    super(reason);
+  }
 }
 
 export interface ItemProblem {
@@ -62,6 +81,7 @@ export interface JobKind<Prepared = unknown> {
   creditsPerItem(job: ClaimedJob): number;
   prepare(item: JobItem): Promise<Prepared>;
   commit(tx: Executor, item: JobItem, prepared: Prepared): Promise<ItemOutcome>;
+  lockChunk?(tx: Executor, items: JobItem[]): Promise<void>;
   settled?(item: JobItem, prepared: Prepared, outcome: ItemOutcome | undefined): Promise<void>;
   onFinished?(tx: Executor, job: JobRecord): Promise<void>;
 }

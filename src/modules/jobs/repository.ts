@@ -45,23 +45,30 @@ export interface NewJob {
 
 /** The job and its items in one transaction (none is seen before all are there); undefined: the queue is full. */
 export async function insertJob(database: Database, job: NewJob): Promise<JobRecord | undefined> {
-  const row = await database.sql.begin(async (tx) => {
-    await run(tx, LOCK_ACCOUNT_SUBMISSIONS, [job.accountId]);
-    const [inserted] = await run(tx, INSERT_JOB, [
-      job.id,
-      job.accountId,
-      job.kind,
-      JSON.stringify(job.params),
-      job.onError,
-      job.documentIds.length,
-      job.internal,
-      job.now,
-    ]);
-    if (inserted) await run(tx, INSERT_ITEMS, [job.id, JSON.stringify(job.documentIds)]);
-    return inserted;
-  });
-  if (row) await notifyRunners(database.db);
-  return row;
+  return database.sql.begin((tx) => insertJobIn(tx, job));
+}
+
+/**
+ * The job and its items in the caller's transaction (an index's build is made with its index); the
+ * runners are woken (NOTIFY) once it commits.
+ */
+export async function insertJobIn(tx: Executor, job: NewJob): Promise<JobRecord | undefined> {
+  await run(tx, LOCK_ACCOUNT_SUBMISSIONS, [job.accountId]);
+  const [inserted] = await run(tx, INSERT_JOB, [
+    job.id,
+    job.accountId,
+    job.kind,
+    JSON.stringify(job.params),
+    job.onError,
+    job.documentIds.length,
+    job.internal,
+    job.now,
+  ]);
+  if (inserted) {
+    await run(tx, INSERT_ITEMS, [job.id, JSON.stringify(job.documentIds)]);
+    await run(tx, NOTIFY_SUBMITTED, []);
+  }
+  return inserted;
 }
 
 /** Wakes every node's runner: a job was submitted, or a node full of work left some unclaimed. */

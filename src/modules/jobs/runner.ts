@@ -33,7 +33,7 @@ import type { Executor } from "../../db/statement";
 import type { Logger } from "../../observability/logger";
 import { creditPeriodStart } from "../usage/service";
 import { refundCredits, reserveCredits } from "../utilities/repository";
-import type { ClaimedJob, ItemOutcome, ItemProblem, JobItem, JobKind, JobKinds } from "./kinds";
+import { type ClaimedJob, type ItemOutcome, type ItemProblem, type JobItem, type JobKind, type JobKinds, PrepareAgain } from "./kinds";
 import {
   claimChunk,
   failJob,
@@ -61,6 +61,8 @@ export interface RunnerOptions {
 
 /** Items of one chunk prepared at once: while one runs in a worker, the others are read and their outputs stored. */
 const PREPARE_CONCURRENCY = 8;
+/** Times an item is prepared at most when its commits ask for it again (PrepareAgain, kinds.ts). */
+const PREPARE_ATTEMPTS = 5;
 /** a run refused because the account's (or the node's) worker queue is full is tried again after this */
 const BUSY_RETRY_MS = 50;
 
@@ -146,9 +148,10 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
 
   /**
    * The items' effects and their marks, in one transaction; undefined when the job is no longer running
-   * (nothing written). `oneByOne`: each item's commit under a savepoint, an HttpError failing it alone.
+   * (nothing written). `oneByOne`: each item's commit under a savepoint, an HttpError failing it alone,
+   * a PrepareAgain leaving it pending (`again`) unless it is the `last` try (then it fails).
    */
-  function commit(kind: JobKind, items: JobItem[], prepared: Map<number, Prepared>, claim: string, oneByOne: boolean) {
+  function commit(kind: JobKind, items: JobItem[], prepared: Map<number, Prepared>, claim: string, oneByOne: boolean, last: boolean) {
     const job = items[0]!.job;
     return database.sql.begin(async (tx) => {
       if ((await jobState(tx, job.id)) !== "running") return undefined;
@@ -158,23 +161,33 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
         claim,
         items.map((item) => item.seq),
       );
-      const commitOne = async (item: JobItem): Promise<ItemOutcome> => {
+      const again = new Set<number>();
+      const commitOne = async (item: JobItem): Promise<ItemOutcome | undefined> => {
         const ready = prepared.get(item.seq)!;
         if (!ready.ok) return { status: "failed", error: ready.problem };
         if (!oneByOne) return kind.commit(tx, item, ready.value);
         try {
           return await tx.savepoint((point) => kind.commit(point, item, ready.value));
         } catch (error) {
+          if (error instanceof PrepareAgain && !last) return void again.add(item.seq);
+          if (error instanceof PrepareAgain)
+            return { status: "failed", error: { code: ERRORS.edit_conflict.code, message: error.message } };
           if (!(error instanceof HttpError)) throw error;
           return { status: "failed", error: problemOf(error).problem };
         }
       };
       const mine = items.filter((item) => owned.has(item.seq));
+      if (kind.lockChunk && mine.length > 0)
+        await kind.lockChunk(
+          tx,
+          mine.filter((item) => prepared.get(item.seq)!.ok),
+        );
       const outcomes = new Map<number, ItemOutcome>();
-      if (oneByOne) for (const item of mine) outcomes.set(item.seq, await commitOne(item));
+      const keep = (seq: number, outcome: ItemOutcome | undefined) => outcome && outcomes.set(seq, outcome);
+      if (oneByOne) for (const item of mine) keep(item.seq, await commitOne(item));
       else
         for (const [seq, outcome] of await Promise.all(mine.map(async (item) => [item.seq, await commitOne(item)] as const)))
-          outcomes.set(seq, outcome);
+          keep(seq, outcome);
       await markItems(tx, job.id, outcomes, now());
       const failure = job.onError === "stop" ? [...outcomes.entries()].find(([, outcome]) => outcome.status === "failed") : undefined;
       if (failure) {
@@ -183,8 +196,46 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
         const message = `Document '${documentId}' failed (${outcome.error!.message}); the job stopped there (onError: stop)`;
         await finished(tx, await failJob(tx, job.id, { code: outcome.error!.code, message }, now()));
       }
-      return outcomes;
+      return { outcomes, again };
     });
+  }
+
+  /** Prepares, commits and settles `round`; the items to prepare again (their commits asked for it), or undefined when nothing was committed. */
+  async function attempt(
+    kind: JobKind,
+    round: JobItem[],
+    prepared: Map<number, Prepared>,
+    claim: string,
+    tries: number,
+    signal: AbortSignal,
+  ) {
+    for (const item of round) item.attempt = tries;
+    let next = 0;
+    const prepareNext = async (): Promise<void> => {
+      while (next < round.length && !signal.aborted) {
+        const item = round[next++]!;
+        try {
+          prepared.set(item.seq, { ok: true, value: await prepare(kind, item) });
+        } catch (error) {
+          prepared.set(item.seq, { ok: false, ...problemOf(error) });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: PREPARE_CONCURRENCY }, prepareNext));
+    let done: Awaited<ReturnType<typeof commit>>;
+    if (!signal.aborted) {
+      const last = tries === PREPARE_ATTEMPTS - 1;
+      try {
+        done = await commit(kind, round, prepared, claim, false, last);
+      } catch {
+        done = await commit(kind, round, prepared, claim, true, last);
+      }
+    }
+    for (const item of round) {
+      const ready = prepared.get(item.seq);
+      if (ready?.ok) await kind.settled?.(item, ready.value, done?.outcomes.get(item.seq)).catch(() => {});
+    }
+    return done;
   }
 
   async function work(job: ClaimedJob, claimed: { seq: number; documentId: string }[], claim: string): Promise<void> {
@@ -201,37 +252,21 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
       const { affordable, periodStart } = await reserve(job, perItem, claimed.length);
       const items: JobItem[] = claimed.slice(0, affordable).map((item) => ({ job, ...item, signal: controller.signal }));
       const prepared = new Map<number, Prepared>();
-      let next = 0;
-      const prepareNext = async (): Promise<void> => {
-        while (next < items.length && !controller.signal.aborted) {
-          const item = items[next++]!;
-          try {
-            prepared.set(item.seq, { ok: true, value: await prepare(kind, item) });
-          } catch (error) {
-            prepared.set(item.seq, { ok: false, ...problemOf(error) });
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: PREPARE_CONCURRENCY }, prepareNext));
-      let outcomes: Map<number, ItemOutcome> | undefined;
-      if (!controller.signal.aborted && items.length > 0) {
-        try {
-          outcomes = await commit(kind, items, prepared, claim, false);
-        } catch {
-          outcomes = await commit(kind, items, prepared, claim, true);
-        }
-      }
-      for (const item of items) {
-        const ready = prepared.get(item.seq);
-        if (ready?.ok) await kind.settled?.(item, ready.value, outcomes?.get(item.seq)).catch(() => {});
+      const outcomes = new Map<number, ItemOutcome>();
+      let round = items;
+      for (let tries = 0; round.length > 0; tries++) {
+        const done = await attempt(kind, round, prepared, claim, tries, controller.signal);
+        if (!done) break;
+        for (const [seq, outcome] of done.outcomes) outcomes.set(seq, outcome);
+        round = round.filter((item) => done.again.has(item.seq));
       }
       const charged = items.filter((item) => {
         const ready = prepared.get(item.seq);
-        return outcomes?.get(item.seq)?.status === "succeeded" || (ready !== undefined && !ready.ok && ready.charged);
+        return outcomes.get(item.seq)?.status === "succeeded" || (ready !== undefined && !ready.ok && ready.charged);
       }).length;
       if (perItem > 0 && affordable > charged) await refundCredits(db, job.accountId, periodStart, perItem * (affordable - charged));
       // which node did what: a job's chunks spread over the nodes (the multi-node suite reads these lines)
-      logger.log("info", "job chunk done", { jobId: job.id, items: items.length, committed: outcomes?.size ?? 0 });
+      logger.log("info", "job chunk done", { jobId: job.id, items: items.length, committed: outcomes.size });
       if (affordable < claimed.length) {
         await fail(job.id, {
           code: ERRORS.credits_exhausted.code,

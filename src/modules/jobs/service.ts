@@ -9,6 +9,7 @@ import { type FieldError, forbidden, httpError, validationError } from "../../co
 import { newId } from "../../core/keys";
 import { normalizeMetadata } from "../../core/metadata";
 import type { Database } from "../../db/client";
+import type { Executor } from "../../db/statement";
 import { readSteps } from "../../engine/run-plan";
 import type { UtilityRegistry } from "../../utilities/registry";
 import type { Principal } from "../auth/index";
@@ -16,7 +17,7 @@ import { decodeCursor, pageOf } from "../documents/cursor";
 import type { DocumentsRepository } from "../documents/repository";
 import type { PipelinesRepository } from "../pipelines/repository";
 import type { StepDefinition } from "../pipelines/service";
-import { cancelJob, findJob, insertJob, type JobRecord, jobView, listJobs } from "./repository";
+import { cancelJob, findJob, insertJob, insertJobIn, type JobRecord, jobView, listJobs } from "./repository";
 import type { JobOutput, UtilityJobParams } from "./utility-kind";
 
 /** Resolves a `{ query }` source to the ids of the documents it matches, at most `limit` + 1 (the query module fills it). */
@@ -126,16 +127,13 @@ export interface NewInternalJob {
   onError?: "continue" | "stop";
 }
 
-/** An internal job (an index build, a schema audit): made by Kiln, never refused for the account's queue. */
-export async function createJob(deps: Pick<JobsDeps, "database" | "now">, job: NewInternalJob): Promise<JobRecord> {
-  const row = await insertJob(deps.database, {
-    ...job,
-    id: newId("job"),
-    onError: job.onError ?? "continue",
-    internal: true,
-    now: deps.now(),
-  });
-  return row!;
+/**
+ * An internal job (an index build, a schema audit): made by Kiln, never refused for the account's
+ * queue; in the transaction `on` when given (an index's build is made with the index).
+ */
+export async function createJob(deps: Pick<JobsDeps, "database" | "now">, job: NewInternalJob, on?: Executor): Promise<JobRecord> {
+  const row = { ...job, id: newId("job"), onError: job.onError ?? "continue", internal: true, now: deps.now() } as const;
+  return (on ? await insertJobIn(on, row) : await insertJob(deps.database, row))!;
 }
 
 /** POST /api/v1/jobs: everything checked, then the job queued with its items. */

@@ -8,6 +8,9 @@
  * hash, checked under the row lock of kiln_new_version in the item's transaction); otherwise the document
  * is skipped with document_changed, and the content the job wrote for it is removed again.
  *
+ * An account's index declared or dropped while the job runs makes the output's index entries stale: the
+ * commit is refused (index_set_changed) and the engine prepares the document again (PrepareAgain).
+ *
  * An output bound for a governed folder (the document's own for newVersion, output.folder for saveAs) is
  * validated against that folder's schema before it is stored: mode reject fails the document with
  * schema_violation and its errors; mode warn stores it, and its schema.violated event is recorded once
@@ -23,13 +26,13 @@ import type { Source } from "../../engine/run-result";
 import type { Logger } from "../../observability/logger";
 import type { StoredContent } from "../../storage/content-store";
 import type { UtilityRegistry } from "../../utilities/registry";
-import { entriesIfIndexed, type IndexedContent, indexRefusal } from "../documents/indexing";
+import { entriesIfIndexed, type IndexedContent, indexConflict } from "../documents/indexing";
 import { quotaError } from "../documents/quota";
 import { checkedAgainstSchema, type SchemaWarnings } from "../documents/schema-guard";
 import { type DocumentsDeps, documentNotFound, openContent } from "../documents/service";
 import { inWorker } from "../utilities/in-worker";
 import { outputBytes } from "../utilities/response-body";
-import type { ItemOutcome, JobItem, JobKind } from "./kinds";
+import { type ItemOutcome, type JobItem, type JobKind, PrepareAgain } from "./kinds";
 
 export type JobOutput = { mode: "newVersion" } | { mode: "saveAs"; folder: string } | { mode: "report" };
 
@@ -97,6 +100,9 @@ class AccountTurns {
   }
 }
 
+const indexesChanged = () =>
+  new PrepareAgain("The account's query indexes changed while the document was being written; retried too often");
+
 const documentChanged = (id: string) =>
   httpError(ERRORS.document_changed, `Document '${id}' changed since the job read it; the job's output for it was not written`);
 
@@ -160,7 +166,8 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
       }
       const folder = params.output.mode === "saveAs" ? params.output.folder : row.folder;
       const warnings = await checkedAgainstSchema(documents.schemaGuard, accountId, () => folder, output);
-      const indexed = await entriesIfIndexed(documents.indexer, accountId, folder, output, false);
+      // a try after an index_set_changed refusal reads the account's indexes afresh
+      const indexed = await entriesIfIndexed(documents.indexer, accountId, folder, output, (item.attempt ?? 0) > 0);
       return { ...kept, folder, warnings, indexed, stored: await documents.store.put(output) };
     },
 
@@ -189,7 +196,8 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
           prepared.indexed,
           tx,
         );
-        if (created.outcome === "index_set_changed" || created.outcome === "index_conflict") throw indexRefusal(created);
+        if (created.outcome === "index_set_changed") throw indexesChanged();
+        if (created.outcome === "index_conflict") throw indexConflict(created.index, created.document);
         if (created.outcome !== "stored") throw quotaError(created.outcome, stored.size);
         return { status: "succeeded", outputDocumentId: created.document.id, version: 1 };
       }
@@ -204,7 +212,8 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
         },
         tx,
       );
-      if (written.outcome === "index_set_changed" || written.outcome === "index_conflict") throw indexRefusal(written);
+      if (written.outcome === "index_set_changed") throw indexesChanged();
+      if (written.outcome === "index_conflict") throw indexConflict(written.index, written.document);
       switch (written.outcome) {
         case "stored":
           released.set(item, written.released);
@@ -216,6 +225,16 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
         default:
           throw quotaError(written.outcome, stored.size);
       }
+    },
+
+    // newVersion locks each document (kiln_new_version) and then the account row: the chunk's documents first, in id order
+    async lockChunk(tx, items) {
+      if ((items[0]?.job.params as UtilityJobParams | undefined)?.output.mode !== "newVersion") return;
+      await documents.repository.lockDocuments(
+        tx,
+        items.map((item) => item.documentId),
+        "update",
+      );
     },
 
     async settled(item, prepared, outcome) {

@@ -1,159 +1,145 @@
 /**
- * Index builds: the documents a folder held when an index was declared are indexed in the background,
- * from their stored bytes, while new writes index themselves as they commit. A build walks the index's
- * folder and its subfolders one folder at a time (in byte order), each in its (createdAt, id) order, in
- * batches; each document's entries are written by kiln_index_document, the statement every write
- * uses, so a build and a write of the same document agree (the one that commits last wrote the current
- * content's entries; a build's read of content replaced since is skipped, "stale"). The build's
- * position is kept on the index row after every batch, so a build a node stopped resumes where it was.
- * It ends `ready` (index.ready), or `failed` with its reason (index.failed): a unique index meeting a
- * duplicate key, a value past the account's limits.
- *
- * Cluster-once: SKIP LOCKED claim. A node claims one building index by leasing it (CLAIM_BUILD, FOR
- * UPDATE SKIP LOCKED, lease_until), renews the lease with each batch's progress and stops when a
- * renewal fails (the lease passed to another node); a crashed node's lease expires and another resumes.
- *
- * Not a job of the jobs engine (modules/jobs): a job lists its documents as items when it is made (a
- * million rows for a million-document folder) and commits a chunk's items one after another in one
- * transaction, each taking the account row and then its document's key; a content replace takes its
- * document and then the account row, so the two can deadlock. A batch here walks the folder by keyset
- * and locks its documents first, in id order, then the account row (LOCK_FOR_INDEXING).
+ * Index builds: the documents a folder held when an index was declared are indexed by an internal job of
+ * kind "indexBuild" (the jobs engine, modules/jobs), made in the index's own transaction over the
+ * folder's active documents and its subfolders', while new writes index themselves as they commit. Per
+ * document, `prepare` reads the stored bytes and computes the entries (in the worker pool past
+ * UTILITY_INLINE_MAX_BYTES, as a utility run would), and `commit` writes them with kiln_index_document,
+ * the statement every write uses, in the transaction that marks the item done. That statement writes
+ * nothing when the document's content is no longer the one read (its writer, which committed after the
+ * index existed, indexed it: the item is skipped with document_changed), so a build never replaces
+ * newer entries with stale ones; an index declared or dropped meanwhile, or a move, makes the engine
+ * prepare the document again (PrepareAgain). The index's progress is its job's; the job ends it `ready`
+ * (index.ready) or `failed` with its reason (index.failed): a unique index meeting a duplicate key, a
+ * value past the account's limits (onError stop: the first such document ends the build). Dropping the
+ * index cancels its job.
  */
 
-import { type BackgroundWork, every } from "../../core/background";
-import { HttpError } from "../../core/errors";
+import { ERRORS } from "../../core/error-codes";
+import { httpError } from "../../core/errors";
+import { type DocumentEntries, documentEntries } from "../../core/json/index-entries";
+import type { Executor } from "../../db/statement";
+import type { WorkerPool } from "../../engine/pool";
 import type { Logger } from "../../observability/logger";
-import type { ContentStore } from "../../storage/content-store";
 import type { IndexedContent } from "../documents/indexing";
-import type { BuildDocument, DocumentsRepository } from "../documents/repository";
-import { entriesFor, type IndexSets, indexEvent } from "./indexes";
+import { type DocumentsDeps, openContent } from "../documents/service";
+import { type ItemOutcome, type JobItem, type JobKind, PrepareAgain } from "../jobs/kinds";
+import { cancelJob, type JobRecord } from "../jobs/repository";
+import { createJob, type JobsDeps } from "../jobs/service";
+import { inWorker } from "../utilities/in-worker";
+import { coveringIndexes, entryLimits, type IndexSets, indexEvent, indexedContent } from "./indexes";
 import type { IndexRow, QueryRepository } from "./repository";
 
-export interface BuildDeps {
+export const INDEX_BUILD = "indexBuild";
+
+/** What an index build's job stores. */
+export interface IndexBuildParams {
+  indexId: string;
+}
+
+export interface BuildKindDeps {
   queries: QueryRepository;
-  documents: DocumentsRepository;
-  store: ContentStore;
   sets: IndexSets;
+  documents: DocumentsDeps;
+  pool?: WorkerPool;
+  /** UTILITY_INLINE_MAX_BYTES: a larger document's entries are computed in the worker pool */
+  inlineMaxBytes: number;
+  logger: Logger;
   now: () => number;
-  /** documents per batch */
-  batch: number;
-  leaseMs: number;
 }
 
-interface Position {
-  folder: string | null;
-  createdAt: number;
-  id: string;
+type Prepared = { gone: { code: string; message: string } } | { hash: string; indexed: IndexedContent };
+
+const decoder = new TextDecoder();
+
+/** The index set a build's document is computed with: the node's copy, read afresh when it lacks the index or a commit was refused. */
+async function indexSetFor(deps: BuildKindDeps, item: JobItem, indexId: string) {
+  const accountId = item.job.accountId;
+  const kept = await deps.sets.of(accountId, (item.attempt ?? 0) > 0);
+  return kept.indexes.some((index) => index.id === indexId && index.state === "building") ? kept : deps.sets.of(accountId, true);
 }
 
-/** Documents per batch of a build, the lease a batch holds, and how often a node looks for waiting builds. */
-export const INDEX_BUILD_BATCH = 200;
-export const INDEX_BUILD_LEASE_MS = 60_000;
-export const INDEX_BUILD_INTERVAL_MS = 1_000;
-/** Contents of a batch read from the store at once. */
-const READ_CONCURRENCY = 8;
-
-const START: Position = { folder: null, createdAt: -1, id: "" };
-const positionOf = (index: IndexRow): Position => (index.buildCursor ? (JSON.parse(index.buildCursor) as Position) : START);
-
-type Step = "more" | "done" | "lost";
-
-/** A batch's documents as stored, read before the batch's transaction (a document replaced meanwhile is left out: its writer indexed it). */
-async function readBatch(deps: BuildDeps, docs: BuildDocument[]) {
-  const read: { doc: BuildDocument; bytes: Uint8Array }[] = [];
-  for (let at = 0; at < docs.length; at += READ_CONCURRENCY)
-    await Promise.all(
-      docs.slice(at, at + READ_CONCURRENCY).map(async (doc) => {
-        const content = await deps.store.open(doc.contentKey);
-        if (content) read.push({ doc, bytes: new Uint8Array(await content.body.arrayBuffer()) });
-      }),
-    );
-  return read;
+async function computed(deps: BuildKindDeps, item: JobItem, bytes: Uint8Array, work: Parameters<WorkerPool["runIndexEntries"]>[1]) {
+  const pool = deps.pool;
+  if (!pool || work.indexes.length === 0 || bytes.byteLength <= deps.inlineMaxBytes)
+    return documentEntries(bytes, work.indexes, work.limits);
+  const result = await inWorker(deps, INDEX_BUILD, () => pool.runIndexEntries(item.job.accountId, work, item.signal));
+  const text = "outputJson" in result ? result.outputJson : decoder.decode(result.outputChunks[0]);
+  return JSON.parse(text) as DocumentEntries;
 }
 
-/** Indexes a batch from its bytes in one transaction; a reason when the index must fail. */
-async function indexBatch(deps: BuildDeps, index: IndexRow, folder: string, docs: BuildDocument[]): Promise<string | undefined> {
-  const read = await readBatch(deps, docs);
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const { indexes, limits } = await deps.sets.of(index.accountId, attempt > 0);
-    if (!indexes.some((one) => one.id === index.id && one.state === "building")) return undefined;
-    const items: { id: string; hash: string; indexed: IndexedContent }[] = [];
-    for (const { doc, bytes } of read) {
-      try {
-        items.push({ id: doc.id, hash: doc.contentHash, indexed: entriesFor(indexes, limits, folder, bytes, index.id) });
-      } catch (error) {
-        if (error instanceof HttpError) return `document ${doc.id}: ${error.message}`;
-        throw error;
-      }
-    }
-    const outcome = await deps.documents.indexDocuments(index.accountId, items, index.id);
-    if (outcome === "indexed") return undefined;
-    if (outcome.outcome === "index_conflict")
-      return `documents ${outcome.document} and another have the same key in unique index ${outcome.index}`;
-  }
-  return undefined;
-}
-
-/** One batch of one index's build: indexes up to `batch` documents and records where it stopped. */
-export async function buildBatch(deps: BuildDeps, index: IndexRow): Promise<Step> {
-  let position = positionOf(index);
-  const folder = position.folder ?? (await deps.documents.nextFolder(index.accountId, index.folder, null));
-  if (!folder) {
-    await deps.queries.finish(index, "ready", null, deps.now(), indexEvent);
-    return "done";
-  }
-  const docs = await deps.documents.folderDocuments(index.accountId, folder, position, deps.batch);
-  const reason = await indexBatch(deps, index, folder, docs);
-  if (reason) {
-    await deps.queries.finish(index, "failed", reason, deps.now(), indexEvent);
-    return "done";
-  }
-  const last = docs.at(-1);
-  if (last) position = { folder, createdAt: last.createdAt, id: last.id };
-  else {
-    const next = await deps.documents.nextFolder(index.accountId, index.folder, folder);
-    if (!next) {
-      await deps.queries.finish(index, "ready", null, deps.now(), indexEvent);
-      return "done";
-    }
-    position = { folder: next, createdAt: -1, id: "" };
-  }
-  const cursor = JSON.stringify(position);
-  return (await deps.queries.progress(index.id, docs.length, cursor, deps.now())) ? "more" : "lost";
-}
-
-/**
- * Builds until no index is waiting: one batch per claim, then the lease is given back, so the building
- * indexes of every account take turns (the claim takes the one whose progress is oldest).
- */
-export async function buildWaiting(deps: BuildDeps, stopping: () => boolean = () => false): Promise<void> {
-  while (!stopping()) {
-    const index = await deps.queries.claimBuild(deps.now(), deps.leaseMs);
-    if (!index) return;
-    await buildBatch(deps, index);
-  }
-}
-
-export function indexBuilds(deps: BuildDeps & { logger: Logger; intervalMs: number }): BackgroundWork {
+export function indexBuildKind(deps: BuildKindDeps): JobKind<Prepared> {
+  const gone = (code: keyof typeof ERRORS, message: string): Prepared => ({ gone: { code: ERRORS[code].code, message } });
   return {
-    name: "index builds",
-    clusterOnce: ["SKIP LOCKED claim"],
-    start() {
-      let stopping = false;
-      const running = every(
-        deps.intervalMs,
-        () =>
-          buildWaiting(deps, () => stopping).catch((error) =>
-            deps.logger.log("error", "index build failed", { error: (error as Error).message }),
-          ),
-        { immediately: true },
+    kind: INDEX_BUILD,
+    creditsPerItem: () => 0,
+
+    async prepare(item) {
+      const { indexId } = item.job.params as IndexBuildParams;
+      const { indexes, limits } = await indexSetFor(deps, item, indexId);
+      if (!indexes.some((index) => index.id === indexId && index.state === "building"))
+        return gone("index_not_found", `Index '${indexId}' is no longer being built`);
+      let opened: Awaited<ReturnType<typeof openContent>>;
+      try {
+        opened = await openContent(deps.documents, item.job.accountId, item.documentId);
+      } catch (error) {
+        if ((error as { code?: string }).code !== ERRORS.document_not_found.code) throw error;
+        return gone("document_not_found", `Document '${item.documentId}' was deleted before the build read it`);
+      }
+      const { row, content } = opened;
+      const bytes = new Uint8Array(await content.body.arrayBuffer());
+      const work = { document: bytes, indexes: coveringIndexes(indexes, row.folder, indexId), limits: entryLimits(limits) };
+      return { hash: row.contentHash, indexed: indexedContent(indexes, row.folder, await computed(deps, item, bytes, work)) };
+    },
+
+    // kiln_index_document locks the account row, and its entries' foreign keys the document: documents first, in id order
+    async lockChunk(tx, items) {
+      await deps.documents.repository.lockDocuments(
+        tx,
+        items.map((item) => item.documentId),
+        "keyShare",
       );
-      return {
-        async stop() {
-          stopping = true;
-          await running.stop();
-        },
-      };
+    },
+
+    async commit(tx, item, prepared): Promise<ItemOutcome> {
+      if ("gone" in prepared) return { status: "skipped", error: prepared.gone };
+      const { indexId } = item.job.params as IndexBuildParams;
+      const written = await deps.documents.repository.indexDocument(
+        tx,
+        item.job.accountId,
+        item.documentId,
+        prepared.hash,
+        prepared.indexed,
+        indexId,
+      );
+      if (written === "indexed") return { status: "succeeded" };
+      if (written === "stale") {
+        const message = `Document '${item.documentId}' changed after the build read it; the write that changed it indexed it`;
+        return { status: "skipped", error: { code: ERRORS.document_changed.code, message } };
+      }
+      if (written.outcome === "index_set_changed")
+        throw new PrepareAgain("The account's query indexes or the document's folder kept changing while the build indexed it");
+      throw httpError(
+        ERRORS.index_unique_conflict,
+        `Documents '${item.documentId}' and '${written.document}' have the same key in unique index '${written.index}'`,
+      );
+    },
+
+    async onFinished(tx, job: JobRecord) {
+      const index = { accountId: job.accountId, id: (job.params as IndexBuildParams).indexId };
+      const reason = job.state === "cancelled" ? "Its build job was cancelled" : (job.error?.message ?? "Its build job failed");
+      const state = job.state === "succeeded" ? "ready" : "failed";
+      await deps.queries.finish(tx, index, state, state === "ready" ? null : reason, deps.now(), indexEvent);
     },
   };
 }
+
+/** The jobs side of an index's life: its build made with it, cancelled when it is dropped. */
+export const indexBuildJobs = (jobs: Pick<JobsDeps, "database" | "now">) => ({
+  startBuild: async (on: Executor, index: IndexRow, documentIds: string[]) => {
+    const params: IndexBuildParams = { indexId: index.id };
+    await createJob(jobs, { accountId: index.accountId, kind: INDEX_BUILD, documentIds, params, onError: "stop" }, on);
+  },
+  cancelBuild: async (accountId: string, jobId: string) => {
+    await cancelJob(jobs.database, accountId, jobId, jobs.now());
+  },
+});

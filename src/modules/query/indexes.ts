@@ -1,5 +1,5 @@
 /**
- * Declared indexes: created (202, built in the background by build.ts), listed, dropped; and the
+ * Declared indexes: created (202, built in the background by a job of kind indexBuild, build.ts), listed, dropped; and the
  * `Indexer` the documents module computes every write's entries with. Each node keeps the account's
  * index set for a few seconds; a write computed with a stale set is caught by the database
  * (kiln_index_document, under the account row lock) and computed again with a fresh one.
@@ -7,13 +7,13 @@
 
 import { ERRORS } from "../../core/error-codes";
 import { httpError } from "../../core/errors";
-import { documentRoot, EntryRefused, indexKeys } from "../../core/json/index-entries";
+import { type DocumentEntries, documentEntries, type EntryIndex, type EntryLimits } from "../../core/json/index-entries";
 import { parsePointer } from "../../core/json/patch";
 import { newId } from "../../core/keys";
 import { normalizeMetadata } from "../../core/metadata";
 import { MAX_INDEXED_VALUE_BYTES } from "../../core/plans";
-import type { Indexer } from "../documents/indexing";
-import type { IndexRow, QueryRepository } from "./repository";
+import type { IndexedContent, Indexer } from "../documents/indexing";
+import type { IndexRow, QueryRepository, StartBuild } from "./repository";
 
 export interface AccountQueryLimits {
   maxIndexedArrayElements: number | null;
@@ -24,6 +24,8 @@ export interface AccountQueryLimits {
 export interface IndexesDeps {
   repository: QueryRepository;
   now: () => number;
+  /** the build job of a new index, and its cancel when the index is dropped (build.ts) */
+  builds: { startBuild: StartBuild; cancelBuild: (accountId: string, jobId: string) => Promise<void> };
 }
 
 export const indexView = (row: IndexRow) => ({
@@ -74,6 +76,7 @@ export async function createIndex(deps: IndexesDeps, accountId: string, input: C
   const created = await deps.repository.create(
     { id: newId("idx"), accountId, folder: folder!, name, fields, unique: input.unique ?? false, now: deps.now() },
     indexEvent,
+    deps.builds.startBuild,
   );
   if (created.outcome === "limit")
     throw httpError(ERRORS.index_limit_reached, `The account may declare at most ${created.max} indexes (maxIndexes)`);
@@ -94,7 +97,9 @@ export async function getIndex(deps: IndexesDeps, accountId: string, id: string)
 }
 
 export async function dropIndex(deps: IndexesDeps, accountId: string, id: string): Promise<void> {
-  if (!(await deps.repository.drop(accountId, id))) throw notFound(id);
+  const { dropped, buildJob } = await deps.repository.drop(accountId, id);
+  if (!dropped) throw notFound(id);
+  if (buildJob) await deps.builds.cancelBuild(accountId, buildJob);
 }
 
 /** How long a node trusts its copy of an account's indexes (a stale copy costs a write one recomputation). */
@@ -123,39 +128,41 @@ export class IndexSets {
 const covers = (indexFolder: string, folder: string | null) =>
   folder !== null && (folder === indexFolder || folder.startsWith(`${indexFolder}/`));
 
+/** The indexes of `indexes` that give a document of `folder` entries (or the one index `only`, for its build). */
+export function coveringIndexes(indexes: IndexRow[], folder: string | null, only?: string): EntryIndex[] {
+  return indexes
+    .filter((index) => index.state !== "failed" && covers(index.folder, folder) && (only === undefined || index.id === only))
+    .map((index) => ({
+      id: index.id,
+      fields: index.fields.map((field) => ({ tokens: parsePointer(field.path)!, descending: field.order === "desc" })),
+    }));
+}
+
+/** The bounds of one document's entries: the account's limits, within what an index holds. */
+export const entryLimits = (limits: AccountQueryLimits): EntryLimits => ({
+  maxEntries: limits.maxIndexedArrayElements,
+  maxValueBytes: Math.min(limits.maxIndexedValueBytes ?? MAX_INDEXED_VALUE_BYTES, MAX_INDEXED_VALUE_BYTES),
+});
+
+/** Computed entries as a write hands them to the database, or 400 index_value_refused naming the index and field. */
+export function indexedContent(indexes: IndexRow[], folder: string | null, computed: DocumentEntries): IndexedContent {
+  if ("refused" in computed) {
+    const { index: id, field, message } = computed.refused;
+    const index = indexes.find((one) => one.id === id)!;
+    throw httpError(ERRORS.index_value_refused, `Index '${index.name}' (${index.id}) on ${index.fields[field]!.path}: ${message}`, {
+      members: { index: index.id },
+    });
+  }
+  const live = indexes.filter((index) => index.state !== "failed").map((index) => index.id);
+  return { indexIds: live.sort(), folder, ...computed };
+}
+
 /**
  * A document's entries in the indexes of `indexes` that cover `folder` (or in the one index `only`, for
  * its build), or 400 index_value_refused.
  */
 export function entriesFor(indexes: IndexRow[], limits: AccountQueryLimits, folder: string | null, bytes: Uint8Array, only?: string) {
-  const live = indexes.filter((index) => index.state !== "failed");
-  const entryIndexes: string[] = [];
-  const entryKeys: string[] = [];
-  const covering = live.filter((index) => covers(index.folder, folder) && (only === undefined || index.id === only));
-  const root = covering.length > 0 ? documentRoot(bytes) : undefined;
-  const bounds = {
-    maxEntries: limits.maxIndexedArrayElements,
-    maxValueBytes: Math.min(limits.maxIndexedValueBytes ?? MAX_INDEXED_VALUE_BYTES, MAX_INDEXED_VALUE_BYTES),
-  };
-  for (const index of covering) {
-    const fields = index.fields.map((field) => ({ tokens: parsePointer(field.path)!, descending: field.order === "desc" }));
-    try {
-      for (const key of indexKeys(root!, fields, bounds)) {
-        entryIndexes.push(index.id);
-        entryKeys.push(Buffer.from(key).toString("hex"));
-      }
-    } catch (error) {
-      if (!(error instanceof EntryRefused)) throw error;
-      throw httpError(
-        ERRORS.index_value_refused,
-        `Index '${index.name}' (${index.id}) on ${index.fields[error.field].path}: ${error.message}`,
-        {
-          members: { index: index.id },
-        },
-      );
-    }
-  }
-  return { indexIds: live.map((index) => index.id).sort(), folder, entryIndexes, entryKeys };
+  return indexedContent(indexes, folder, documentEntries(bytes, coveringIndexes(indexes, folder, only), entryLimits(limits)));
 }
 
 export function indexerOf(sets: IndexSets): Indexer {

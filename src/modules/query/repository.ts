@@ -1,5 +1,5 @@
 /**
- * The query indexes' rows: the indexes, their entries and their builds. An index is created or dropped
+ * The query indexes' rows: the indexes and their entries; a build is a job (build.ts), its progress the job's. An index is created or dropped
  * under the account row lock, the lock every write of the account takes before it writes entries
  * (kiln_index_document), so a write either sees the new index or commits before its build starts.
  */
@@ -8,8 +8,7 @@ import { documents } from "../../db/schema";
 import { type Executor, run } from "../../db/statement";
 import {
   ACCOUNT_INDEXES,
-  BUILD_PROGRESS,
-  CLAIM_BUILD,
+  BUILD_JOB,
   DELETE_INDEX,
   DROP_ENTRIES,
   ENTRIES_OF,
@@ -43,10 +42,13 @@ const bytes = (value: Uint8Array) => Buffer.from(value.buffer, value.byteOffset,
 /** The event an index's end records, with the index as the API shows it. */
 export type IndexEvent = (row: IndexRow) => { type: string; data: unknown };
 
-/** How many active documents the index's folder holds, counted on the creating transaction's connection. */
-export type FolderTotal = (on: Executor, accountId: string, folder: string) => Promise<number>;
+/** The active documents the index's folder holds, read on the creating transaction's connection. */
+export type FolderIds = (on: Executor, accountId: string, folder: string) => Promise<string[]>;
 
-export const queryRepository = (db: Db, folderTotal: FolderTotal) => ({
+/** The build of a new index over these documents, made in the index's transaction (build.ts, a job). */
+export type StartBuild = (on: Executor, index: IndexRow, documentIds: string[]) => Promise<void>;
+
+export const queryRepository = (db: Db, folderIds: FolderIds) => ({
   async indexes(accountId: string): Promise<IndexRow[]> {
     return run(db, ACCOUNT_INDEXES, [accountId]);
   },
@@ -63,16 +65,19 @@ export const queryRepository = (db: Db, folderTotal: FolderTotal) => ({
 
   /**
    * A new index, under the account row lock: refused past maxIndexes; ready at once (with its event)
-   * when the folder holds no document, else building.
+   * when the folder holds no document, else building, with its build made in the same transaction (a
+   * document written after it indexes itself, one written before is the build's).
    */
   async create(
     index: NewIndex,
     readyEvent: IndexEvent,
+    startBuild: StartBuild,
   ): Promise<{ outcome: "created"; row: IndexRow } | { outcome: "limit"; max: number }> {
     return db.$client.begin(async (tx) => {
       const [account] = await run(tx, LOCK_ACCOUNT, [index.accountId]);
       if (account.maxIndexes !== null && account.count >= account.maxIndexes) return { outcome: "limit", max: account.maxIndexes };
-      const total = await folderTotal(tx, index.accountId, index.folder);
+      const documentIds = await folderIds(tx, index.accountId, index.folder);
+      const total = documentIds.length;
       const state = total === 0 ? "ready" : "building";
       const [row] = await run(tx, INSERT_INDEX, [
         index.id,
@@ -88,17 +93,18 @@ export const queryRepository = (db: Db, folderTotal: FolderTotal) => ({
       if (state === "ready") {
         const event = readyEvent(row);
         await run(tx, RECORD_INDEX_EVENT, [index.accountId, event.type, index.folder, JSON.stringify(event.data), index.now]);
-      }
+      } else await startBuild(tx, row, documentIds);
       return { outcome: "created", row };
     });
   },
 
-  /** Drops an index and its entries, releasing their storage, under the account row lock. */
-  async drop(accountId: string, id: string): Promise<boolean> {
+  /** Drops an index and its entries, releasing their storage, under the account row lock; its build job's id, if it has one. */
+  async drop(accountId: string, id: string): Promise<{ dropped: boolean; buildJob?: string }> {
     return db.$client.begin(async (tx) => {
       await run(tx, LOCK_ACCOUNT, [accountId]);
       await run(tx, DROP_ENTRIES, [accountId, id]);
-      return (await run(tx, DELETE_INDEX, [accountId, id])).length > 0;
+      const dropped = (await run(tx, DELETE_INDEX, [accountId, id])).length > 0;
+      return { dropped, buildJob: (await run(tx, BUILD_JOB, [accountId, id]))[0]?.id };
     });
   },
 
@@ -113,24 +119,23 @@ export const queryRepository = (db: Db, folderTotal: FolderTotal) => ({
     return run(db, ENTRIES_OF, [accountId, indexId, documents.tags.mapToDriverValue(documentIds) as string]);
   },
 
-  claimBuild: async (now: number, leaseMs: number): Promise<IndexRow | undefined> => (await run(db, CLAIM_BUILD, [now, leaseMs]))[0],
-
-  /** false once the build lost its lease or the index left `building` (dropped, say). */
-  progress: async (id: string, processed: number, cursor: string, now: number) =>
-    (await run(db, BUILD_PROGRESS, [id, processed, cursor, now])).length > 0,
-
-  /** The build's end and its event in one transaction; a failed index's entries go. */
-  async finish(index: IndexRow, state: "ready" | "failed", reason: string | null, now: number, event: IndexEvent): Promise<void> {
-    await db.$client.begin(async (tx) => {
-      if (state === "failed") {
-        await run(tx, LOCK_ACCOUNT, [index.accountId]);
-        await run(tx, DROP_ENTRIES, [index.accountId, index.id]);
-      }
-      const [row] = await run(tx, FINISH_BUILD, [index.id, state, reason, now]);
-      if (!row) return;
-      const recorded = event(row);
-      await run(tx, RECORD_INDEX_EVENT, [index.accountId, recorded.type, index.folder, JSON.stringify(recorded.data), now]);
-    });
+  /** The build's end and its event, in the transaction `tx` that finishes its job; a failed index's entries go. */
+  async finish(
+    tx: Executor,
+    index: { accountId: string; id: string },
+    state: "ready" | "failed",
+    reason: string | null,
+    now: number,
+    event: IndexEvent,
+  ): Promise<void> {
+    if (state === "failed") {
+      await run(tx, LOCK_ACCOUNT, [index.accountId]);
+      await run(tx, DROP_ENTRIES, [index.accountId, index.id]);
+    }
+    const [row] = await run(tx, FINISH_BUILD, [index.id, state, reason, now]);
+    if (!row) return;
+    const recorded = event(row);
+    await run(tx, RECORD_INDEX_EVENT, [index.accountId, recorded.type, row.folder, JSON.stringify(recorded.data), now]);
   },
 });
 

@@ -15,13 +15,16 @@ export interface IndexRow {
   reason: string | null;
   processed: number;
   total: number;
-  buildCursor: string | null;
   multikey: boolean;
   createdAt: number;
 }
 
-const INDEX_COLUMNS = `id, account_id as "accountId", folder, name, fields, "unique", state, reason, processed, total,
-  build_cursor as "buildCursor", multikey, created_at::float8 as "createdAt"`;
+/** An index's progress is its build job's (the newest, should a build have been made again) while it has one. */
+const BUILD = `(select j.processed, j.total from jobs j where j.account_id = indexes.account_id and j.kind = 'indexBuild'
+  and j.params->>'indexId' = indexes.id order by j.created_at desc limit 1)`;
+const INDEX_COLUMNS = `id, account_id as "accountId", folder, name, fields, "unique", state, reason,
+  coalesce((select processed from ${BUILD} b), processed) as processed, coalesce((select total from ${BUILD} b), total) as total,
+  multikey, created_at::float8 as "createdAt"`;
 
 /** Raw: the account's indexes, in the order kiln_index_document compares their ids. */
 export const ACCOUNT_INDEXES = statement<[accountId: string], IndexRow>(
@@ -98,19 +101,11 @@ export const ENTRIES_OF = statement<[accountId: string, indexId: string, documen
   select key, document_id as "documentId" from index_entries
   where document_id = any($3::text[]) and index_id = $2 and account_id = $1`);
 
-/** Raw: an index waiting to be built, leased to this node until $1 + $2 (SKIP LOCKED: each node takes its own). */
-export const CLAIM_BUILD = statement<[now: number, leaseMs: number], IndexRow>(`
-  update indexes set lease_until = $1 + $2
-  where id = (select id from indexes where state = 'building' and (lease_until is null or lease_until < $1)
-    order by updated_at limit 1 for update skip locked)
-  returning ${INDEX_COLUMNS}`);
-
-/** Raw: a build's progress after a batch, its lease given back (the next claim takes the index waiting longest). */
-export const BUILD_PROGRESS = statement<[id: string, processed: number, cursor: string, now: number], { id: string }>(`
-  update indexes set processed = processed + $2, build_cursor = $3, lease_until = null, updated_at = $4
-  where id = $1 and state = 'building' returning id`);
+/** Raw: an index's build job, while it runs (a dropped index's build is cancelled). */
+export const BUILD_JOB = statement<[accountId: string, indexId: string], { id: string }>(`
+  select id from jobs where account_id = $1 and kind = 'indexBuild' and params->>'indexId' = $2 and state in ('queued', 'running')`);
 
 /** Raw: a build's end, ready or failed (with its reason). */
 export const FINISH_BUILD = statement<[id: string, state: string, reason: string | null, now: number], IndexRow>(`
-  update indexes set state = $2, reason = $3, lease_until = null, updated_at = $4
+  update indexes set state = $2, reason = $3, processed = case when $2 = 'ready' then total else processed end, updated_at = $4
   where id = $1 and state = 'building' returning ${INDEX_COLUMNS}`);

@@ -9,18 +9,22 @@ export interface JobsTestApp extends TestApp {
   startRunner(options?: Partial<RunnerOptions>): JobRunnerHandle;
 }
 
+/** A job runner over the app's database and kinds, as a node's would be (quiet, polling often). */
+export const runnerOf = (app: TestApp, extra: Partial<RunnerOptions> = {}): JobRunnerHandle =>
+  startJobRunner({
+    database: app.testDb.database,
+    kinds: app.app.jobs.kinds,
+    config: app.config.jobs,
+    logger: { log: () => {} } as never,
+    pollMs: 100,
+    ...extra,
+  });
+
 export async function createJobsApp(env: Record<string, string> = {}, options: { runner?: boolean } = {}): Promise<JobsTestApp> {
   const app = await createTestApp({ JOBS_LEASE_MS: "2000", ...env });
   const runners: JobRunnerHandle[] = [];
   const startRunner = (extra: Partial<RunnerOptions> = {}) => {
-    const runner = startJobRunner({
-      database: app.testDb.database,
-      kinds: app.app.jobs.kinds,
-      config: app.config.jobs,
-      logger: { log: () => {} } as never,
-      pollMs: 100,
-      ...extra,
-    });
+    const runner = runnerOf(app, extra);
     runners.push(runner);
     return runner;
   };

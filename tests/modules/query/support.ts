@@ -1,25 +1,22 @@
-/** Helpers of the query tests: run index builds in-process, read an index's entries as a rebuild would write them. */
-import { documentsRepository } from "../../../src/modules/documents/repository";
-import { buildWaiting } from "../../../src/modules/query/build";
-import { IndexSets } from "../../../src/modules/query/indexes";
-import { queryRepository } from "../../../src/modules/query/repository";
-import { createContentStore } from "../../../src/storage";
-import type { TestApp } from "../../support/app";
+/** Helpers of the query tests: run index builds (jobs of kind indexBuild) in-process, read an index's entries as a rebuild would write them. */
 
-/** Builds every index waiting, as the background loop would, until none is left. */
+import type { TestApp } from "../../support/app";
+import { runnerOf } from "../jobs/support";
+
+/** Runs the job runner until no index build is left queued or running, as every node's runner would. */
 export async function buildNow(t: TestApp): Promise<void> {
-  const db = t.testDb.database.db;
-  const documents = documentsRepository(db);
-  const queries = queryRepository(db, documents.folderTotal);
-  await buildWaiting({
-    queries,
-    documents,
-    store: createContentStore(t.config),
-    sets: new IndexSets(queries.indexSet),
-    now: Date.now,
-    batch: 50,
-    leaseMs: 60_000,
-  });
+  const sql = t.testDb.database.sql;
+  const runner = runnerOf(t, { pollMs: 20 });
+  try {
+    for (;;) {
+      const [{ left }] = await sql<{ left: number }[]>`
+        select count(*)::int as "left" from jobs where kind = 'indexBuild' and state in ('queued', 'running', 'cancelling')`;
+      if (left === 0) return;
+      await Bun.sleep(20);
+    }
+  } finally {
+    await runner.stop();
+  }
 }
 
 /** An index's entries as (hex key, document) pairs, sorted: what a query reads. */
@@ -29,11 +26,30 @@ export async function entriesOf(t: TestApp, indexId: string): Promise<string[]> 
   return rows.map((row) => `${row.key.toString("hex")} ${row.document_id}`);
 }
 
-/** Drops an index's entries and builds it again from the stored bytes: the entries every write must leave. */
+/**
+ * Drops an index's entries and builds it again from the stored bytes (a new build job over the folder's
+ * documents): the entries every write must leave.
+ */
 export async function rebuiltEntries(t: TestApp, indexId: string): Promise<string[]> {
   const sql = t.testDb.database.sql;
+  const [index] = await sql<{ account_id: string; folder: string }[]>`select account_id, folder from indexes where id = ${indexId}`;
   await sql`delete from index_entries where index_id = ${indexId}`;
-  await sql`update indexes set state = 'building', build_cursor = null, processed = 0, lease_until = null where id = ${indexId}`;
-  await buildNow(t);
+  await sql`update indexes set state = 'building', processed = 0 where id = ${indexId}`;
+  const { indexBuildJobs } = await import("../../../src/modules/query/build");
+  const builds = indexBuildJobs({ database: t.testDb.database, now: Date.now });
+  const ids = await sql<{ id: string }[]>`
+    select id from documents where account_id = ${index!.account_id} and deleted_at is null
+      and (folder = ${index!.folder} or starts_with(folder, ${`${index!.folder}/`})) order by created_at, id`;
+  if (ids.length === 0) await sql`update indexes set state = 'ready' where id = ${indexId}`;
+  else {
+    await sql.begin((tx) =>
+      builds.startBuild(
+        tx,
+        { id: indexId, accountId: index!.account_id } as never,
+        ids.map((row) => row.id),
+      ),
+    );
+    await buildNow(t);
+  }
   return entriesOf(t, indexId);
 }

@@ -6,7 +6,10 @@
  *  - every document has exactly one new version (version 2, with the output's bytes), however many
  *    kills interrupted a chunk: the killed node's claims were taken over after their lease, and nothing
  *    it had prepared was written twice;
- *  - the results list every document exactly once, in order, each with version 2.
+ *  - the results list every document exactly once, in order, each with version 2;
+ *  - a query index declared just before the job, its build (another job) running through the same
+ *    kills and the job's new versions, ends ready with the entries a rebuild would write: a query on
+ *    the redacted value finds every document once, in order, and none keeps an entry of its old bytes.
  */
 import { createTestDatabase, type TestDatabase } from "../../support/database";
 import { type RunningServer, removeDataDir, startServer, tempDataDir } from "../../support/server";
@@ -72,6 +75,11 @@ export async function runJobCrashTrial(options: { kills: number; mode: "embedded
       .trim()
       .split("\n")
       .map((line) => (JSON.parse(line) as { id: string }).id);
+    const index = (
+      (await (
+        await call("POST", "/api/v1/indexes", key, JSON.stringify({ folder: "crash", fields: [{ path: "/e" }, { path: "/i" }] }))
+      ).json()) as any
+    ).index;
     const submitted = (await (
       await call(
         "POST",
@@ -118,6 +126,33 @@ export async function runJobCrashTrial(options: { kills: number; mode: "embedded
     if (results.map((line) => line.documentId).join() !== ids.join())
       violations.push(`the results do not list every document once, in order (${results.length} lines)`);
     for (const line of results) if (line.status !== "succeeded" || line.version !== 2) violations.push(`result ${JSON.stringify(line)}`);
+    let built = ((await (await call("GET", `/api/v1/indexes/${index.id}`, key)).json()) as any).index;
+    while (built.state === "building" && Date.now() < deadline) {
+      await Bun.sleep(50);
+      built = ((await (await call("GET", `/api/v1/indexes/${index.id}`, key)).json()) as any).index;
+    }
+    if (built.state !== "ready") violations.push(`the index ended ${built.state}: ${JSON.stringify(built)}`);
+    const queried = async (value: string) => {
+      const found: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const body = JSON.stringify({
+          folder: "crash",
+          filter: { "/e": value },
+          sort: [{ path: "/i" }],
+          limit: 1000,
+          ...(cursor ? { cursor } : {}),
+        });
+        const page = (await (await call("POST", "/api/v1/documents/query", key, body)).json()) as any;
+        found.push(...page.documents.map((document: { id: string }) => document.id));
+        cursor = page.nextCursor;
+      } while (cursor);
+      return found;
+    };
+    if ((await queried("[REDACTED]")).join() !== ids.join())
+      violations.push("the index does not find every redacted document once, in order");
+    const stale = (await Promise.all(ids.slice(0, 20).map((_, i) => queried(`u${i}@example.com`)))).flat();
+    if (stale.length > 0) violations.push(`the index keeps entries of old bytes: ${stale.slice(0, 3).join(", ")}`);
     for (const [index, id] of ids.entries()) {
       const versions = ((await (await call("GET", `/api/v1/documents/${id}/versions`, key)).json()) as any).versions.map(
         (version: { version: number }) => version.version,
