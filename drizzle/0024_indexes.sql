@@ -26,16 +26,12 @@ CREATE TABLE "indexes" (
 	"reason" text,
 	"processed" integer DEFAULT 0 NOT NULL,
 	"total" integer DEFAULT 0 NOT NULL,
-	"build_cursor" text,
-	"lease_until" bigint,
 	"multikey" boolean DEFAULT false NOT NULL,
 	"created_at" bigint NOT NULL,
 	"updated_at" bigint NOT NULL
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX "indexes_account_name_idx" ON "indexes" USING btree ("account_id","name");
---> statement-breakpoint
-CREATE INDEX "indexes_building_idx" ON "indexes" USING btree ("lease_until") WHERE "state" = 'building';
 --> statement-breakpoint
 CREATE TABLE "index_entries" (
 	"account_id" text NOT NULL,

@@ -11,7 +11,8 @@ const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataTyp
 
 /**
  * Query indexes (modules/query, docs/query.md): declared on a folder, covering it and its subfolders.
- * `state` is building (its build, indexBuild, walks the folder's documents from `buildCursor`), ready
+ * `state` is building (its build is an indexBuild job over the folder's documents; `processed` and `total` keep the last
+ * progress read once the job is swept), ready
  * or failed (`reason`). `multikey` is set once some document has more than one entry in it, so a query
  * knows when a document may show up twice in a range and must be counted once.
  */
@@ -31,18 +32,11 @@ export const indexes = pgTable(
     reason: text("reason"),
     processed: integer("processed").notNull().default(0),
     total: integer("total").notNull().default(0),
-    /** the id of the last document the build indexed */
-    buildCursor: text("build_cursor"),
-    /** a node building it holds it until then (epoch ms) */
-    leaseUntil: epochMs("lease_until"),
     multikey: boolean("multikey").notNull().default(false),
     createdAt: epochMs("created_at").notNull(),
     updatedAt: epochMs("updated_at").notNull(),
   },
-  (table) => [
-    uniqueIndex("indexes_account_name_idx").on(table.accountId, table.name),
-    index("indexes_building_idx").on(table.leaseUntil).where(sql`${table.state} = 'building'`),
-  ],
+  (table) => [uniqueIndex("indexes_account_name_idx").on(table.accountId, table.name)],
 );
 
 /**
