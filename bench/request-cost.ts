@@ -2,7 +2,7 @@
  * CPU per request of Kiln's own pipeline against the bare baseline's, both called in this process
  * (no listener, no loopback, no load generator competing for the cores), one request at a time:
  *
- *   bun bench/request-cost.ts [--mode embedded|external] [--rounds 12] [--requests 2000] [--cases get,create] [--sql-stubbed]
+ *   bun bench/request-cost.ts [--mode embedded|external] [--rounds 12] [--requests 2000] [--cases get,list,create] [--sql-stubbed]
  *
  * `--sql-stubbed`: Kiln's get metadata alone, its document query answered from memory with the row it
  * returned first (the cached key needs no query either): the CPU of Kiln's own pipeline, without
@@ -35,7 +35,7 @@ const { values } = parseArgs({
     mode: { type: "string", default: "embedded" },
     rounds: { type: "string", default: "12" },
     requests: { type: "string", default: "2000" },
-    cases: { type: "string", default: "get,create" },
+    cases: { type: "string", default: "get,list,create" },
     "sql-stubbed": { type: "boolean", default: false },
   },
 });
@@ -63,6 +63,7 @@ try {
   if (values["sql-stubbed"]) await kilnAlone(handle, database, new Request(`${base}/api/v1/documents/${ids[0]}`, { headers }));
   const cases: { name: string; request: (i: number) => Request }[] = [
     { name: "get metadata", request: (i) => new Request(`${base}/api/v1/documents/${ids[i % ids.length]}`, { headers }) },
+    { name: "list a page of 50", request: () => new Request(`${base}/api/v1/documents?limit=50`, { headers }) },
     { name: "create 1 KB", request: () => new Request(`${base}/api/v1/documents`, { method: "POST", headers, body: createBody }) },
   ];
   const sides = { kiln: handle, bare: handleBare };
