@@ -59,3 +59,15 @@ test("runs that save nothing send no notification; a run that saves, and a docum
   });
   expect(created).toEqual([accountId]);
 });
+
+test("writes answered while a notification is on its way are each notified, and writes after them too", async () => {
+  const accounts = await Promise.all([1, 2, 3].map(() => t.newAccount()));
+  const write = (key: string, name: string) =>
+    t.json("POST", "/api/v1/documents", { key, body: { name, content: 1 } }).then((answer) => expect(answer.status).toBe(201));
+  const burst = await notifiedDuring(async () => {
+    await Promise.all(accounts.flatMap(({ key }) => [1, 2, 3, 4].map((i) => write(key, `d${i}`))));
+  });
+  expect(new Set(burst)).toEqual(new Set(accounts.map((account) => account.accountId)));
+  const after = await notifiedDuring(() => write(accounts[1]!.key, "later"));
+  expect(after).toEqual([accounts[1]!.accountId]);
+});
