@@ -99,9 +99,10 @@ async function create(principal: Principal, request: Request): Promise<Response>
   const now = Date.now();
   // a create, as Kiln makes it: one call of kiln_create (its folders, document, first version, event and
   // storage reservation; drizzle/0018 and 0019), with no query index entries (the account declares no index)
+  // and no schema check (p_unbound false: bare validates nothing)
   const [{ document: row }] =
     await sql`select kiln_create(${principal.accountId}, ${bytes.byteLength}, ${now}, ${[]}::text[], ${`doc_${Bun.randomUUIDv7()}`},
-      ${body.name}, ${null}, ${[]}::text[], ${null}, ${stored.hash}, ${stored.key}, ${now}, ${[]}::text[], ${[]}::text[], ${[]}::text[]) as document`;
+      ${body.name}, ${null}, ${[]}::text[], ${null}, ${stored.hash}, ${stored.key}, ${now}, ${[]}::text[], ${[]}::text[], ${[]}::text[], ${false}) as document`;
   return json({ success: true, document: metadata(row) }, 201);
 }
 
@@ -110,7 +111,7 @@ async function replaceContent(principal: Principal, id: string, request: Request
   const stored = await putContent(bytes);
   // a new version, as Kiln makes it: one call of kiln_new_version (drizzle/0005_new_version.sql)
   const [{ result }] =
-    await sql`select kiln_new_version(${principal.accountId}, ${id}, ${null}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${Date.now()}, ${null}, ${[]}::text[], ${[]}::text[], ${[]}::text[]) as result`;
+    await sql`select kiln_new_version(${principal.accountId}, ${id}, ${null}, ${bytes.byteLength}, ${stored.hash}, ${stored.key}, ${Date.now()}, ${null}, ${[]}::text[], ${[]}::text[], ${[]}::text[], ${false}) as result`;
   if (result.outcome !== "stored") {
     await rm(contentPath(stored.key), { force: true });
     return notFound();

@@ -42,7 +42,7 @@ const withoutClock = ({ created_at: _createdAt, ...rest }: Row) => rest;
 
 test("kiln_create's document.created is kiln_record_event's row", async () => {
   await testDb.database.sql`select kiln_create(${ACCOUNT}, 12, 1000, ${["a", "a/b"]}::text[], 'doc_w1', 'one', 'about',
-    ${["x", "y"]}::text[], 'a/b', 'h1', 'k1', 1001, '{}', '{}', '{}')`;
+    ${["x", "y"]}::text[], 'a/b', 'h1', 'k1', 1001, '{}', '{}', '{}', false)`;
   const written = await lastEvent();
   expect(written.type).toBe("document.created");
   expect(written).toEqual(await recorded("document.created", await documentRow("doc_w1"), 1001));
@@ -50,7 +50,7 @@ test("kiln_create's document.created is kiln_record_event's row", async () => {
 
 test("kiln_new_version's document.content_replaced is kiln_record_event's row", async () => {
   const [{ result }] = await testDb.database
-    .sql`select kiln_new_version(${ACCOUNT}, 'doc_w1', null, 30, 'h2', 'k2', 2000, null, '{}', '{}', '{}') as result`;
+    .sql`select kiln_new_version(${ACCOUNT}, 'doc_w1', null, 30, 'h2', 'k2', 2000, null, '{}', '{}', '{}', false) as result`;
   expect((result as { outcome: string }).outcome).toBe("stored");
   const written = await lastEvent();
   expect(written.type).toBe("document.content_replaced");

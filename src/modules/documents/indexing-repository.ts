@@ -8,6 +8,7 @@ import type { Db } from "../../db/client";
 import { documents } from "../../db/schema";
 import { connectionOf, run, type Executor as StatementExecutor } from "../../db/statement";
 import { INDEX_CONFLICT, INDEX_SET_CHANGED, type IndexedContent, type IndexOutcome } from "./indexing";
+import { SCHEMAS_CHANGED } from "./schema-guard";
 import { FOLDER_IDS, INDEX_DOCUMENT, type IndexParams, LOCK_DOCUMENTS, STORAGE_REFUSED, type TextArray } from "./statements";
 
 export type QuotaRefusal = "document_too_large" | "storage_limit_exceeded";
@@ -17,14 +18,20 @@ export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 /** A text[] parameter (Drizzle would spread a plain array into a list of parameters). */
 export const textArray = (values: string[]) => documents.tags.mapToDriverValue(values) as TextArray;
 
+/** A write refused because the account binds a folder its writer took for unbound (documents/schema-guard.ts). */
+export type SchemasChanged = { outcome: "schemas_changed" };
+
+const REFUSALS = new Set([STORAGE_REFUSED, INDEX_SET_CHANGED, INDEX_CONFLICT, SCHEMAS_CHANGED]);
+
 /**
- * The refusal a failed write raised: its reservation's (STORAGE_REFUSED), or its index entries'
- * (documents/indexing.ts); any other error is thrown on.
+ * The refusal a failed write raised: its reservation's (STORAGE_REFUSED), its index entries'
+ * (documents/indexing.ts) or its schema check's (SCHEMAS_CHANGED); any other error is thrown on.
  */
-export function writeRefusal(error: unknown): { outcome: QuotaRefusal } | IndexOutcome {
-  const refused = causeWithCode(error, (code) => code === STORAGE_REFUSED || code === INDEX_SET_CHANGED || code === INDEX_CONFLICT);
+export function writeRefusal(error: unknown): { outcome: QuotaRefusal } | IndexOutcome | SchemasChanged {
+  const refused = causeWithCode(error, (code) => REFUSALS.has(code));
   if (!refused) throw error;
   if (refused.code === INDEX_SET_CHANGED) return { outcome: "index_set_changed" };
+  if (refused.code === SCHEMAS_CHANGED) return { outcome: "schemas_changed" };
   if (refused.code === INDEX_CONFLICT) {
     const [index, document] = refused.message.split(" ");
     return { outcome: "index_conflict", index, document };

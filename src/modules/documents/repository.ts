@@ -11,7 +11,15 @@ import { run, type Statement, type Executor as StatementExecutor } from "../../d
 import { forgetAnswersNaming, type PurgedDocuments } from "../../http/idempotency-repository";
 import type { CursorPosition } from "./cursor";
 import { type IndexedContent, type IndexOutcome, NO_ENTRIES } from "./indexing";
-import { indexingRepository, indexParams, type QuotaRefusal, type Tx, textArray, writeRefusal } from "./indexing-repository";
+import {
+  indexingRepository,
+  indexParams,
+  type QuotaRefusal,
+  type SchemasChanged,
+  type Tx,
+  textArray,
+  writeRefusal,
+} from "./indexing-repository";
 import {
   ACCOUNT_LIMITS,
   ACCOUNT_OF_DOCUMENT,
@@ -62,6 +70,8 @@ export interface NewVersionInput {
   now: number;
   /** the new content's query index entries (none when left out: an account without indexes) */
   indexed?: IndexedContent;
+  /** no schema was checked, the account binding no folder as the writer knew: refused (schemas_changed) if it binds one now */
+  unbound?: boolean;
 }
 
 export type NewVersionOutcome =
@@ -69,7 +79,8 @@ export type NewVersionOutcome =
   | { outcome: "not_found" }
   | { outcome: "precondition_failed"; contentHash: string }
   | { outcome: QuotaRefusal }
-  | IndexOutcome;
+  | IndexOutcome
+  | SchemasChanged;
 
 /**
  * What else goes with a purged document, in the purge's transaction, on its connection: another module's
@@ -168,12 +179,14 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
    * pass the limit together; the row lock it takes is held only for the reservation and the commit). A
    * refusal writes nothing. `on`: a transaction's connection, for a write that must commit with another
    * module's rows (a job marks its item done in the same transaction); a refusal then aborts it.
+   * `unbound`: as NewVersionInput's.
    */
   async create(
     document: NewDocumentRow,
     indexed: IndexedContent = NO_ENTRIES(document.folder),
     on: StatementExecutor = db,
-  ): Promise<{ outcome: "stored"; document: DocumentRow } | { outcome: QuotaRefusal } | IndexOutcome> {
+    unbound = false,
+  ): Promise<{ outcome: "stored"; document: DocumentRow } | { outcome: QuotaRefusal } | IndexOutcome | SchemasChanged> {
     const folderPaths = document.folder ? folderAndAncestors(document.folder) : [];
     try {
       const [row] = await run(on, CREATE, [
@@ -190,6 +203,7 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
         document.contentKey,
         document.updatedAt,
         ...indexParams(indexed),
+        unbound,
       ]);
       return { outcome: "stored", document: documentFromJson(row.document) };
     } catch (error) {
@@ -216,6 +230,7 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
         input.now,
         input.indexed?.folder ?? null,
         ...indexParams(input.indexed ?? NO_ENTRIES(null)),
+        input.unbound ?? false,
       ]);
     } catch (error) {
       return writeRefusal(error);

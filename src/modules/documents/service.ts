@@ -100,6 +100,46 @@ async function withStoredContent<T>(deps: DocumentsDeps, bytes: Uint8Array, adop
   }
 }
 
+/** A write's statement found the account binding a folder its writer took for unbound: check again. */
+class SchemasChangedError extends Error {}
+
+/** How many times a write checks its content again because the account bound folders meanwhile, before 409. */
+const SCHEMA_ATTEMPTS = 3;
+
+/**
+ * The folder's schema checks `bytes` (a refusal stores nothing), then they are stored and `adopt` runs
+ * with whether the account bound no folder as the guard knew it, which the write's statement makes sure
+ * of; when it finds a folder bound after all (SchemasChangedError), the schemas are read afresh and the
+ * stored bytes checked and adopted again (a refusal now removes them). `folder(fresh)`: the folder the
+ * content goes to, read again when fresh.
+ */
+async function storeChecked<T>(
+  deps: DocumentsDeps,
+  accountId: string,
+  folder: (fresh: boolean) => string | null | Promise<string | null>,
+  bytes: Uint8Array,
+  adopt: (stored: StoredContent, unbound: boolean) => Promise<T>,
+): Promise<{ adopted: T; warnings?: guard.SchemaWarnings }> {
+  const check = (fresh: boolean) => guard.checkedForWrite(deps.schemaGuard, accountId, () => folder(fresh), bytes, fresh);
+  let checked = await check(false);
+  const adopted = await withStoredContent(deps, bytes, async (stored) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await adopt(stored, checked.unbound);
+      } catch (error) {
+        if (!(error instanceof SchemasChangedError)) throw error;
+        if (attempt === SCHEMA_ATTEMPTS)
+          throw httpError(
+            ERRORS.edit_conflict,
+            `The account's schemas changed ${SCHEMA_ATTEMPTS} times while this write was being checked; nothing was written; retry`,
+          );
+        checked = await check(true);
+      }
+    }
+  });
+  return { adopted, warnings: checked.warnings };
+}
+
 export interface CreateInput extends MetadataInput {
   name: string;
   content?: unknown;
@@ -139,36 +179,44 @@ export async function createDocument(
   const bytes = contentBytesOf(input, rawBody);
   if (bytes.byteLength > CHECK_BEFORE_WRITING_ABOVE) await precheckQuota(deps.repository, accountId, bytes.byteLength);
   const folder = metadata.folder ?? null;
-  const warnings = await guard.checkedAgainstSchema(deps.schemaGuard, accountId, () => folder, bytes);
-  const row = await withStoredContent(deps, bytes, async (stored) => {
-    const now = deps.now();
-    const id = newId("doc");
-    const created = await withIndexEntries(
-      deps.indexer,
-      accountId,
-      () => folder,
-      bytes,
-      (indexed) =>
-        deps.repository.create(
-          {
-            id,
-            accountId,
-            name: metadata.name!,
-            description: metadata.description ?? null,
-            tags: metadata.tags ?? [],
-            folder,
-            fileSize: stored.size,
-            contentHash: stored.hash,
-            contentKey: stored.key,
-            createdAt: now,
-            updatedAt: now,
-          },
-          indexed,
-        ),
-    );
-    if (created.outcome !== "stored") throw quotaError(created.outcome, stored.size);
-    return created.document;
-  });
+  const { adopted: row, warnings } = await storeChecked(
+    deps,
+    accountId,
+    () => folder,
+    bytes,
+    async (stored, unbound) => {
+      const now = deps.now();
+      const id = newId("doc");
+      const created = await withIndexEntries(
+        deps.indexer,
+        accountId,
+        () => folder,
+        bytes,
+        (indexed) =>
+          deps.repository.create(
+            {
+              id,
+              accountId,
+              name: metadata.name!,
+              description: metadata.description ?? null,
+              tags: metadata.tags ?? [],
+              folder,
+              fileSize: stored.size,
+              contentHash: stored.hash,
+              contentKey: stored.key,
+              createdAt: now,
+              updatedAt: now,
+            },
+            indexed,
+            undefined,
+            unbound,
+          ),
+      );
+      if (created.outcome === "schemas_changed") throw new SchemasChangedError();
+      if (created.outcome !== "stored") throw quotaError(created.outcome, stored.size);
+      return created.document;
+    },
+  );
   return guard.withWarnings(deps.schemaGuard, accountId, row, warnings);
 }
 
@@ -243,6 +291,7 @@ async function adoptVersion(
   id: string,
   stored: StoredContent & { bytes: Uint8Array },
   acceptedHashes: string[] | null,
+  unbound: boolean,
   folder?: string | null,
 ): Promise<{ row: DocumentRow; released: string[] }> {
   const folderOf = async (fresh: boolean) => (folder !== undefined && !fresh ? folder : (await getDocument(deps, accountId, id)).folder);
@@ -256,11 +305,14 @@ async function adoptVersion(
       key: stored.key,
       now: deps.now(),
       indexed,
+      unbound,
     }),
   );
   switch (result.outcome) {
     case "stored":
       return { row: result.document, released: result.released };
+    case "schemas_changed":
+      throw new SchemasChangedError();
     case "not_found":
       throw documentNotFound(id);
     case "precondition_failed":
@@ -288,10 +340,12 @@ export async function storeNewVersion(
     if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
     await precheckQuota(deps.repository, accountId, bytes.byteLength, before);
   }
-  const folder = async () => (before ?? (await getDocument(deps, accountId, id))).folder;
-  const warnings = await guard.checkedAgainstSchema(deps.schemaGuard, accountId, folder, bytes);
-  const { row, released } = await withStoredContent(deps, bytes, (stored) =>
-    adoptVersion(deps, accountId, id, { ...stored, bytes }, ifMatchContentHashes(preconditions.ifMatch)),
+  const folder = async (fresh: boolean) => (before && !fresh ? before : await getDocument(deps, accountId, id)).folder;
+  const {
+    adopted: { row, released },
+    warnings,
+  } = await storeChecked(deps, accountId, folder, bytes, (stored, unbound) =>
+    adoptVersion(deps, accountId, id, { ...stored, bytes }, ifMatchContentHashes(preconditions.ifMatch), unbound),
   );
   for (const key of released) deps.retirer.retire(key);
   return guard.withWarnings(deps.schemaGuard, accountId, row, warnings);
@@ -334,11 +388,13 @@ export async function deriveNewVersion(
       const limits = await deps.repository.limits(accountId, { documentId: id, version: current.contentVersion + 1 });
       const bytes = await derive(new Uint8Array(await content.body.arrayBuffer()), limits?.maxDocumentBytes ?? null);
       checkQuota(limits, bytes.byteLength);
-      warnings = await guard.checkedAgainstSchema(deps.schemaGuard, accountId, () => current.folder, bytes);
+      const folder = async (fresh: boolean) => (fresh ? (await getDocument(deps, accountId, id)).folder : current.folder);
       try {
-        return await withStoredContent(deps, bytes, (stored) =>
-          adoptVersion(deps, accountId, id, { ...stored, bytes }, [current.contentHash], current.folder),
+        const adopted = await storeChecked(deps, accountId, folder, bytes, (stored, unbound) =>
+          adoptVersion(deps, accountId, id, { ...stored, bytes }, [current.contentHash], unbound, current.folder),
         );
+        warnings = adopted.warnings;
+        return adopted.adopted;
       } catch (error) {
         // the content changed since it was read: build again from the new one (If-Match is checked on it above)
         if (!(error instanceof HttpError && error.code === "precondition_failed")) throw error;

@@ -114,7 +114,8 @@ export const ACCOUNT_LIMITS = statement<[accountId: string, documentId: string |
  * document, its version 1 and its event, then the storage reservation on the account row, whose refusal raises
  * STORAGE_REFUSED and so writes nothing. $1 account, $2 size, $3 created at, $4 folder paths, $5 id,
  * $6 name, $7 description, $8 tags, $9 folder, $10 hash, $11 content key, $12 updated at, then the query
- * index entries (documents/indexing.ts): $13 the index set, $14 and $15 the entries' indexes and hex keys.
+ * index entries (documents/indexing.ts): $13 the index set, $14 and $15 the entries' indexes and hex keys;
+ * $16 unbound: no schema was checked, the account binding no folder as the writer knew (documents/schema-guard.ts).
  */
 export const CREATE = statement<
   [
@@ -131,10 +132,11 @@ export const CREATE = statement<
     contentKey: string,
     updatedAt: number,
     ...IndexParams,
+    unbound: boolean,
   ],
   { document: Record<string, unknown> }
 >(
-  "select kiln_create($1, $2, $3, $4::text[], $5, $6, $7, $8::text[], $9, $10, $11, $12, $13::text[], $14::text[], $15::text[]) as document",
+  "select kiln_create($1, $2, $3, $4::text[], $5, $6, $7, $8::text[], $9, $10, $11, $12, $13::text[], $14::text[], $15::text[], $16::boolean) as document",
 );
 
 /** The SQLSTATE of a refused storage reservation (kiln_reserve_storage); the message names the refusal. */
@@ -145,7 +147,8 @@ export const STORAGE_REFUSED = "KL001";
  * row lock, checks If-Match, drops old versions, updates the row, writes its event and reserves the storage last
  * (a refusal raises STORAGE_REFUSED) in one round trip.
  * $1 account, $2 document, $3 accepted hashes (text[] or null), $4 size, $5 hash, $6 key, $7 now, then the
- * query index entries: $8 the folder they were computed for, $9 the index set, $10 and $11 the entries.
+ * query index entries: $8 the folder they were computed for, $9 the index set, $10 and $11 the entries;
+ * $12 unbound, as for CREATE.
  */
 export const NEW_VERSION = statement<
   [
@@ -158,9 +161,10 @@ export const NEW_VERSION = statement<
     now: number,
     folder: string | null,
     ...IndexParams,
+    unbound: boolean,
   ],
   { result: Record<string, unknown> }
->("select kiln_new_version($1, $2, $3::text[], $4, $5, $6, $7, $8, $9::text[], $10::text[], $11::text[]) as result");
+>("select kiln_new_version($1, $2, $3::text[], $4, $5, $6, $7, $8, $9::text[], $10::text[], $11::text[], $12::boolean) as result");
 
 /**
  * Raw: a job chunk's documents locked in id order, first in its commit (jobs/kinds.ts, lockChunk): each

@@ -28,7 +28,7 @@ import type { StoredContent } from "../../storage/content-store";
 import type { UtilityRegistry } from "../../utilities/registry";
 import { entriesIfIndexed, type IndexedContent, indexConflict } from "../documents/indexing";
 import { quotaError } from "../documents/quota";
-import { checkedAgainstSchema, type SchemaWarnings } from "../documents/schema-guard";
+import { checkedForWrite, type SchemaWarnings } from "../documents/schema-guard";
 import { type DocumentsDeps, documentNotFound, openContent } from "../documents/service";
 import { inWorker } from "../utilities/in-worker";
 import { outputBytes } from "../utilities/response-body";
@@ -67,6 +67,8 @@ type Prepared =
       /** where the output lands, and what its schema (mode warn) said of it */
       folder?: string | null;
       warnings?: SchemaWarnings;
+      /** no schema checked the output, the account binding no folder as this node knew: the commit makes sure */
+      unbound?: boolean;
       /** the output's query index entries, computed here, outside the item's transaction */
       indexed?: IndexedContent;
     };
@@ -102,6 +104,8 @@ class AccountTurns {
 
 const indexesChanged = () =>
   new PrepareAgain("The account's query indexes changed while the document was being written; retried too often");
+
+const schemasChanged = () => new PrepareAgain("The account's schemas changed while the document was being written; retried too often");
 
 const documentChanged = (id: string) =>
   httpError(ERRORS.document_changed, `Document '${id}' changed since the job read it; the job's output for it was not written`);
@@ -165,10 +169,11 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
         return { ...kept, output: decoder.decode(output) };
       }
       const folder = params.output.mode === "saveAs" ? params.output.folder : row.folder;
-      const warnings = await checkedAgainstSchema(documents.schemaGuard, accountId, () => folder, output);
-      // a try after an index_set_changed refusal reads the account's indexes afresh
-      const indexed = await entriesIfIndexed(documents.indexer, accountId, folder, output, (item.attempt ?? 0) > 0);
-      return { ...kept, folder, warnings, indexed, stored: await documents.store.put(output) };
+      // a try after an index_set_changed or schemas_changed refusal reads the account's indexes and schemas afresh
+      const fresh = (item.attempt ?? 0) > 0;
+      const { warnings, unbound } = await checkedForWrite(documents.schemaGuard, accountId, () => folder, output, fresh);
+      const indexed = await entriesIfIndexed(documents.indexer, accountId, folder, output, fresh);
+      return { ...kept, folder, warnings, unbound, indexed, stored: await documents.store.put(output) };
     },
 
     async commit(tx, item, prepared): Promise<ItemOutcome> {
@@ -195,8 +200,10 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
           },
           prepared.indexed,
           tx,
+          prepared.unbound,
         );
         if (created.outcome === "index_set_changed") throw indexesChanged();
+        if (created.outcome === "schemas_changed") throw schemasChanged();
         if (created.outcome === "index_conflict") throw indexConflict(created.index, created.document);
         if (created.outcome !== "stored") throw quotaError(created.outcome, stored.size);
         return { status: "succeeded", outputDocumentId: created.document.id, version: 1 };
@@ -209,10 +216,12 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
           ...storedFields(stored),
           now,
           indexed: prepared.indexed,
+          unbound: prepared.unbound,
         },
         tx,
       );
       if (written.outcome === "index_set_changed") throw indexesChanged();
+      if (written.outcome === "schemas_changed") throw schemasChanged();
       if (written.outcome === "index_conflict") throw indexConflict(written.index, written.document);
       switch (written.outcome) {
         case "stored":

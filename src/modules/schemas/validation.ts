@@ -15,7 +15,7 @@ import { type CompiledCache, type CompiledEntry, type ValidationOutcome, validat
 import { SchemaBudgetError } from "../../core/json-schema/validate";
 import type { WorkerPool } from "../../engine/pool";
 import { AccountBusyError, PoolBusyError, RunMemoryError, RunTimeoutError, refusalOf, WorkerCrashedError } from "../../engine/pool-errors";
-import type { SchemaGuard, SchemaWarnings } from "../documents/schema-guard";
+import type { SchemaCheck, SchemaGuard } from "../documents/schema-guard";
 import type { Binding } from "./repository";
 import { prepareSchema, type SchemaServiceDeps, schemaNotFound } from "./service";
 
@@ -107,20 +107,35 @@ export async function validateBytes(
   return inPool(deps, pool, accountId, key, entry, bytes);
 }
 
+/** Accounts this node remembers binding no folder (the hot case: most accounts have no schema), at most so many. */
+const UNBOUND_ACCOUNTS = 100_000;
+
 export function schemaGuard(deps: SchemaValidationDeps): SchemaGuard {
+  // Trusted without an expiry: a write that relied on it is refused by its statement once the account
+  // binds a folder (kiln_schemas_unbound), and asks again afresh.
+  const unbound = new Set<string>();
+  const remember = (accountId: string) => {
+    if (unbound.size >= UNBOUND_ACCOUNTS) unbound.delete(unbound.values().next().value!);
+    unbound.add(accountId);
+  };
   return {
-    async check(accountId, folder, content): Promise<SchemaWarnings | undefined> {
+    async check(accountId, folder, content, fresh): Promise<SchemaCheck> {
+      if (!fresh && unbound.has(accountId)) return { unbound: true };
       const bindings = await deps.repository.bindings(accountId);
-      if (bindings.length === 0) return undefined;
+      if (bindings.length === 0) {
+        remember(accountId);
+        return { unbound: true };
+      }
+      unbound.delete(accountId);
       const where = await folder();
       const binding = where === null ? undefined : nearestBinding(bindings, where);
-      if (!binding) return undefined;
+      if (!binding) return { unbound: false };
       const bytes = await content();
-      if (!bytes) return undefined;
+      if (!bytes) return { unbound: false };
       const outcome = await validateBytes(deps, accountId, await compiledFor(deps, accountId, binding), bytes);
-      if (outcome.valid) return undefined;
+      if (outcome.valid) return { unbound: false };
       const schema = { id: binding.id, version: binding.version };
-      if (binding.mode === "warn") return { schema, warnings: outcome.errors };
+      if (binding.mode === "warn") return { warnings: { schema, warnings: outcome.errors }, unbound: false };
       const first = outcome.errors[0];
       throw httpError(
         ERRORS.schema_violation,

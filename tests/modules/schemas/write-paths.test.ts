@@ -4,6 +4,7 @@
  * `warnings` and Kiln-Schema-Warnings, and records a schema.violated event.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { createTestApp, type TestApp } from "../../support/app";
 
 let t: TestApp;
@@ -172,6 +173,35 @@ describe("mode warn: stored, with warnings, Kiln-Schema-Warnings and an event", 
         }),
       ]);
     });
+});
+
+/** The content files in the store (every version of every document). */
+const contentFiles = () => [...new Bun.Glob("**/*.json").scanSync(join(t.config.dataDir, "content"))].length;
+
+// A node remembers the accounts it found binding no folder and then writes without reading the bindings;
+// the write's statement refuses (schemas_changed) once the account binds one, and the write checks again.
+describe("a folder bound after this node found the account without schemas", () => {
+  for (const mode of ["reject", "warn"] as const)
+    for (const path of PATHS)
+      test(`${mode}: ${path.name}`, async () => {
+        const { key } = await t.newAccount();
+        const doc = path.prepare ? await path.prepare(key) : { id: "", etag: "" };
+        await stored(key, INVALID, "elsewhere");
+        const bound = await t.json("POST", "/api/v1/schemas", { key, body: { name: "order", schema: ORDER, folders: ["orders"], mode } });
+        expect(bound.status).toBe(201);
+        const setup = { key, schemaId: bound.body.schema.id };
+        const before = await path.after(key, doc.id);
+        const files = contentFiles();
+        const answer = await path.write(key, doc.id, doc.etag);
+        if (mode === "warn") {
+          expectWarned(answer);
+          expect(await path.after(key, doc.id)).not.toEqual(before);
+          return;
+        }
+        expectViolation(answer, setup);
+        expect(await path.after(key, doc.id)).toEqual(before);
+        expect(contentFiles()).toBe(files);
+      });
 });
 
 describe("which schema governs", () => {

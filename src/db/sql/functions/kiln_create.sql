@@ -4,14 +4,17 @@
 -- over the reservation and the commit. The event is written by the insert's own statement (a CTE from the
 -- function's values), not by a trigger: cheaper, and its time is the document's updatedAt. Its query index
 -- entries (computed before the call, for the index set p_index_ids) are written last, under the account
--- row lock the reservation took (kiln_index_document).
-CREATE OR REPLACE FUNCTION public.kiln_create(p_account text, p_size bigint, p_created_at bigint, p_folders text[], p_id text, p_name text, p_description text, p_tags text[], p_folder text, p_hash text, p_key text, p_updated_at bigint, p_index_ids text[], p_entry_indexes text[], p_entry_keys text[])
+-- row lock the reservation took (kiln_index_document). p_unbound: the writer checked no schema because the
+-- account bound no folder as it last knew (documents/schema-guard.ts); if it binds one now, KL012
+-- (SCHEMAS_CHANGED) refuses the write and the writer checks again.
+CREATE OR REPLACE FUNCTION public.kiln_create(p_account text, p_size bigint, p_created_at bigint, p_folders text[], p_id text, p_name text, p_description text, p_tags text[], p_folder text, p_hash text, p_key text, p_updated_at bigint, p_index_ids text[], p_entry_indexes text[], p_entry_keys text[], p_unbound boolean)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
 DECLARE
   "created" json;
 BEGIN
+  PERFORM "kiln_schemas_unbound"("p_account", "p_unbound");
   INSERT INTO "folders" ("account_id", "path", "created_at")
     SELECT "p_account", "path", "p_created_at" FROM unnest("p_folders") AS "path"
     ON CONFLICT DO NOTHING;

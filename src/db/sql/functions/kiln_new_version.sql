@@ -5,8 +5,8 @@
 -- (kiln_reserve_storage). Each statement of a VOLATILE function takes a fresh snapshot, so what follows
 -- the row lock sees what the previous holder committed. The new content's query index entries, computed
 -- before the call for the folder p_folder and the index set p_index_ids, are written last, under the
--- account row lock (kiln_index_document). Answers { outcome, ... } as JSON.
-CREATE OR REPLACE FUNCTION public.kiln_new_version(p_account text, p_document text, p_accepted_hashes text[], p_size bigint, p_hash text, p_key text, p_now bigint, p_folder text, p_index_ids text[], p_entry_indexes text[], p_entry_keys text[])
+-- account row lock (kiln_index_document); p_unbound as in kiln_create. Answers { outcome, ... } as JSON.
+CREATE OR REPLACE FUNCTION public.kiln_new_version(p_account text, p_document text, p_accepted_hashes text[], p_size bigint, p_hash text, p_key text, p_now bigint, p_folder text, p_index_ids text[], p_entry_indexes text[], p_entry_keys text[], p_unbound boolean)
  RETURNS json
  LANGUAGE plpgsql
 AS $function$
@@ -17,6 +17,7 @@ DECLARE
   "dropped_bytes" bigint;
   "dropped_keys" text[];
 BEGIN
+  PERFORM "kiln_schemas_unbound"("p_account", "p_unbound");
   -- by the primary key alone: a plan cached while the table was small could otherwise choose an
   -- account index, and scan the whole account once it has grown
   SELECT * INTO "current" FROM "documents" WHERE "id" = "p_document" FOR UPDATE;
