@@ -138,6 +138,7 @@ export const CASES: UtilityCase[] = [
     label: "csv-to-json",
     // JSON escaping makes the CSV ~8% longer in the request: at 50 MB that would pass the payload limit
     body: (bytes) => ({ inputs: { primary: csvOfSize(bytes > 40 * MB ? bytes * 0.9 : bytes) } }),
+    plain: true,
     peer: {
       tool: "mlr",
       args: (files) => ["--icsv", "--ojson", "cat", ...files],
@@ -149,6 +150,7 @@ export const CASES: UtilityCase[] = [
     utilityId: "convert.json-to-csv",
     label: "json-to-csv",
     body: (bytes) => ({ inputs: { primary: tabularOfSize(bytes) } }),
+    plain: true,
     peer: {
       tool: "mlr",
       args: (files) => ["--ijson", "--ocsv", "cat", ...files],
@@ -377,8 +379,9 @@ export async function benchUtilities(settings: Settings, kiln: KilnServer, bare:
       const speedup = peerMs === undefined ? undefined : peerMs / kilnMs;
       const { peerTarget } = utilityCase;
       const targeted = bytes === 10 * MB;
-      // issue 39: at 10 MB the record-wise utilities within 1.3× of the plain handler, pick-fields ≥ 5× jq
-      const plainTarget = targeted && plainMs !== undefined;
+      // issue 39: at 10 MB the record-wise utilities within 1.3× of the plain handler, pick-fields ≥ 5× jq;
+      // the CSV conversions report theirs against their plain handler without a target
+      const plainTarget = targeted && plainMs !== undefined && utilityCase.utilityId.startsWith("structure.");
       const met = [
         ...(targeted ? [kilnMs / bareMs <= 1.15] : []),
         // the plain target on the servers' CPU time per run: the wall time swings by tens of percent on a shared machine

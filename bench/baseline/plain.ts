@@ -1,7 +1,7 @@
 /**
  * The plain handlers: what a user would write by hand for the utility cases of bench/utilities.ts, with
- * no utility library: `await request.json()`, a projection, removal, replace or flatten written for the
- * one configuration the bench uses, and `JSON.stringify`. bench/utilities.ts checks that each gives
+ * no utility library: `await request.json()`, a projection, removal, replace, flatten or CSV conversion
+ * written for the one configuration the bench uses, and `JSON.stringify`. bench/utilities.ts checks that each gives
  * Kiln's answer before anything is timed, so the two do the same work.
  */
 
@@ -48,7 +48,67 @@ const flattenRecords = (records: Row[]) =>
     return out;
   });
 
-export const PLAIN: Record<string, (records: Row[]) => unknown> = {
+/** convert.csv-to-json with its defaults: a header row, RFC 4180 quotes, numbers and booleans inferred. */
+function csvToRecords(text: string): Row[] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let at = 0;
+  while (at < text.length) {
+    let cell: string;
+    if (text[at] === '"') {
+      cell = "";
+      for (at++; ; ) {
+        const quote = text.indexOf('"', at);
+        cell += text.slice(at, quote);
+        at = quote + 1;
+        if (text[at] !== '"') break;
+        cell += '"';
+        at++;
+      }
+    } else {
+      let end = at;
+      while (end < text.length && text[end] !== "," && text[end] !== "\n") end++;
+      cell = text.slice(at, end);
+      at = end;
+    }
+    row.push(cell);
+    if (text[at] === ",") at++;
+    else {
+      rows.push(row);
+      row = [];
+      at++;
+    }
+  }
+  const [header, ...body] = rows;
+  const number = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+  const typed = (cell: string) =>
+    cell === "true"
+      ? true
+      : cell === "false"
+        ? false
+        : number.test(cell) && Number.isSafeInteger(Math.trunc(Number(cell)))
+          ? Number(cell)
+          : cell;
+  return body.map((cells) => {
+    const record: Row = {};
+    header!.forEach((name, column) => {
+      record[name] = typed(cells[column] ?? "");
+    });
+    return record;
+  });
+}
+
+/** convert.json-to-csv with its defaults, for flat records: the first record's keys as the header. */
+function recordsToCsv(records: Row[]): string {
+  const columns = Object.keys(records[0]!);
+  const cell = (value: unknown) => {
+    const text = String(value);
+    return /[",\r\n]/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
+  };
+  return [columns.join(","), ...records.map((record) => columns.map((column) => cell(record[column])).join(","))].join("\n");
+}
+
+export const PLAIN: Record<string, (primary: any) => unknown> = {
   "pick-fields": pickNested,
   "pick-fields flat": pickFlat,
   "remove-fields": removeNested,
@@ -57,13 +117,15 @@ export const PLAIN: Record<string, (records: Row[]) => unknown> = {
   "find-replace flat": (records) => records.map(replaceIn),
   flatten: flattenRecords,
   "flatten flat": flattenRecords,
+  "csv-to-json": csvToRecords,
+  "json-to-csv": recordsToCsv,
 };
 
 /** The handler: the body as the utility request (`{inputs: {primary}, config}`), the answer shaped like Kiln's. */
 export async function plainHandler(label: string, request: Request): Promise<Response> {
   const work = PLAIN[label];
   if (!work) return new Response(`no plain handler for ${label}`, { status: 404 });
-  const body = (await request.json()) as { inputs: { primary: Row[] } };
+  const body = (await request.json()) as { inputs: { primary: unknown } };
   return new Response(`{"success":true,"output":${JSON.stringify(work(body.inputs.primary))}}`, {
     headers: { "content-type": "application/json" },
   });
