@@ -5,7 +5,8 @@
 import type { Static } from "@sinclair/typebox";
 import { Type as t } from "@sinclair/typebox";
 import { unlimitedBudget } from "../budget";
-import { stringifyCsv } from "../shared/csv";
+import { csvLine, csvQuoter } from "../shared/csv";
+import { getOwn, hasOwn } from "../shared/own-members";
 import { ANY, get, isObject, type JsonObject, type Path, parsePaths } from "../shared/paths";
 import { describeType, objectRecord } from "../shared/records";
 import { defineUtility, UtilityConfigError, UtilityError, type UtilityInputs } from "../types";
@@ -38,11 +39,22 @@ export type JsonToCsvConfig = Static<typeof configSchema>;
 
 const FORMULA_START = /^[=+\-@\t\r]/;
 
+/** Whether flattening leaves the record as it is: no member is an object with members. */
+function isFlat(record: JsonObject): boolean {
+  for (const key of Object.keys(record)) {
+    const member = record[key];
+    if (isObject(member) && Object.keys(member).length > 0) return false;
+  }
+  return true;
+}
+
 /**
  * The record's leaves under dotted names (keys joined with `.` as they are, not escaped, so flat keys
- * holding a dot keep their text). Arrays and empty objects are leaves.
+ * holding a dot keep their text). Arrays and empty objects are leaves. A flat record is its own cells
+ * (the common case: no copy into a Map).
  */
-function flattenRecord(record: JsonObject): Map<string, unknown> {
+function flattenRecord(record: JsonObject): Cells {
+  if (isFlat(record)) return record;
   const cells = new Map<string, unknown>();
   const walk = (value: JsonObject, prefix: string) => {
     for (const key of Object.keys(value)) {
@@ -55,6 +67,13 @@ function flattenRecord(record: JsonObject): Map<string, unknown> {
   walk(record, "");
   return cells;
 }
+
+/** A record's cells by column name: a flattened record's Map, or a record whose own members are its cells. */
+type Cells = Map<string, unknown> | JsonObject;
+
+const cellOf = (cells: Cells, name: string): unknown => (cells instanceof Map ? cells.get(name) : getOwn(cells, name));
+const hasCell = (cells: Cells, name: string): boolean => (cells instanceof Map ? cells.has(name) : hasOwn(cells, name));
+const namesOf = (cells: Cells): Iterable<string> => (cells instanceof Map ? cells.keys() : Object.keys(cells));
 
 function cellText(value: unknown, escapeFormulas: boolean): string {
   if (value === null || value === undefined) return "";
@@ -78,31 +97,40 @@ function columnPaths(columns: readonly string[]): Path[] {
  * is charged to `budget` as it is written.
  */
 export function jsonToCsv(records: readonly JsonObject[], config: JsonToCsvConfig, budget = unlimitedBudget()): string {
-  const text = (value: unknown) => {
-    const cell = cellText(value, config.escapeFormulas);
-    budget.charge(cell.length + 1);
-    return cell;
+  const { delimiter } = config;
+  const quoted = csvQuoter(delimiter);
+  const lines: string[] = [];
+  // each row written as soon as it is built, its cells charged to `budget` first
+  const write = (row: string[]) => {
+    let bytes = 0;
+    for (const cell of row) bytes += cell.length + 1;
+    budget.charge(bytes);
+    lines.push(csvLine(row, delimiter, quoted));
   };
-  const rows: string[][] = [];
+  const text = (value: unknown) => cellText(value, config.escapeFormulas);
   if (config.columns) {
     const { columns } = config;
     const paths = columnPaths(columns);
-    if (config.header) rows.push(columns.map(text));
+    if (config.header) write(columns.map(text));
     for (const record of records) {
       // with flatten, a column first names a flattened key as written (a flat key may hold a dot)
-      const flat = config.flatten ? flattenRecord(record) : null;
-      rows.push(columns.map((column, index) => text(flat?.has(column) ? flat.get(column) : get(record, paths[index]))));
+      const cells = config.flatten ? flattenRecord(record) : null;
+      write(columns.map((column, index) => text(cells && hasCell(cells, column) ? cellOf(cells, column) : get(record, paths[index]))));
     }
   } else {
-    const flattened = records.map((record) => (config.flatten ? flattenRecord(record) : new Map(Object.entries(record))));
+    const flattened = config.flatten ? records.map(flattenRecord) : records;
     const names = new Set<string>();
-    for (const cells of flattened) for (const name of cells.keys()) names.add(name);
+    for (const cells of flattened) for (const name of namesOf(cells)) names.add(name);
     if (names.size === 0) return "";
     const columns = [...names];
-    if (config.header) rows.push(columns.map(text));
-    for (const cells of flattened) rows.push(columns.map((column) => text(cells.get(column))));
+    if (config.header) write(columns.map(text));
+    const row = new Array<string>(columns.length);
+    for (const cells of flattened) {
+      for (let column = 0; column < columns.length; column++) row[column] = text(cellOf(cells, columns[column]));
+      write(row);
+    }
   }
-  return stringifyCsv(rows, { delimiter: config.delimiter, lineEnding: config.lineEnding });
+  return lines.join(config.lineEnding);
 }
 
 export default defineUtility({

@@ -159,27 +159,28 @@ export interface CsvWriteOptions {
 }
 
 /**
- * Rows joined by `lineEnding`, without a final line break. A cell holding the delimiter, a quote, CR or
- * LF (or starting with a BOM) is quoted with inner quotes doubled; a row that is one empty cell is
- * written `""` so that it does not read back as an empty line.
+ * How a cell is written: quoted, inner quotes doubled, when it holds the delimiter, a quote, CR or LF, or
+ * starts with a BOM; as it is otherwise.
  */
+export function csvQuoter(delimiter: string): (cell: string) => string {
+  const needsQuotes = new RegExp(`[${escapeForCharClass(delimiter)}"\\r\\n]|^\\uFEFF`);
+  return (cell) => (needsQuotes.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell);
+}
+
+/** One row's line; a row that is one empty cell is written `""` so that it does not read back as an empty line. */
+export function csvLine(row: readonly string[], delimiter: string, quoted: (cell: string) => string): string {
+  if (row.length === 1 && row[0] === "") return '""';
+  let line = row.length > 0 ? quoted(row[0]) : "";
+  for (let column = 1; column < row.length; column++) line += delimiter + quoted(row[column]);
+  return line;
+}
+
+/** Rows joined by `lineEnding`, without a final line break, each as csvLine writes it. */
 export function stringifyCsv(rows: readonly (readonly string[])[], options: CsvWriteOptions): string {
   const { delimiter, lineEnding } = options;
-  const needsQuotes = new RegExp(`[${escapeForCharClass(delimiter)}"\\r\\n]|^\\uFEFF`);
+  const quoted = csvQuoter(delimiter);
   const lines = new Array<string>(rows.length);
-  for (let index = 0; index < rows.length; index++) {
-    const row = rows[index];
-    if (row.length === 1 && row[0] === "") {
-      lines[index] = '""';
-      continue;
-    }
-    const cells = new Array<string>(row.length);
-    for (let column = 0; column < row.length; column++) {
-      const cell = row[column];
-      cells[column] = needsQuotes.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell;
-    }
-    lines[index] = cells.join(delimiter);
-  }
+  for (let index = 0; index < rows.length; index++) lines[index] = csvLine(rows[index], delimiter, quoted);
   return lines.join(lineEnding);
 }
 
