@@ -100,14 +100,13 @@ export function jsonToCsv(records: readonly JsonObject[], config: JsonToCsvConfi
   const { delimiter } = config;
   const quoted = csvQuoter(delimiter);
   const lines: string[] = [];
-  // each row written as soon as it is built, its cells charged to `budget` first
-  const write = (row: string[]) => {
-    let bytes = 0;
-    for (const cell of row) bytes += cell.length + 1;
-    budget.charge(bytes);
-    lines.push(csvLine(row, delimiter, quoted));
+  const write = (row: string[]) => lines.push(csvLine(row, delimiter, quoted));
+  // each cell charged as it is made: one row may hold as many cells as there are records
+  const text = (value: unknown) => {
+    const cell = cellText(value, config.escapeFormulas);
+    budget.charge(cell.length + 1);
+    return cell;
   };
-  const text = (value: unknown) => cellText(value, config.escapeFormulas);
   if (config.columns) {
     const { columns } = config;
     const paths = columnPaths(columns);

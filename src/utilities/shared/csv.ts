@@ -167,12 +167,16 @@ export function csvQuoter(delimiter: string): (cell: string) => string {
   return (cell) => (needsQuotes.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell);
 }
 
-/** One row's line; a row that is one empty cell is written `""` so that it does not read back as an empty line. */
+/**
+ * One row's line; a row that is one empty cell is written `""` so that it does not read back as an empty
+ * line. Joined, not concatenated cell by cell: that would keep a rope node per cell until the output is
+ * flattened, far more memory than the cells' bytes that the budget counts.
+ */
 export function csvLine(row: readonly string[], delimiter: string, quoted: (cell: string) => string): string {
   if (row.length === 1 && row[0] === "") return '""';
-  let line = row.length > 0 ? quoted(row[0]) : "";
-  for (let column = 1; column < row.length; column++) line += delimiter + quoted(row[column]);
-  return line;
+  const cells = new Array<string>(row.length);
+  for (let column = 0; column < row.length; column++) cells[column] = quoted(row[column]);
+  return cells.join(delimiter);
 }
 
 /** Rows joined by `lineEnding`, without a final line break, each as csvLine writes it. */
