@@ -279,6 +279,12 @@ export function contentBodyOf(bytes: Uint8Array | CheckedJson): Uint8Array {
   return bytes;
 }
 
+/** The folder of document `id` for a write: `known` (undefined: not read yet) unless `fresh`, else read now. */
+const folderOfDocument =
+  (deps: DocumentsDeps, accountId: string, id: string, known: string | null | undefined) =>
+  async (fresh: boolean): Promise<string | null> =>
+    known !== undefined && !fresh ? known : (await getDocument(deps, accountId, id)).folder;
+
 /**
  * Makes `stored` the document's new current version in one statement that commits on its own
  * (repository.newVersion: the row lock, If-Match against the content as it is then, the storage
@@ -294,8 +300,7 @@ async function adoptVersion(
   unbound: boolean,
   folder?: string | null,
 ): Promise<{ row: DocumentRow; released: string[] }> {
-  const folderOf = async (fresh: boolean) => (folder !== undefined && !fresh ? folder : (await getDocument(deps, accountId, id)).folder);
-  const result = await withIndexEntries(deps.indexer, accountId, folderOf, stored.bytes, (indexed) =>
+  const result = await withIndexEntries(deps.indexer, accountId, folderOfDocument(deps, accountId, id, folder), stored.bytes, (indexed) =>
     deps.repository.newVersion({
       accountId,
       documentId: id,
@@ -340,7 +345,7 @@ export async function storeNewVersion(
     if (!ifMatchAllows(preconditions.ifMatch, rowContentETag(before))) throw preconditionFailed(rowContentETag(before));
     await precheckQuota(deps.repository, accountId, bytes.byteLength, before);
   }
-  const folder = async (fresh: boolean) => (before && !fresh ? before : await getDocument(deps, accountId, id)).folder;
+  const folder = folderOfDocument(deps, accountId, id, before?.folder);
   const {
     adopted: { row, released },
     warnings,
@@ -388,7 +393,7 @@ export async function deriveNewVersion(
       const limits = await deps.repository.limits(accountId, { documentId: id, version: current.contentVersion + 1 });
       const bytes = await derive(new Uint8Array(await content.body.arrayBuffer()), limits?.maxDocumentBytes ?? null);
       checkQuota(limits, bytes.byteLength);
-      const folder = async (fresh: boolean) => (fresh ? (await getDocument(deps, accountId, id)).folder : current.folder);
+      const folder = folderOfDocument(deps, accountId, id, current.folder);
       try {
         const adopted = await storeChecked(deps, accountId, folder, bytes, (stored, unbound) =>
           adoptVersion(deps, accountId, id, { ...stored, bytes }, [current.contentHash], unbound, current.folder),
