@@ -50,36 +50,3 @@ export const indexConflict = (index: string, document: string) =>
 export async function entriesIfIndexed(indexer: Indexer, accountId: string, folder: string | null, bytes: Uint8Array, fresh: boolean) {
   return (await indexer.hasIndexes(accountId, fresh)) ? indexer.entries(accountId, folder, bytes, fresh) : NO_ENTRIES(null);
 }
-
-/** How many times a write computes its entries again because the index set changed under it. */
-const ATTEMPTS = 5;
-
-/**
- * Runs `write` with the entries of `bytes`, again with fresh entries when the index set (or the
- * document's folder) changed between computing and committing; a unique conflict becomes its 409.
- * `folderOf` gives the folder the document will be in (read again on each attempt).
- */
-export async function withIndexEntries<T extends { outcome: string }>(
-  indexer: Indexer,
-  accountId: string,
-  folderOf: (fresh: boolean) => Promise<string | null> | string | null,
-  bytes: Uint8Array,
-  write: (indexed: IndexedContent) => Promise<T | IndexOutcome>,
-): Promise<T> {
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const fresh = attempt > 0;
-    const indexed = (await indexer.hasIndexes(accountId, fresh))
-      ? await indexer.entries(accountId, await folderOf(fresh), bytes, fresh)
-      : NO_ENTRIES(null);
-    const result = await write(indexed);
-    if (result.outcome === "index_conflict") {
-      const { index, document } = result as Extract<IndexOutcome, { outcome: "index_conflict" }>;
-      throw indexConflict(index, document);
-    }
-    if (result.outcome !== "index_set_changed") return result as T;
-  }
-  throw httpError(
-    ERRORS.edit_conflict,
-    `The account's indexes changed ${ATTEMPTS} times while this write was being indexed; nothing was written; retry`,
-  );
-}

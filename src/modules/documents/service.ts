@@ -14,7 +14,8 @@ import { type MetadataInput, normalizeMetadata } from "../../core/metadata";
 import type { DocumentRow } from "../../db/schema";
 import type { ContentStore, OpenedContent, StoredContent } from "../../storage/content-store";
 import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
-import { type Indexer, NO_INDEXES, withIndexEntries } from "./indexing";
+import { type IndexedContent, type Indexer, type IndexOutcome, indexConflict, NO_ENTRIES, NO_INDEXES } from "./indexing";
+import type { SchemasChanged } from "./indexing-repository";
 import { CHECK_BEFORE_WRITING_ABOVE, checkQuota, precheckQuota, quotaError } from "./quota";
 import { type DocumentsRepository, documentsRepository, type Tx } from "./repository";
 import { ContentRetirer } from "./retirer";
@@ -100,44 +101,78 @@ async function withStoredContent<T>(deps: DocumentsDeps, bytes: Uint8Array, adop
   }
 }
 
-/** A write's statement found the account binding a folder its writer took for unbound: check again. */
-class SchemasChangedError extends Error {}
+/**
+ * What a content write takes for true of its account when it commits, for its statement to make sure
+ * of under the account's row lock: the entries of its bytes for the account's indexes and the folder,
+ * and whether the account binds no folder to a schema (SchemaGuard).
+ */
+interface WriteAssumptions {
+  indexed: IndexedContent;
+  unbound: boolean;
+}
 
-/** How many times a write checks its content again because the account bound folders meanwhile, before 409. */
-const SCHEMA_ATTEMPTS = 3;
+/** Thrown by a commit whose statement found an assumption no longer true (unlessStale): storeAndCommit starts afresh. */
+class StaleAssumptions extends Error {}
 
 /**
- * The folder's schema checks `bytes` (a refusal stores nothing), then they are stored and `adopt` runs
- * with whether the account bound no folder as the guard knew it, which the write's statement makes sure
- * of; when it finds a folder bound after all (SchemasChangedError), the schemas are read afresh and the
- * stored bytes checked and adopted again (a refusal now removes them). `folder(fresh)`: the folder the
- * content goes to, read again when fresh.
+ * A write statement's outcome, unless it refused for a stale assumption (an index created or dropped,
+ * the document moved, a folder bound meanwhile: StaleAssumptions) or for a unique index's duplicate key (its 409).
  */
-async function storeChecked<T>(
+function unlessStale<R extends { outcome: string }>(result: R | IndexOutcome | SchemasChanged): R {
+  if (result.outcome === "index_set_changed" || result.outcome === "schemas_changed") throw new StaleAssumptions();
+  if (result.outcome === "index_conflict") {
+    const { index, document } = result as Extract<IndexOutcome, { outcome: "index_conflict" }>;
+    throw indexConflict(index, document);
+  }
+  return result as R;
+}
+
+/** How many times a write commits again because the account's indexes or schema bindings changed under it, before 409. */
+const COMMIT_ATTEMPTS = 5;
+
+/**
+ * Every content write: the folder's schema checks `bytes` (a refusal stores nothing), they are stored,
+ * and `commit` runs with the write's assumptions. When its statement finds one stale (StaleAssumptions),
+ * the write reads the account's indexes, its schema bindings and the folder afresh, checks the stored
+ * bytes again (a refusal now removes them) and commits again, at most COMMIT_ATTEMPTS times, then 409
+ * edit_conflict with nothing written. `folder(fresh)`: the folder the content goes to, read again when
+ * fresh; the check and the entries share one read per attempt.
+ */
+async function storeAndCommit<T>(
   deps: DocumentsDeps,
   accountId: string,
   folder: (fresh: boolean) => string | null | Promise<string | null>,
   bytes: Uint8Array,
-  adopt: (stored: StoredContent, unbound: boolean) => Promise<T>,
-): Promise<{ adopted: T; warnings?: guard.SchemaWarnings }> {
-  const check = (fresh: boolean) => guard.checkedForWrite(deps.schemaGuard, accountId, () => folder(fresh), bytes, fresh);
-  let checked = await check(false);
-  const adopted = await withStoredContent(deps, bytes, async (stored) => {
-    for (let attempt = 1; ; attempt++) {
+  commit: (stored: StoredContent, assumed: WriteAssumptions) => Promise<T>,
+): Promise<{ committed: T; warnings?: guard.SchemaWarnings }> {
+  const folderFor = (fresh: boolean) => {
+    let read: Promise<string | null> | undefined;
+    return () => (read ??= Promise.resolve(folder(fresh)));
+  };
+  let where = folderFor(false);
+  let checked = await guard.checkedForWrite(deps.schemaGuard, accountId, where, bytes, false);
+  const committed = await withStoredContent(deps, bytes, async (stored) => {
+    for (let attempt = 0; attempt < COMMIT_ATTEMPTS; attempt++) {
+      const fresh = attempt > 0;
+      if (fresh) {
+        where = folderFor(true);
+        checked = await guard.checkedForWrite(deps.schemaGuard, accountId, where, bytes, true);
+      }
+      const indexed = (await deps.indexer.hasIndexes(accountId, fresh))
+        ? await deps.indexer.entries(accountId, await where(), bytes, fresh)
+        : NO_ENTRIES(null);
       try {
-        return await adopt(stored, checked.unbound);
+        return await commit(stored, { indexed, unbound: checked.unbound });
       } catch (error) {
-        if (!(error instanceof SchemasChangedError)) throw error;
-        if (attempt === SCHEMA_ATTEMPTS)
-          throw httpError(
-            ERRORS.edit_conflict,
-            `The account's schemas changed ${SCHEMA_ATTEMPTS} times while this write was being checked; nothing was written; retry`,
-          );
-        checked = await check(true);
+        if (!(error instanceof StaleAssumptions)) throw error;
       }
     }
+    throw httpError(
+      ERRORS.edit_conflict,
+      `The account's indexes or schemas changed ${COMMIT_ATTEMPTS} times while this write was being committed; nothing was written; retry`,
+    );
   });
-  return { adopted, warnings: checked.warnings };
+  return { committed, warnings: checked.warnings };
 }
 
 export interface CreateInput extends MetadataInput {
@@ -179,40 +214,33 @@ export async function createDocument(
   const bytes = contentBytesOf(input, rawBody);
   if (bytes.byteLength > CHECK_BEFORE_WRITING_ABOVE) await precheckQuota(deps.repository, accountId, bytes.byteLength);
   const folder = metadata.folder ?? null;
-  const { adopted: row, warnings } = await storeChecked(
+  const { committed: row, warnings } = await storeAndCommit(
     deps,
     accountId,
     () => folder,
     bytes,
-    async (stored, unbound) => {
+    async (stored, assumed) => {
       const now = deps.now();
-      const id = newId("doc");
-      const created = await withIndexEntries(
-        deps.indexer,
-        accountId,
-        () => folder,
-        bytes,
-        (indexed) =>
-          deps.repository.create(
-            {
-              id,
-              accountId,
-              name: metadata.name!,
-              description: metadata.description ?? null,
-              tags: metadata.tags ?? [],
-              folder,
-              fileSize: stored.size,
-              contentHash: stored.hash,
-              contentKey: stored.key,
-              createdAt: now,
-              updatedAt: now,
-            },
-            indexed,
-            undefined,
-            unbound,
-          ),
+      const created = unlessStale(
+        await deps.repository.create(
+          {
+            id: newId("doc"),
+            accountId,
+            name: metadata.name!,
+            description: metadata.description ?? null,
+            tags: metadata.tags ?? [],
+            folder,
+            fileSize: stored.size,
+            contentHash: stored.hash,
+            contentKey: stored.key,
+            createdAt: now,
+            updatedAt: now,
+          },
+          assumed.indexed,
+          undefined,
+          assumed.unbound,
+        ),
       );
-      if (created.outcome === "schemas_changed") throw new SchemasChangedError();
       if (created.outcome !== "stored") throw quotaError(created.outcome, stored.size);
       return created.document;
     },
@@ -288,20 +316,19 @@ const folderOfDocument =
 /**
  * Makes `stored` the document's new current version in one statement that commits on its own
  * (repository.newVersion: the row lock, If-Match against the content as it is then, the storage
- * reservation, the versions pushed past maxVersions dropped, the query index entries of `bytes`). Returns
- * the row and the content keys no longer referenced. `folder`: the document's, when the caller has read it.
+ * reservation, the versions pushed past maxVersions dropped, the query index entries of `bytes`, the
+ * write's assumptions made sure of). Returns the row and the content keys no longer referenced.
  */
 async function adoptVersion(
   deps: DocumentsDeps,
   accountId: string,
   id: string,
-  stored: StoredContent & { bytes: Uint8Array },
+  stored: StoredContent,
   acceptedHashes: string[] | null,
-  unbound: boolean,
-  folder?: string | null,
+  assumed: WriteAssumptions,
 ): Promise<{ row: DocumentRow; released: string[] }> {
-  const result = await withIndexEntries(deps.indexer, accountId, folderOfDocument(deps, accountId, id, folder), stored.bytes, (indexed) =>
-    deps.repository.newVersion({
+  const result = unlessStale(
+    await deps.repository.newVersion({
       accountId,
       documentId: id,
       acceptedHashes,
@@ -309,15 +336,13 @@ async function adoptVersion(
       hash: stored.hash,
       key: stored.key,
       now: deps.now(),
-      indexed,
-      unbound,
+      indexed: assumed.indexed,
+      unbound: assumed.unbound,
     }),
   );
   switch (result.outcome) {
     case "stored":
       return { row: result.document, released: result.released };
-    case "schemas_changed":
-      throw new SchemasChangedError();
     case "not_found":
       throw documentNotFound(id);
     case "precondition_failed":
@@ -347,10 +372,10 @@ export async function storeNewVersion(
   }
   const folder = folderOfDocument(deps, accountId, id, before?.folder);
   const {
-    adopted: { row, released },
+    committed: { row, released },
     warnings,
-  } = await storeChecked(deps, accountId, folder, bytes, (stored, unbound) =>
-    adoptVersion(deps, accountId, id, { ...stored, bytes }, ifMatchContentHashes(preconditions.ifMatch), unbound),
+  } = await storeAndCommit(deps, accountId, folder, bytes, (stored, assumed) =>
+    adoptVersion(deps, accountId, id, stored, ifMatchContentHashes(preconditions.ifMatch), assumed),
   );
   for (const key of released) deps.retirer.retire(key);
   return guard.withWarnings(deps.schemaGuard, accountId, row, warnings);
@@ -395,11 +420,11 @@ export async function deriveNewVersion(
       checkQuota(limits, bytes.byteLength);
       const folder = folderOfDocument(deps, accountId, id, current.folder);
       try {
-        const adopted = await storeChecked(deps, accountId, folder, bytes, (stored, unbound) =>
-          adoptVersion(deps, accountId, id, { ...stored, bytes }, [current.contentHash], unbound, current.folder),
+        const adopted = await storeAndCommit(deps, accountId, folder, bytes, (stored, assumed) =>
+          adoptVersion(deps, accountId, id, stored, [current.contentHash], assumed),
         );
         warnings = adopted.warnings;
-        return adopted.adopted;
+        return adopted.committed;
       } catch (error) {
         // the content changed since it was read: build again from the new one (If-Match is checked on it above)
         if (!(error instanceof HttpError && error.code === "precondition_failed")) throw error;
