@@ -162,3 +162,15 @@ export const databaseUnavailable = () =>
   httpError(ERRORS.database_unavailable, "The database cannot be reached right now; retry shortly", {
     headers: { "Retry-After": "1" },
   });
+
+/**
+ * The 503 a passing database fault is answered with, and what to log of it: the database unreachable,
+ * a transaction rolled back in a conflict with another, or a bound run out (a lock, a statement, a free
+ * connection). Undefined for any other error.
+ */
+export function databaseFault(error: unknown): { error: HttpError; log: string } | undefined {
+  if (isDatabaseUnreachable(error)) return { error: databaseUnavailable(), log: "database unreachable" };
+  if (isDatabaseConflict(error)) return { error: databaseBusy(), log: "database conflict, rolled back" };
+  if (isDatabaseTimeout(error)) return { error: databaseTimedOut(), log: "database timeout, rolled back" };
+  return undefined;
+}

@@ -5,18 +5,7 @@
  */
 import { Elysia } from "elysia";
 import { ERRORS, STATUS_TITLES } from "../core/error-codes";
-import {
-  databaseBusy,
-  databaseTimedOut,
-  databaseUnavailable,
-  type FieldError,
-  fromValidation,
-  HttpError,
-  httpError,
-  isDatabaseConflict,
-  isDatabaseTimeout,
-  isDatabaseUnreachable,
-} from "../core/errors";
+import { databaseFault, type FieldError, fromValidation, HttpError, httpError } from "../core/errors";
 import type { Logger } from "../observability/logger";
 import { requestState } from "../server/request-state";
 import { ContentStoreFull, ContentStoreUnavailable } from "../storage/content-store";
@@ -104,13 +93,7 @@ export const errorHandler = (options: {
  * or pool-acquire timeout) is 503 (retry); anything else unforeseen is a logged 500.
  */
 function unexpected(logger: Logger, cause: unknown, requestId: string): HttpError {
-  const problem = isDatabaseUnreachable(cause)
-    ? { error: databaseUnavailable(), log: "database unreachable" }
-    : isDatabaseConflict(cause)
-      ? { error: databaseBusy(), log: "database conflict, rolled back" }
-      : isDatabaseTimeout(cause)
-        ? { error: databaseTimedOut(), log: "database timeout, rolled back" }
-        : undefined;
+  const problem = databaseFault(cause);
   if (!problem) return internal(logger, cause, requestId);
   let root = cause as { message?: string; cause?: unknown };
   while (root.cause) root = root.cause as typeof root; // Drizzle's own message quotes the query and its parameters

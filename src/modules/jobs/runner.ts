@@ -27,10 +27,11 @@
 import type { JobsConfig } from "../../config";
 import { type BackgroundWork, type Running, Wakeable } from "../../core/background";
 import { ERRORS } from "../../core/error-codes";
-import { HttpError } from "../../core/errors";
+import { databaseFault, HttpError, httpError } from "../../core/errors";
 import type { Database } from "../../db/client";
 import type { Executor } from "../../db/statement";
 import type { Logger } from "../../observability/logger";
+import { ContentStoreUnavailable } from "../../storage/content-store";
 import { creditPeriodStart } from "../usage/service";
 import { refundCredits, reserveCredits } from "../utilities/repository";
 import { type ClaimedJob, type ItemOutcome, type ItemProblem, type JobItem, type JobKind, type JobKinds, PrepareAgain } from "./kinds";
@@ -86,6 +87,16 @@ const problemOf = (error: unknown): { problem: ItemProblem; charged: boolean } =
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A document whose preparation meets a passing fault is prepared again after each of these (3.1 s in all), then fails. */
+const FAULT_RETRY_DELAYS_MS = [100, 500, 2_500];
+
+/** The 503 problem of a fault that may pass (core/errors.ts, databaseFault; the content store unavailable), else undefined. */
+function passingFault(error: unknown): HttpError | undefined {
+  if (error instanceof ContentStoreUnavailable) return httpError(ERRORS.content_store_unavailable, "The content store cannot be reached");
+  if (error instanceof HttpError) return error.status === 503 ? error : undefined;
+  return databaseFault(error)?.error;
+}
+
 /** The runner as the node's background work (src/index.ts). */
 export const jobRunner = (options: RunnerOptions): BackgroundWork => ({
   name: "job runner",
@@ -134,14 +145,26 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
     return { affordable, periodStart };
   }
 
+  /**
+   * The kind's prepare, again while the worker queue is full, and again after a passing fault (the
+   * database or the content store not answering, a rolled-back conflict, a bound run out) after each of
+   * FAULT_RETRY_DELAYS_MS; a fault that outlasts them fails the document with its 503 problem.
+   */
   async function prepare(kind: JobKind, item: JobItem): Promise<unknown> {
-    for (;;) {
+    for (let faults = 0; ; ) {
       try {
         return await kind.prepare(item);
       } catch (error) {
+        if (item.signal.aborted) throw error;
         const busy = error instanceof HttpError && (error.code === ERRORS.account_busy.code || error.code === ERRORS.busy.code);
-        if (!busy || item.signal.aborted) throw error;
-        await sleep(BUSY_RETRY_MS);
+        if (busy) {
+          await sleep(BUSY_RETRY_MS);
+          continue;
+        }
+        const fault = passingFault(error);
+        if (!fault) throw error;
+        if (faults === FAULT_RETRY_DELAYS_MS.length) throw fault;
+        await sleep(FAULT_RETRY_DELAYS_MS[faults++]!);
       }
     }
   }
