@@ -44,7 +44,7 @@ const renameCall = replaced(
 const { sql, cpuMicros, close } = await openBenchBackend("kiln_event_writer");
 try {
   const creates = (tag: string) => `do $$ begin for i in 1..${N} loop
-    perform kiln_create('acc_bench', 100, 1, '{}'::text[], 'doc_${tag}_' || i, 'n_${tag}_' || i, null, '{}'::text[], null, 'h', 'k_${tag}_' || i, 1);
+    perform kiln_create('acc_bench', 100, 1, '{}'::text[], 'doc_${tag}_' || i, 'n_${tag}_' || i, null, '{}'::text[], null, 'h', 'k_${tag}_' || i, 1, '{}'::text[], '{}'::text[], '{}'::text[], false);
     commit; end loop; end $$`;
   const renames = (tag: string) => `do $$ begin for i in 1..${N} loop
     update documents set name = 'r_${tag}_' || i where id = 'doc_seed_' || i;

@@ -17,7 +17,7 @@ const ROUNDS = Number(process.env.R ?? 8);
 const { sql, cpuMicros, close } = await openBenchBackend("kiln_numbering");
 try {
   const creates = (tag: string) => `do $$ begin for i in 1..${N} loop
-    perform kiln_create('acc_bench', 100, 1, '{}'::text[], 'doc_${tag}_' || i, 'n_${tag}_' || i, null, '{}'::text[], null, 'h', 'k_${tag}_' || i, 1);
+    perform kiln_create('acc_bench', 100, 1, '{}'::text[], 'doc_${tag}_' || i, 'n_${tag}_' || i, null, '{}'::text[], null, 'h', 'k_${tag}_' || i, 1, '{}'::text[], '{}'::text[], '{}'::text[], false);
     commit; end loop; end $$`;
   const on: number[] = [];
   const off: number[] = [];
