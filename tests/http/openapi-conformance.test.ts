@@ -47,6 +47,8 @@ interface Fixtures {
   /** a schema of key's account governing the folder "governed" (mode reject), and an unbound one a case deletes */
   schemaId: string;
   doomedSchemaId: string;
+  /** a document of key's account in the folder "warned", which a schema in mode warn governs (it requires `id`) */
+  warnedDocumentId: string;
   /** a query index of key's account on the empty folder "indexed", and one that a case drops */
   indexId: string;
   doomedIndexId: string;
@@ -1196,6 +1198,22 @@ function schemaCases(): Case[] {
       folder: "governed",
       content: { id: "x" },
     }),
+    // every write its folder's schema warns about answers Kiln-Schema-Warnings
+    at("createDocument", "warned by its folder's schema", 201, "POST", () => "/api/v1/documents", {
+      name: "w",
+      folder: "warned",
+      content: {},
+    }),
+    at("replaceDocumentContent", "warned by its folder's schema", 200, "PUT", (f) => `/api/v1/documents/${f.warnedDocumentId}/content`, {}),
+    at("runUtility", "output saved into a warned folder", 200, "POST", () => "/api/v1/utilities/schema.clean-json", {
+      inputs: { primary: { x: 1 } },
+      output: { saveAs: { name: "saved", folder: "warned" } },
+    }),
+    at("runPipeline", "output saved into a warned folder", 200, "POST", () => "/api/v1/pipelines/run", {
+      steps: PIPELINE_STEPS,
+      inputs: { primary: { x: 1 } },
+      output: { saveAs: { name: "piped", folder: "warned" } },
+    }),
   ];
 }
 
@@ -1321,6 +1339,11 @@ beforeAll(async () => {
   const schema = await t.json("POST", "/api/v1/schemas", { key, body: { name: "order", schema: order, folders: ["governed"] } });
   const doomedSchema = await t.json("POST", "/api/v1/schemas", { key, body: { name: "to delete", schema: true } });
   await t.json("POST", "/api/v1/documents", { key, body: { name: "governed", folder: "governed", content: { id: 1 } } });
+  await t.json("POST", "/api/v1/schemas", {
+    key,
+    body: { name: "loose", schema: { type: "object", required: ["id"] }, folders: ["warned"], mode: "warn" },
+  });
+  const warned = await t.json("POST", "/api/v1/documents", { key, body: { name: "warned", folder: "warned", content: { id: 1 } } });
   const index = await t.json("POST", "/api/v1/indexes", { key, body: { folder: "indexed", fields: [{ path: "/a" }] } });
   const doomedIndex = await t.json("POST", "/api/v1/indexes", {
     key,
@@ -1349,6 +1372,7 @@ beforeAll(async () => {
     doomedJobId: doomedJob.body.job.id,
     schemaId: schema.body.schema.id,
     doomedSchemaId: doomedSchema.body.schema.id,
+    warnedDocumentId: warned.body.document.id,
     indexId: index.body.index.id,
     doomedIndexId: doomedIndex.body.index.id,
   };

@@ -34,6 +34,7 @@ const API_HEADERS = [
   "accept-ranges",
   "content-range",
   "allow",
+  "kiln-schema-warnings",
 ];
 
 /**

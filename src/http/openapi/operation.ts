@@ -15,6 +15,8 @@ export interface OperationOptions {
   errors?: Record<number, Problems>;
   /** headers every response of this status carries */
   headers?: Record<number, HeaderName[]>;
+  /** a write a folder's schema in mode warn may warn about: Kiln-Schema-Warnings on this success status, when it did */
+  schemaWarnings?: number;
   /** the route takes an Idempotency-Key (http/idempotency.ts): the header, 409, 422, and Idempotent-Replayed on this success status */
   idempotent?: { success: number };
   /** conditional request headers the route honours */
@@ -129,6 +131,10 @@ export function operation(options: OperationOptions) {
     );
     const success = (responses[options.idempotent.success] ??= {}) as Json;
     success.headers = { ...(success.headers as Json), ...headerRefs(["Idempotent-Replayed"]) };
+  }
+  if (options.schemaWarnings !== undefined) {
+    const success = (responses[options.schemaWarnings] ??= {}) as Json;
+    success.headers = { ...(success.headers as Json), ...headerRefs(["Kiln-Schema-Warnings"]) };
   }
   if (options.ranges) {
     const success = (responses[200] ??= {}) as Json;

@@ -62,7 +62,7 @@ export const SchemaErrorItem = t.Object(
   },
   { title: "SchemaError" },
 );
-const SchemaWarningsMember = t.Optional(
+export const SchemaWarningsMember = t.Optional(
   t.Array(SchemaErrorItem, {
     description: "present when the folder's schema (mode warn) found errors in what was stored; also counted in Kiln-Schema-Warnings",
   }),

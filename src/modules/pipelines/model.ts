@@ -3,7 +3,7 @@ import { t } from "elysia";
 import { DESCRIPTION_MAX, NAME_MAX } from "../../core/metadata";
 import { MAX_STEPS } from "../../engine/run-plan";
 import { LIST_LIMIT_MAX } from "../documents/listing";
-import { DocumentView, ListQuery } from "../documents/model";
+import { DocumentView, ListQuery, SchemaWarningsMember } from "../documents/model";
 import { Output } from "../utilities/model";
 
 export const Step = t.Object(
@@ -87,4 +87,5 @@ export const PipelineRunResponse = t.Object({
   durationMs: t.Number({ description: "the whole run: parsing the input, every step, serialising the output" }),
   creditsUsed: Type.Integer({ description: "one per step" }),
   document: t.Optional(DocumentView),
+  warnings: SchemaWarningsMember,
 });

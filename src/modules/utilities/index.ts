@@ -88,6 +88,7 @@ export const utilitiesModule = (deps: { engine: UtilityEngine; auth: AuthPlugin;
             429: problems`${ERRORS.account_busy}: the account already has UTILITY_QUEUE_PER_ACCOUNT runs waiting for a worker besides the UTILITY_WORKERS_PER_ACCOUNT it may run at once; other accounts are not affected; retry after Retry-After`,
             503: problems`${ERRORS.busy}: every utility worker is busy and UTILITY_QUEUE_LIMIT runs of all accounts wait; retry after Retry-After`,
           },
+          schemaWarnings: 200,
           idempotent: { success: 200 },
         }),
       },

@@ -2,7 +2,7 @@ import type { Static, TSchema } from "@sinclair/typebox";
 import { t } from "elysia";
 import { NAME_MAX } from "../../core/metadata";
 import type { UtilityConfig, UtilityId } from "../../utilities/registry";
-import { DocumentView } from "../documents/model";
+import { DocumentView, SchemaWarningsMember } from "../documents/model";
 
 export const UtilityParams = t.Object({ utilityId: t.String({ description: "`<category>.<name>`, e.g. schema.clean-json" }) });
 
@@ -63,6 +63,7 @@ export const ExecuteResponse = t.Object(
     durationMs: t.Number({ description: "the utility's own execution time, fractional milliseconds" }),
     creditsUsed: t.Literal(1),
     document: t.Optional(DocumentView),
+    warnings: SchemaWarningsMember,
   },
   { title: "UtilityOutput" },
 );

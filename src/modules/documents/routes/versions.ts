@@ -91,6 +91,7 @@ export const versionRoutes = (deps: DocumentRoutesDeps) =>
             413: problems`${ERRORS.document_too_large} or ${ERRORS.storage_limit_exceeded}: the copy does not fit the account, or ${ERRORS.schema_validation_too_expensive} (its folder's schema could not be checked within its budget)`,
             422: problems`${ERRORS.schema_violation}: the restored content breaks its folder's schema (mode reject); nothing was written`,
           },
+          schemaWarnings: 200,
           headers: { 200: ["ETag"] },
           conditional: ["If-Match"],
         }),
