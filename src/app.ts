@@ -256,7 +256,8 @@ export function createApp(deps: AppDeps) {
     jobs: {
       kinds: jobKinds,
       /** the job runner over this app's kinds, as background work (src/index.ts lists it; tests start it) */
-      runner: (options: Partial<RunnerOptions> = {}) => jobRunner({ database, kinds: jobKinds, config: config.jobs, logger, ...options }),
+      runner: (options: Partial<RunnerOptions> = {}) =>
+        jobRunner({ database, kinds: jobKinds, config: config.jobs, logger, metrics, ...options }),
     },
   };
 }

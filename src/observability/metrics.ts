@@ -42,6 +42,10 @@ export interface Metrics {
   observeEventStreamRefused(limit: EventStreamLimit): void;
   /** at a fan-out turn: how long the oldest committed event not yet fanned out has waited (0: none) */
   observeEventsLag(seconds: number): void;
+  /** documents of a job chunk this process committed (or skipped, or failed), by job kind and status */
+  observeJobDocuments(kind: string, status: string, count: number): void;
+  /** `running()` is read at each scrape: the job chunks this process works on */
+  watchJobChunks(running: () => number): void;
   /** the same store, with every operation and failure counted */
   instrumentStore(store: ContentStore): ContentStore;
 }
@@ -268,6 +272,22 @@ export function createMetrics(sources: MetricsSources): Metrics {
     registers,
   });
 
+  const jobDocuments = new Counter({
+    name: "kiln_job_documents_total",
+    help: "Documents of jobs this process processed, by job kind (utility, schemaAudit, indexBuild) and status (succeeded, failed, skipped)",
+    labelNames: ["kind", "status"] as const,
+    registers,
+  });
+  let runningJobChunks = () => 0;
+  new Gauge({
+    name: "kiln_job_chunks_running",
+    help: "Job chunks this process works on (JOBS_CHUNK_SIZE documents each at most)",
+    registers,
+    collect() {
+      this.set(runningJobChunks());
+    },
+  });
+
   const counted = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
     storeOperations.inc({ operation });
     try {
@@ -313,6 +333,12 @@ export function createMetrics(sources: MetricsSources): Metrics {
     observeSweep(kind, outcome, items) {
       sweeps.inc({ kind, outcome });
       if (items > 0) swept.inc({ kind }, items);
+    },
+    observeJobDocuments(kind, status, count) {
+      jobDocuments.inc({ kind, status }, count);
+    },
+    watchJobChunks(running) {
+      runningJobChunks = running;
     },
     instrumentStore(store) {
       return {

@@ -3,6 +3,7 @@ import { documentsRepository } from "../../src/modules/documents/repository";
 import { startSweepers } from "../../src/modules/documents/sweeper";
 import { createMetrics } from "../../src/observability/metrics";
 import { contentStoreIn } from "../../src/storage/disk";
+import { importDocuments, waitForJob } from "../modules/jobs/support";
 import { startRunServer } from "../reliability/support/run-server";
 import { createTestApp, type TestApp } from "../support/app";
 
@@ -136,6 +137,29 @@ describe("with METRICS_TOKEN", () => {
     expect(sample(text, 'kiln_utility_run_duration_seconds_count{utility="convert.json-to-csv",outcome="utility_failed"}')).toBe(1);
     expect(text).not.toContain('outcome="validation_failed"');
     expect(sample(text, 'kiln_utility_run_duration_seconds_count{utility="pipeline",outcome="ok"}')).toBe(1);
+  });
+
+  test("counts the documents of jobs by kind and status, and the chunks running", async () => {
+    const { key } = await t.newAccount({ permissions: ["documents", "utilities"] });
+    const ids = await importDocuments(t, key, 3, (i) => (i === 2 ? "not an object" : { e: `u${i}@example.com` }), "metered");
+    const runner = t.app.jobs.runner({ pollMs: 50 }).start();
+    try {
+      const body = {
+        source: { folder: "metered" },
+        utility: "structure.pick-fields",
+        config: { paths: ["e"] },
+        output: { mode: "report" },
+      };
+      const created = await t.json("POST", "/api/v1/jobs", { key, body });
+      const job = await waitForJob(t, key, created.body.job.id);
+      expect(job.progress).toMatchObject({ total: ids.length, succeeded: 2, failed: 1 });
+    } finally {
+      await runner.stop();
+    }
+    const text = await scrape();
+    expect(sample(text, 'kiln_job_documents_total{kind="utility",status="succeeded"}')).toBe(2);
+    expect(sample(text, 'kiln_job_documents_total{kind="utility",status="failed"}')).toBe(1);
+    expect(sample(text, "kiln_job_chunks_running")).toBe(0);
   });
 
   test("counts sweeper runs and the items they removed", async () => {

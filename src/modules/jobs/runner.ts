@@ -31,6 +31,7 @@ import { databaseFault, HttpError, httpError } from "../../core/errors";
 import type { Database } from "../../db/client";
 import type { Executor } from "../../db/statement";
 import type { Logger } from "../../observability/logger";
+import type { Metrics } from "../../observability/metrics";
 import { ContentStoreUnavailable } from "../../storage/content-store";
 import { creditPeriodStart } from "../usage/service";
 import { refundCredits, reserveCredits } from "../utilities/repository";
@@ -56,6 +57,8 @@ export interface RunnerOptions {
   config: JobsConfig;
   logger: Logger;
   now?: () => number;
+  /** this process's metrics (none without METRICS_TOKEN) */
+  metrics?: Metrics;
   /** how often an idle runner looks for work (a submission's notification wakes it sooner) */
   pollMs?: number;
 }
@@ -120,6 +123,7 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
   const waker = new Wakeable();
   const wake = waker.wake;
   const listening = database.sql.listen("kiln_jobs", wake).catch(() => undefined);
+  options.metrics?.watchJobChunks(() => running.size);
 
   /** Finishes the job in `tx` as `row` (already updated), with its event and its kind's part. */
   async function finished(tx: Executor, row: JobRecord | undefined): Promise<void> {
@@ -134,6 +138,13 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
 
   async function fail(jobId: string, error: ItemProblem): Promise<void> {
     await database.sql.begin(async (tx) => finished(tx, await failJob(tx, jobId, error, now())));
+  }
+
+  function countDocuments(kind: string, committed: Iterable<ItemOutcome>): void {
+    if (!options.metrics) return;
+    const byStatus = new Map<string, number>();
+    for (const { status } of committed) byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
+    for (const [status, count] of byStatus) options.metrics.observeJobDocuments(kind, status, count);
   }
 
   /** Credits for `count` documents, or as many as are left (one by one once the chunk's do not fit). */
@@ -281,6 +292,7 @@ export function startJobRunner(options: RunnerOptions): JobRunnerHandle {
         const done = await attempt(kind, round, prepared, claim, tries, controller.signal);
         if (!done) break;
         for (const [seq, outcome] of done.outcomes) outcomes.set(seq, outcome);
+        countDocuments(job.kind, done.outcomes.values());
         round = round.filter((item) => done.again.has(item.seq));
       }
       const charged = items.filter((item) => {
