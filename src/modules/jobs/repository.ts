@@ -9,6 +9,7 @@ import {
   CANCEL,
   CLAIM,
   type ClaimedChunk,
+  DISCARD_JOB,
   FAIL,
   FIND_JOB,
   HEARTBEAT,
@@ -69,6 +70,11 @@ export async function insertJobIn(tx: Executor, job: NewJob): Promise<JobRecord 
     await run(tx, NOTIFY_SUBMITTED, []);
   }
   return inserted;
+}
+
+/** Drops a job made in the same, still open, transaction (insertJobIn): no runner has seen it. */
+export async function discardJob(tx: Executor, jobId: string): Promise<void> {
+  await run(tx, DISCARD_JOB, [jobId]);
 }
 
 /** Wakes every node's runner: a job was submitted, or a node full of work left some unclaimed. */

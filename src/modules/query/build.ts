@@ -23,7 +23,7 @@ import type { Logger } from "../../observability/logger";
 import type { IndexedContent } from "../documents/indexing";
 import { type DocumentsDeps, openContent } from "../documents/service";
 import { type ItemOutcome, type JobItem, type JobKind, PrepareAgain } from "../jobs/kinds";
-import { cancelJob, type JobRecord } from "../jobs/repository";
+import { cancelJob, discardJob, type JobRecord } from "../jobs/repository";
 import { createJob, type JobsDeps } from "../jobs/service";
 import { inWorker } from "../utilities/in-worker";
 import { coveringIndexes, entryLimits, type IndexSets, indexEvent, indexedContent } from "./indexes";
@@ -133,13 +133,14 @@ export function indexBuildKind(deps: BuildKindDeps): JobKind<Prepared> {
   };
 }
 
-/** The jobs side of an index's life: its build made with it, cancelled when it is dropped. */
+/** The jobs side of an index's life: its build made with it (or dropped again: the folder held nothing), cancelled when it is dropped. */
 export const indexBuildJobs = (jobs: Pick<JobsDeps, "database" | "now">) => ({
-  startBuild: async (on: Executor, index: IndexRow, documentIds: string[]) => {
+  start: async (on: Executor, index: Pick<IndexRow, "id" | "accountId">, documentIds: string[]) => {
     const params: IndexBuildParams = { indexId: index.id };
-    await createJob(jobs, { accountId: index.accountId, kind: INDEX_BUILD, documentIds, params, onError: "stop" }, on);
+    return (await createJob(jobs, { accountId: index.accountId, kind: INDEX_BUILD, documentIds, params, onError: "stop" }, on)).id;
   },
-  cancelBuild: async (accountId: string, jobId: string) => {
+  discard: (on: Executor, jobId: string) => discardJob(on, jobId),
+  cancel: async (accountId: string, jobId: string) => {
     await cancelJob(jobs.database, accountId, jobId, jobs.now());
   },
 });

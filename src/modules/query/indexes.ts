@@ -13,7 +13,7 @@ import { newId } from "../../core/keys";
 import { normalizeMetadata } from "../../core/metadata";
 import { MAX_INDEXED_VALUE_BYTES } from "../../core/plans";
 import type { IndexedContent, Indexer } from "../documents/indexing";
-import type { IndexRow, QueryRepository, StartBuild } from "./repository";
+import type { IndexBuilds, IndexRow, QueryRepository } from "./repository";
 
 export interface AccountQueryLimits {
   maxIndexedArrayElements: number | null;
@@ -25,7 +25,7 @@ export interface IndexesDeps {
   repository: QueryRepository;
   now: () => number;
   /** the build job of a new index, and its cancel when the index is dropped (build.ts) */
-  builds: { startBuild: StartBuild; cancelBuild: (accountId: string, jobId: string) => Promise<void> };
+  builds: IndexBuilds & { cancel: (accountId: string, jobId: string) => Promise<void> };
 }
 
 export const indexView = (row: IndexRow) => ({
@@ -76,7 +76,7 @@ export async function createIndex(deps: IndexesDeps, accountId: string, input: C
   const created = await deps.repository.create(
     { id: newId("idx"), accountId, folder: folder!, name, fields, unique: input.unique ?? false, now: deps.now() },
     indexEvent,
-    deps.builds.startBuild,
+    deps.builds,
   );
   if (created.outcome === "limit")
     throw httpError(ERRORS.index_limit_reached, `The account may declare at most ${created.max} indexes (maxIndexes)`);
@@ -99,7 +99,7 @@ export async function getIndex(deps: IndexesDeps, accountId: string, id: string)
 export async function dropIndex(deps: IndexesDeps, accountId: string, id: string): Promise<void> {
   const { dropped, buildJob } = await deps.repository.drop(accountId, id);
   if (!dropped) throw notFound(id);
-  if (buildJob) await deps.builds.cancelBuild(accountId, buildJob);
+  if (buildJob) await deps.builds.cancel(accountId, buildJob);
 }
 
 /** How long a node trusts its copy of an account's indexes (a stale copy costs a write one recomputation). */

@@ -42,13 +42,41 @@ export const ONE_INDEX = statement<[accountId: string, id: string], IndexRow>(
   `select ${INDEX_COLUMNS} from indexes where account_id = $1 and id = $2`,
 );
 
+const INDEX_COUNT_TEXT = `
+  select max_indexes as "maxIndexes", (select count(*)::int from indexes where account_id = $1) as count
+  from accounts where id = $1`;
+
+/** Raw: the account's index limit and count, read without a lock (a create's early refusal). */
+export const INDEX_COUNT = statement<[accountId: string], { maxIndexes: number | null; count: number }>(INDEX_COUNT_TEXT);
+
 /**
  * Raw: the account row locked as every write of the account locks it (NO KEY UPDATE, the reservation's
  * strength), with its index limit and count.
  */
-export const LOCK_ACCOUNT = statement<[accountId: string], { maxIndexes: number | null; count: number }>(`
-  select max_indexes as "maxIndexes", (select count(*)::int from indexes where account_id = $1) as count
-  from accounts where id = $1 for no key update`);
+export const LOCK_ACCOUNT = statement<[accountId: string], { maxIndexes: number | null; count: number }>(
+  `${INDEX_COUNT_TEXT} for no key update`,
+);
+
+/**
+ * Raw: a new index's build catching up, under the account row lock: the active documents of the folder
+ * ($3) and its subfolders (FOLDER_IDS's condition, documents/statements.ts) that the build's job ($1)
+ * lacks, committed since its $4 items were listed, appended in the same order; the job's total then.
+ * A set difference, not NOT EXISTS: the planner knows nothing of the items this transaction inserted
+ * and probed them once per document (10^5 documents: past the statement timeout).
+ */
+export const CATCH_UP_ITEMS = statement<[jobId: string, accountId: string, folder: string, listed: number], { total: number }>(`
+  with missing as (
+    select id from documents
+     where account_id = $2 and deleted_at is null and (folder = $3 or starts_with(folder, $3 || '/'))
+    except
+    select document_id from job_items where job_id = $1
+  ), added as (
+    insert into job_items (job_id, seq, document_id)
+    select $1, ($4::int + row_number() over (order by d.created_at, d.id))::int, d.id
+      from missing m join documents d on d.id = m.id
+    returning 1
+  )
+  update jobs set total = total + (select count(*) from added) where id = $1 returning total`);
 
 export const INSERT_INDEX = statement<
   [id: string, accountId: string, folder: string, name: string, fields: string, unique: boolean, state: string, total: number, now: number],

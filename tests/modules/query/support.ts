@@ -43,9 +43,9 @@ export async function rebuiltEntries(t: TestApp, indexId: string): Promise<strin
   if (ids.length === 0) await sql`update indexes set state = 'ready' where id = ${indexId}`;
   else {
     await sql.begin((tx) =>
-      builds.startBuild(
+      builds.start(
         tx,
-        { id: indexId, accountId: index!.account_id } as never,
+        { id: indexId, accountId: index!.account_id },
         ids.map((row) => row.id),
       ),
     );
