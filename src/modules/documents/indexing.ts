@@ -46,7 +46,13 @@ export const indexConflict = (index: string, document: string) =>
     members: { index, document },
   });
 
-/** The entries of `bytes` in a document of `folder`, read only when the account has an index. */
-export async function entriesIfIndexed(indexer: Indexer, accountId: string, folder: string | null, bytes: Uint8Array, fresh: boolean) {
-  return (await indexer.hasIndexes(accountId, fresh)) ? indexer.entries(accountId, folder, bytes, fresh) : NO_ENTRIES(null);
+/** The entries of `bytes` in a document of the folder `folder()` names, both asked only when the account has an index. */
+export async function entriesIfIndexed(
+  indexer: Indexer,
+  accountId: string,
+  folder: () => string | null | Promise<string | null>,
+  bytes: Uint8Array,
+  fresh: boolean,
+): Promise<IndexedContent> {
+  return (await indexer.hasIndexes(accountId, fresh)) ? indexer.entries(accountId, await folder(), bytes, fresh) : NO_ENTRIES(null);
 }

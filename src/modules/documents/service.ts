@@ -14,7 +14,7 @@ import { type MetadataInput, normalizeMetadata } from "../../core/metadata";
 import type { DocumentRow } from "../../db/schema";
 import type { ContentStore, OpenedContent, StoredContent } from "../../storage/content-store";
 import { contentETag, ifMatchAllows, ifMatchContentHashes, metadataETag } from "./etag";
-import { type IndexedContent, type Indexer, type IndexOutcome, indexConflict, NO_ENTRIES, NO_INDEXES } from "./indexing";
+import { entriesIfIndexed, type IndexedContent, type Indexer, type IndexOutcome, indexConflict, NO_INDEXES } from "./indexing";
 import type { SchemasChanged } from "./indexing-repository";
 import { CHECK_BEFORE_WRITING_ABOVE, checkQuota, precheckQuota, quotaError } from "./quota";
 import { type DocumentsRepository, documentsRepository, type Tx } from "./repository";
@@ -158,9 +158,7 @@ async function storeAndCommit<T>(
         where = folderFor(true);
         checked = await guard.checkedForWrite(deps.schemaGuard, accountId, where, bytes, true);
       }
-      const indexed = (await deps.indexer.hasIndexes(accountId, fresh))
-        ? await deps.indexer.entries(accountId, await where(), bytes, fresh)
-        : NO_ENTRIES(null);
+      const indexed = await entriesIfIndexed(deps.indexer, accountId, where, bytes, fresh);
       try {
         return await commit(stored, { indexed, unbound: checked.unbound });
       } catch (error) {

@@ -47,10 +47,10 @@ export const INSERT_JOB = statement<
                < coalesce((select max_queued_jobs from accounts where id = $2), 2147483647)
   returning ${JOB}`);
 
-/** One item per document, in the order given. */
 /** A job made in the caller's transaction and found to be empty there (an index's build over a folder that held nothing): gone with its items. */
 export const DISCARD_JOB = statement<[jobId: string]>(`delete from jobs where id = $1`);
 
+/** One item per document, in the order given. */
 export const INSERT_ITEMS = statement<[jobId: string, documentIds: JsonText]>(
   `insert into job_items (job_id, seq, document_id) select $1, ord, id from jsonb_array_elements_text($2::jsonb) with ordinality as u(id, ord)`,
 );

@@ -172,7 +172,7 @@ export function utilityJobKind(deps: UtilityKindDeps): JobKind<Prepared> {
       // a try after an index_set_changed or schemas_changed refusal reads the account's indexes and schemas afresh
       const fresh = (item.attempt ?? 0) > 0;
       const { warnings, unbound } = await checkedForWrite(documents.schemaGuard, accountId, () => folder, output, fresh);
-      const indexed = await entriesIfIndexed(documents.indexer, accountId, folder, output, fresh);
+      const indexed = await entriesIfIndexed(documents.indexer, accountId, () => folder, output, fresh);
       return { ...kept, folder, warnings, unbound, indexed, stored: await documents.store.put(output) };
     },
 
