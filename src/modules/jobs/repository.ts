@@ -51,10 +51,13 @@ export async function insertJob(database: Database, job: NewJob): Promise<JobRec
 
 /**
  * The job and its items in the caller's transaction (an index's build is made with its index); the
- * runners are woken (NOTIFY) once it commits.
+ * runners are woken (NOTIFY) once it commits. A submission takes the account's submissions lock, so two
+ * at once cannot both pass the queued-jobs count. An internal job takes none: it is never refused, so it
+ * has no count to keep exact, and an index's build would otherwise hold the account's submissions for as
+ * long as its transaction inserts a large folder's items.
  */
 export async function insertJobIn(tx: Executor, job: NewJob): Promise<JobRecord | undefined> {
-  await run(tx, LOCK_ACCOUNT_SUBMISSIONS, [job.accountId]);
+  if (!job.internal) await run(tx, LOCK_ACCOUNT_SUBMISSIONS, [job.accountId]);
   const [inserted] = await run(tx, INSERT_JOB, [
     job.id,
     job.accountId,

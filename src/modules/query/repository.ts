@@ -80,11 +80,12 @@ export const queryRepository = (db: Db, folderIds: FolderIds) => ({
 
   /**
    * A new index. Its build's job and items, for the folder's documents as they are now, come first,
-   * holding no lock a write waits for: listing and inserting a large folder takes seconds (10^5
-   * documents: about 1.7 s). Then, under the account row lock: the limit (refused: nothing is kept), the
-   * documents committed meanwhile appended (CATCH_UP_ITEMS), and the index: ready at once (with its
-   * event, its job dropped) when the folder holds no document, else building. A document written after
-   * the commit indexes itself; one written before is the build's.
+   * holding no lock a write or a job submission waits for (an internal job takes no submissions lock):
+   * listing and inserting a large folder takes seconds (10^5 documents: about 1.7 s). Then, under the
+   * account row lock: the limit (refused: nothing is kept), the documents committed meanwhile appended
+   * (CATCH_UP_ITEMS), and the index: ready at once (with its event, its job dropped) when the folder
+   * holds no document, else building. A document written after the commit indexes itself; one written
+   * before is the build's.
    */
   async create(
     index: NewIndex,

@@ -20,16 +20,20 @@ afterAll(async () => {
   await t.close();
 });
 
-/** The builds, with `start` held until `open` is called; `reached` resolves once a create got there (its folder listed). */
-function gatedBuilds() {
+/**
+ * The builds, with `start` held until `open` is called; `reached` resolves once a create got there (its
+ * folder listed, and with `afterInsert` its build's job and items inserted too).
+ */
+function gatedBuilds(afterInsert = false) {
   const builds = indexBuildJobs({ database: t.testDb.database, now: Date.now });
   const reached = Promise.withResolvers<string[]>();
   const gate = Promise.withResolvers<void>();
   const gated: IndexBuilds = {
     start: async (on, index, documentIds) => {
+      const inserted = afterInsert ? await builds.start(on, index, documentIds) : undefined;
       reached.resolve(documentIds);
       await gate.promise;
-      return builds.start(on, index, documentIds);
+      return inserted ?? builds.start(on, index, documentIds);
     },
     discard: builds.discard,
   };
@@ -108,4 +112,21 @@ test("the limit reached while the build was listed: refused, nothing kept", asyn
   expect(await creating).toEqual({ outcome: "limit", max: 1 });
   expect(await jobsOf(accountId)).toEqual([]);
   expect((await t.json("GET", "/api/v1/indexes", { key })).body.indexes).toHaveLength(1);
+});
+
+test("the account's job submissions go on while the build's items are inserted", async () => {
+  const { key, accountId } = await t.newAccount({ permissions: ["documents", "utilities"] });
+  await write(key, "h", 1);
+  const { gated, reached, open } = gatedBuilds(true);
+  const creating = repository().create(newIndex(accountId, "h"), indexEvent, gated);
+  await reached;
+  // held with the build's job and items inserted, uncommitted: a submission of the account is not held behind them
+  const submitted = await t.json("POST", "/api/v1/jobs", {
+    key,
+    body: { source: { folder: "h" }, utility: "structure.pick-fields", config: { fields: ["n"] }, output: { mode: "report" } },
+  });
+  expect(submitted.status).toBe(202);
+  open();
+  expect(await creating).toMatchObject({ outcome: "created", row: { state: "building", total: 1 } });
+  expect((await jobsOf(accountId)).map((job) => job.total)).toEqual([1, 1]);
 });
