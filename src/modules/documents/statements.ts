@@ -233,7 +233,11 @@ export const PURGE_ONE = purgeOf<[id: string, accountId: string]>(`
     select id, account_id from documents where id = $1 and ${ACCOUNT_OF_DOCUMENT} = $2 and deleted_at is not null
     for update`);
 
+/** Raw condition: the account's active documents in the folder or any of its subfolders, given the parameters that hold them ("$1"). */
+export const activeInFolderTree = (accountId: string, folder: string) =>
+  `account_id = ${accountId} and deleted_at is null and (folder = ${folder} or starts_with(folder, ${folder} || '/'))`;
+
 /** Raw: the active documents of a folder and its subfolders, in the order they were created (an index build's items). */
 export const FOLDER_IDS = statement<[accountId: string, folder: string], { id: string }>(`
-  select id from documents where account_id = $1 and deleted_at is null and (folder = $2 or starts_with(folder, $2 || '/'))
+  select id from documents where ${activeInFolderTree("$1", "$2")}
   order by created_at, id`);

@@ -3,6 +3,7 @@
  * to one account, and a shard key of (account_id) keeps each of them on one node (docs/operations.md).
  */
 import { statement } from "../../db/statement";
+import { activeInFolderTree } from "../documents/statements";
 
 export interface IndexRow {
   id: string;
@@ -59,15 +60,15 @@ export const LOCK_ACCOUNT = statement<[accountId: string], { maxIndexes: number 
 
 /**
  * Raw: a new index's build catching up, under the account row lock: the active documents of the folder
- * ($3) and its subfolders (FOLDER_IDS's condition, documents/statements.ts) that the build's job ($1)
- * lacks, committed since its $4 items were listed, appended in the same order; the job's total then.
+ * ($3) and its subfolders (as FOLDER_IDS lists them) that the build's job ($1) lacks, committed since
+ * its $4 items were listed, appended in the same order; the job's total then.
  * A set difference, not NOT EXISTS: the planner knows nothing of the items this transaction inserted
  * and probed them once per document (10^5 documents: past the statement timeout).
  */
 export const CATCH_UP_ITEMS = statement<[jobId: string, accountId: string, folder: string, listed: number], { total: number }>(`
   with missing as (
     select id from documents
-     where account_id = $2 and deleted_at is null and (folder = $3 or starts_with(folder, $3 || '/'))
+     where ${activeInFolderTree("$2", "$3")}
     except
     select document_id from job_items where job_id = $1
   ), added as (
