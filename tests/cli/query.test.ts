@@ -1,22 +1,13 @@
 /** `kiln indexes` and `kiln query` against the real server (its index builds included), as a user runs them. */
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
-import { type RunServer, startRunServer } from "../reliability/support/run-server";
-import { kiln, type Target } from "./support";
+import { expect, setDefaultTimeout, test } from "bun:test";
+import { kiln, realServerUser } from "./support";
 
 setDefaultTimeout(60_000);
 
-let run: RunServer;
-let user: Target;
-beforeAll(async () => {
-  run = await startRunServer();
-  user = { url: run.server.url, key: await run.newKey(["documents"]) };
-});
-afterAll(async () => {
-  await run.close();
-});
+const user = realServerUser(["documents"]);
 
 const create = (content: string) =>
-  fetch(`${run.server.url}/api/v1/documents`, {
+  fetch(`${user.url}/api/v1/documents`, {
     method: "POST",
     headers: { authorization: `Bearer ${user.key}`, "content-type": "application/json" },
     body: `{"name":"o","folder":"orders","content":${content}}`,

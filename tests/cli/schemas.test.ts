@@ -1,22 +1,13 @@
 /** `kiln schemas` against the real server, as a user runs it. */
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type RunServer, startRunServer } from "../reliability/support/run-server";
-import { kiln, type Target } from "./support";
+import { kiln, realServerUser } from "./support";
 
 setDefaultTimeout(60_000);
 
-let run: RunServer;
-let user: Target;
-beforeAll(async () => {
-  run = await startRunServer();
-  user = { url: run.server.url, key: await run.newKey(["documents"]) };
-});
-afterAll(async () => {
-  await run.close();
-});
+const user = realServerUser(["documents"]);
 
 test("create from a file (big numbers as written), ls, validate a file: exit 1 when invalid", async () => {
   const dir = tmpdir();

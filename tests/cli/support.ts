@@ -1,7 +1,9 @@
 /** Runs the real `kiln` CLI as a subprocess, the way a user would. */
+import { afterAll, beforeAll } from "bun:test";
 import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { type RunServer, startRunServer } from "../reliability/support/run-server";
 
 export const CLI = resolve(import.meta.dir, "../../src/cli/index.ts");
 
@@ -22,6 +24,24 @@ export interface CliResult {
 export interface Target {
   url: string;
   key?: string;
+}
+
+/**
+ * A user of a real server that the file's tests share: started before them, closed after. The target
+ * is filled in by then, so tests pass it as it is.
+ */
+export function realServerUser(permissions: string[]): Required<Target> {
+  const user = { url: "", key: "" };
+  let run: RunServer | undefined;
+  beforeAll(async () => {
+    run = await startRunServer();
+    user.url = run.server.url;
+    user.key = await run.newKey(permissions);
+  });
+  afterAll(async () => {
+    await run?.close();
+  });
+  return user;
 }
 
 function environment(target: Target, extra: Record<string, string> = {}): Record<string, string> {
