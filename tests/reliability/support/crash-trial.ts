@@ -644,11 +644,15 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       }
     };
 
-    /** The start-up sweep judges every (aged) file: wait until the store settles on the expected set. */
+    /**
+     * The start-up sweep judges every (aged) file: wait until the store settles on the expected set. Up to
+     * 15 s: on the S3 store the sweep lists and removes through s3rver, and on a loaded machine the check
+     * once failed at the 6 s it waited before; a file still there after 15 s is left for good.
+     */
     const checkContentStore = async (round: number, expected: string[]) => {
       const want = expected.sort().join(",");
       let files: StoredContents = { hashes: [], incomplete: 0 };
-      for (let attempt = 0; attempt < 60; attempt++) {
+      for (let attempt = 0; attempt < 150; attempt++) {
         files = await content!.contents();
         if (files.incomplete === 0 && files.hashes.sort().join(",") === want) return;
         await Bun.sleep(100);
