@@ -122,8 +122,9 @@ export type WebhooksRepository = ReturnType<typeof webhooksRepository>;
 // The delivery loop's statements (statements.ts, which names their parameters), on the pool or on the
 // connection of the loop's own transaction.
 
-/** One fan-out turn (FAN_OUT): one row, or none. */
-export const fanOut = (on: Executor, accounts: number, deliveriesPerAccount: number) => run(on, FAN_OUT, [accounts, deliveriesPerAccount]);
+/** One fan-out turn (FAN_OUT) over the candidate accounts (null: every account): one row, or none. */
+export const fanOut = (on: Executor, accounts: number, deliveriesPerAccount: number, candidates: string[] | null) =>
+  run(on, FAN_OUT, [accounts, deliveriesPerAccount, candidates]);
 
 /** Claims due deliveries and takes their lease (CLAIM_DELIVERIES). */
 export const claimDue = (on: Executor, params: StatementParams<typeof CLAIM_DELIVERIES>) => run(on, CLAIM_DELIVERIES, params);

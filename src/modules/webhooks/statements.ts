@@ -10,8 +10,10 @@ import { EVENT_COLUMNS, type EventRecord } from "../events/statements";
 export interface FanOutTurn {
   /** deliveries made */
   made: number;
-  /** when the oldest commit not yet fanned out at the turn's start was made (epoch ms); null: none */
+  /** when the oldest commit of the accounts looked at, not yet fanned out at the turn's start, was made (epoch ms); null: none */
   oldest: number | null;
+  /** whether those accounts still have commits not fanned out; null: not looked at (another node's turn held the lock) */
+  more: boolean | null;
 }
 
 /** A claimed delivery with its event (EVENT_COLUMNS). */
@@ -28,13 +30,13 @@ export interface ClaimedDelivery extends EventRecord {
 
 /**
  * Raw: one fan-out turn, each account's newly committed events to the deliveries of the webhooks they
- * match (the plpgsql function kiln_webhook_fanout, which keeps each account's
- * cursor): at most $1 accounts, the longest waiting first, and about $2 deliveries per account. Returns
- * how many deliveries it made (0 also when another node's turn holds the lock) and when the oldest commit
- * not yet fanned out was made (epoch ms; null when none).
+ * match (the plpgsql function kiln_webhook_fanout, which keeps each account's cursor): of the accounts
+ * $3 (null: every account), at most $1, the longest waiting first, and about $2 deliveries per account.
+ * Returns how many deliveries it made (0 also when another node's turn holds the lock), when the oldest
+ * commit of those accounts not yet fanned out was made (epoch ms; null when none), and whether any is left.
  */
-export const FAN_OUT = statement<[accounts: number, deliveriesPerAccount: number], FanOutTurn>(
-  `select made, oldest::float8 as oldest from kiln_webhook_fanout($1::int, $2::int)`,
+export const FAN_OUT = statement<[accounts: number, deliveriesPerAccount: number, candidates: string[] | null], FanOutTurn>(
+  `select made, oldest::float8 as oldest, more from kiln_webhook_fanout($1::int, $2::int, $3::text[])`,
 );
 
 /**

@@ -116,7 +116,8 @@ describe("the fan-out", () => {
       const after = await cursorRow();
       return JSON.stringify(after) === JSON.stringify(before) ? after : undefined;
     });
-    for (let run = 0; run < 5; run++) expect(await fanOutEvents(t.testDb.database, t.config.webhooks)).toEqual({ made: 0, oldest: null });
+    for (let run = 0; run < 5; run++)
+      expect(await fanOutEvents(t.testDb.database, t.config.webhooks)).toEqual({ made: 0, oldest: null, more: false });
     expect(await cursorRow()).toEqual(settled);
     // and the next event is fanned out as usual
     expect((await t.json("POST", "/api/v1/documents", { key, body: { name: "next", content: 2 } })).status).toBe(201);
@@ -153,15 +154,60 @@ describe("the fan-out", () => {
     for (const hook of hooksA) expect(await deliveredEvents(t, hook)).toHaveLength(300);
   });
 
-  test("a storm of notifications wakes the delivery loop for at most one turn per 25 ms", async () => {
-    let fanOuts = 0;
+  test("a turn given candidate accounts looks at those alone, and says whether they have commits left", async () => {
+    const a = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    const b = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    const [hookA, hookB] = [await webhookOf(a.key), await webhookOf(b.key)];
+    await eventually(async () => ((await fanOutEvents(t.testDb.database, t.config.webhooks)).oldest === null ? true : undefined));
+    // committed without a notification, as a job's documents or the purge sweep are
     const { sql } = t.testDb.database;
-    // the loop's statements, counted: every turn starts with one fan-out
+    await sql`insert into events (id, account_id, type, folder, data, created_at)
+      select 'evt_candidate_' || n, ${a.accountId}, 'document.created', null, '{}'::jsonb, ${Date.now()} from generate_series(1, 3) n`;
+    await sql`insert into events (id, account_id, type, folder, data, created_at)
+      values ('evt_not_candidate', ${b.accountId}, 'document.created', null, '{}'::jsonb, ${Date.now()})`;
+    const limits = { fanoutAccounts: 10, fanoutDeliveries: 2 };
+    expect(await fanOutEvents(t.testDb.database, limits, [a.accountId])).toMatchObject({ made: 2, more: true });
+    expect(await fanOutEvents(t.testDb.database, limits, [a.accountId])).toMatchObject({ made: 1, more: false });
+    expect(await fanOutEvents(t.testDb.database, limits, [a.accountId])).toEqual({ made: 0, oldest: null, more: false });
+    expect(await deliveredEvents(t, hookA)).toHaveLength(3);
+    expect(await deliveredEvents(t, hookB)).toEqual([]);
+    // every account: B's commit too
+    expect(await fanOutEvents(t.testDb.database, limits)).toMatchObject({ made: 1, more: false });
+    expect(await deliveredEvents(t, hookB)).toEqual(["evt_not_candidate"]);
+  });
+
+  test("a turn while another node's turn holds the fan-out looks at nothing (more: null); the next one does", async () => {
+    const a = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    const hook = await webhookOf(a.key);
+    await eventually(async () => ((await fanOutEvents(t.testDb.database, t.config.webhooks)).oldest === null ? true : undefined));
+    expect((await t.json("POST", "/api/v1/documents", { key: a.key, body: { name: "held", content: 1 } })).status).toBe(201);
+    const other = await t.testDb.database.sql.reserve();
+    try {
+      await other`begin`;
+      await other`select 1 from webhook_fanout where id = 1 for update`;
+      expect(await fanOutEvents(t.testDb.database, t.config.webhooks, [a.accountId])).toMatchObject({ made: 0, more: null });
+      await other`rollback`;
+      expect(await fanOutEvents(t.testDb.database, t.config.webhooks, [a.accountId])).toMatchObject({ made: 1, more: false });
+      expect(await deliveredEvents(t, hook)).toHaveLength(1);
+    } finally {
+      await other`rollback`.catch(() => {});
+      other.release();
+    }
+  });
+
+  test("a storm of notifications wakes the delivery loop for at most one turn per 25 ms, each looking at the notified account alone", async () => {
+    let fanOuts = 0;
+    const candidates: (string[] | null)[] = [];
+    const { sql } = t.testDb.database;
+    // the loop's statements, counted: a turn with a notified account starts with one fan-out
     const counted = new Proxy(sql, {
       get(target, property) {
         if (property !== "unsafe") return Reflect.get(target, property);
         return (text: string, parameters?: never[]) => {
-          if (text === FAN_OUT) fanOuts++;
+          if (text === FAN_OUT) {
+            fanOuts++;
+            candidates.push(parameters![2]);
+          }
           return target.unsafe(text, parameters);
         };
       },
@@ -173,14 +219,19 @@ describe("the fan-out", () => {
       await eventually(async () => (fanOuts > 0 ? true : undefined));
       const started = performance.now();
       const before = fanOuts;
+      // each a write's notification (kiln_events, with its account): a turn looks at that account
       while (performance.now() - started < 500) {
-        deliverer.wake();
+        await sql`select pg_notify('kiln_events', 'acc_storm')`;
         await Bun.sleep(1);
       }
       const turns = fanOuts - before;
       const elapsed = performance.now() - started;
       expect(turns).toBeGreaterThan(2);
       expect(turns).toBeLessThanOrEqual(Math.ceil(elapsed / 25) + 1);
+      // every account's counters at most once a second (the first turn's pass came before the storm)
+      const storm = candidates.slice(before);
+      expect(storm.filter((each) => each === null).length).toBeLessThanOrEqual(Math.ceil(elapsed / 1000));
+      expect(new Set(storm.filter((each) => each !== null).map((each) => each!.join(",")))).toEqual(new Set(["acc_storm"]));
     } finally {
       await deliverer.stop();
     }

@@ -3,9 +3,12 @@
 -- only move their cursor; of the others, the p_accounts fanned out longest ago each get their next events
 -- in feed order, at most max(1, p_deliveries / its enabled webhooks), as deliveries to the enabled
 -- webhooks they match (types, folder, families the webhook may receive) that existed when the event was
--- written. Returns the deliveries made and the commit time of the oldest commit not fanned out (the lag).
-CREATE OR REPLACE FUNCTION public.kiln_webhook_fanout(p_accounts integer, p_deliveries integer)
- RETURNS TABLE(made integer, oldest bigint)
+-- written. p_candidates: the accounts to look at (those notified since the last turn), by their keys;
+-- null: every account, in one pass over the counters. Returns the deliveries made, the commit time of
+-- the oldest commit of those accounts not fanned out (the lag), and whether any of them still has commits
+-- not fanned out when the turn ends (a backlog; null: another node's turn held the lock row).
+CREATE OR REPLACE FUNCTION public.kiln_webhook_fanout(p_accounts integer, p_deliveries integer, p_candidates text[])
+ RETURNS TABLE(made integer, oldest bigint, more boolean)
  LANGUAGE plpgsql
 AS $function$
 DECLARE
@@ -13,16 +16,18 @@ DECLARE
   "now_ms" bigint := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
 BEGIN
   "made" := 0;
-  -- the accounts with commits not fanned out yet, in one pass over the counters (the steps below look up
-  -- only these); none: nothing to lock or write
+  "more" := false;
+  -- the accounts with commits not fanned out yet: of the candidates, by their keys, or of every account in
+  -- one pass over the counters (the steps below look up only these); none: nothing to lock or write
   SELECT array_agg(s."account_id"), min(c."committed_at") INTO "pending", "oldest"
   FROM "account_event_sequences" s
   LEFT JOIN "webhook_fanout_cursors" f ON f."account_id" = s."account_id"
   LEFT JOIN "event_commits" c ON c."account_id" = s."account_id" AND c."seq" = coalesce(f."fanned_seq", 0) + 1
-  WHERE s."last_seq" > coalesce(f."fanned_seq", 0);
+  WHERE ("p_candidates" IS NULL OR s."account_id" = ANY ("p_candidates")) AND s."last_seq" > coalesce(f."fanned_seq", 0);
   IF "pending" IS NULL THEN RETURN NEXT; RETURN; END IF;
   PERFORM 1 FROM "webhook_fanout" WHERE "id" = 1 FOR UPDATE SKIP LOCKED;
-  IF NOT FOUND THEN RETURN NEXT; RETURN; END IF;
+  -- another node's turn: not looked at (null)
+  IF NOT FOUND THEN "more" := NULL; RETURN NEXT; RETURN; END IF;
 
   INSERT INTO "webhook_fanout_cursors" AS f ("account_id", "fanned_seq", "fanned_event", "fanned_at")
   SELECT s."account_id", s."last_seq", 0, "now_ms"
@@ -85,6 +90,10 @@ BEGIN
       SET "fanned_seq" = excluded."fanned_seq", "fanned_event" = excluded."fanned_event", "fanned_at" = excluded."fanned_at"
   )
   SELECT count(*) INTO "made" FROM "delivered";
+  "more" := EXISTS (
+    SELECT 1 FROM "account_event_sequences" s
+    LEFT JOIN "webhook_fanout_cursors" f ON f."account_id" = s."account_id"
+    WHERE s."account_id" = ANY ("pending") AND s."last_seq" > coalesce(f."fanned_seq", 0));
   -- the cursors are a hint: a turn lost in a crash is made again (one delivery per webhook and event)
   PERFORM set_config('synchronous_commit', 'off', true);
   RETURN NEXT;
