@@ -7,7 +7,7 @@
  * description), so every generated value is charged to the budget as it is made.
  */
 
-import { allLocales, base, en, Faker, type LocaleDefinition } from "@faker-js/faker";
+import type { LocaleDefinition } from "@faker-js/faker";
 import { type Static, Type, Type as t } from "@sinclair/typebox";
 import { type OutputBudget, unlimitedBudget } from "../budget";
 import { formatPath, isObject, type JsonObject, type PathKey, setOwn } from "../shared/paths";
@@ -32,8 +32,22 @@ export type MockDataConfig = Static<typeof configSchema>;
 /** With a seed, relative dates are computed from this instant, so the same seed gives the same dates on any day. */
 const SEEDED_REFERENCE_DATE = new Date("2025-01-01T00:00:00Z");
 
+type FakerLibrary = typeof import("@faker-js/faker");
+let library: FakerLibrary | undefined;
+
+/**
+ * faker, loaded by the first run that needs it: its locales are 15 MB of heap (257,000 objects) that
+ * every thread importing the registry (the main thread, each worker) would otherwise hold from start-up,
+ * and that every full garbage collection of that thread would mark again.
+ */
+function fakerLibrary(): FakerLibrary {
+  library ??= import.meta.require("@faker-js/faker") as FakerLibrary;
+  return library;
+}
+
 /** The faker locale chain for a BCP 47 tag: the exact locale, else its language; English fills gaps. */
 export function fakerLocale(tag: string): LocaleDefinition[] {
+  const { allLocales, base, en } = fakerLibrary();
   let canonical: string;
   try {
     [canonical = ""] = Intl.getCanonicalLocales(tag);
@@ -257,7 +271,7 @@ function charged(generate: Generate, budget: OutputBudget): Generate {
 }
 
 export function generateMockData(primary: unknown, config: MockDataConfig, budget = unlimitedBudget()): unknown[] {
-  const faker = new Faker({ locale: fakerLocale(config.locale) });
+  const faker = new (fakerLibrary().Faker)({ locale: fakerLocale(config.locale) });
   if (!isObject(primary) && !Array.isArray(primary) && typeof primary !== "string") {
     throw new UtilityError(
       `${id} takes a description of one record (an object, an array or a {{generator}} string); primary is ${describeType(primary)}`,
