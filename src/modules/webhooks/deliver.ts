@@ -3,13 +3,14 @@
  * webhooks they match (webhook_deliveries, one node at a time, by a cursor over each account's feed: the
  * matching stays off the writes' path; a turn takes at most WEBHOOK_FANOUT_ACCOUNTS accounts, the longest
  * waiting first, and about WEBHOOK_FANOUT_DELIVERIES deliveries of each, so one account's backlog delays
- * another's events by one turn at most; it looks at the accounts notified since the last turn, and at
- * every account once a second: FULL_PASS_MS), then claims due deliveries with FOR UPDATE SKIP LOCKED in
- * one short statement that also takes a lease, POSTs the event with its Standard Webhooks headers, and
- * records the outcome: success on a 2xx within WEBHOOK_TIMEOUT_MS, else the next attempt per
- * WEBHOOK_RETRY_SCHEDULE_MS, and the endpoint disabled (with a webhook.disabled event) once it has been
- * failing for WEBHOOK_DISABLE_AFTER_MS. At least once: a delivery is only finished by a recorded
- * outcome, and a node that dies mid-attempt leaves a lease that ends and is claimed again.
+ * another's events by one turn at most; it looks at the accounts notified since the last turn that have
+ * an enabled webhook, and at every account once a second: FULL_PASS_MS), then claims due deliveries with
+ * FOR UPDATE SKIP LOCKED in one short statement that also takes a lease, POSTs the event with its
+ * Standard Webhooks headers, and records the outcome: success on a 2xx within WEBHOOK_TIMEOUT_MS, else
+ * the next attempt per WEBHOOK_RETRY_SCHEDULE_MS, and the endpoint disabled (with a webhook.disabled
+ * event) once it has been failing for WEBHOOK_DISABLE_AFTER_MS. At least once: a delivery is only
+ * finished by a recorded outcome, and a node that dies mid-attempt leaves a lease that ends and is
+ * claimed again.
  *
  * Isolation: at most WEBHOOK_ENDPOINT_CONCURRENCY attempts per endpoint in flight over every node,
  * WEBHOOK_ACCOUNT_CONCURRENCY per account and WEBHOOK_CONCURRENCY in all on one node; a claim skips

@@ -176,6 +176,25 @@ describe("the fan-out", () => {
     expect(await deliveredEvents(t, hookB)).toEqual(["evt_not_candidate"]);
   });
 
+  test("a candidate without an enabled webhook is passed over, with no lock and no write; the next look at every account moves its cursor", async () => {
+    const { accountId, key } = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    await eventually(async () => ((await fanOutEvents(t.testDb.database, t.config.webhooks)).oldest === null ? true : undefined));
+    expect((await t.json("POST", "/api/v1/documents", { key, body: { name: "no webhook", content: 1 } })).status).toBe(201);
+    const { sql } = t.testDb.database;
+    // xmin changes with an update, xmax with a row lock
+    const lockRow = async () => (await sql`select xmin::text, xmax::text, * from webhook_fanout`)[0];
+    const cursor = async () =>
+      (await sql`select fanned_seq::text from webhook_fanout_cursors where account_id = ${accountId}`)[0]?.fanned_seq ?? null;
+    const [{ lastSeq }] = await sql`select last_seq::text as "lastSeq" from account_event_sequences where account_id = ${accountId}`;
+    const [lockBefore, cursorBefore] = [await lockRow(), await cursor()];
+    expect(cursorBefore).not.toBe(lastSeq);
+    expect(await fanOutEvents(t.testDb.database, t.config.webhooks, [accountId])).toEqual({ made: 0, oldest: null, more: false });
+    expect(await lockRow()).toEqual(lockBefore);
+    expect(await cursor()).toBe(cursorBefore);
+    expect(await fanOutEvents(t.testDb.database, t.config.webhooks)).toMatchObject({ made: 0, more: false });
+    expect(await cursor()).toBe(lastSeq);
+  });
+
   test("a turn while another node's turn holds the fan-out looks at nothing (more: null); the next one does", async () => {
     const a = await t.newAccount({ permissions: ["documents", "webhooks"] });
     const hook = await webhookOf(a.key);

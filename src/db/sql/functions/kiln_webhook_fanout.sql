@@ -3,10 +3,11 @@
 -- only move their cursor; of the others, the p_accounts fanned out longest ago each get their next events
 -- in feed order, at most max(1, p_deliveries / its enabled webhooks), as deliveries to the enabled
 -- webhooks they match (types, folder, families the webhook may receive) that existed when the event was
--- written. p_candidates: the accounts to look at (those notified since the last turn), by their keys;
--- null: every account, in one pass over the counters. Returns the deliveries made, the commit time of
--- the oldest commit of those accounts not fanned out (the lag), and whether any of them still has commits
--- not fanned out when the turn ends (a backlog; null: another node's turn held the lock row).
+-- written. p_candidates: the accounts to look at (those notified since the last turn), by their keys,
+-- those with an enabled webhook alone; null: every account, in one pass over the counters. Returns the
+-- deliveries made, the commit time of the oldest commit of those accounts not fanned out (the lag), and
+-- whether any of them still has commits not fanned out when the turn ends (a backlog; null: another
+-- node's turn held the lock row).
 CREATE OR REPLACE FUNCTION public.kiln_webhook_fanout(p_accounts integer, p_deliveries integer, p_candidates text[])
  RETURNS TABLE(made integer, oldest bigint, more boolean)
  LANGUAGE plpgsql
@@ -17,13 +18,17 @@ DECLARE
 BEGIN
   "made" := 0;
   "more" := false;
-  -- the accounts with commits not fanned out yet: of the candidates, by their keys, or of every account in
-  -- one pass over the counters (the steps below look up only these); none: nothing to lock or write
+  -- the accounts with commits not fanned out yet: of every account, in one pass over the counters, or of
+  -- the candidates with an enabled webhook, by their keys (an account without one only has its cursor
+  -- moved, which the next pass over every account does); the steps below look up only these; none:
+  -- nothing to lock or write
   SELECT array_agg(s."account_id"), min(c."committed_at") INTO "pending", "oldest"
   FROM "account_event_sequences" s
   LEFT JOIN "webhook_fanout_cursors" f ON f."account_id" = s."account_id"
   LEFT JOIN "event_commits" c ON c."account_id" = s."account_id" AND c."seq" = coalesce(f."fanned_seq", 0) + 1
-  WHERE ("p_candidates" IS NULL OR s."account_id" = ANY ("p_candidates")) AND s."last_seq" > coalesce(f."fanned_seq", 0);
+  WHERE ("p_candidates" IS NULL OR (s."account_id" = ANY ("p_candidates")
+      AND EXISTS (SELECT 1 FROM "webhooks" w WHERE w."account_id" = s."account_id" AND w."enabled")))
+    AND s."last_seq" > coalesce(f."fanned_seq", 0);
   IF "pending" IS NULL THEN RETURN NEXT; RETURN; END IF;
   PERFORM 1 FROM "webhook_fanout" WHERE "id" = 1 FOR UPDATE SKIP LOCKED;
   -- another node's turn: not looked at (null)
