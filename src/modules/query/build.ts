@@ -139,7 +139,7 @@ export const indexBuildJobs = (jobs: Pick<JobsDeps, "database" | "now">) => ({
     const params: IndexBuildParams = { indexId: index.id };
     return (await createJob(jobs, { accountId: index.accountId, kind: INDEX_BUILD, documentIds, params, onError: "stop" }, on)).id;
   },
-  discard: (on: Executor, jobId: string) => discardJob(on, jobId),
+  discard: discardJob,
   cancel: async (accountId: string, jobId: string) => {
     await cancelJob(jobs.database, accountId, jobId, jobs.now());
   },

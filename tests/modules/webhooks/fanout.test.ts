@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fanOutEvents } from "../../../src/modules/webhooks/deliver";
 import { FAN_OUT } from "../../../src/modules/webhooks/statements";
 import { createTestApp, type TestApp } from "../../support/app";
-import { deliveredEvents, eventually, fannedOut, startDeliverer } from "./support";
+import { allFannedOut, deliveredEvents, eventually, fannedOut, startDeliverer } from "./support";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -131,7 +131,7 @@ describe("the fan-out", () => {
     for (let index = 0; index < 20; index++) hooksA.push(await webhookOf(a.key));
     const hookB = await webhookOf(b.key);
     // whatever the other tests left is fanned out first
-    await eventually(async () => ((await fanOutEvents(t.testDb.database, t.config.webhooks)).oldest === null ? true : undefined));
+    await allFannedOut(t);
     // A's backlog: 300 events (an import's worth, in one transaction), committed before B's event
     await t.testDb.database.sql`
       insert into events (id, account_id, type, folder, data, created_at)
@@ -158,7 +158,7 @@ describe("the fan-out", () => {
     const a = await t.newAccount({ permissions: ["documents", "webhooks"] });
     const b = await t.newAccount({ permissions: ["documents", "webhooks"] });
     const [hookA, hookB] = [await webhookOf(a.key), await webhookOf(b.key)];
-    await eventually(async () => ((await fanOutEvents(t.testDb.database, t.config.webhooks)).oldest === null ? true : undefined));
+    await allFannedOut(t);
     // committed without a notification, as a job's documents or the purge sweep are
     const { sql } = t.testDb.database;
     await sql`insert into events (id, account_id, type, folder, data, created_at)
@@ -178,7 +178,7 @@ describe("the fan-out", () => {
 
   test("a candidate without an enabled webhook is passed over, with no lock and no write; the next look at every account moves its cursor", async () => {
     const { accountId, key } = await t.newAccount({ permissions: ["documents", "webhooks"] });
-    await eventually(async () => ((await fanOutEvents(t.testDb.database, t.config.webhooks)).oldest === null ? true : undefined));
+    await allFannedOut(t);
     expect((await t.json("POST", "/api/v1/documents", { key, body: { name: "no webhook", content: 1 } })).status).toBe(201);
     const { sql } = t.testDb.database;
     // xmin changes with an update, xmax with a row lock
@@ -198,7 +198,7 @@ describe("the fan-out", () => {
   test("a turn while another node's turn holds the fan-out looks at nothing (more: null); the next one does", async () => {
     const a = await t.newAccount({ permissions: ["documents", "webhooks"] });
     const hook = await webhookOf(a.key);
-    await eventually(async () => ((await fanOutEvents(t.testDb.database, t.config.webhooks)).oldest === null ? true : undefined));
+    await allFannedOut(t);
     expect((await t.json("POST", "/api/v1/documents", { key: a.key, body: { name: "held", content: 1 } })).status).toBe(201);
     const other = await t.testDb.database.sql.reserve();
     try {

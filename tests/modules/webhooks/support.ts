@@ -87,6 +87,11 @@ export async function deliveredEvents(t: TestApp, webhookId: string): Promise<st
   return rows.map((row) => row.event_id as string);
 }
 
+/** Runs the fan-out over every account until no commit is left to fan out (what other tests left, first). */
+export async function allFannedOut(t: TestApp): Promise<void> {
+  await eventually(async () => ((await fanOutEvents(t.testDb.database, t.config.webhooks)).oldest === null ? true : undefined));
+}
+
 /**
  * Runs the fan-out, as a node's delivery loop would, until the webhook has `count` deliveries (a
  * transaction still running anywhere on the server holds the events after it back a while).
