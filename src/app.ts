@@ -26,7 +26,7 @@ import { documentLinksModule, linkBaseOf, linkSecretOf } from "./modules/documen
 import { documentsRepository } from "./modules/documents/repository";
 import { documentsDeps } from "./modules/documents/service";
 import { eventsModule } from "./modules/events";
-import { createEventNotifier, mayHaveWritten } from "./modules/events/notifier";
+import { createEventNotifier, mayHaveWritten, sendEventNotifications } from "./modules/events/notifier";
 import { eventStreamsOf } from "./modules/events/stream";
 import { healthModule } from "./modules/health";
 import { jobsModule } from "./modules/jobs";
@@ -240,7 +240,9 @@ export function createApp(deps: AppDeps) {
   docs.describe(app);
 
   // Once a write has committed, every node's streams and webhook deliveries of its account are woken.
-  const notifier = createEventNotifier(database.sql, (error) => logger.log("warn", "event notification failed", { error: error.message }));
+  const notifier = createEventNotifier(sendEventNotifications(database.sql), (error) =>
+    logger.log("warn", "event notification failed", { error: error.message }),
+  );
   const logRequest = requestLog(logger);
   const handleAndNotify = async (request: Request) => {
     const response = await app.handle(request);

@@ -1,10 +1,11 @@
 /**
  * The notification the server sends on `kiln_events` after a write (src/modules/events/notifier.ts):
  * after every request that may have made an event, and not after runs that save nothing, which are
- * writes by method only and the busiest requests an account sends.
+ * writes by method only and the busiest requests an account sends; and how a node spaces them.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import postgres from "postgres";
+import { createEventNotifier } from "../../../src/modules/events/notifier";
 import { EVENTS_CHANNEL } from "../../../src/modules/events/stream";
 import { createTestApp, type TestApp } from "../../support/app";
 
@@ -70,4 +71,61 @@ test("writes answered while a notification is on its way are each notified, and 
   expect(new Set(burst)).toEqual(new Set(accounts.map((account) => account.accountId)));
   const after = await notifiedDuring(() => write(accounts[1]!.key, "later"));
   expect(after).toEqual([accounts[1]!.accountId]);
+});
+
+/** A notifier over a recording `send`, spaced `spacingMs`; each statement resolves when `finish` is called. */
+function recordedNotifier(spacingMs: number) {
+  const sent: { accounts: string[]; at: number; finish: (error?: Error) => void }[] = [];
+  const errors: string[] = [];
+  const notifier = createEventNotifier(
+    (accounts) =>
+      new Promise((resolve, reject) => {
+        sent.push({ accounts, at: performance.now(), finish: (error) => (error ? reject(error) : resolve(undefined)) });
+      }),
+    (error) => errors.push(error.message),
+    spacingMs,
+  );
+  return { notifier, sent, errors };
+}
+
+const until = async (condition: () => boolean) => {
+  for (let waited = 0; !condition() && waited < 5000; waited += 5) await Bun.sleep(5);
+  expect(condition()).toBe(true);
+};
+
+test("a write after a quiet spell is sent at once; writes within the spacing share the next statement, which waits out the spacing", async () => {
+  const spacing = 300;
+  const { notifier, sent } = recordedNotifier(spacing);
+  const first = performance.now();
+  notifier.notify("a");
+  await until(() => sent.length === 1);
+  expect(sent[0]!.accounts).toEqual(["a"]);
+  expect(sent[0]!.at - first).toBeLessThan(spacing);
+  sent[0]!.finish();
+
+  for (const account of ["b", "c", "b"]) notifier.notify(account);
+  await Bun.sleep(spacing / 3);
+  expect(sent).toHaveLength(1); // still within the spacing
+  await until(() => sent.length === 2);
+  expect(sent[1]!.accounts).toEqual(["b", "c"]);
+  expect(sent[1]!.at - sent[0]!.at).toBeGreaterThanOrEqual(spacing - 1);
+  sent[1]!.finish();
+});
+
+test("one statement in flight at a time: writes answered while a slow one runs go out after it, and a failed one loses nothing later", async () => {
+  const { notifier, sent, errors } = recordedNotifier(10);
+  notifier.notify("a");
+  await until(() => sent.length === 1);
+  notifier.notify("b");
+  await Bun.sleep(100); // ten spacings: the statement for "a" has not answered yet
+  expect(sent).toHaveLength(1);
+  sent[0]!.finish(new Error("connection lost"));
+  await until(() => sent.length === 2);
+  expect(errors).toEqual(["connection lost"]);
+  expect(sent[1]!.accounts).toEqual(["b"]);
+  sent[1]!.finish();
+  await Bun.sleep(50);
+  notifier.notify("c");
+  await until(() => sent.length === 3);
+  expect(sent[2]!.accounts).toEqual(["c"]);
 });
