@@ -41,17 +41,13 @@ export function exceedsDepthInJavaScript(bytes: Uint8Array, limit = MAX_JSON_DEP
 }
 
 const strict = new TextDecoder("utf-8", { fatal: true });
-const lenient = new TextDecoder("utf-8");
 
 /**
- * The bytes as text when they are valid UTF-8, else undefined: what a fatal TextDecoder answers, at the
- * lenient decoder's speed (about 4 × faster on 10 MB here). A lenient decoding holds U+FFFD wherever the
- * bytes were not valid, so text without it was valid; text with it (invalid bytes, or a real U+FFFD) is
- * decoded again strictly to tell which.
+ * The bytes as text when they are valid UTF-8, else undefined. Bun's fatal decoder is as fast as a
+ * lenient decoding and a search of its text for U+FFFD on ASCII, and faster on other text
+ * (bench/README.md, Utilities).
  */
 export function decodeUtf8(bytes: Uint8Array): string | undefined {
-  const text = lenient.decode(bytes);
-  if (text.indexOf("\uFFFD") === -1) return text;
   try {
     return strict.decode(bytes);
   } catch {
