@@ -18,8 +18,8 @@
  *    counted from the write's answer and from the write's start, p50 and p99.
  * 3. Commit-to-webhook: a Bun.serve receiver on 127.0.0.1, a webhook on it (POST /api/v1/webhooks with a
  *    key holding `webhooks`), 50 creates spaced the same way; arrival from the write's answer, p50 and p99.
- * 4. 1,000 stream clients on one node (raw loopback sockets from this process; the limit on open files
- *    here is checked first): the server process's VmRSS before and after they are open → KiB per
+ * 4. 1,000 stream clients on one node, of one key (raw loopback sockets from this process; the limit on
+ *    open files here is checked first; the server's per-key and per-account stream caps raised to 1,000): the server process's VmRSS before and after they are open → KiB per
  *    client, then one create: the time from the write's start until the first, the median and the last
  *    of the 1,000 got its event. Measured first, on a server that has not carried the write load (its
  *    heap shrinking meanwhile would hide the growth), after 50 streams opened and closed as a warm-up.
@@ -336,6 +336,8 @@ async function manyClients(kiln: KilnServer): Promise<void> {
         }),
       );
       for (let waited = 0; batch.some((client) => client.opened === undefined); waited += 5) {
+        const refused = batch.find((client) => client.opened === undefined && /^HTTP\/1\.1 [45]\d\d/.test(client.tail));
+        if (refused) throw new Error(`stream client refused: ${refused.tail.slice(0, 400)}`);
         if (waited > 30_000) throw new Error(`stream clients ${start}…: not all opened within 30 s`);
         await Bun.sleep(5);
       }
@@ -391,7 +393,12 @@ async function manyClients(kiln: KilnServer): Promise<void> {
 export async function benchEvents(): Promise<void> {
   const limit = Number(Bun.spawnSync(["sh", "-c", "ulimit -n"]).stdout.toString().trim());
   if (limit < CLIENTS + 200) notes.push(`events: open files limited to ${limit} here; 1,000 clients need about 1,100 (raise ulimit -n)`);
-  const kiln = await startKiln("embedded", { WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true" });
+  // part 4 opens CLIENTS streams with one key: the per-key and per-account caps (20 and 100 by default) are raised for it
+  const kiln = await startKiln("embedded", {
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: "true",
+    EVENT_STREAMS_PER_KEY: String(CLIENTS),
+    EVENT_STREAMS_PER_ACCOUNT: String(CLIENTS),
+  });
   try {
     // first, on a server that has not carried the write load yet (its heap would shrink during the measure)
     await manyClients(kiln);
