@@ -23,6 +23,12 @@ afterAll(async () => {
   await t.close();
 });
 
+/** Waits up to 5 s for `condition`, and fails the test if it never holds. */
+const until = async (condition: () => boolean) => {
+  for (let waited = 0; !condition() && waited < 5000; waited += 5) await Bun.sleep(5);
+  expect(condition()).toBe(true);
+};
+
 /** The accounts notified while `requests` run, once every notification sent by then has arrived. */
 async function notifiedDuring(requests: () => Promise<void>): Promise<string[]> {
   heard.length = 0;
@@ -31,7 +37,7 @@ async function notifiedDuring(requests: () => Promise<void>): Promise<string[]> 
   const marker = `marker-${crypto.randomUUID()}`;
   await Bun.sleep(50); // the server sends its notification on the next turn after the answer
   await t.testDb.database.sql`select pg_notify(${EVENTS_CHANNEL}, ${marker})`;
-  for (let waited = 0; !heard.includes(marker) && waited < 5000; waited += 10) await Bun.sleep(10);
+  await until(() => heard.includes(marker));
   expect(heard).toContain(marker);
   return heard.filter((accountId) => accountId !== marker);
 }
@@ -87,11 +93,6 @@ function recordedNotifier(spacingMs: number) {
   );
   return { notifier, sent, errors };
 }
-
-const until = async (condition: () => boolean) => {
-  for (let waited = 0; !condition() && waited < 5000; waited += 5) await Bun.sleep(5);
-  expect(condition()).toBe(true);
-};
 
 test("a write after a quiet spell is sent at once; writes within the spacing share the next statement, which waits out the spacing", async () => {
   const spacing = 300;
