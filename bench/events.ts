@@ -19,9 +19,10 @@
  * 3. Commit-to-webhook: a Bun.serve receiver on 127.0.0.1, a webhook on it (POST /api/v1/webhooks with a
  *    key holding `webhooks`), 50 creates spaced the same way; arrival from the write's answer, p50 and p99.
  * 4. 1,000 stream clients on one node, of one key (raw loopback sockets from this process; the limit on
- *    open files here is checked first; the server's per-key and per-account stream caps raised to 1,000): the server process's VmRSS before and after they are open → KiB per
- *    client, then one create: the time from the write's start until the first, the median and the last
- *    of the 1,000 got its event. Measured first, on a server that has not carried the write load (its
+ *    open files here is checked first; the server's per-key and per-account stream caps raised to
+ *    1,000): the server process's VmRSS before and after they are open → KiB per client, then one
+ *    create: the time from the write's start until the first, the median and the last of the 1,000 got
+ *    its event. Measured first, on a server that has not carried the write load (its
  *    heap shrinking meanwhile would hide the growth), after 50 streams opened and closed as a warm-up.
  *
  *   bun bench/run.ts --only events          (or: bun bench/events.ts; about 7 minutes;
