@@ -4,7 +4,8 @@
  * matching stays off the writes' path; a turn takes at most WEBHOOK_FANOUT_ACCOUNTS accounts, the longest
  * waiting first, and about WEBHOOK_FANOUT_DELIVERIES deliveries of each, so one account's backlog delays
  * another's events by one turn at most; it looks at the accounts notified since the last turn that have
- * an enabled webhook, and at every account once a second: FULL_PASS_MS), then claims due deliveries with
+ * an enabled webhook, and at every account once a second: FULL_PASS_MS; a turn for accounts the node
+ * found without one sends no statement), then claims due deliveries with
  * FOR UPDATE SKIP LOCKED in one short statement that also takes a lease, POSTs the event with its
  * Standard Webhooks headers, and records the outcome: success on a 2xx within WEBHOOK_TIMEOUT_MS, else
  * the next attempt per WEBHOOK_RETRY_SCHEDULE_MS, and the endpoint disabled (with a webhook.disabled
@@ -30,7 +31,7 @@ import type { Metrics } from "../../observability/metrics";
 import { eventView } from "../events/service";
 import type { Lookup } from "./address";
 import { type AttemptOutcome, attempt } from "./attempt";
-import { claimDue, disableFailingEndpoint, fanOut, insertEvent, recordAttempt } from "./repository";
+import { accountsWithWebhooks, claimDue, disableFailingEndpoint, fanOut, insertEvent, recordAttempt } from "./repository";
 import { webhookHeaders } from "./signing";
 import type { ClaimedDelivery, FanOutTurn } from "./statements";
 
@@ -141,42 +142,85 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
   const watchLag = lagWatch(config.lagWarnMs, logger, options.metrics);
   let stopped = false;
   const waker = new Wakeable();
-  const wake = waker.wake;
+  // a claim is made at a turn woken for it (an attempt's end, a webhook made or changed, a delivery made
+  // due by hand), after a fan-out that looked at an account with a webhook, and at least every pollMs;
+  // not after writes of accounts without one, which would otherwise cost a claim every TURN_SPACING_MS
+  let claimWanted = true;
+  const wakeToClaim = (): void => {
+    claimWanted = true;
+    waker.wake();
+  };
   // the accounts whose writes were announced (kiln_events carries the account id) and not yet fanned out
   const notified = new Set<string>();
+  // whether an account has an enabled webhook, as last looked up: forgotten at every full pass and at every
+  // webhook made or changed (its kiln_webhooks comes with its commit, before any later event's), so it is
+  // never older than FULL_PASS_MS and holds at most the accounts that wrote since the last full pass
+  const hasWebhook = new Map<string, boolean>();
+  let webhooksChanged = 0;
+  const forgetWebhooks = () => {
+    hasWebhook.clear();
+    webhooksChanged++;
+  };
   const listening = Promise.all([
     database.sql
       .listen("kiln_events", (accountId) => {
         notified.add(accountId);
-        wake();
+        waker.wake();
       })
       .catch(() => undefined),
-    database.sql.listen("kiln_webhooks", wake).catch(() => undefined),
+    database.sql
+      .listen("kiln_webhooks", () => {
+        forgetWebhooks();
+        wakeToClaim();
+      })
+      .catch(() => undefined),
   ]);
   let lastFullPass = Number.NEGATIVE_INFINITY;
+  let lastClaim = Number.NEGATIVE_INFINITY;
   let backlog = false;
 
+  /** The accounts that have an enabled webhook, looking up those not known since the last full pass. */
+  async function withWebhooks(accounts: string[]): Promise<string[]> {
+    const unknown = accounts.filter((accountId) => !hasWebhook.has(accountId));
+    if (unknown.length > 0) {
+      const changedBefore = webhooksChanged;
+      const found = await accountsWithWebhooks(database.sql, unknown);
+      // a webhook made or changed meanwhile may not be in this answer: keep nothing from it
+      if (webhooksChanged === changedBefore) for (const accountId of unknown) hasWebhook.set(accountId, found.has(accountId));
+      else return accounts;
+    }
+    return accounts.filter((accountId) => hasWebhook.get(accountId));
+  }
+
   /**
-   * The notified accounts, or every account once FULL_PASS_MS has passed or while the last look at every
-   * account left a backlog. An account left with commits (or not looked at: another node's turn held the
-   * fan-out) stays notified.
+   * The notified accounts that have an enabled webhook, or every account once FULL_PASS_MS has passed or
+   * while the last look at every account left a backlog. An account left with commits (or not looked at:
+   * another node's turn held the fan-out) stays notified. Says whether it looked at any account.
    */
-  async function fanOutTurn(startedAt: number): Promise<void> {
+  async function fanOutTurn(startedAt: number): Promise<boolean> {
     const full = backlog || startedAt - lastFullPass >= FULL_PASS_MS;
-    if (!full && notified.size === 0) return;
-    const candidates = full ? null : [...notified];
+    if (!full && notified.size === 0) return false;
+    if (full) forgetWebhooks();
+    const notifiedAccounts = [...notified];
     notified.clear();
+    let candidates: string[] | null = null;
     try {
+      if (!full) {
+        candidates = await withWebhooks(notifiedAccounts);
+        // accounts without an enabled webhook: the full pass moves their cursor
+        if (candidates.length === 0) return false;
+      }
       const turn = await fanOutEvents(database, config, candidates);
       if (candidates === null) {
         // not looked at (another node's turn held the fan-out): the next turn looks at every account again
-        if (turn.more === null) return;
+        if (turn.more === null) return true;
         lastFullPass = startedAt;
         backlog = turn.more;
         watchLag(turn, Date.now());
       } else if (turn.more !== false) for (const accountId of candidates) notified.add(accountId);
+      return true;
     } catch (error) {
-      for (const accountId of candidates ?? []) notified.add(accountId);
+      for (const accountId of notifiedAccounts) notified.add(accountId);
       throw error;
     }
   }
@@ -254,7 +298,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
         const left = (byAccount.get(delivery.accountId) ?? 1) - 1;
         if (left > 0) byAccount.set(delivery.accountId, left);
         else byAccount.delete(delivery.accountId);
-        wake();
+        wakeToClaim();
       });
     running.add(task);
   }
@@ -273,14 +317,18 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
       if (stopped) break;
       turnStarted = performance.now();
       waker.woken = false;
+      let lookedAtAccounts = true;
       try {
-        await fanOutTurn(turnStarted);
+        lookedAtAccounts = await fanOutTurn(turnStarted);
       } catch (error) {
         if (!stopped) logger.log("error", "webhook fan-out failed", { error: (error as Error).message });
       }
       let claimedAll = false;
       const free = config.concurrency - running.size;
-      if (free > 0) {
+      const claimDue = claimWanted || lookedAtAccounts || performance.now() - lastClaim >= pollMs;
+      if (free > 0 && claimDue) {
+        claimWanted = false;
+        lastClaim = performance.now();
         try {
           const { claim, deliveries } = await claimDeliveries(database, {
             now: now(),
@@ -291,7 +339,9 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
           });
           for (const delivery of deliveries) launch(delivery, claim);
           claimedAll = deliveries.length === free;
+          if (claimedAll) claimWanted = true;
         } catch (error) {
+          claimWanted = true;
           if (!stopped) logger.log("error", "webhook claim failed", { error: (error as Error).message });
         }
       }
@@ -302,11 +352,11 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
   })();
 
   return {
-    wake,
+    wake: wakeToClaim,
     inFlight: () => running.size,
     async stop() {
       stopped = true;
-      wake();
+      waker.wake();
       await loop;
       await Promise.allSettled([...running]);
       for (const listener of await listening) await listener?.unlisten().catch(() => {});

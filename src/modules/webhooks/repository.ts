@@ -9,9 +9,17 @@ import {
   webhookDeliveries,
   webhooks,
 } from "../../db/schema";
-import { type Executor, run, type StatementParams } from "../../db/statement";
+import { connectionOf, type Executor, run, type StatementParams } from "../../db/statement";
 import type { CursorPosition } from "../documents/cursor";
-import { CLAIM_DELIVERIES, DISABLE_FAILING, FAN_OUT, INSERT_EVENT, RECORD_ATTEMPT, WAKE_DELIVERERS } from "./statements";
+import {
+  ACCOUNTS_WITH_WEBHOOKS,
+  CLAIM_DELIVERIES,
+  DISABLE_FAILING,
+  FAN_OUT,
+  INSERT_EVENT,
+  RECORD_ATTEMPT,
+  WAKE_DELIVERERS,
+} from "./statements";
 
 export type NewWebhook = typeof webhooks.$inferInsert;
 
@@ -20,9 +28,16 @@ const valid = (id: string) => typeof id === "string" && !id.includes("\u0000");
 const owned = (accountId: string, id: string) => (valid(id) ? and(eq(webhooks.id, id), eq(webhooks.accountId, accountId)) : sql`false`);
 
 export const webhooksRepository = (db: Db) => ({
+  /**
+   * The delivery loops hear of a new or changed webhook from its own commit (kiln_webhooks), before any
+   * later event of its account: they skip the turns of accounts they last saw without an enabled one.
+   */
   async insert(webhook: NewWebhook): Promise<WebhookRow> {
-    const [row] = await db.insert(webhooks).values(webhook).returning();
-    return row!;
+    return db.transaction(async (tx) => {
+      const [row] = await tx.insert(webhooks).values(webhook).returning();
+      await run(connectionOf(tx), WAKE_DELIVERERS, [row!.id]);
+      return row!;
+    });
   },
 
   async count(accountId: string): Promise<number> {
@@ -36,8 +51,11 @@ export const webhooksRepository = (db: Db) => ({
   },
 
   async update(accountId: string, id: string, changes: Partial<NewWebhook>): Promise<WebhookRow | undefined> {
-    const [row] = await db.update(webhooks).set(changes).where(owned(accountId, id)).returning();
-    return row;
+    return db.transaction(async (tx) => {
+      const [row] = await tx.update(webhooks).set(changes).where(owned(accountId, id)).returning();
+      if (row) await run(connectionOf(tx), WAKE_DELIVERERS, [row.id]);
+      return row;
+    });
   },
 
   async remove(accountId: string, id: string): Promise<boolean> {
@@ -125,6 +143,10 @@ export type WebhooksRepository = ReturnType<typeof webhooksRepository>;
 /** One fan-out turn (FAN_OUT) over the candidate accounts (null: every account): one row, or none. */
 export const fanOut = (on: Executor, accounts: number, deliveriesPerAccount: number, candidates: string[] | null) =>
   run(on, FAN_OUT, [accounts, deliveriesPerAccount, candidates]);
+
+/** Which of the accounts have an enabled webhook (ACCOUNTS_WITH_WEBHOOKS). */
+export const accountsWithWebhooks = async (on: Executor, accountIds: string[]): Promise<Set<string>> =>
+  new Set((await run(on, ACCOUNTS_WITH_WEBHOOKS, [accountIds])).map((row) => row.accountId));
 
 /** Claims due deliveries and takes their lease (CLAIM_DELIVERIES). */
 export const claimDue = (on: Executor, params: StatementParams<typeof CLAIM_DELIVERIES>) => run(on, CLAIM_DELIVERIES, params);

@@ -139,8 +139,16 @@ export const RECORD_ATTEMPT = statement<
   where w.id = done.webhook_id
   returning w.failing_since::float8 as "failingSince", w.enabled`);
 
-/** Raw: wakes the delivery loops of every node (a delivery made due by hand, retryDelivery). $1 webhook. */
+/**
+ * Raw: wakes the delivery loops of every node: a delivery made due by hand (retryDelivery), or a webhook
+ * created or changed, after which each node looks again at which accounts have an enabled one. $1 webhook.
+ */
 export const WAKE_DELIVERERS = statement<[webhookId: string], never>("select pg_notify('kiln_webhooks', $1)");
+
+/** Raw: which of the accounts $1 have an enabled webhook (the delivery loop skips a turn for the others). */
+export const ACCOUNTS_WITH_WEBHOOKS = statement<[accountIds: string[]], { accountId: string }>(
+  `select distinct account_id as "accountId" from webhooks where enabled and account_id = any($1::text[])`,
+);
 
 /**
  * Raw: disables an endpoint whose failures began at or before $2 and have not stopped since, once (the

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { fanOutEvents } from "../../../src/modules/webhooks/deliver";
-import { FAN_OUT } from "../../../src/modules/webhooks/statements";
+import { ACCOUNTS_WITH_WEBHOOKS, CLAIM_DELIVERIES, FAN_OUT } from "../../../src/modules/webhooks/statements";
 import { createTestApp, type TestApp } from "../../support/app";
 import { allFannedOut, deliveredEvents, eventually, fannedOut, startDeliverer } from "./support";
 
@@ -214,43 +214,108 @@ describe("the fan-out", () => {
     }
   });
 
-  test("a storm of notifications wakes the delivery loop for at most one turn per 25 ms, each looking at the notified account alone", async () => {
-    let fanOuts = 0;
-    const candidates: (string[] | null)[] = [];
+  /** The delivery loop's statements, by kind, each with its candidates (a fan-out's) or its accounts (a lookup's). */
+  function countedLoop(options: { concurrency: number; pollMs: number }) {
+    const seen: { kind: "fanOut" | "claim" | "lookup"; at: number; accounts: string[] | null }[] = [];
     const { sql } = t.testDb.database;
-    // the loop's statements, counted: a turn with a notified account starts with one fan-out
     const counted = new Proxy(sql, {
       get(target, property) {
         if (property !== "unsafe") return Reflect.get(target, property);
         return (text: string, parameters?: never[]) => {
-          if (text === FAN_OUT) {
-            fanOuts++;
-            candidates.push(parameters![2]);
-          }
+          const at = performance.now();
+          if (text === FAN_OUT) seen.push({ kind: "fanOut", at, accounts: parameters![2] });
+          if (text === CLAIM_DELIVERIES) seen.push({ kind: "claim", at, accounts: null });
+          if (text === ACCOUNTS_WITH_WEBHOOKS) seen.push({ kind: "lookup", at, accounts: parameters![0] });
           return target.unsafe(text, parameters);
         };
       },
     });
+    const config = { ...t.config.webhooks, concurrency: options.concurrency };
+    const deliverer = startDeliverer(t, { database: { ...t.testDb.database, sql: counted }, config, pollMs: options.pollMs });
+    return { seen, deliverer };
+  }
+
+  /** Sends kiln_events for the account, as each write's answer does, every millisecond or so for `ms`. */
+  async function storm(accountId: string, ms: number): Promise<number> {
+    const started = performance.now();
+    while (performance.now() - started < ms) {
+      await t.testDb.database.sql`select pg_notify('kiln_events', ${accountId})`;
+      await Bun.sleep(1);
+    }
+    return performance.now() - started;
+  }
+
+  test("a storm of notifications wakes the delivery loop for at most one turn per 25 ms, each looking at the notified account alone", async () => {
+    const { accountId, key } = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    await webhookOf(key);
     // no attempts (this file's deliveries point at a name that does not resolve here): turns only
-    const config = { ...t.config.webhooks, concurrency: 0 };
-    const deliverer = startDeliverer(t, { database: { ...t.testDb.database, sql: counted }, config, pollMs: 60_000 });
+    const { seen, deliverer } = countedLoop({ concurrency: 0, pollMs: 60_000 });
     try {
-      await eventually(async () => (fanOuts > 0 ? true : undefined));
-      const started = performance.now();
-      const before = fanOuts;
-      // each a write's notification (kiln_events, with its account): a turn looks at that account
-      while (performance.now() - started < 500) {
-        await sql`select pg_notify('kiln_events', 'acc_storm')`;
-        await Bun.sleep(1);
-      }
-      const turns = fanOuts - before;
-      const elapsed = performance.now() - started;
-      expect(turns).toBeGreaterThan(2);
-      expect(turns).toBeLessThanOrEqual(Math.ceil(elapsed / 25) + 1);
+      await eventually(async () => (seen.length > 0 ? true : undefined));
+      const before = seen.length;
+      const elapsed = await storm(accountId, 500);
+      const fanOuts = seen.slice(before).filter((each) => each.kind === "fanOut");
+      expect(fanOuts.length).toBeGreaterThan(2);
+      expect(fanOuts.length).toBeLessThanOrEqual(Math.ceil(elapsed / 25) + 1);
       // every account's counters at most once a second (the first turn's pass came before the storm)
-      const storm = candidates.slice(before);
-      expect(storm.filter((each) => each === null).length).toBeLessThanOrEqual(Math.ceil(elapsed / 1000));
-      expect(new Set(storm.filter((each) => each !== null).map((each) => each!.join(",")))).toEqual(new Set(["acc_storm"]));
+      expect(fanOuts.filter((each) => each.accounts === null).length).toBeLessThanOrEqual(Math.ceil(elapsed / 1000));
+      expect(new Set(fanOuts.filter((each) => each.accounts !== null).map((each) => each.accounts!.join(",")))).toEqual(
+        new Set([accountId]),
+      );
+    } finally {
+      await deliverer.stop();
+    }
+  });
+
+  test("writes of an account without an enabled webhook cost the loop no fan-out and no claim: a lookup and a claim at most once a second", async () => {
+    const { accountId, key } = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    await webhookOf(key, { enabled: false });
+    // the earlier tests' deliveries would be claimed, attempted and claimed again: none is due here
+    await t.testDb.database.sql`update webhook_deliveries set status = 'failed' where status = 'pending'`;
+    const pollMs = 1_000;
+    const { seen, deliverer } = countedLoop({ concurrency: 4, pollMs });
+    try {
+      await eventually(async () => (seen.some((each) => each.kind === "claim") ? true : undefined));
+      const before = seen.length;
+      const elapsed = await storm(accountId, 1_200);
+      const during = seen.slice(before);
+      const fullPasses = during.filter((each) => each.kind === "fanOut" && each.accounts === null).length;
+      expect(fullPasses).toBeLessThanOrEqual(Math.ceil(elapsed / 1000));
+      // the candidate turns of 1.2 s of writes (up to 48 fan-outs and 48 claims before): none
+      expect(during.filter((each) => each.kind === "fanOut" && each.accounts !== null)).toEqual([]);
+      // looked up once, and again after each full pass forgot it
+      const lookups = during.filter((each) => each.kind === "lookup");
+      expect(lookups.length).toBeGreaterThanOrEqual(1);
+      expect(lookups.length).toBeLessThanOrEqual(fullPasses + 1);
+      for (const lookup of lookups) expect(lookup.accounts).toEqual([accountId]);
+      // a claim after each full pass, or after pollMs of quiet turns
+      expect(during.filter((each) => each.kind === "claim").length).toBeLessThanOrEqual(fullPasses + Math.ceil(elapsed / pollMs));
+    } finally {
+      await deliverer.stop();
+    }
+  });
+
+  test("a webhook made for such an account is looked at from the next turn, not from the next pass over every account", async () => {
+    const { accountId, key } = await t.newAccount({ permissions: ["documents", "webhooks"] });
+    const { seen, deliverer } = countedLoop({ concurrency: 0, pollMs: 60_000 });
+    try {
+      // the loop knows the account has no webhook, from a lookup right after a full pass: the next pass is a second away
+      const stormed = storm(accountId, 2_500);
+      await eventually(async () => (seen.some((each) => each.kind === "lookup" && each.accounts?.includes(accountId)) ? true : undefined));
+      const passes = seen.filter((each) => each.kind === "fanOut" && each.accounts === null).length;
+      await eventually(async () =>
+        seen.filter((each) => each.kind === "fanOut" && each.accounts === null).length > passes ? true : undefined,
+      );
+      const passedAt = performance.now();
+      // the pass forgot what the loop knew; the next turn has looked the account up again
+      await eventually(async () => (seen.some((each) => each.kind === "lookup" && each.at > passedAt) ? true : undefined));
+      await webhookOf(key);
+      const madeAt = performance.now();
+      await stormed;
+      const named = seen.find((each) => each.kind === "fanOut" && each.at > madeAt && each.accounts?.includes(accountId));
+      expect(named).toBeDefined();
+      // without the webhook's notification, the account stays known as without one until the next full pass
+      expect(named!.at - passedAt).toBeLessThan(800);
     } finally {
       await deliverer.stop();
     }
