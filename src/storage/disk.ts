@@ -3,7 +3,7 @@
  * same folder, is fsynced, renamed into place and the folder fsynced, so a crash at any instant leaves
  * either no file under the final name or the complete one (Bun.write alone is not atomic).
  */
-import { constants } from "node:fs";
+import { constants, statSync } from "node:fs";
 import { access, mkdir, open, readdir, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
@@ -71,14 +71,10 @@ export class DiskContentStore implements ContentStore {
   async open(key: string): Promise<OpenedContent | undefined> {
     if (!KEY.test(key)) return undefined;
     const path = this.pathOf(key, COMPLETE);
-    const size = await stat(path).then(
-      (found) => found.size,
-      (error: NodeJS.ErrnoException) => {
-        if (error.code === "ENOENT") return undefined;
-        throw error;
-      },
-    );
-    return size === undefined ? undefined : { size, body: Bun.file(path) };
+    // on this thread: a stat of a local file takes about 4 µs of CPU here, one through the runtime's
+    // thread pool 30–50 (the hop), on every download
+    const found = statSync(path, { throwIfNoEntry: false });
+    return found === undefined ? undefined : { size: found.size, body: Bun.file(path) };
   }
 
   async remove(key: string): Promise<void> {
