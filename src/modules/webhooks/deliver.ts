@@ -155,11 +155,9 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
   // whether an account has an enabled webhook, as last looked up: forgotten at every full pass and at every
   // webhook made or changed (its kiln_webhooks comes with its commit, before any later event's), so it is
   // never older than FULL_PASS_MS and holds at most the accounts that wrote since the last full pass
-  const hasWebhook = new Map<string, boolean>();
-  let webhooksChanged = 0;
+  let hasWebhook = new Map<string, boolean>();
   const forgetWebhooks = () => {
-    hasWebhook.clear();
-    webhooksChanged++;
+    hasWebhook = new Map();
   };
   const listening = Promise.all([
     database.sql
@@ -181,21 +179,21 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
 
   /** The accounts that have an enabled webhook, looking up those not known since the last full pass. */
   async function withWebhooks(accounts: string[]): Promise<string[]> {
-    const unknown = accounts.filter((accountId) => !hasWebhook.has(accountId));
+    const known = hasWebhook;
+    const unknown = accounts.filter((accountId) => !known.has(accountId));
     if (unknown.length > 0) {
-      const changedBefore = webhooksChanged;
       const found = await accountsWithWebhooks(database.sql, unknown);
-      // a webhook made or changed meanwhile may not be in this answer: keep nothing from it
-      if (webhooksChanged === changedBefore) for (const accountId of unknown) hasWebhook.set(accountId, found.has(accountId));
-      else return accounts;
+      // forgotten meanwhile (a webhook made or changed may not be in this answer): keep nothing from it
+      if (known !== hasWebhook) return accounts;
+      for (const accountId of unknown) known.set(accountId, found.has(accountId));
     }
-    return accounts.filter((accountId) => hasWebhook.get(accountId));
+    return accounts.filter((accountId) => known.get(accountId));
   }
 
   /**
    * The notified accounts that have an enabled webhook, or every account once FULL_PASS_MS has passed or
    * while the last look at every account left a backlog. An account left with commits (or not looked at:
-   * another node's turn held the fan-out) stays notified. Says whether it looked at any account.
+   * another node's turn held the fan-out) stays notified. Says whether it ran a fan-out statement.
    */
   async function fanOutTurn(startedAt: number): Promise<boolean> {
     const full = backlog || startedAt - lastFullPass >= FULL_PASS_MS;
@@ -317,15 +315,15 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
       if (stopped) break;
       turnStarted = performance.now();
       waker.woken = false;
-      let lookedAtAccounts = true;
+      let ranFanOut = true;
       try {
-        lookedAtAccounts = await fanOutTurn(turnStarted);
+        ranFanOut = await fanOutTurn(turnStarted);
       } catch (error) {
         if (!stopped) logger.log("error", "webhook fan-out failed", { error: (error as Error).message });
       }
       let claimedAll = false;
       const free = config.concurrency - running.size;
-      const claimDue = claimWanted || lookedAtAccounts || performance.now() - lastClaim >= pollMs;
+      const claimDue = claimWanted || ranFanOut || performance.now() - lastClaim >= pollMs;
       if (free > 0 && claimDue) {
         claimWanted = false;
         lastClaim = performance.now();
