@@ -22,6 +22,7 @@ import { jobRetention } from "./modules/jobs/retention";
 import { webhookDelivery } from "./modules/webhooks/deliver";
 import { createLogger, type Logger } from "./observability/logger";
 import { type Metrics, metricsFor } from "./observability/metrics";
+import { allocatorSetting } from "./process/allocator";
 import { drain } from "./process/drain";
 import { failed, redacted, StartUp } from "./process/start-up";
 import { listen, listenFailure } from "./server/listener";
@@ -130,6 +131,7 @@ async function main(): Promise<void> {
     startupMs: Math.round(performance.now() - startedAt),
     database: config.databaseUrl ? "external" : "embedded",
     contentStore: config.contentStore.kind,
+    allocator: allocatorSetting(),
   });
 
   const shutdown = async (signal: string) => {

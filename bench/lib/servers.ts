@@ -7,6 +7,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import postgres from "postgres";
+import { ALLOCATOR_ENV } from "../../src/process/allocator";
 import { freePort, startServer, tempDataDir } from "../../tests/support/server";
 
 export const ADMIN_KEY = "kiln_BenchBootstrapKey0123456789abcdefABCD";
@@ -87,7 +88,15 @@ export async function startKiln(mode: "embedded" | "external", env: Record<strin
   // env.DATABASE_URL: share a database another server already migrated (one Kiln beside another)
   const externalUrl = env.DATABASE_URL ?? (mode === "external" ? await createExternalDatabase() : undefined);
   const running = await startServer(
-    { DATA_DIR: dataDir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: "error", ...(externalUrl ? { DATABASE_URL: externalUrl } : {}), ...env },
+    // started as `bun run start` and the image start it, with their allocator setting (src/process/allocator.ts)
+    {
+      ...ALLOCATOR_ENV,
+      DATA_DIR: dataDir,
+      BOOTSTRAP_API_KEY: ADMIN_KEY,
+      LOG_LEVEL: "error",
+      ...(externalUrl ? { DATABASE_URL: externalUrl } : {}),
+      ...env,
+    },
     60_000,
     entry,
   );

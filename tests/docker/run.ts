@@ -308,6 +308,12 @@ await step(
   },
   true,
 );
+await step("the server runs with the image's allocator setting", async () => {
+  const logs = run(["docker", "logs", container]);
+  const listening = (logs.stdout + logs.stderr).split("\n").find((line) => line.includes('"msg":"listening"'));
+  if (!listening?.includes('"allocator":"MIMALLOC_PURGE_DELAY=1000"')) throw new Error(`listening line: ${listening}`);
+  console.log("     MIMALLOC_PURGE_DELAY=1000");
+});
 await step("runs as a non-root user, PostgreSQL included", async () => {
   const uid = (await must(["docker", "exec", container, "id", "-u"])).trim();
   if (uid === "0") throw new Error("docker exec runs as root");
