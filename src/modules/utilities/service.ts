@@ -114,7 +114,9 @@ export async function executeUtility(engine: UtilityEngine, request: ExecuteRequ
   if (bytes.byteLength === 0) throw httpError(ERRORS.body_required, "A JSON request body `{ inputs: { primary }, config? }` is required");
   const large = bytes.byteLength > engine.inlineMaxBytes;
   if (large && !needsReadingHere(bytes)) {
-    // Inline inputs only: the worker reads the whole body, this thread does not even scan it.
+    // Inline inputs only: the worker reads the whole body, this thread does not parse it. Such a run
+    // names no output, so it saves nothing and makes no event to notify.
+    request.onSavesNothing?.();
     const result = await withCredits(engine, request.principal.accountId, 1, utility.id, () =>
       inWorker(engine, utility.id, () => engine.pool.run(request.principal.accountId, utility.id, bytes, request.signal)),
     );

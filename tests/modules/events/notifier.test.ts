@@ -47,6 +47,8 @@ test("runs that save nothing send no notification; a run that saves, and a docum
   const runs = [
     ["/api/v1/utilities/schema.clean-json", { inputs: { primary: { a: null } } }],
     ["/api/v1/pipelines/run", { steps: [{ utility: "schema.clean-json" }], inputs: { primary: { a: null } } }],
+    // past UTILITY_INLINE_MAX_BYTES with inline inputs only: the worker reads the body, this thread does not
+    ["/api/v1/utilities/schema.clean-json", { inputs: { primary: { a: null, text: "x".repeat(8192) } } }],
   ] as const;
   const quiet = await notifiedDuring(async () => {
     for (const [path, body] of runs) expect((await t.json("POST", path, { key, body })).status).toBe(200);
