@@ -1,7 +1,7 @@
 /**
  * Section 3: what the utility engine adds, on pick-fields. p50 of a 1 KB run (inline) and of a 4 KB run
- * (worker thread) against the bare handler (Bun.serve, JSON.parse, run, JSON.stringify on one thread), each over one
- * connection; the worker hand-off (the same 4 KB run on a Kiln that runs it inline); and 16 concurrent
+ * (worker thread) against the bare handler (Bun.serve, JSON.parse, run, JSON.stringify on one thread),
+ * each over one connection; the worker hand-off (the same 4 KB run on a Kiln that runs it inline); and 16 concurrent
  * 1 MB runs, where the pool's two workers should beat the bare handler's single thread.
  */
 

@@ -1,4 +1,8 @@
-/** kiln serve: starts the server in this process, exactly as `bun run start` does (same environment variables). */
+/**
+ * kiln serve: starts the server in this process, as `bun run start` does (same environment variables), but
+ * without the allocator setting the start script gives it: the runtime reads that when a process starts
+ * (src/process/allocator.ts).
+ */
 import { Command } from "commander";
 
 export function serveCommand(): Command {

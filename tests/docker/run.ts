@@ -11,6 +11,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { ALLOCATOR_ENV, allocatorSetting } from "../../src/process/allocator";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const CACHE = process.env.KILN_DOCKER_CACHE ?? "/var/cache/kiln-docker";
@@ -311,8 +312,9 @@ await step(
 await step("the server runs with the image's allocator setting", async () => {
   const logs = run(["docker", "logs", container]);
   const listening = (logs.stdout + logs.stderr).split("\n").find((line) => line.includes('"msg":"listening"'));
-  if (!listening?.includes('"allocator":"MIMALLOC_PURGE_DELAY=1000"')) throw new Error(`listening line: ${listening}`);
-  console.log("     MIMALLOC_PURGE_DELAY=1000");
+  const expected = allocatorSetting(ALLOCATOR_ENV);
+  if (!listening?.includes(`"allocator":"${expected}"`)) throw new Error(`listening line: ${listening}`);
+  console.log(`     ${expected}`);
 });
 await step("runs as a non-root user, PostgreSQL included", async () => {
   const uid = (await must(["docker", "exec", container, "id", "-u"])).trim();
