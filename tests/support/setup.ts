@@ -13,7 +13,8 @@ import { enablePoolGuard } from "../../src/db/pool-guard";
 // every test runs with the pool guard: a pool connection requested inside a transaction throws
 enablePoolGuard();
 
-// Worker start-up and real-server tests take seconds on a loaded 2-core machine.
+// Worker start-up and real-server tests take seconds on a loaded 2-core machine. Bun applies this to
+// the first test file of a run only; a whole-suite run gets the same 60 s from `bun run test`'s --timeout.
 setDefaultTimeout(60_000);
 
 if (!process.env.TEST_DATABASE_URL && !process.env.KILN_TEST_SERVER_URL) {
