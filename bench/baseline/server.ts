@@ -84,8 +84,9 @@ const findActive = (accountId: string, id: string) =>
 
 async function list(principal: Principal, url: URL): Promise<Response> {
   const limit = Number(url.searchParams.get("limit") ?? 50);
-  const rows = await sql`select * from documents where account_id = ${principal.accountId} and deleted_at is null
-    order by created_at desc, id desc limit ${limit + 1}`;
+  // the columns the views show, as Kiln's listing reads them (statements.ts, pageViewStatement)
+  const rows = await sql`select id, name, description, tags, folder, file_size, content_version, created_at, updated_at
+    from documents where account_id = ${principal.accountId} and deleted_at is null order by created_at desc, id desc limit ${limit + 1}`;
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   const nextCursor = rows.length > limit && last ? Buffer.from(`${last.created_at}:${last.id}`).toString("base64url") : null;

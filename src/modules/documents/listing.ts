@@ -2,9 +2,9 @@
 
 import { validationError } from "../../core/errors";
 import { folderFilter } from "../../core/metadata";
-import type { DocumentRow } from "../../db/schema";
 import { decodeCursor, pageOf } from "./cursor";
 import type { DocumentsDeps } from "./service";
+import type { DocumentViewRow } from "./statements";
 
 export const LIST_LIMIT_DEFAULT = 50;
 export const LIST_LIMIT_MAX = 200;
@@ -30,10 +30,10 @@ export async function listDocuments(
   deps: DocumentsDeps,
   accountId: string,
   options: ListOptions,
-): Promise<{ documents: DocumentRow[]; nextCursor: string | null }> {
+): Promise<{ documents: DocumentViewRow[]; nextCursor: string | null }> {
   const folder = folderFilter(options.folder, options.recursive);
   const after = options.cursor === undefined ? undefined : decodeCursor(accountId, options.cursor);
-  const rows = await deps.repository.list(accountId, { deleted: options.deleted, folder, after, limit: options.limit + 1 });
+  const rows = await deps.repository.listViews(accountId, { deleted: options.deleted, folder, after, limit: options.limit + 1 });
   const { page, nextCursor } = pageOf(accountId, rows, options.limit);
   return { documents: page, nextCursor };
 }

@@ -25,14 +25,17 @@ import {
   ACCOUNT_OF_DOCUMENT,
   type AccountLimitsRow,
   CREATE,
+  type DocumentViewRow,
   documentFromJson,
   FIND_ACTIVE,
   NEW_VERSION,
   type PageParams,
+  type PageShape,
   PURGE_DUE,
   PURGE_ONE,
   type PurgedRow,
   pageStatement,
+  pageViewStatement,
 } from "./statements";
 
 export type { AccountLimitsRow };
@@ -100,6 +103,28 @@ const purgeWith = <Params extends readonly unknown[]>(
     if (row.purged > 0) await onPurged(tx, row);
     return row;
   });
+
+/** A page of documents: live or deleted, of a folder or its subtree, after a cursor, newest or oldest first. */
+export interface PageOptions {
+  deleted: boolean;
+  folder?: FolderFilter;
+  after?: CursorPosition;
+  limit: number;
+  oldestFirst?: boolean;
+}
+
+function pageQuery(accountId: string, options: PageOptions): { shape: PageShape; params: PageParams } {
+  const shape: PageShape = {
+    deleted: options.deleted,
+    folder: options.folder === undefined ? false : options.folder.subfolders ? "subtree" : "exact",
+    after: options.after !== undefined,
+    oldestFirst: options.oldestFirst === true,
+  };
+  const params: PageParams = [accountId, options.limit];
+  if (options.folder !== undefined) params.push(options.folder.path);
+  if (options.after) params.push(options.after.createdAt, options.after.id);
+  return { shape, params };
+}
 
 export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersNaming) => ({
   ...indexingRepository(db),
@@ -321,21 +346,16 @@ export const documentsRepository = (db: Db, onPurged: PurgeHook = forgetAnswersN
     return { purged: row.purged, contentKeys: row.contentKeys };
   },
 
-  /** Newest first (the listing), or oldest first (an export, so that an import recreates them in order). */
-  async list(
-    accountId: string,
-    options: { deleted: boolean; folder?: FolderFilter; after?: CursorPosition; limit: number; oldestFirst?: boolean },
-  ): Promise<DocumentRow[]> {
-    const shape = {
-      deleted: options.deleted,
-      folder: options.folder === undefined ? (false as const) : options.folder.subfolders ? ("subtree" as const) : ("exact" as const),
-      after: options.after !== undefined,
-      oldestFirst: options.oldestFirst === true,
-    };
-    const params: PageParams = [accountId, options.limit];
-    if (options.folder !== undefined) params.push(options.folder.path);
-    if (options.after) params.push(options.after.createdAt, options.after.id);
+  /** Newest first, or oldest first (an export, so that an import recreates them in order). */
+  async list(accountId: string, options: PageOptions): Promise<DocumentRow[]> {
+    const { shape, params } = pageQuery(accountId, options);
     return run(db, pageStatement(shape), params);
+  },
+
+  /** The same page as `list` with the columns of the documents' views only (the listing and the trash). */
+  async listViews(accountId: string, options: PageOptions): Promise<DocumentViewRow[]> {
+    const { shape, params } = pageQuery(accountId, options);
+    return run(db, pageViewStatement(shape), params);
   },
 
   /** The account's folders with their counts, kept by a trigger (see folders.documentCount): no document is read. */

@@ -20,6 +20,7 @@ import { CHECK_BEFORE_WRITING_ABOVE, checkQuota, precheckQuota, quotaError } fro
 import { type DocumentsRepository, documentsRepository, type Tx } from "./repository";
 import { ContentRetirer } from "./retirer";
 import * as guard from "./schema-guard";
+import type { DocumentViewRow } from "./statements";
 import { Turns } from "./turns";
 
 export interface DocumentsDeps {
@@ -62,16 +63,15 @@ export function documentsDeps(options: {
 }
 
 /** The fields of a document its metadata view shows (an event keeps these, src/modules/events). */
-export type DocumentViewFields = Pick<
-  DocumentRow,
-  "id" | "name" | "description" | "tags" | "folder" | "fileSize" | "contentVersion" | "createdAt" | "updatedAt"
->;
+export type DocumentViewFields = DocumentViewRow;
 
 export const documentView = (row: DocumentViewFields) => ({
   id: row.id,
   name: row.name,
   title: row.name,
-  ...(row.description !== null ? { description: row.description } : {}),
+  // JSON leaves out a member whose value is undefined, as the view leaves out a null description (and
+  // one object shape for every view is cheaper to build than a spread of an optional member)
+  description: row.description ?? undefined,
   tags: row.tags,
   folder: row.folder,
   fileSize: row.fileSize,

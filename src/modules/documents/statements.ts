@@ -6,7 +6,7 @@
  */
 import { getTableColumns } from "drizzle-orm";
 import { type DocumentRow, documents } from "../../db/schema";
-import { type Statement, statement } from "../../db/statement";
+import { statement } from "../../db/statement";
 
 /**
  * The account compared as an expression, not as an indexable column, so that every plan finds a
@@ -29,12 +29,21 @@ export interface AccountLimitsRow {
 }
 
 /**
- * A documents row's columns under the names and with the types Drizzle gives them (bigint as float8,
- * exact below 2^53 as Drizzle's number mode assumes), so postgres.js hands back DocumentRows as they are.
+ * Columns under the names and with the types Drizzle gives them (bigint as float8, exact below 2^53 as
+ * Drizzle's number mode assumes), so postgres.js hands back rows as Drizzle would.
  */
-const DOCUMENT_ROW = documentColumns
-  .map(([field, column]) => `${column.name}${column.columnType === "PgBigInt53" ? "::float8" : ""} as "${field}"`)
-  .join(", ");
+const columnsAsFields = (columns: typeof documentColumns) =>
+  columns.map(([field, column]) => `${column.name}${column.columnType === "PgBigInt53" ? "::float8" : ""} as "${field}"`).join(", ");
+
+/** A whole documents row, a DocumentRow as it is. */
+const DOCUMENT_ROW = columnsAsFields(documentColumns);
+
+/** The fields a document's metadata view shows (service.ts, documentView); createdAt and id are also a page's keyset position. */
+const VIEW_FIELDS = ["id", "name", "description", "tags", "folder", "fileSize", "contentVersion", "createdAt", "updatedAt"] as const;
+export type DocumentViewRow = Pick<DocumentRow, (typeof VIEW_FIELDS)[number]>;
+
+/** A view's columns only: a page of 50 reads 9 columns a row instead of 16 (bench/README.md, "The listing reads what it shows"). */
+const VIEW_ROW = columnsAsFields(documentColumns.filter(([field]) => (VIEW_FIELDS as readonly string[]).includes(field)));
 
 /** A documents row as `to_json` writes it (column names, numbers as numbers) → the row Drizzle would read. */
 export const documentFromJson = (json: Record<string, unknown>) =>
@@ -56,13 +65,13 @@ export interface PageShape {
 
 /** $1 account, $2 page size, then the folder ($3) when the shape has one, then the cursor (created at, id) when it has one. */
 export type PageParams = [accountId: string, limit: number, ...rest: (string | number)[]];
-type PageStatement = Statement<PageParams, DocumentRow>;
 
-const pages = new Map<string, PageStatement>();
+const pages = new Map<string, string>();
 
 /**
  * Raw: every page of the listing, the trash and export, on the (account, state, created_at, id) indexes.
- * $1 account, $2 page size, then the folder and the cursor when the shape has them.
+ * $1 account, $2 page size, then the folder and the cursor when the shape has them. Whole rows (export
+ * reads their content), or with pageViewStatement the columns of their views (the listing and the trash).
  *
  * A subtree is read folder by folder, each through the (account, folder, created_at, id) index in page
  * order and stopped after one page, then the pages are merged: a page costs at most a page per folder
@@ -70,11 +79,15 @@ const pages = new Map<string, PageStatement>();
  * row for every folder a document was ever filed in (kiln_create, the update's ensureFolder, and the
  * trigger function kiln_folder_counts); starts_with matches the path literally, `%` and `_` included.
  */
-export function pageStatement(shape: PageShape): PageStatement {
-  const name = JSON.stringify(shape);
-  let page = pages.get(name);
-  if (page === undefined) {
-    let text: string;
+export const pageStatement = (shape: PageShape) => statement<PageParams, DocumentRow>(pageText(shape, DOCUMENT_ROW));
+
+/** Raw: the page of pageStatement, each document's view columns only (DocumentViewRow). */
+export const pageViewStatement = (shape: PageShape) => statement<PageParams, DocumentViewRow>(pageText(shape, VIEW_ROW));
+
+function pageText(shape: PageShape, columns: string): string {
+  const name = `${columns === VIEW_ROW ? "view" : "row"} ${JSON.stringify(shape)}`;
+  let text = pages.get(name);
+  if (text === undefined) {
     let next = 3;
     const folderParameter = shape.folder ? `$${next++}` : "";
     const after = shape.after ? ` and (created_at, id) ${shape.oldestFirst ? ">" : "<"} ($${next++}, $${next++})` : "";
@@ -82,20 +95,19 @@ export function pageStatement(shape: PageShape): PageStatement {
     const state = `deleted_at ${shape.deleted ? "is not null" : "is null"}`;
     if (shape.folder === "subtree") {
       text =
-        `select d.* from folders f cross join lateral (select ${DOCUMENT_ROW} from documents` +
+        `select d.* from folders f cross join lateral (select ${columns} from documents` +
         ` where account_id = $1 and folder = f.path and ${state}${after} order by created_at ${order}, id ${order} limit $2) d` +
         ` where f.account_id = $1 and (f.path = ${folderParameter} or starts_with(f.path, ${folderParameter} || '/'))` +
         ` order by d."createdAt" ${order}, d.id ${order} limit $2`;
     } else {
       const folder = shape.folder ? ` and folder = ${folderParameter}` : "";
       text =
-        `select ${DOCUMENT_ROW} from documents where account_id = $1 and ${state}` +
+        `select ${columns} from documents where account_id = $1 and ${state}` +
         `${folder}${after} order by created_at ${order}, id ${order} limit $2`;
     }
-    page = statement<PageParams, DocumentRow>(text);
-    pages.set(name, page);
+    pages.set(name, text);
   }
-  return page;
+  return text;
 }
 
 /**

@@ -21,6 +21,9 @@ export function schemaWarningsOf(
   return { warnings: row.schemaWarnings.warnings };
 }
 
+/** An answer already serialised, with the Content-Type Elysia gives the answers it serialises. */
+export const jsonAnswer = (text: string) => new Response(text, { headers: { "Content-Type": "application/json;charset=utf-8" } });
+
 export const withMetadataETag = (set: { headers: Record<string, unknown> }, row: WrittenDocument) => {
   set.headers.ETag = metadataETag(row.revision);
   return { success: true as const, document: documentView(row), ...schemaWarningsOf(set, row) };
