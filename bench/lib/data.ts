@@ -4,6 +4,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { random } from "../../tests/support/random";
 
 export const KB = 1024;
 export const MB = 1024 * 1024;
@@ -15,18 +16,6 @@ export function benchDataDir(): string {
 }
 
 export const dataPath = (name: string) => join(benchDataDir(), name);
-
-/** mulberry32: a small seeded generator, so every run measures the same bytes. */
-export function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FIRST = ["Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Radia", "Niklaus"];
 const LAST = ["Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson", "Perlman", "Wirth"];

@@ -9,6 +9,7 @@ import { pageOf } from "../../../src/modules/documents/cursor";
 import { documentsRepository, type PageOptions } from "../../../src/modules/documents/repository";
 import { documentView } from "../../../src/modules/documents/service";
 import { createTestApp, type TestApp } from "../../support/app";
+import { random } from "../../support/random";
 
 let t: TestApp;
 beforeAll(async () => {
@@ -19,16 +20,6 @@ afterAll(async () => {
 });
 
 const DOCS = "/api/v1/documents";
-
-/** mulberry32: the same documents on every run, so a failure can be reproduced */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // characters JSON escapes or may write as itself, and several widths of UTF-8 and UTF-16
 const PIECES = [..."aZ09 -_./:", '"', "\\", "'", "é", "ß", "中", "\u2028", "\u2029", "\ufeff", "😀", "𝄞", "<>&", "\\u0041"];

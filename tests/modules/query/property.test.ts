@@ -15,6 +15,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import sift, { createEqualsOperation } from "sift";
 import { createTestApp, type TestApp } from "../../support/app";
+import { random } from "../../support/random";
 import { buildNow } from "./support";
 
 const DOCUMENTS = Number(process.env.QUERY_PROPERTY_DOCUMENTS ?? 120);
@@ -33,15 +34,6 @@ class Num {
   constructor(readonly literal: string) {}
 }
 
-/** mulberry32: the same run for the same seed. */
-function random(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const SEED = Number(process.env.QUERY_PROPERTY_SEED ?? 20261127);
 const rand = random(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)];
