@@ -111,9 +111,10 @@ export function bestOfRounds(sides: [Side, Side], settings: Settings): [LoadResu
 }
 
 /**
- * Seconds of load on each read case for each server before the first case is measured. Under load Kiln
- * reaches its steady rate only after 15–40 s (get metadata, embedded: 10,400–10,800/s in its first 3 s,
- * 14,000–15,400/s from 15–40 s on, the longer end after the 50 MB seed), while bare is there within 5 s.
+ * Seconds of load on get metadata and on list for each server before the first case is measured. Under
+ * load Kiln reaches its steady rate only after 15–40 s (get metadata, embedded: 10,400–10,800/s in its
+ * first 3 s, 14,000–15,400/s from 15–40 s on, the longer end after the 50 MB seed), while bare is there
+ * within 5 s.
  * Meanwhile Kiln's CPU per request falls (80 → 57 µs) and PostgreSQL's stays put: Kiln's longer path
  * warming up (the JIT optimises a function only once it has run many times). The 1 s warm-up of each
  * case covered bare's start but not Kiln's, so the first cases measured Kiln's start-up, not its rate.
@@ -121,6 +122,7 @@ export function bestOfRounds(sides: [Side, Side], settings: Settings): [LoadResu
 const SECTION_WARM_UP_SECONDS = 10;
 
 function warmUp(servers: Server[], key: string, all: Case[]): void {
+  // the reads at 8 connections (get metadata, list); the downloads' rate is the disk's and the socket's
   for (const { spec } of all.filter((each) => each.spec.method === "GET" && each.spec.connections === 8)) {
     for (const server of servers) load({ ...spec, base: server.url, key, seconds: SECTION_WARM_UP_SECONDS });
   }

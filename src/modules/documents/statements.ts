@@ -66,7 +66,9 @@ export interface PageShape {
 /** $1 account, $2 page size, then the folder ($3) when the shape has one, then the cursor (created at, id) when it has one. */
 export type PageParams = [accountId: string, limit: number, ...rest: (string | number)[]];
 
-const pages = new Map<string, string>();
+/** The texts made so far, by shape, one map per column set. */
+const rowPages = new Map<string, string>();
+const viewPages = new Map<string, string>();
 
 /**
  * Raw: every page of the listing, the trash and export, on the (account, state, created_at, id) indexes.
@@ -79,14 +81,14 @@ const pages = new Map<string, string>();
  * row for every folder a document was ever filed in (kiln_create, the update's ensureFolder, and the
  * trigger function kiln_folder_counts); starts_with matches the path literally, `%` and `_` included.
  */
-export const pageStatement = (shape: PageShape) => statement<PageParams, DocumentRow>(pageText(shape, DOCUMENT_ROW));
+export const pageStatement = (shape: PageShape) => statement<PageParams, DocumentRow>(pageText(shape, DOCUMENT_ROW, rowPages));
 
 /** Raw: the page of pageStatement, each document's view columns only (DocumentViewRow). */
-export const pageViewStatement = (shape: PageShape) => statement<PageParams, DocumentViewRow>(pageText(shape, VIEW_ROW));
+export const pageViewStatement = (shape: PageShape) => statement<PageParams, DocumentViewRow>(pageText(shape, VIEW_ROW, viewPages));
 
-function pageText(shape: PageShape, columns: string): string {
-  const name = `${columns === VIEW_ROW ? "view" : "row"} ${JSON.stringify(shape)}`;
-  let text = pages.get(name);
+function pageText(shape: PageShape, columns: string, made: Map<string, string>): string {
+  const name = JSON.stringify(shape);
+  let text = made.get(name);
   if (text === undefined) {
     let next = 3;
     const folderParameter = shape.folder ? `$${next++}` : "";
@@ -105,7 +107,7 @@ function pageText(shape: PageShape, columns: string): string {
         `select ${columns} from documents where account_id = $1 and ${state}` +
         `${folder}${after} order by created_at ${order}, id ${order} limit $2`;
     }
-    pages.set(name, text);
+    made.set(name, text);
   }
   return text;
 }
