@@ -8,7 +8,7 @@
 import { Elysia } from "elysia";
 import { ERRORS } from "../core/error-codes";
 import { HttpError, httpError } from "../core/errors";
-import { parseJsonBytes } from "../core/json/parse";
+import { type ParsedJson, parseJsonBytes } from "../core/json/parse";
 import { requestState } from "../server/request-state";
 
 export class BodyProblem {
@@ -71,6 +71,16 @@ function makePrintable(bytes: Uint8Array, value: unknown): void {
     }
     for (const member of Object.values(item)) pending.push(member);
   }
+}
+
+/**
+ * A request body parsed for a route schema that Elysia checks: every body that reaches Elysia's validator
+ * goes through here (the global parser, and a raw route that parses its bytes in its own transform).
+ */
+export function parseRequestJson(bytes: Uint8Array): ParsedJson {
+  const parsed = parseJsonBytes(bytes);
+  if (parsed.ok) makePrintable(bytes, parsed.value);
+  return parsed;
 }
 
 export function rawBody(request: Request): Uint8Array | undefined {
@@ -174,10 +184,8 @@ export const bodyParser = (options: BodyParserOptions) =>
     requestState(request).rawBody = bytes;
     if (raw) return new RawBody(bytes);
     if (bytes.byteLength === 0) return new ParsedBody(undefined);
-    const parsed = parseJsonBytes(bytes);
-    if (!parsed.ok) return new BodyProblem(httpError(ERRORS.malformed_json, parsed.message));
-    makePrintable(bytes, parsed.value);
-    return new ParsedBody(parsed.value);
+    const parsed = parseRequestJson(bytes);
+    return parsed.ok ? new ParsedBody(parsed.value) : new BodyProblem(httpError(ERRORS.malformed_json, parsed.message));
   });
 
 /**

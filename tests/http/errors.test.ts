@@ -89,6 +89,12 @@ test("members named toString/valueOf that are not functions never turn validatio
   }
   const stored = await t.json("POST", "/api/v1/documents", { rawBody: '{"name":"a","content":{"toString":1,"valueOf":[2]}}' });
   expect(stored.status).toBe(201);
+  // PUT /documents/:id reads its body raw (a 404 comes before the body) and parses it itself
+  for (const rawBody of ['{"name":{"toString":1}}', '{"tags":["x",{"toString":1}]}', '{"name":[{"valueOf":1,"toString":1}]}']) {
+    const res = await t.json("PUT", `/api/v1/documents/${stored.body.document.id}`, { rawBody });
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ path: expect.stringMatching(/^\/(name|tags)/), message: expect.any(String) }]);
+  }
   const content = await t.request("GET", `/api/v1/documents/${stored.body.document.id}/content`);
   expect(await content.text()).toBe('{"toString":1,"valueOf":[2]}');
 });

@@ -2,8 +2,7 @@
 import { Elysia, t } from "elysia";
 import { ERRORS, problems } from "../../../core/error-codes";
 import { httpError } from "../../../core/errors";
-import { parseJsonBytes } from "../../../core/json/parse";
-import { rawBody } from "../../../http/body";
+import { parseRequestJson, rawBody } from "../../../http/body";
 import { operation } from "../../../http/openapi";
 import { requirePrincipal } from "../../auth/index";
 import { ifNoneMatchHits, metadataETag } from "../etag";
@@ -123,7 +122,7 @@ export const documentRoutes = (deps: DocumentRoutesDeps) =>
           await getDocument(deps, requirePrincipal(principal).accountId, params.id);
           const bytes = rawBytes(context.body);
           if (bytes.byteLength === 0) throw httpError(ERRORS.body_required, "A JSON request body is required");
-          const parsed = parseJsonBytes(bytes);
+          const parsed = parseRequestJson(bytes);
           if (!parsed.ok) throw httpError(ERRORS.malformed_json, parsed.message);
           context.body = parsed.value as typeof context.body;
         },
