@@ -6,12 +6,14 @@
  * worker threads run the very same code for large ones, so both give the same answer.
  */
 
+import { isUtf8 } from "node:buffer";
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import { ERRORS } from "../core/error-codes";
 import { type FieldError, HttpError, httpError, validationError } from "../core/errors";
-import { parseJsonBytes } from "../core/json/parse";
+import { exceedsDepth, parseJsonBytes } from "../core/json/parse";
+import { skipWhitespace } from "../core/json/scan";
 import { OutputBudget, ResultTooLargeError, type WorkBudget, WorkBudgetExceededError } from "../utilities/budget";
 import { ExpressionTooLargeError } from "../utilities/shared/expressions";
 import { type Utility, UtilityConfigError, UtilityError, type UtilityInputs } from "../utilities/types";
@@ -43,6 +45,9 @@ export async function runSteps(
   work?: WorkBudget,
 ): Promise<RunResult> {
   const [only] = steps;
+  const onText =
+    steps.length === 1 && only.secondary === undefined && "json" in primary ? runOnText(only, primary.json, maxOutputBytes) : undefined;
+  if (onText) return onText;
   const streamed =
     steps.length === 1 && only.secondary === undefined && "json" in primary
       ? failingAsHttp(only.utility, () => runStreamed(only.utility, only.config, primary.json, new OutputBudget(maxOutputBytes)))
@@ -74,6 +79,44 @@ export async function runSteps(
     throw stepFailure(runFailure(steps[last].utility, error), nameSteps ? last : undefined, steps[last].utility);
   }
   return { outputJson: outputJson ?? "null", durationMs: performance.now() - started, stepDurationsMs };
+}
+
+/**
+ * The step's own path over the input's text, where its utility has one and it answers. Whatever it
+ * declines or throws, and an output over the limit, is left to the usual path, which gives the usual
+ * answer or error. An output of at most `maxOutputBytes` bytes is within the limit the usual path
+ * checks, which counts the output text's UTF-16 units (never more than its UTF-8 bytes).
+ */
+export function runOnText(step: Step, json: Uint8Array, maxOutputBytes: number): RunResult | undefined {
+  if (!step.utility.runOnText) return undefined;
+  const started = performance.now();
+  if (!isUtf8(json) || exceedsDepth(json)) return undefined;
+  // the decoder of the usual path (parseJsonBytes) drops a leading byte order mark
+  const bom = json[0] === 0xef && json[1] === 0xbb && json[2] === 0xbf;
+  const answer = runUtilityOnText(step, json, skipWhitespace(json, bom ? 3 : 0), maxOutputBytes, started);
+  return answer && skipWhitespace(json, answer.end) === json.length ? answer.result : undefined;
+}
+
+/**
+ * Utility.runOnText on the value at `start` of `text` (checked by the caller), as a run's result with
+ * where the value ends; undefined when it declines, throws, or gives more than `maxOutputBytes`.
+ */
+export function runUtilityOnText(
+  step: Step,
+  text: Uint8Array,
+  start: number,
+  maxOutputBytes: number,
+  started = performance.now(),
+): { result: RunResult; end: number } | undefined {
+  let answer: { output: Uint8Array; end: number } | undefined;
+  try {
+    answer = step.utility.runOnText?.(step.config, text, start);
+  } catch {
+    return undefined;
+  }
+  if (answer === undefined || answer.output.byteLength > maxOutputBytes) return undefined;
+  const durationMs = performance.now() - started;
+  return { result: { outputChunks: [answer.output], durationMs, stepDurationsMs: [durationMs] }, end: answer.end };
 }
 
 /** `work`, with whatever it throws answered as a failure of `utility` (413, 400, …). */

@@ -44,6 +44,14 @@ export interface Utility<S extends TObject = TObject> {
    * input). The engine then streams a large array element by element (src/engine/streaming.ts).
    */
   recordWise?(config: Static<S>, budget?: OutputBudget): ((record: unknown, index: number) => unknown) | undefined;
+  /**
+   * A faster path over the primary input's JSON text, for a run of this utility alone on it: given the
+   * text (valid UTF-8, not nested too deep: the engine checks) and where the input's value starts in it,
+   * the output as UTF-8, byte for byte what `run` and JSON.stringify give, and where the value ends; or
+   * undefined for the engine to take the usual path, which then gives its usual answer or error (so this
+   * path may leave any input to it, invalid JSON included, but must never answer one).
+   */
+  runOnText?(config: Static<S>, text: Uint8Array, start: number): { output: Uint8Array; end: number } | undefined;
 }
 
 /** The input cannot be processed: 400 `utility_failed`, with this message as the detail. */

@@ -25,6 +25,7 @@ import {
   parsePaths,
   setOwn,
 } from "../shared/paths";
+import { pickTextAt, textPathTrie } from "../shared/pick-text";
 import { mapRecords, objectRecord } from "../shared/records";
 import { defineUtility, UtilityConfigError, type UtilityInputs } from "../types";
 
@@ -99,10 +100,14 @@ export function pickFields(primary: unknown, config: PickFieldsConfig): unknown 
   return mapRecords(primary, pickerOf(config));
 }
 
-function pickerOf(config: PickFieldsConfig): (record: unknown, index: number | null) => unknown {
+function pathSetOf(config: PickFieldsConfig): PathSet {
   const paths = [...parsePaths(config.paths ?? [], "paths"), ...parsePaths(config.fields ?? [], "fields")];
   if (paths.length === 0) throw new UtilityConfigError("paths", "at least one path is required (`paths`, or its alias `fields`)");
-  const start = new PathSet(paths).start;
+  return new PathSet(paths);
+}
+
+function pickerOf(config: PickFieldsConfig): (record: unknown, index: number | null) => unknown {
+  const start = pathSetOf(config).start;
   const [root] = start;
   const picker = hasWildcard(root) ? pick : (value: unknown) => pickLiteral(value, root);
   return (record, index) => {
@@ -119,4 +124,8 @@ export default defineUtility({
   configSchema,
   run: (inputs: UtilityInputs, config) => pickFields(inputs.primary, config),
   recordWise: (config) => pickerOf(config),
+  runOnText(config, text, start) {
+    const trie = textPathTrie(pathSetOf(config).start[0]);
+    return trie && pickTextAt(text, start, trie);
+  },
 });
