@@ -29,8 +29,9 @@ export interface Step {
 
 /**
  * Runs the steps in order, each on the previous one's output. `nameSteps` (pipelines): errors name the
- * failing step by its index, `/steps/<i>`. A single step over JSON text with no secondary input may be
- * streamed record by record; whatever streaming declines runs here as usual. Each step builds within
+ * failing step by its index, `/steps/<i>`. A single step over JSON text with no secondary input may run
+ * on the text itself (its utility's runOnText) or be streamed record by record; whatever those decline
+ * runs here as usual. Each step builds within
  * `maxOutputBytes`: a utility whose output can outgrow its input charges everything it adds to it as it
  * builds it (utilities/budget.ts), values it shares by reference included, to one budget for all the
  * steps, so the output is at most the input plus the limit before the serialised output is checked.
