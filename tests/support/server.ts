@@ -59,13 +59,31 @@ export async function removeDataDir(dataDir: string): Promise<void> {
   rmSync(dataDir, { recursive: true, force: true });
 }
 
-/** `entry`: another checkout's src/index.ts, for A/B benchmarks of two versions of the code. */
+/** A chosen port that something else took before the server could listen on it. */
+class PortTaken extends Error {}
+
+/**
+ * `entry`: another checkout's src/index.ts, for A/B benchmarks of two versions of the code. Without
+ * `env.PORT` the server gets a free port; freePort's port may be taken again before the server binds it
+ * (it is released first, and the kernel hands ports of that range to outgoing connections too), and
+ * then the server starts again on another, at most three times.
+ */
 export async function startServer(
   env: Record<string, string>,
   timeoutMs = 60_000,
   entry = resolve(import.meta.dir, "../../src/index.ts"),
 ): Promise<RunningServer> {
-  const port = env.PORT ?? String(freePort());
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnPort(env.PORT ?? String(freePort()), env, timeoutMs, entry);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || env.PORT !== undefined || attempt === 3) throw error;
+      if (env.DATA_DIR) await stopLeftoverPostgres(env.DATA_DIR);
+    }
+  }
+}
+
+async function startOnPort(port: string, env: Record<string, string>, timeoutMs: number, entry: string): Promise<RunningServer> {
   const proc = Bun.spawn(["bun", entry], {
     env: { ...process.env, LOG_LEVEL: "warn", HOST: "127.0.0.1", ...env, PORT: port },
     stdout: "pipe",
@@ -73,18 +91,26 @@ export async function startServer(
   });
   let stdout = "";
   let stderr = "";
-  void (async () => {
-    for await (const chunk of proc.stdout) stdout += new TextDecoder().decode(chunk);
-  })();
-  void (async () => {
-    for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk);
-  })();
+  const read = Promise.all([
+    (async () => {
+      for await (const chunk of proc.stdout) stdout += new TextDecoder().decode(chunk);
+    })(),
+    (async () => {
+      for await (const chunk of proc.stderr) stderr += new TextDecoder().decode(chunk);
+    })(),
+  ]);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}: ${stderr}${stdout}`);
+    if (proc.exitCode !== null) {
+      // what it wrote before exiting; a PostgreSQL it started may hold the pipes open, so not to their end
+      await Promise.race([read, Bun.sleep(500)]);
+      const message = `server exited with ${proc.exitCode}: ${stderr}${stdout}`;
+      throw message.includes(`port ${port} is in use`) ? new PortTaken(message) : new Error(message);
+    }
     try {
-      if ((await fetch(`${url}/health`)).ok) break;
+      // bounded: whatever took the port may accept connections and never answer
+      if ((await fetch(`${url}/health`, { signal: AbortSignal.timeout(2_000) })).ok) break;
     } catch {}
     if (Date.now() > deadline) {
       proc.kill("SIGKILL");
