@@ -688,6 +688,9 @@ export async function runCrashTrial(options: CrashTrialOptions): Promise<CrashTr
       await Promise.all(clients);
       interruptedPatches += [...tracked.values()].filter((doc) => doc.pending && doc.pendingPatch).length;
       if (options.sabotage && round === options.kills) sabotaged = await sabotage(content, [...tracked.values()]);
+      // s3rver may still be storing an object the killed server sent in full: one stored after the aging
+      // would be too young for the start-up sweep to judge, and left behind as an orphan
+      if (bucket?.directory) await filesSettled(bucket.directory);
       ageFiles(bucket?.directory ?? join(dataDir, "content"), Date.now() - ORPHAN_AGE_MS);
       const restartAt = performance.now();
       server = await startServer(env);
@@ -822,6 +825,32 @@ function bucketView(bucket: TestBucket): ContentView {
       if (complete) await bucket.client.write(`${prefix}${key}.json`, text);
     },
   };
+}
+
+/** Waits (up to 10 s) until the folder's files, their sizes and times, stay the same for 300 ms. */
+async function filesSettled(folder: string): Promise<void> {
+  const snapshot = () =>
+    [...walk(folder)]
+      .map((path) => {
+        try {
+          const stat = statSync(path);
+          return `${path}:${stat.size}:${stat.mtimeMs}`;
+        } catch {
+          return `${path}:gone`;
+        }
+      })
+      .sort()
+      .join("\n");
+  let last = snapshot();
+  let stableSince = performance.now();
+  for (const started = performance.now(); performance.now() - started < 10_000; ) {
+    await Bun.sleep(50);
+    const now = snapshot();
+    if (now !== last) {
+      last = now;
+      stableSince = performance.now();
+    } else if (performance.now() - stableSince >= 300) return;
+  }
 }
 
 function ageFiles(folder: string, at: number) {
