@@ -4,12 +4,12 @@ import { validationError } from "../core/errors";
 import { exceedsDepth, parseJsonBytes } from "../core/json/parse";
 import { CLOSE_BRACE, COLON, COMMA, skipWhitespace } from "../core/json/scan";
 import { skipJsonValue } from "../core/json/strict-scan";
-import { OutputBudget, ResultTooLargeError } from "../utilities/budget";
+import { ResultTooLargeError } from "../utilities/budget";
 import type { Utility } from "../utilities/types";
-import { failingAsHttp, runOnText, runSteps, runUtilityOnText } from "./execution";
+import { failingAsHttp, runSteps, runUnparsed, runUtilityOnText } from "./execution";
 import { readBody, readUtilityRun } from "./run-plan";
 import type { RunResult } from "./run-result";
-import { runStreamed, STREAM_MIN_BYTES } from "./streaming";
+import { STREAM_MIN_BYTES } from "./streaming";
 
 /**
  * A whole utility request, read and run where it runs: the path of a large body that names no document
@@ -88,8 +88,7 @@ function runOnPrimarySpan(utility: Utility, bytes: Uint8Array, maxOutputBytes: n
     const [{ config, secondary }] = plan.steps;
     const primary = "source" in plan.primary ? plan.primary.source : undefined;
     if (errors.length > 0 || secondary || plan.output || !primary || !("json" in primary)) return undefined;
-    const onText = runOnText({ utility, config }, primary.json, maxOutputBytes);
-    return onText ?? (streams ? runStreamed(utility, config, primary.json, new OutputBudget(maxOutputBytes)) : undefined);
+    return runUnparsed({ utility, config }, primary.json, maxOutputBytes);
   } catch (error) {
     if (error instanceof ResultTooLargeError) throw error;
     return undefined;

@@ -46,14 +46,11 @@ export async function runSteps(
   work?: WorkBudget,
 ): Promise<RunResult> {
   const [only] = steps;
-  const onText =
-    steps.length === 1 && only.secondary === undefined && "json" in primary ? runOnText(only, primary.json, maxOutputBytes) : undefined;
-  if (onText) return onText;
-  const streamed =
+  const unparsed =
     steps.length === 1 && only.secondary === undefined && "json" in primary
-      ? failingAsHttp(only.utility, () => runStreamed(only.utility, only.config, primary.json, new OutputBudget(maxOutputBytes)))
+      ? failingAsHttp(only.utility, () => runUnparsed(only, primary.json, maxOutputBytes))
       : undefined;
-  if (streamed) return streamed;
+  if (unparsed) return unparsed;
   const started = performance.now();
   let value = readSource(primary);
   const stepDurationsMs: number[] = [];
@@ -80,6 +77,14 @@ export async function runSteps(
     throw stepFailure(runFailure(steps[last].utility, error), nameSteps ? last : undefined, steps[last].utility);
   }
   return { outputJson: outputJson ?? "null", durationMs: performance.now() - started, stepDurationsMs };
+}
+
+/**
+ * One step over JSON text without parsing it whole: on the text itself (runOnText), else streamed record
+ * by record; undefined when both decline. Throws only ResultTooLargeError, as streaming does.
+ */
+export function runUnparsed(step: Step, json: Uint8Array, maxOutputBytes: number): RunResult | undefined {
+  return runOnText(step, json, maxOutputBytes) ?? runStreamed(step.utility, step.config, json, new OutputBudget(maxOutputBytes));
 }
 
 /**
