@@ -203,20 +203,19 @@ function childNamed(node: TextPathNode, bytes: Uint8Array, start: number, end: n
   return undefined;
 }
 
+/** Whether JSON.stringify writes the value just scanned, which starts with `first`, as its text is. */
+function writtenAsRead(first: number): boolean {
+  if (first === OPEN_BRACE || first === OPEN_BRACKET) return false; // its whitespace, and its members' own forms
+  if (first === QUOTE) return !scanned.stringEscaped;
+  if (first === 0x74 || first === 0x66 || first === 0x6e) return true; // true, false, null
+  return scanned.numberPlain;
+}
+
 /** A picked value: copied when JSON.stringify would write it as it is, else parsed and written again. */
 function copyValue(bytes: Uint8Array, at: number, output: ByteOutput): number {
-  const first = bytes[at];
-  const container = first === OPEN_BRACE || first === OPEN_BRACKET;
-  const end = container ? skipJsonValue(bytes, at) : skipJsonScalar(bytes, at);
+  const end = skipJsonValue(bytes, at);
   if (end < 0) return NOT_JSON;
-  const asIs = container
-    ? false
-    : first === QUOTE
-      ? !scanned.stringEscaped
-      : first === 0x2d || (first >= 0x30 && first <= 0x39)
-        ? scanned.numberPlain
-        : true;
-  if (asIs) output.copy(bytes, at, end);
+  if (writtenAsRead(bytes[at])) output.copy(bytes, at, end);
   else output.text(JSON.stringify(JSON.parse(decodeUtf8(bytes.subarray(at, end))!)));
   return end;
 }
