@@ -19,7 +19,7 @@ const idPattern = (prefix: string) => new RegExp(`^${prefix}_[0-9a-f]{8}-[0-9a-f
 
 /** A short digest of the account id: the cursor names its owner without revealing the id. */
 function accountTag(accountId: string): string {
-  return new Bun.CryptoHasher("sha256").update(`kiln-cursor:${accountId}`).digest("base64url").slice(0, 16);
+  return Bun.SHA256.hash(`kiln-cursor:${accountId}`, "base64url").slice(0, 16);
 }
 
 /** Cursors of version lists carry this mark, so neither kind passes for the other. */
