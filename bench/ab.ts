@@ -18,12 +18,12 @@
  * A utility with a peer (jq, Miller) has the peer timed every third round, and each side's Kiln
  * compared with it.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { dataPath, documentText, KB, MB, recordsOfSize } from "./lib/data";
 import { loadAverage } from "./lib/report";
-import { api, type KilnServer, type Server, startKiln, startProcess, stopAll } from "./lib/servers";
+import { api, cpuSeconds, type KilnServer, type Server, startKiln, startProcess, stopAll } from "./lib/servers";
 import { ensureTool } from "./lib/tools";
 import { type LoadSpec, load } from "./lib/wrk";
 import { kilnRun, peerFiles, peerRun, CASES as UTILITY_CASES } from "./utilities";
@@ -154,14 +154,6 @@ const CASES: Record<string, Case[]> = {
     },
   ],
 };
-
-/** CPU seconds (user + system) the process has used so far. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
-    .replace(/^.*\) /, "")
-    .split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
 
 const cpuPerRequest = new Map<Server, number[]>();
 

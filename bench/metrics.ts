@@ -8,7 +8,6 @@
  * same Elysia app with and without it, on a route that does nothing else), and that added CPU time is
  * set against get metadata's: the row with the target.
  */
-import { readFileSync } from "node:fs";
 import { Elysia } from "elysia";
 import type { Database } from "../src/db/client";
 import type { WorkerPool } from "../src/engine/pool";
@@ -16,7 +15,7 @@ import { requestContext } from "../src/http/context";
 import { metricsPlugin } from "../src/http/metrics";
 import { createMetrics } from "../src/observability/metrics";
 import { ms, rows, rps } from "./lib/report";
-import { api, type KilnServer, startKiln } from "./lib/servers";
+import { api, cpuSeconds, type KilnServer, startKiln } from "./lib/servers";
 import { type LoadResult, load } from "./lib/wrk";
 import type { Settings } from "./settings";
 
@@ -25,15 +24,6 @@ const DOCUMENTS = 50;
 const COST_TARGET = 0.05;
 
 type Measured = LoadResult & { cpuUsPerRequest: number };
-
-/** User + system CPU seconds the process has used so far (all its threads). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
-    .replace(/^.*\) /, "")
-    .split(" ");
-  // after the command name: state is field 3, utime and stime are fields 14 and 15 (clock ticks of 1/100 s)
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 export async function benchMetrics(settings: Settings): Promise<void> {
   const off = await startKiln("embedded");

@@ -7,11 +7,11 @@
  *
  *   bun bench/experiments/listener.ts [--rounds 3] [--seconds 3] [--mode embedded|external]
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { dataPath, KB, recordsOfSize } from "../lib/data";
 import { loadAverage } from "../lib/report";
-import { api, type KilnServer, startKiln, stopAll } from "../lib/servers";
+import { api, cpuSeconds, type KilnServer, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
 import { type LoadSpec, load } from "../lib/wrk";
 
@@ -25,14 +25,6 @@ const { values } = parseArgs({
 ensureTool("wrk", "wrk");
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
-
-/** CPU seconds (user + system) the process has used so far. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
-    .replace(/^.*\) /, "")
-    .split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-}
 
 interface Measured {
   rps: number;

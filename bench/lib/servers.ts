@@ -32,6 +32,15 @@ export interface KilnServer extends Server {
 
 const cleanups: (() => Promise<void>)[] = [];
 
+/** CPU seconds (user + system, all its threads) a process has used so far. */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
+    .replace(/^.*\) /, "")
+    .split(" ");
+  // after the command name: utime and stime are fields 14 and 15 of the line (clock ticks of 1/100 s)
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 export async function stopAll(): Promise<void> {
   while (cleanups.length > 0) await cleanups.pop()!().catch((error) => console.error(`bench: cleanup failed: ${error}`));
 }
