@@ -1,0 +1,90 @@
+/**
+ * Is the gap on get metadata Kiln's request path, or the state of Kiln's process (its larger heap, its
+ * background work, its database pool's other users)? One Kiln process also serves the bare baseline's
+ * handler (bench/baseline/server.ts) on a second port, so two of the three sides share one process:
+ *
+ * - `kiln`: Kiln's own handler;
+ * - `bare beside Kiln`: the bare handler in Kiln's process, beside Kiln (same heap, same background work);
+ * - `bare`: the bare handler in its own process, as bench/documents.ts runs it.
+ *
+ * wrk loads each side in turn (get metadata, 8 connections), the order reversed every round; each
+ * round records the requests/s and the process's CPU time per request (user + system from /proc: for
+ * the first two sides, the same process's).
+ *
+ *   bun bench/experiments/bare-beside.ts [--rounds 8] [--seconds 4] [--mode external|embedded]
+ *
+ * Started with BARE_BESIDE_PORT set, this file is the server instead: Kiln's entry (src/index.ts), then
+ * the bare handler on that port.
+ */
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { freePort } from "../../tests/support/server";
+import { median } from "../lib/backend";
+import { KB, recordsOfSize } from "../lib/data";
+import { loadAverage } from "../lib/report";
+import { api, cpuSeconds, type Server, startBare, startKiln, stopAll } from "../lib/servers";
+import { ensureTool } from "../lib/tools";
+import { load } from "../lib/wrk";
+
+if (process.env.BARE_BESIDE_PORT) {
+  process.env.CONTENT_DIR = join(process.env.DATA_DIR!, "content");
+  await import("../../src/index");
+  const { handleBare } = await import("../baseline/server");
+  Bun.serve({ port: Number(process.env.BARE_BESIDE_PORT), hostname: "127.0.0.1", fetch: handleBare });
+} else {
+  await compare();
+}
+
+async function compare(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      rounds: { type: "string", default: "8" },
+      seconds: { type: "string", default: "4" },
+      mode: { type: "string", default: "external" },
+    },
+  });
+  ensureTool("wrk", "wrk");
+  const rounds = Number(values.rounds);
+  const seconds = Number(values.seconds);
+  try {
+    const besidePort = freePort();
+    const kiln = await startKiln(values.mode as "embedded" | "external", { BARE_BESIDE_PORT: String(besidePort) }, import.meta.path);
+    const sides: [string, Pick<Server, "url" | "pid">][] = [
+      ["kiln", kiln],
+      ["bare beside Kiln", { url: `http://127.0.0.1:${besidePort}`, pid: kiln.pid }],
+      ["bare", await startBare(kiln)],
+    ];
+    const ids: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      ids.push((await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name: `b${i}`, content: recordsOfSize(1 * KB) })).document.id);
+    }
+    const spec = { method: "GET" as const, paths: ids.map((id) => `/api/v1/documents/${id}`), key: kiln.key, connections: 8 };
+    for (const [, side] of sides) load({ ...spec, base: side.url, seconds }); // warm-up: JIT, pools
+    const loadBefore = loadAverage();
+    const rates = new Map<string, number[]>();
+    const cpu = new Map<string, number[]>();
+    for (let round = 0; round < rounds; round++) {
+      for (const [name, side] of round % 2 === 0 ? sides : sides.toReversed()) {
+        const before = cpuSeconds(side.pid);
+        const result = load({ ...spec, base: side.url, seconds });
+        if (result.errors > 0) throw new Error(`${name}: ${result.errors} failed of ${result.requests}`);
+        rates.set(name, [...(rates.get(name) ?? []), result.rps]);
+        cpu.set(name, [...(cpu.get(name) ?? []), ((cpuSeconds(side.pid) - before) / result.requests) * 1e6]);
+      }
+    }
+    console.log(
+      `get metadata, ${values.mode} PostgreSQL, ${rounds} rounds of ${seconds} s, 8 connections; load average ${loadBefore.toFixed(2)}`,
+    );
+    for (const [name] of sides) {
+      const rps = rates.get(name)!;
+      const us = cpu.get(name)!;
+      console.log(
+        `  ${name}: median ${Math.round(median(rps)).toLocaleString("en")}/s, ${median(us).toFixed(1)} µs CPU/request ` +
+          `(rounds: ${rps.map((each) => Math.round(each)).join(", ")}/s; ${us.map((each) => each.toFixed(1)).join(", ")} µs)`,
+      );
+    }
+    console.log(`load average ${loadBefore.toFixed(2)} before, ${loadAverage().toFixed(2)} after`);
+  } finally {
+    await stopAll();
+  }
+}
