@@ -61,23 +61,20 @@ async function compare(): Promise<void> {
     const spec = { method: "GET" as const, paths: ids.map((id) => `/api/v1/documents/${id}`), key: kiln.key, connections: 8 };
     for (const [, side] of sides) load({ ...spec, base: side.url, seconds }); // warm-up: JIT, pools
     const loadBefore = loadAverage();
-    const rates = new Map<string, number[]>();
-    const cpu = new Map<string, number[]>();
+    const measured = new Map(sides.map(([name]) => [name, { rps: [] as number[], cpuUs: [] as number[] }]));
     for (let round = 0; round < rounds; round++) {
       for (const [name, side] of round % 2 === 0 ? sides : sides.toReversed()) {
         const before = cpuSeconds(side.pid);
         const result = load({ ...spec, base: side.url, seconds });
         if (result.errors > 0) throw new Error(`${name}: ${result.errors} failed of ${result.requests}`);
-        rates.set(name, [...(rates.get(name) ?? []), result.rps]);
-        cpu.set(name, [...(cpu.get(name) ?? []), ((cpuSeconds(side.pid) - before) / result.requests) * 1e6]);
+        measured.get(name)!.rps.push(result.rps);
+        measured.get(name)!.cpuUs.push(((cpuSeconds(side.pid) - before) / result.requests) * 1e6);
       }
     }
     console.log(
       `get metadata, ${values.mode} PostgreSQL, ${rounds} rounds of ${seconds} s, 8 connections; load average ${loadBefore.toFixed(2)}`,
     );
-    for (const [name] of sides) {
-      const rps = rates.get(name)!;
-      const us = cpu.get(name)!;
+    for (const [name, { rps, cpuUs: us }] of measured) {
       console.log(
         `  ${name}: median ${Math.round(median(rps)).toLocaleString("en")}/s, ${median(us).toFixed(1)} µs CPU/request ` +
           `(rounds: ${rps.map((each) => Math.round(each)).join(", ")}/s; ${us.map((each) => each.toFixed(1)).join(", ")} µs)`,
