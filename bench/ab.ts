@@ -22,7 +22,7 @@ import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { dataPath, documentText, KB, MB, recordsOfSize } from "./lib/data";
-import { loadAverage } from "./lib/report";
+import { loadAverage, median } from "./lib/report";
 import { api, cpuSeconds, type KilnServer, type Server, startKiln, startProcess, stopAll } from "./lib/servers";
 import { ensureTool } from "./lib/tools";
 import { type LoadSpec, load } from "./lib/wrk";
@@ -165,7 +165,6 @@ function measure(server: Server, key: string, spec: Spec, metric: Case["metric"]
   return metric === "rps" ? result.rps : result.p50Ms;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const figure = (metric: Case["metric"], kiln: number, bare: number) => (metric === "rps" ? kiln / bare : kiln - bare);
 const show = (metric: Case["metric"], value: number) => (metric === "rps" ? `${value.toFixed(2)}×` : `+${value.toFixed(2)} ms`);
 

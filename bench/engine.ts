@@ -12,6 +12,7 @@
 import { Value } from "@sinclair/typebox/value";
 import { cleanJson, configSchema } from "../src/utilities/schema/clean-json";
 import { KB, MB, recordsOfSize } from "./lib/data";
+import { median } from "./lib/report";
 import { startKiln, stopAll } from "./lib/servers";
 
 const SECONDS = Number(process.env.BENCH_ENGINE_SECONDS ?? 5);
@@ -35,8 +36,6 @@ async function timings(once: () => unknown): Promise<number[]> {
   }
   return samples;
 }
-
-const median = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)];
 
 function direct(body: string): () => string {
   return () => JSON.stringify(cleanJson((JSON.parse(body) as { inputs: { primary: unknown } }).inputs.primary, config));

@@ -8,11 +8,9 @@
  */
 
 import { documentText, MB } from "./lib/data";
-import { ms, rows, times } from "./lib/report";
+import { median, ms, rows, times } from "./lib/report";
 import { ADMIN_KEY, api, startKiln } from "./lib/servers";
 import type { Settings } from "./settings";
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function timed(request: () => Promise<Response>): Promise<number> {
   const started = performance.now();

@@ -11,7 +11,7 @@
  */
 
 import { csvOfSize, MB, recordsOfSize } from "./lib/data";
-import { ms, notes, rows, times } from "./lib/report";
+import { median, ms, notes, rows, times } from "./lib/report";
 import { api, type KilnServer } from "./lib/servers";
 import type { Settings } from "./settings";
 
@@ -25,8 +25,6 @@ async function post(kiln: KilnServer, path: string, text: string): Promise<strin
   if (response.status !== 200) throw new Error(`${path}: Kiln answered ${response.status} ${answer.slice(0, 300)}`);
   return answer;
 }
-
-const median = (values: number[]) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 /** Each request timed `repetitions` times after a warm-up, the requests interleaved; the medians. */
 async function interleaved(repetitions: number, requests: (() => Promise<unknown>)[]): Promise<number[]> {

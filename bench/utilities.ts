@@ -14,7 +14,7 @@ import Papa from "papaparse";
 import { findUtility } from "../src/utilities/registry";
 import { random } from "../tests/support/random";
 import { csvOfSize, dataPath, KB, MB, makeRecord, recordsOfSize, tabular } from "./lib/data";
-import { ms, notes, rows, times } from "./lib/report";
+import { median, ms, notes, rows, times } from "./lib/report";
 import type { KilnServer, Server } from "./lib/servers";
 import type { Settings } from "./settings";
 
@@ -211,8 +211,6 @@ function normalise(value: unknown, unordered = false): unknown {
 
 const sameJson = (a: unknown, b: unknown, unordered = false) =>
   JSON.stringify(normalise(a, unordered)) === JSON.stringify(normalise(b, unordered));
-
-const median = (values: number[]) => values.slice().sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 function timeRepeatedly(repetitions: number, work: () => unknown): number {
   const durations: number[] = [];

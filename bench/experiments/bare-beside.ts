@@ -19,9 +19,8 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freePort } from "../../tests/support/server";
-import { median } from "../lib/backend";
 import { KB, recordsOfSize } from "../lib/data";
-import { loadAverage } from "../lib/report";
+import { loadAverage, median } from "../lib/report";
 import { api, cpuSeconds, type Server, startBare, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
 import { load } from "../lib/wrk";

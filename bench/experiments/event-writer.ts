@@ -9,7 +9,8 @@
  *                                  machine, default postgres://postgres@127.0.0.1:5432/postgres)
  */
 import { readFileSync } from "node:fs";
-import { median, openBenchBackend } from "../lib/backend";
+import { openBenchBackend } from "../lib/backend";
+import { median } from "../lib/report";
 
 const N = Number(process.env.N ?? 5000);
 const ROUNDS = Number(process.env.R ?? 8);

@@ -9,7 +9,8 @@
  *   bun bench/experiments/events-numbering.ts      (N=5000 R=8 by default; BENCH_SERVER_URL: a PostgreSQL server
  *                                      on this machine, default postgres://postgres@127.0.0.1:5432/postgres)
  */
-import { median, openBenchBackend } from "../lib/backend";
+import { openBenchBackend } from "../lib/backend";
+import { median } from "../lib/report";
 
 const N = Number(process.env.N ?? 5000);
 const ROUNDS = Number(process.env.R ?? 8);

@@ -10,7 +10,7 @@
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { dataPath, KB, recordsOfSize } from "../lib/data";
-import { loadAverage } from "../lib/report";
+import { loadAverage, median } from "../lib/report";
 import { api, cpuSeconds, type KilnServer, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
 import { type LoadSpec, load } from "../lib/wrk";
@@ -39,7 +39,6 @@ function measure(server: KilnServer, key: string, spec: Omit<LoadSpec, "base" | 
   return { rps: result.rps, p50Ms: result.p50Ms, cpuUs: ((cpuSeconds(server.pid) - before) / result.requests) * 1e6 };
 }
 
-const median = (numbers: number[]) => [...numbers].sort((a, b) => a - b)[Math.floor(numbers.length / 2)];
 const line = (m: Measured) =>
   `${Math.round(m.rps).toLocaleString("en")}/s, p50 ${m.p50Ms.toFixed(2)} ms, ${m.cpuUs.toFixed(0)} µs CPU/request`;
 

@@ -51,5 +51,3 @@ export async function openBenchBackend(prefix: string): Promise<BenchBackend> {
     throw error;
   }
 }
-
-export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;

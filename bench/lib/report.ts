@@ -26,6 +26,9 @@ export const notes: string[] = [];
 /** The nearest-rank percentile, the one the reliability suite's server watch reports. */
 export { percentile } from "../../tests/reliability/support/watch";
 
+/** The middle value (the upper of the two middle ones for an even count). */
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 export const ms = (value: number) =>
   value >= 100 ? `${Math.round(value).toLocaleString("en")} ms` : `${value.toFixed(value >= 10 ? 1 : 2)} ms`;
 export const rps = (value: number) => `${Math.round(value).toLocaleString("en")}/s`;
