@@ -35,16 +35,25 @@ export type FlattenNestConfig = Defaulted<Static<typeof configSchema>, "mode" | 
  * flattens to much more than itself; each key made is charged to `budget` by its length.
  */
 export function flatten(record: JsonObject, config: Omit<FlattenNestConfig, "mode">, budget = unlimitedBudget()): JsonObject {
+  const maxDepth = config.maxDepth ?? Infinity;
+  const keys = Object.keys(record);
+  if (maxDepth <= 1 || !keys.some((key) => opens(record[key], config.flattenArrays))) {
+    // already flat: the answer has the record's keys, values and order, so the record is the answer
+    for (const key of keys) budget.charge(key.length);
+    return record;
+  }
   const flat: JsonObject = {};
-  const walk: Walk = {
-    flat,
-    delimiter: config.delimiter,
-    flattenArrays: config.flattenArrays,
-    maxDepth: config.maxDepth ?? Infinity,
-    budget,
-  };
-  for (const key of Object.keys(record)) flattenInto(walk, record[key], key, 1);
+  const walk: Walk = { flat, delimiter: config.delimiter, flattenArrays: config.flattenArrays, maxDepth, budget };
+  for (const key of keys) flattenInto(walk, record[key], key, 1);
   return flat;
+}
+
+/** Whether flattening goes into `value` rather than keeping it as a leaf (below maxDepth). */
+function opens(value: unknown, flattenArrays: boolean): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return flattenArrays && value.length > 0;
+  for (const _ in value) return true;
+  return false;
 }
 
 /** One record's flattening: what every step of it reads, passed down rather than closed over per record. */
@@ -58,19 +67,14 @@ interface Walk {
 
 /** `value` under `key`: a leaf (a primitive, an empty container, or one at maxDepth) or its members, one level down. */
 function flattenInto(walk: Walk, value: unknown, key: string, depth: number): void {
-  if (depth < walk.maxDepth && value !== null && typeof value === "object") {
+  if (depth < walk.maxDepth && opens(value, walk.flattenArrays)) {
     if (Array.isArray(value)) {
-      if (walk.flattenArrays && value.length > 0) {
-        for (let index = 0; index < value.length; index++) flattenInto(walk, value[index], key + walk.delimiter + index, depth + 1);
-        return;
-      }
+      for (let index = 0; index < value.length; index++) flattenInto(walk, value[index], key + walk.delimiter + index, depth + 1);
     } else {
-      const keys = Object.keys(value);
-      if (keys.length > 0) {
-        for (const member of keys) flattenInto(walk, (value as JsonObject)[member], key + walk.delimiter + member, depth + 1);
-        return;
-      }
+      for (const member of Object.keys(value as JsonObject))
+        flattenInto(walk, (value as JsonObject)[member], key + walk.delimiter + member, depth + 1);
     }
+    return;
   }
   if (hasOwn(walk.flat, key)) throw new UtilityError(`two members flatten onto the same key '${key}'; choose another delimiter`);
   walk.budget.charge(key.length);
