@@ -11,7 +11,6 @@
 import { Elysia } from "elysia";
 import type { Database } from "../src/db/client";
 import type { WorkerPool } from "../src/engine/pool";
-import { requestContext } from "../src/http/context";
 import { metricsPlugin } from "../src/http/metrics";
 import { createMetrics } from "../src/observability/metrics";
 import { ms, rows, rps } from "./lib/report";
@@ -101,7 +100,6 @@ async function pluginCpuUs(rounds: number): Promise<number> {
   };
   const app = (metrics: boolean) =>
     new Elysia()
-      .use(requestContext())
       .use(metricsPlugin(metrics ? createMetrics(sources) : undefined, metrics ? TOKEN : undefined))
       .get("/api/v1/documents/:id", ({ params }) => ({ id: params.id }));
   const apps = { off: app(false), on: app(true) };

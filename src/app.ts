@@ -13,7 +13,7 @@ import type { Database } from "./db/client";
 import { patchInPool } from "./engine/patch-in-pool";
 import type { WorkerPool } from "./engine/pool";
 import { type BodyLimit, bodyParser } from "./http/body";
-import { requestContext, requestLog } from "./http/context";
+import { requestLog } from "./http/context";
 import { errorHandler, methodsAllowed } from "./http/errors";
 import { idempotency as idempotencyHooks } from "./http/idempotency";
 import { metricsPlugin } from "./http/metrics";
@@ -195,7 +195,6 @@ export function createApp(deps: AppDeps) {
 
   const docs = openapiDocs({ webhooks: webhookOpenApi(), variants: utilityRunVariants(utilityEngine.registry) });
   const app = new Elysia({ normalize: false, name: "kiln" })
-    .use(requestContext())
     .use(
       errorHandler({
         logger,
@@ -245,10 +244,15 @@ export function createApp(deps: AppDeps) {
   );
   const logRequest = requestLog(logger);
   const handleAndNotify = async (request: Request) => {
+    const state = requestState(request);
     const response = await app.handle(request);
+    // Set here, not in Elysia's `set.headers`: with those empty, a Response a route built (a page, a download)
+    // goes out as it is, where Elysia would copy it into a new one, its body re-read as a stream, to add them.
+    for (const name in state.headers) if (!response.headers.has(name)) response.headers.set(name, state.headers[name]!);
     logRequest?.(request, response);
-    const { accountId, madeNoEvents } = requestState(request);
-    if (accountId !== undefined && !madeNoEvents && mayHaveWritten(request.method, response.status)) notifier.notify(accountId);
+    if (state.accountId !== undefined && !state.madeNoEvents && mayHaveWritten(request.method, response.status)) {
+      notifier.notify(state.accountId);
+    }
     return response;
   };
   // every caller, in process (tests) or the listener, serves through `handle`, never through app.handle

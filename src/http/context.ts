@@ -1,7 +1,6 @@
 /**
  * Request id, timing and one JSON log line per request. Never logs a key or a body.
  */
-import { Elysia } from "elysia";
 import type { Logger } from "../observability/logger";
 import { type RequestState, requestState } from "../server/request-state";
 
@@ -25,12 +24,6 @@ export function statusSent(state: RequestState, response: unknown, setStatus: un
   if (response instanceof Response) return response.status;
   return typeof setStatus === "number" ? setStatus : 200;
 }
-
-/** Request ids, for every route of the app (public ones included). */
-export const requestContext = () =>
-  new Elysia({ name: "kiln.context" }).onRequest(({ request, set }) => {
-    set.headers["X-Request-Id"] = requestState(request).requestId;
-  });
 
 /** The URL's path, without the query: what Elysia calls `path`, without parsing the URL. */
 function pathOf(url: string): string {

@@ -12,7 +12,7 @@ import { requestIdFor } from "./request-id";
 export interface RequestState {
   readonly requestId: string;
   readonly startedAt: number;
-  /** headers that every response of this request carries (request id, rate limit) */
+  /** headers that every response of this request carries (request id, rate limit), set on the final Response (app.ts) */
   headers: Record<string, string>;
   /** the peer address as the listener saw it, asked for when first needed (none for requests made in process) */
   clientAddress?: () => string | undefined;

@@ -26,6 +26,26 @@ test("every authenticated response carries RateLimit-* and X-RateLimit-*", async
   expect(forbidden.headers.get("ratelimit-remaining")).toBe("8");
 });
 
+test("answers a route builds itself (a page, a download) carry the request id and RateLimit-* too, and their bodies whole", async () => {
+  const { key } = await t.newAccount({ rateLimitPerMinute: 10 });
+  const content = { records: Array.from({ length: 200 }, (_, index) => ({ index, text: "é".repeat(20) })) };
+  const created = await t.json("POST", "/api/v1/documents", { key, body: { name: "built.json", content } });
+  expect(created.status).toBe(201);
+  const id = created.body.document.id;
+  const page = await t.request("GET", "/api/v1/documents?limit=5", { key, headers: { "x-request-id": "page-1" } });
+  expect(page.status).toBe(200);
+  expect(page.headers.get("x-request-id")).toBe("page-1");
+  expect(page.headers.get("ratelimit-remaining")).toBe("8");
+  expect(page.headers.get("content-type")).toBe("application/json;charset=utf-8");
+  const { documents } = (await page.json()) as { documents: { id: string }[] };
+  expect(documents.map((document) => document.id)).toEqual([id]);
+  const download = await t.request("GET", `/api/v1/documents/${id}/content`, { key, headers: { "x-request-id": "download-1" } });
+  expect(download.status).toBe(200);
+  expect(download.headers.get("x-request-id")).toBe("download-1");
+  expect(download.headers.get("x-ratelimit-remaining")).toBe("7");
+  expect(await download.json()).toEqual(content);
+});
+
 test("beyond the limit: 429 rate_limited with Retry-After; refills with time", async () => {
   const { key } = await t.newAccount({ rateLimitPerMinute: 3 });
   for (let i = 0; i < 3; i++) expect((await t.request("GET", "/api/v1/usage", { key })).status).toBe(200);

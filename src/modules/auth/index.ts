@@ -282,11 +282,7 @@ export class Authenticator {
 
 export const authentication = (authenticator: Authenticator) =>
   new Elysia({ name: "kiln.auth" })
-    .derive({ as: "global" }, async ({ request, path, set }) => {
-      const principal = await authenticator.authorize(request, path);
-      Object.assign(set.headers, requestState(request).headers);
-      return { principal };
-    })
+    .derive({ as: "global" }, async ({ request, path }) => ({ principal: await authenticator.authorize(request, path) }))
     .onTransform({ as: "global" }, settleBody);
 
 /** For routes behind an area permission: the principal is always there. */
