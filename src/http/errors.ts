@@ -25,7 +25,7 @@ export interface ProblemBody {
   errors?: FieldError[];
 }
 
-export function problemResponse(error: HttpError, requestId: string, headers: Record<string, string> = {}): Response {
+export function problemResponse(error: HttpError, requestId: string): Response {
   const body: ProblemBody = {
     success: false,
     error: error.message,
@@ -41,7 +41,7 @@ export function problemResponse(error: HttpError, requestId: string, headers: Re
   };
   return new Response(JSON.stringify(body), {
     status: error.status,
-    headers: { ...headers, ...error.extra.headers, "Content-Type": "application/problem+json", "X-Request-Id": requestId },
+    headers: { ...error.extra.headers, "Content-Type": "application/problem+json", "X-Request-Id": requestId },
   });
 }
 
@@ -84,7 +84,8 @@ export const errorHandler = (options: {
     } else if (code === "PARSE") problem = httpError(ERRORS.malformed_json, "Malformed request body");
     else problem = unexpected(options.logger, error, state.requestId);
     state.status = problem.status;
-    return problemResponse(problem, state.requestId, state.headers);
+    // the request state's other headers (rate limit) go on it with every answer's, in the fetch handler (app.ts)
+    return problemResponse(problem, state.requestId);
   });
 
 /**
