@@ -32,7 +32,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import postgres from "postgres";
 import { dataPath, KB, recordsOfSize } from "./lib/data";
 import { ms, notes, percentile, rows } from "./lib/report";
-import { ADMIN_KEY, api, type KilnServer, startKiln } from "./lib/servers";
+import { ADMIN_KEY, api, createSmallDocuments, type KilnServer, startKiln } from "./lib/servers";
 import { type LoadResult, type LoadSpec, load } from "./lib/wrk";
 
 /** BENCH_EVENTS_ROUNDS: fewer rounds for a quick check */
@@ -165,12 +165,7 @@ async function outboxCost(kiln: KilnServer): Promise<void> {
     writeFileSync(createBody, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
     const replaceBody = dataPath("events-replace-1kb.json");
     writeFileSync(replaceBody, JSON.stringify(recordsOfSize(1 * KB, 5)));
-    const replaceable: string[] = [];
-    for (let i = 0; i < 50; i++) {
-      replaceable.push(
-        (await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name: `replace-${i}`, content: recordsOfSize(1 * KB) })).document.id,
-      );
-    }
+    const replaceable = await createSmallDocuments(kiln.url, kiln.key, (i) => `replace-${i}`);
     const documents = "/api/v1/documents";
     const cases: { name: string; spec: Omit<LoadSpec, "seconds"> }[] = [
       {

@@ -28,6 +28,7 @@ import { FIND_ACTIVE } from "../src/modules/documents/statements";
 import { createLogger } from "../src/observability/logger";
 import { registry } from "../src/utilities/registry";
 import { dataPath, KB, recordsOfSize } from "./lib/data";
+import { bestCpuPerCall } from "./lib/report";
 import { startKiln, stopAll } from "./lib/servers";
 import { answerFromMemory } from "./lib/stubbed-query";
 
@@ -102,12 +103,6 @@ process.exit(0);
 async function kilnAlone(handle: (request: Request) => Promise<Response>, database: { sql: unknown }, sample: Request): Promise<void> {
   answerFromMemory(database, FIND_ACTIVE);
   const again = () => new Request(sample.url, { headers: sample.headers });
-  let best = Number.POSITIVE_INFINITY;
-  for (let round = -1; round < 8; round++) {
-    const before = process.cpuUsage();
-    for (let i = 0; i < requests * 10; i++) await (await handle(again())).arrayBuffer();
-    const used = process.cpuUsage(before);
-    if (round >= 0) best = Math.min(best, (used.user + used.system) / (requests * 10));
-  }
+  const best = await bestCpuPerCall(async () => (await handle(again())).arrayBuffer(), requests * 10, 8);
   console.log(`get metadata, document query answered from memory: Kiln ${best.toFixed(1)} µs CPU per request`);
 }

@@ -13,6 +13,7 @@ import { DocumentResponse, IdParams } from "../src/modules/documents/model";
 import { createLogger } from "../src/observability/logger";
 import { withCorsAndCompression } from "../src/server/final-response";
 import { requestState } from "../src/server/request-state";
+import { bestCpuPerCall } from "./lib/report";
 
 const CALLS = 200_000;
 const url = "http://127.0.0.1:3000/api/v1/documents/doc_01a21c68-c125-77c5-b6d4-11827c36f0bf";
@@ -33,16 +34,7 @@ const document = {
 };
 
 async function cost(name: string, make: (i: number) => unknown | Promise<unknown>): Promise<void> {
-  let best = Number.POSITIVE_INFINITY;
-  for (let round = 0; round < 6; round++) {
-    const before = process.cpuUsage();
-    for (let i = 0; i < CALLS; i++) {
-      const made = make(i);
-      if (made instanceof Promise) await made;
-    }
-    const used = process.cpuUsage(before);
-    if (round > 0) best = Math.min(best, (used.user + used.system) / CALLS);
-  }
+  const best = await bestCpuPerCall(make, CALLS, 5);
   console.log(`${name.padEnd(62)} ${best.toFixed(2)} µs`);
 }
 

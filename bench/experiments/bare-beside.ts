@@ -19,9 +19,8 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freePort } from "../../tests/support/server";
-import { KB, recordsOfSize } from "../lib/data";
 import { loadAverage, median } from "../lib/report";
-import { api, cpuSeconds, type Server, startBare, startKiln, stopAll } from "../lib/servers";
+import { cpuSeconds, createSmallDocuments, type Server, startBare, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
 import { load } from "../lib/wrk";
 
@@ -53,10 +52,7 @@ async function compare(): Promise<void> {
       ["bare beside Kiln", { url: `http://127.0.0.1:${besidePort}`, pid: kiln.pid }],
       ["bare", await startBare(kiln)],
     ];
-    const ids: string[] = [];
-    for (let i = 0; i < 50; i++) {
-      ids.push((await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name: `b${i}`, content: recordsOfSize(1 * KB) })).document.id);
-    }
+    const ids = await createSmallDocuments(kiln.url, kiln.key, (i) => `b${i}`);
     const spec = { method: "GET" as const, paths: ids.map((id) => `/api/v1/documents/${id}`), key: kiln.key, connections: 8 };
     for (const [, side] of sides) load({ ...spec, base: side.url, seconds }); // warm-up: JIT, pools
     const loadBefore = loadAverage();

@@ -13,7 +13,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { dataPath, documentText, KB, MB, recordsOfSize } from "../lib/data";
 import { loadAverage, median } from "../lib/report";
-import { api, cpuSeconds, type Server, startBare, startKiln, stopAll } from "../lib/servers";
+import { api, cpuSeconds, createSmallDocuments, type Server, startBare, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
 import { type LoadSpec, load } from "../lib/wrk";
 
@@ -49,12 +49,7 @@ ensureTool("wrk", "wrk");
 try {
   const kiln = await startKiln(values.mode as "embedded" | "external");
   const bare = await startBare(kiln);
-  const ids: string[] = [];
-  for (let i = 0; i < 50; i++) {
-    ids.push(
-      (await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name: `split-${i}`, content: recordsOfSize(1 * KB) })).document.id,
-    );
-  }
+  const ids = await createSmallDocuments(kiln.url, kiln.key, (i) => `split-${i}`);
   if (values.large) {
     for (const bytes of [1 * MB, 50_000_000]) {
       const { id } = (await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name: `large-${bytes}`, content: [] })).document;

@@ -11,7 +11,7 @@ import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { dataPath, KB, recordsOfSize } from "../lib/data";
 import { loadAverage, median } from "../lib/report";
-import { api, cpuSeconds, type KilnServer, startKiln, stopAll } from "../lib/servers";
+import { cpuSeconds, createSmallDocuments, type KilnServer, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
 import { type LoadSpec, load } from "../lib/wrk";
 
@@ -47,9 +47,7 @@ try {
   const bun = await startKiln(mode, { HTTP_LISTENER: "bun" });
   const node = await startKiln(mode, { DATABASE_URL: bun.databaseUrl, HTTP_LISTENER: "node" });
   const key = bun.key;
-  const ids: string[] = [];
-  for (let i = 0; i < 50; i++)
-    ids.push((await api(bun.url, key, "POST", "/api/v1/documents", { name: `l${i}.json`, content: recordsOfSize(1 * KB) })).document.id);
+  const ids = await createSmallDocuments(bun.url, key, (i) => `l${i}.json`);
   const createBody = dataPath("listener-create-1kb.json");
   writeFileSync(createBody, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
   const cases: { name: string; spec: Omit<LoadSpec, "base" | "key" | "seconds"> }[] = [

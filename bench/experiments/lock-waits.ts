@@ -8,7 +8,7 @@
 import { writeFileSync } from "node:fs";
 import postgres from "postgres";
 import { dataPath, KB, recordsOfSize } from "../lib/data";
-import { api, startBare, startKiln, stopAll } from "../lib/servers";
+import { createSmallDocuments, startBare, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
 
 ensureTool("wrk", "wrk");
@@ -16,10 +16,7 @@ const entry = process.argv[2];
 try {
   const kiln = await startKiln("embedded", {}, entry);
   const bare = await startBare(kiln);
-  const content = recordsOfSize(1 * KB);
-  const ids: string[] = [];
-  for (let i = 0; i < 50; i++)
-    ids.push((await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name: `r${i}`, content })).document.id);
+  const ids = await createSmallDocuments(kiln.url, kiln.key, (i) => `r${i}`);
   const body = dataPath("w-replace.json");
   writeFileSync(body, JSON.stringify(recordsOfSize(1 * KB, 5)));
   const script = dataPath("w.lua");

@@ -23,9 +23,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { Elysia } from "elysia";
 import { freePort } from "../../tests/support/server";
-import { dataPath, KB, recordsOfSize } from "../lib/data";
-import { loadAverage, median } from "../lib/report";
-import { api, cpuSeconds, startKiln, startProcess, stopAll } from "../lib/servers";
+import { dataPath } from "../lib/data";
+import { bestCpuPerCall, loadAverage, median } from "../lib/report";
+import { cpuSeconds, createSmallDocuments, startKiln, startProcess, stopAll } from "../lib/servers";
 import { answerFromMemory } from "../lib/stubbed-query";
 import { ensureTool } from "../lib/tools";
 import { load } from "../lib/wrk";
@@ -66,16 +66,7 @@ async function serve(): Promise<void> {
     "+ Kiln's handler, query from memory": async () => (await kiln.handle(new Request(url, { headers }))).arrayBuffer(),
   };
   const inLoop: Record<string, number> = {};
-  for (const [name, piece] of Object.entries(pieces)) {
-    let best = Number.POSITIVE_INFINITY;
-    for (let round = -1; round < 6; round++) {
-      const before = process.cpuUsage();
-      for (let i = 0; i < 20_000; i++) await piece();
-      const used = process.cpuUsage(before);
-      if (round >= 0) best = Math.min(best, (used.user + used.system) / 20_000);
-    }
-    inLoop[name] = best;
-  }
+  for (const [name, piece] of Object.entries(pieces)) inLoop[name] = await bestCpuPerCall(piece, 20_000, 6);
   writeFileSync(env.IN_LOOP_FILE, JSON.stringify(inLoop));
   const ports = env.PATH_UNDER_LOAD_PORTS.split(",").map(Number);
   Bun.serve({ port: ports[0], hostname: "127.0.0.1", fetch: handleBare });
@@ -97,10 +88,7 @@ async function compare(): Promise<void> {
   ensureTool("wrk", "wrk");
   try {
     const kiln = await startKiln(values.mode as "embedded" | "external");
-    const ids: string[] = [];
-    for (let i = 0; i < 50; i++) {
-      ids.push((await api(kiln.url, kiln.key, "POST", "/api/v1/documents", { name: `p${i}`, content: recordsOfSize(1 * KB) })).document.id);
-    }
+    const ids = await createSmallDocuments(kiln.url, kiln.key, (i) => `p${i}`);
     const ports = [freePort(), ...PIECES.map(() => freePort())];
     const inLoopFile = dataPath("path-under-load-in-loop.json");
     const server = await startProcess("path under load", "experiments/path-under-load.ts", {

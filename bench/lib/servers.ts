@@ -9,6 +9,7 @@ import type { Subprocess } from "bun";
 import postgres from "postgres";
 import { ALLOCATOR_ENV } from "../../src/process/allocator";
 import { freePort, startServer, tempDataDir } from "../../tests/support/server";
+import { KB, recordsOfSize } from "./data";
 
 export const ADMIN_KEY = "kiln_BenchBootstrapKey0123456789abcdefABCD";
 /** The machine's PostgreSQL server, for the external mode (a fresh database is created and dropped). */
@@ -173,3 +174,11 @@ export const startBare = (kiln: KilnServer) =>
   startProcess("bare", "baseline/server.ts", { DATABASE_URL: kiln.databaseUrl, CONTENT_DIR: join(kiln.dataDir, "content") });
 
 export { api };
+
+/** Creates `count` documents of 1 KB through `base` with `key`, the i-th named `name(i)`: their ids, in order. */
+export async function createSmallDocuments(base: string, key: string, name: (i: number) => string, count = 50): Promise<string[]> {
+  const content = recordsOfSize(1 * KB);
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) ids.push((await api(base, key, "POST", "/api/v1/documents", { name: name(i), content })).document.id);
+  return ids;
+}
