@@ -7,11 +7,11 @@
  * - `bare beside Kiln`: the bare handler in Kiln's process, beside Kiln (same heap, same background work);
  * - `bare`: the bare handler in its own process, as bench/documents.ts runs it.
  *
- * wrk loads each side in turn (get metadata, 8 connections), the order reversed every round; each
- * round records the requests/s and the process's CPU time per request (user + system from /proc: for
- * the first two sides, the same process's).
+ * wrk loads each side in turn (get metadata, or with `--case list` a page of 50; 8 connections), the
+ * order reversed every round; each round records the requests/s and the process's CPU time per request
+ * (user + system from /proc: for the first two sides, the same process's).
  *
- *   bun bench/experiments/bare-beside.ts [--rounds 8] [--seconds 4] [--mode external|embedded]
+ *   bun bench/experiments/bare-beside.ts [--rounds 8] [--seconds 4] [--mode external|embedded] [--case get|list]
  *
  * Started with BARE_BESIDE_PORT set, this file is the server instead: Kiln's entry (src/index.ts), then
  * the bare handler on that port.
@@ -39,8 +39,10 @@ async function compare(): Promise<void> {
       rounds: { type: "string", default: "8" },
       seconds: { type: "string", default: "4" },
       mode: { type: "string", default: "external" },
+      case: { type: "string", default: "get" },
     },
   });
+  if (values.case !== "get" && values.case !== "list") throw new Error(`--case is get or list, not ${values.case}`);
   ensureTool("wrk", "wrk");
   const rounds = Number(values.rounds);
   const seconds = Number(values.seconds);
@@ -53,7 +55,8 @@ async function compare(): Promise<void> {
       ["bare", await startBare(kiln)],
     ];
     const ids = await createSmallDocuments(kiln.url, kiln.key, (i) => `b${i}`);
-    const spec = { method: "GET" as const, paths: ids.map((id) => `/api/v1/documents/${id}`), key: kiln.key, connections: 8 };
+    const paths = values.case === "list" ? ["/api/v1/documents?limit=50"] : ids.map((id) => `/api/v1/documents/${id}`);
+    const spec = { method: "GET" as const, paths, key: kiln.key, connections: 8 };
     for (const [, side] of sides) load({ ...spec, base: side.url, seconds }); // warm-up: JIT, pools
     const loadBefore = loadAverage();
     const measured = new Map(sides.map(([name]) => [name, { rps: [] as number[], cpuUs: [] as number[] }]));
@@ -67,7 +70,7 @@ async function compare(): Promise<void> {
       }
     }
     console.log(
-      `get metadata, ${values.mode} PostgreSQL, ${rounds} rounds of ${seconds} s, 8 connections; load average ${loadBefore.toFixed(2)}`,
+      `${values.case === "list" ? "list a page of 50" : "get metadata"}, ${values.mode} PostgreSQL, ${rounds} rounds of ${seconds} s, 8 connections; load average ${loadBefore.toFixed(2)}`,
     );
     for (const [name, { rps, cpuUs: us }] of measured) {
       console.log(

@@ -5,7 +5,7 @@
  * rate comes to about one second a second, its one JavaScript thread is what bounds the rate, and
  * Kiln ÷ bare in requests/s follows bare ÷ Kiln in the server's CPU per request.
  *
- *   bun bench/experiments/cpu-split.ts [--case get|list|create] [--mode external|embedded] [--rounds 6] [--seconds 4] [--large]
+ *   bun bench/experiments/cpu-split.ts [--case get|list|create|replace] [--mode external|embedded] [--rounds 6] [--seconds 4] [--large]
  *
  * `--large`: first store a 1 MB and a 50 MB document through Kiln, as bench/documents.ts seeds them.
  */
@@ -63,10 +63,13 @@ try {
   }
   const createBody = dataPath("create-1kb.json");
   writeFileSync(createBody, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
+  const replaceBody = dataPath("replace-1kb.json");
+  writeFileSync(replaceBody, JSON.stringify(recordsOfSize(1 * KB, 5)));
   const requests: Record<string, Omit<LoadSpec, "base" | "key" | "seconds">> = {
     get: { method: "GET", paths: ids.map((id) => `/api/v1/documents/${id}`), connections: 8 },
     list: { method: "GET", paths: ["/api/v1/documents?limit=50"], connections: 8 },
     create: { method: "POST", paths: ["/api/v1/documents"], bodyFile: createBody, connections: 8 },
+    replace: { method: "PUT", paths: ids.map((id) => `/api/v1/documents/${id}/content`), bodyFile: replaceBody, connections: 8 },
   };
   const spec = { ...requests[values.case!]!, key: kiln.key, seconds: Number(values.seconds) };
   const sides: [string, Server][] = [
