@@ -21,7 +21,7 @@
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { dataPath, documentText, KB, MB, recordsOfSize } from "./lib/data";
+import { createBodyFile, dataPath, documentText, KB, MB, recordsOfSize, replaceBodyFile } from "./lib/data";
 import { loadAverage, median } from "./lib/report";
 import { api, cpuSeconds, type KilnServer, type Server, startKiln, startProcess, stopAll } from "./lib/servers";
 import { ensureTool } from "./lib/tools";
@@ -97,10 +97,8 @@ interface Case {
 }
 
 const documents = "/api/v1/documents";
-const createBody = dataPath("ab-create-1kb.json");
-writeFileSync(createBody, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
-const replaceBody = dataPath("ab-replace-1kb.json");
-writeFileSync(replaceBody, JSON.stringify(recordsOfSize(1 * KB, 5)));
+const createBody = createBodyFile("ab-create-1kb.json");
+const replaceBody = replaceBodyFile("ab-replace-1kb.json");
 const utility = "/api/v1/utilities/structure.find-replace";
 
 const CASES: Record<string, Case[]> = {

@@ -3,8 +3,7 @@
  * database and content folder, on the embedded and on the external PostgreSQL. wrk drives each
  * endpoint for a fixed time with a fixed number of connections.
  */
-import { writeFileSync } from "node:fs";
-import { dataPath, documentText, KB, MB, recordsOfSize } from "./lib/data";
+import { createBodyFile, documentText, KB, MB, recordsOfSize, replaceBodyFile } from "./lib/data";
 import { ms, notes, rows, rps, times } from "./lib/report";
 import { api, EXTERNAL_SERVER, externalReachable, type KilnServer, type Server, startBare, startKiln } from "./lib/servers";
 import { type LoadResult, type LoadSpec, load } from "./lib/wrk";
@@ -48,10 +47,8 @@ export async function seed(
 }
 
 export function cases(ids: Awaited<ReturnType<typeof seed>>): Case[] {
-  const createBody = dataPath("create-1kb.json");
-  writeFileSync(createBody, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
-  const replaceBody = dataPath("replace-1kb.json");
-  writeFileSync(replaceBody, JSON.stringify(recordsOfSize(1 * KB, 5)));
+  const createBody = createBodyFile("create-1kb.json");
+  const replaceBody = replaceBodyFile("replace-1kb.json");
   const documents = "/api/v1/documents";
   return [
     {

@@ -28,9 +28,9 @@
  *   bun bench/run.ts --only events          (or: bun bench/events.ts; about 7 minutes;
  *                                            BENCH_EVENTS_ROUNDS=1 for a quick check)
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import postgres from "postgres";
-import { dataPath, KB, recordsOfSize } from "./lib/data";
+import { createBodyFile, replaceBodyFile } from "./lib/data";
 import { ms, notes, percentile, rows } from "./lib/report";
 import { ADMIN_KEY, api, createSmallDocuments, type KilnServer, startKiln } from "./lib/servers";
 import { type LoadResult, type LoadSpec, load } from "./lib/wrk";
@@ -161,10 +161,8 @@ async function outboxCost(kiln: KilnServer): Promise<void> {
     };
     restore = () => setState("on");
 
-    const createBody = dataPath("events-create-1kb.json");
-    writeFileSync(createBody, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
-    const replaceBody = dataPath("events-replace-1kb.json");
-    writeFileSync(replaceBody, JSON.stringify(recordsOfSize(1 * KB, 5)));
+    const createBody = createBodyFile("events-create-1kb.json");
+    const replaceBody = replaceBodyFile("events-replace-1kb.json");
     const replaceable = await createSmallDocuments(kiln.url, kiln.key, (i) => `replace-${i}`);
     const documents = "/api/v1/documents";
     const cases: { name: string; spec: Omit<LoadSpec, "seconds"> }[] = [

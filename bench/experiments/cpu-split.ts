@@ -9,9 +9,9 @@
  *
  * `--large`: first store a 1 MB and a 50 MB document through Kiln, as bench/documents.ts seeds them.
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { dataPath, documentText, KB, MB, recordsOfSize } from "../lib/data";
+import { createBodyFile, documentText, MB, replaceBodyFile } from "../lib/data";
 import { loadAverage, median } from "../lib/report";
 import { api, cpuSeconds, createSmallDocuments, type Server, startBare, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
@@ -61,10 +61,8 @@ try {
       if (!response.ok) throw new Error(`seeding ${bytes} bytes: ${response.status}`);
     }
   }
-  const createBody = dataPath("create-1kb.json");
-  writeFileSync(createBody, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
-  const replaceBody = dataPath("replace-1kb.json");
-  writeFileSync(replaceBody, JSON.stringify(recordsOfSize(1 * KB, 5)));
+  const createBody = createBodyFile("create-1kb.json");
+  const replaceBody = replaceBodyFile("replace-1kb.json");
   const requests: Record<string, Omit<LoadSpec, "base" | "key" | "seconds">> = {
     get: { method: "GET", paths: ids.map((id) => `/api/v1/documents/${id}`), connections: 8 },
     list: { method: "GET", paths: ["/api/v1/documents?limit=50"], connections: 8 },

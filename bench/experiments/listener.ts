@@ -7,9 +7,8 @@
  *
  *   bun bench/experiments/listener.ts [--rounds 3] [--seconds 3] [--mode embedded|external]
  */
-import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { dataPath, KB, recordsOfSize } from "../lib/data";
+import { createBodyFile } from "../lib/data";
 import { loadAverage, median } from "../lib/report";
 import { cpuSeconds, createSmallDocuments, type KilnServer, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
@@ -48,8 +47,7 @@ try {
   const node = await startKiln(mode, { DATABASE_URL: bun.databaseUrl, HTTP_LISTENER: "node" });
   const key = bun.key;
   const ids = await createSmallDocuments(bun.url, key, (i) => `l${i}.json`);
-  const createBody = dataPath("listener-create-1kb.json");
-  writeFileSync(createBody, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
+  const createBody = createBodyFile("listener-create-1kb.json");
   const cases: { name: string; spec: Omit<LoadSpec, "base" | "key" | "seconds"> }[] = [
     { name: "get metadata", spec: { method: "GET", paths: ids.map((id) => `/api/v1/documents/${id}`), connections: 8 } },
     { name: "create 1 KB", spec: { method: "POST", paths: ["/api/v1/documents"], bodyFile: createBody, connections: 8 } },

@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from "node:fs";
 import postgres from "postgres";
-import { dataPath, KB, recordsOfSize } from "../lib/data";
+import { dataPath, replaceBodyFile } from "../lib/data";
 import { createSmallDocuments, startBare, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
 
@@ -17,8 +17,7 @@ try {
   const kiln = await startKiln("embedded", {}, entry);
   const bare = await startBare(kiln);
   const ids = await createSmallDocuments(kiln.url, kiln.key, (i) => `r${i}`);
-  const body = dataPath("w-replace.json");
-  writeFileSync(body, JSON.stringify(recordsOfSize(1 * KB, 5)));
+  const body = replaceBodyFile("w-replace.json");
   const script = dataPath("w.lua");
   writeFileSync(
     script,

@@ -2,7 +2,7 @@
  * Generated, deterministic benchmark data: records with strings, numbers, nested objects and arrays,
  * sized to a byte target, and a CSV of the same records. Everything lands in .bench-data/ (gitignored).
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { random } from "../../tests/support/random";
 
@@ -126,4 +126,18 @@ export function csvOfSize(bytes: number, seed = 11): string {
 /** A JSON document of about `bytes` bytes, for document downloads. */
 export function documentText(bytes: number): string {
   return JSON.stringify(recordsOfSize(bytes, 3));
+}
+
+/** The documents loads' create body (`{"name":"created","content":…}`, 1 KB of records), written to .bench-data/`name`: its path. */
+export function createBodyFile(name: string): string {
+  const path = dataPath(name);
+  writeFileSync(path, JSON.stringify({ name: "created", content: recordsOfSize(1 * KB) }));
+  return path;
+}
+
+/** The documents loads' replace body (1 KB of other records than the create's), written to .bench-data/`name`: its path. */
+export function replaceBodyFile(name: string): string {
+  const path = dataPath(name);
+  writeFileSync(path, JSON.stringify(recordsOfSize(1 * KB, 5)));
+  return path;
 }
