@@ -8,12 +8,15 @@
  *   bun bench/experiments/cpu-split.ts [--case get|list|create|replace] [--mode external|embedded] [--rounds 6] [--seconds 4] [--large]
  *
  * `--large`: first store a 1 MB and a 50 MB document through Kiln, as bench/documents.ts seeds them.
+ * `--threads`: also each kind of the serving process's threads (bench/lib/servers.ts, threadSeconds), in
+ * µs per request: the JavaScript thread that serves, and the runtime's helpers beside it (JSC's collector
+ * and compiler threads, its MarkedBlock warm-up thread), which take the machine's other core.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createBodyFile, documentText, MB, replaceBodyFile } from "../lib/data";
 import { loadAverage, median } from "../lib/report";
-import { api, cpuSeconds, createSmallDocuments, type Server, startBare, startKiln, stopAll } from "../lib/servers";
+import { api, cpuSeconds, createSmallDocuments, type Server, startBare, startKiln, stopAll, threadSeconds } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
 import { type LoadSpec, load } from "../lib/wrk";
 
@@ -24,6 +27,7 @@ const { values } = parseArgs({
     rounds: { type: "string", default: "6" },
     seconds: { type: "string", default: "4" },
     large: { type: "boolean", default: false },
+    threads: { type: "boolean", default: false },
   },
 });
 
@@ -77,11 +81,25 @@ try {
   for (const [, server] of sides) load({ ...spec, base: server.url, seconds: 10 }); // warm-up: JIT, pools
   const loadBefore = loadAverage();
   const measured = new Map(
-    sides.map(([name]) => [name, { rps: [] as number[], server: [] as number[], postgres: [] as number[], machine: [] as number[] }]),
+    sides.map(([name]) => [
+      name,
+      {
+        rps: [] as number[],
+        server: [] as number[],
+        postgres: [] as number[],
+        machine: [] as number[],
+        threads: new Map<string, number[]>(),
+      },
+    ]),
   );
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const [name, server] of round % 2 === 0 ? sides : sides.toReversed()) {
-      const before = { server: cpuSeconds(server.pid), postgres: postgresSeconds(), machine: machineSeconds() };
+      const before = {
+        server: cpuSeconds(server.pid),
+        postgres: postgresSeconds(),
+        machine: machineSeconds(),
+        threads: threadSeconds(server.pid),
+      };
       const result = load({ ...spec, base: server.url });
       if (result.errors > 0) throw new Error(`${name}: ${result.errors} failed of ${result.requests}`);
       const perRequest = (seconds: number) => (seconds / result.requests) * 1e6;
@@ -90,6 +108,10 @@ try {
       figures.server.push(perRequest(cpuSeconds(server.pid) - before.server));
       figures.postgres.push(perRequest(postgresSeconds() - before.postgres));
       figures.machine.push(perRequest(machineSeconds() - before.machine));
+      for (const [kind, seconds] of threadSeconds(server.pid)) {
+        const used = perRequest(seconds - (before.threads.get(kind) ?? 0));
+        figures.threads.set(kind, [...(figures.threads.get(kind) ?? []), used]);
+      }
     }
   }
   console.log(
@@ -101,6 +123,14 @@ try {
         `PostgreSQL ${median(figures.postgres).toFixed(1)}, machine ${median(figures.machine).toFixed(1)}; ` +
         `server busy ${((median(figures.server) * median(figures.rps)) / 1e6).toFixed(2)} s a second`,
     );
+    if (values.threads) {
+      // a kind absent from a round (a thread that started later) counts 0 there
+      const kinds = [...figures.threads].map(
+        ([kind, used]) => [kind, median([...used, ...Array(figures.rps.length - used.length).fill(0)])] as const,
+      );
+      const shown = kinds.filter(([, used]) => used >= 0.1).toSorted((a, b) => b[1] - a[1]);
+      console.log(`    threads, µs a request: ${shown.map(([kind, used]) => `${kind} ${used.toFixed(1)}`).join(", ")}`);
+    }
   }
   const [ofKiln, ofBare] = [measured.get("kiln")!, measured.get("bare")!];
   console.log(

@@ -3,7 +3,7 @@
  * external PostgreSQL) and the bare baseline over the very same database and content folder.
  * Everything started here is stopped by `stopAll()`, also when a benchmark fails half way.
  */
-import { readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import postgres from "postgres";
@@ -33,13 +33,38 @@ export interface KilnServer extends Server {
 
 const cleanups: (() => Promise<void>)[] = [];
 
-/** CPU seconds (user + system, all its threads) a process has used so far. */
-export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, "utf8")
+/** CPU seconds (user + system) of a /proc stat line: all threads of a process, or one thread (a task's line). */
+function statSeconds(path: string): number {
+  const fields = readFileSync(path, "utf8")
     .replace(/^.*\) /, "")
     .split(" ");
   // after the command name: utime and stime are fields 14 and 15 of the line (clock ticks of 1/100 s)
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds (user + system, all its threads) a process has used so far. */
+export const cpuSeconds = (pid: number): number => statSeconds(`/proc/${pid}/stat`);
+
+/**
+ * CPU seconds so far of each kind of thread of a process: "main" (the JavaScript thread, which serves
+ * the requests), and the others by name without their number (JSC's `HeapHelper`, `JITWorker` and
+ * `JSCWarmUp`, Bun's `Bun Pool`, the utility `Worker`s…), summed. A thread that has ended is no longer
+ * listed: its seconds leave its kind's sum.
+ */
+export function threadSeconds(pid: number): Map<string, number> {
+  const byKind = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const kind =
+        tid === String(pid)
+          ? "main"
+          : readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8")
+              .trim()
+              .replace(/\s*\d+$/, "");
+      byKind.set(kind, (byKind.get(kind) ?? 0) + statSeconds(`/proc/${pid}/task/${tid}/stat`));
+    } catch {}
+  }
+  return byKind;
 }
 
 export async function stopAll(): Promise<void> {
