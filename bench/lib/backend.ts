@@ -4,9 +4,9 @@
  * time, which the other work on a shared machine moves far less than wall time. For the experiments that
  * compare two definitions of a function (bench/experiments/events-numbering.ts, bench/experiments/event-writer.ts).
  */
-import { readFileSync } from "node:fs";
 import postgres, { type Sql } from "postgres";
 import { runMigrations } from "../../src/db/client";
+import { cpuSeconds } from "./servers";
 
 export interface BenchBackend {
   sql: Sql;
@@ -36,11 +36,7 @@ export async function openBenchBackend(prefix: string): Promise<BenchBackend> {
     const [{ pid }] = await sql`select pg_backend_pid() as pid`;
     return {
       sql,
-      // user + system time in clock ticks (100 a second), fields 14 and 15 of /proc/<pid>/stat
-      cpuMicros() {
-        const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-        return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100;
-      },
+      cpuMicros: () => cpuSeconds(pid) * 1e6,
       async close() {
         await sql.end();
         await drop();
