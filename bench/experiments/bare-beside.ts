@@ -20,9 +20,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { freePort } from "../../tests/support/server";
 import { loadAverage, median } from "../lib/report";
-import { cpuSeconds, createSmallDocuments, type Server, startBare, startKiln, stopAll } from "../lib/servers";
+import { createSmallDocuments, type Server, startBare, startKiln, stopAll } from "../lib/servers";
 import { ensureTool } from "../lib/tools";
-import { load } from "../lib/wrk";
+import { alternatingRounds, load } from "../lib/wrk";
 
 if (process.env.BARE_BESIDE_PORT) {
   process.env.CONTENT_DIR = join(process.env.DATA_DIR!, "content");
@@ -59,16 +59,7 @@ async function compare(): Promise<void> {
     const spec = { method: "GET" as const, paths, key: kiln.key, connections: 8 };
     for (const [, side] of sides) load({ ...spec, base: side.url, seconds }); // warm-up: JIT, pools
     const loadBefore = loadAverage();
-    const measured = new Map(sides.map(([name]) => [name, { rps: [] as number[], cpuUs: [] as number[] }]));
-    for (let round = 0; round < rounds; round++) {
-      for (const [name, side] of round % 2 === 0 ? sides : sides.toReversed()) {
-        const before = cpuSeconds(side.pid);
-        const result = load({ ...spec, base: side.url, seconds });
-        if (result.errors > 0) throw new Error(`${name}: ${result.errors} failed of ${result.requests}`);
-        measured.get(name)!.rps.push(result.rps);
-        measured.get(name)!.cpuUs.push(((cpuSeconds(side.pid) - before) / result.requests) * 1e6);
-      }
-    }
+    const measured = alternatingRounds(sides, spec, rounds, seconds);
     console.log(
       `${values.case === "list" ? "list a page of 50" : "get metadata"}, ${values.mode} PostgreSQL, ${rounds} rounds of ${seconds} s, 8 connections; load average ${loadBefore.toFixed(2)}`,
     );

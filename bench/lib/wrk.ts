@@ -8,6 +8,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { benchDataDir } from "./data";
+import { cpuSeconds } from "./servers";
 
 export interface LoadSpec {
   /** e.g. http://127.0.0.1:3000 */
@@ -101,4 +102,31 @@ export async function loadAtOnce(specs: LoadSpec[]): Promise<LoadResult[]> {
       return figures(stdout, stderr);
     }),
   );
+}
+
+/** Per side, in the order the sides were given, what each round measured. */
+export type RoundFigures = Map<string, { rps: number[]; cpuUs: number[] }>;
+
+/**
+ * Loads each side in turn for `seconds`, the order reversed every round so that a slow spell of the
+ * machine falls on every side alike, and records each round's requests/s and the CPU time the side's
+ * process spent per request (all its threads, user + system, from /proc). A failed request stops the run.
+ */
+export function alternatingRounds(
+  sides: [name: string, server: { url: string; pid: number }][],
+  spec: Omit<LoadSpec, "base" | "seconds">,
+  rounds: number,
+  seconds: number,
+): RoundFigures {
+  const measured: RoundFigures = new Map(sides.map(([name]) => [name, { rps: [], cpuUs: [] }]));
+  for (let round = 0; round < rounds; round++) {
+    for (const [name, side] of round % 2 === 0 ? sides : sides.toReversed()) {
+      const before = cpuSeconds(side.pid);
+      const result = load({ ...spec, base: side.url, seconds });
+      if (result.errors > 0) throw new Error(`${name}: ${result.errors} failed of ${result.requests}`);
+      measured.get(name)!.rps.push(result.rps);
+      measured.get(name)!.cpuUs.push(((cpuSeconds(side.pid) - before) / result.requests) * 1e6);
+    }
+  }
+  return measured;
 }
