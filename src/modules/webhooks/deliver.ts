@@ -61,6 +61,8 @@ export interface DelivererOptions {
   /** how long a claim holds a delivery (default 2 × WEBHOOK_TIMEOUT_MS + 1 s): past it, another node may take it */
   leaseMs?: number;
   pollMs?: number;
+  /** how often a turn looks at every account (FULL_PASS_MS; tests lengthen it to see what happens between passes) */
+  fullPassMs?: number;
   /** extra TLS options of every attempt (tests trust their own certificate authority here) */
   tls?: { ca?: string };
 }
@@ -137,6 +139,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
   const now = options.now ?? Date.now;
   const leaseMs = options.leaseMs ?? 2 * config.timeoutMs + 1_000;
   const pollMs = options.pollMs ?? POLL_MS_DEFAULT;
+  const fullPassMs = options.fullPassMs ?? FULL_PASS_MS;
   const byAccount = new Map<string, number>();
   const running = new Set<Promise<void>>();
   const watchLag = lagWatch(config.lagWarnMs, logger, options.metrics);
@@ -196,7 +199,7 @@ export function startWebhookDeliverer(options: DelivererOptions): Deliverer {
    * another node's turn held the fan-out) stays notified. Says whether it ran a fan-out statement.
    */
   async function fanOutTurn(startedAt: number): Promise<boolean> {
-    const full = backlog || startedAt - lastFullPass >= FULL_PASS_MS;
+    const full = backlog || startedAt - lastFullPass >= fullPassMs;
     if (!full && notified.size === 0) return false;
     if (full) forgetWebhooks();
     const notifiedAccounts = [...notified];
