@@ -54,7 +54,7 @@ import { webhooksRepository } from "./modules/webhooks/repository";
 import { createLogger, type Logger } from "./observability/logger";
 import { type Metrics, metricsFor } from "./observability/metrics";
 import { withCorsAndCompression } from "./server/final-response";
-import { requestState } from "./server/request-state";
+import { addStateHeaders, requestState } from "./server/request-state";
 import { createContentStore } from "./storage";
 import type { ContentStore } from "./storage/content-store";
 import { registry as defaultUtilityRegistry, type UtilityRegistry } from "./utilities/registry";
@@ -248,7 +248,7 @@ export function createApp(deps: AppDeps) {
     const response = await app.handle(request);
     // Set here, not in Elysia's `set.headers`: with those empty, a Response a route built (a page, a download)
     // goes out as it is, where Elysia would copy it into a new one, its body re-read as a stream, to add them.
-    for (const name in state.headers) if (!response.headers.has(name)) response.headers.set(name, state.headers[name]!);
+    addStateHeaders(state, response);
     logRequest?.(request, response);
     if (state.accountId !== undefined && !state.madeNoEvents && mayHaveWritten(request.method, response.status)) {
       notifier.notify(state.accountId);

@@ -59,7 +59,7 @@ async function serve(variant: (typeof VARIANTS)[number]): Promise<void> {
   const { metricsPlugin } = await import("../../src/http/metrics");
   const { createLogger } = await import("../../src/observability/logger");
   const { withCorsAndCompression } = await import("../../src/server/final-response");
-  const { requestState } = await import("../../src/server/request-state");
+  const { addStateHeaders, requestState } = await import("../../src/server/request-state");
   const { listen } = await import("../../src/server/listener");
   const database = connect(process.env.DATABASE_URL!);
   const authenticator = new Authenticator(database.db);
@@ -114,7 +114,7 @@ async function serve(variant: (typeof VARIANTS)[number]): Promise<void> {
       return withCorsAndCompression(async (request) => {
         const state = requestState(request);
         const response = await app.handle(request);
-        for (const name in state.headers) if (!response.headers.has(name)) response.headers.set(name, state.headers[name]!);
+        addStateHeaders(state, response);
         return response;
       }, []);
     },

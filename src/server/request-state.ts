@@ -29,3 +29,8 @@ export function requestState(request: Request): RequestState {
   }
   return state;
 }
+
+/** The request's own headers (its id, its rate limit) on the final Response, except those the route already set there. */
+export function addStateHeaders(state: RequestState, response: Response): void {
+  for (const name in state.headers) if (!response.headers.has(name)) response.headers.set(name, state.headers[name]!);
+}
