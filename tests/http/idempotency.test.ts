@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { sql } from "drizzle-orm";
 import { IDEMPOTENCY_STALE_CLAIM_MS, IDEMPOTENCY_TTL_MS, purgeExpiredIdempotencyKeys } from "../../src/http/idempotency";
 import { documentsRepository } from "../../src/modules/documents/repository";
+import { registry as testRegistry } from "../engine/fixtures/registry";
 import { createTestApp, type TestApp } from "../support/app";
 
 // test apps, worker threads and real servers take seconds on a loaded machine
@@ -300,22 +301,15 @@ describe("POST /api/v1/pipelines/run and /{id}/run with Idempotency-Key", () => 
 
 describe("failed first attempts", () => {
   test("a timed-out run (408) releases the key: the retry runs again and is not a replay", async () => {
-    const slow = await createTestApp({ UTILITY_TIMEOUT_MS: "1", UTILITY_INLINE_MAX_BYTES: "0" });
+    // a run that never ends (the fixture test.spin, in a worker): its time limit, not a race with it, decides the answer
+    const slow = await createTestApp({ UTILITY_TIMEOUT_MS: "200", UTILITY_INLINE_MAX_BYTES: "0" }, { utilityRegistry: testRegistry });
     try {
       const { key } = await slow.newAccount();
       const idem = newKey();
-      const body = { inputs: { primary: Array.from({ length: 20_000 }, (_, i) => ({ i, nested: { value: i } })) } };
-      const first = await slow.request("POST", "/api/v1/utilities/structure.flatten-nest", {
-        key,
-        body,
-        headers: { "Idempotency-Key": idem },
-      });
+      const body = { inputs: { primary: 1 } };
+      const first = await slow.request("POST", "/api/v1/utilities/test.spin", { key, body, headers: { "Idempotency-Key": idem } });
       expect(first.status).toBe(408);
-      const retry = await slow.request("POST", "/api/v1/utilities/structure.flatten-nest", {
-        key,
-        body,
-        headers: { "Idempotency-Key": idem },
-      });
+      const retry = await slow.request("POST", "/api/v1/utilities/test.spin", { key, body, headers: { "Idempotency-Key": idem } });
       expect(retry.status).toBe(408);
       expect(retry.headers.get("idempotent-replayed")).toBeNull();
       const [{ count }] = await slow.testDb.database.db.execute<{ count: number }>(
